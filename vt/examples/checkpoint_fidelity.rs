@@ -1,0 +1,37 @@
+//! Measures VT checkpoint fidelity: `cargo run --release -p opencode-pty-vt --example checkpoint_fidelity -- N`
+//! (or `just checkpoint-fidelity N`) checkpoints N seeded adversarial screens per class, replays each into a
+//! fresh terminal and prints the share that match, exactly and up to blank-versus-space cells.
+
+#[path = "../tests/support/screens.rs"]
+mod screens;
+
+use opencode_pty_vt::Terminal;
+use screens::{Class, generate};
+
+/// History kept by both terminals; larger than anything a case can scroll.
+const SCROLLBACK: usize = 10_000;
+
+fn main() {
+    let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let verbose = std::env::args().any(|a| a == "-v");
+    println!("{:<42} {:>9} {:>9}", "class", "visible", "exact");
+    for class in Class::ALL {
+        let (mut visible, mut exact) = (0u64, 0u64);
+        for seed in 0..n {
+            let case = generate(class, seed);
+            let mut source = Terminal::new(case.cols, case.rows, SCROLLBACK).expect("terminal");
+            source.write(&case.input);
+            let checkpoint = source.vt_checkpoint().expect("checkpoint");
+            let mut replay = Terminal::new(case.cols, case.rows, SCROLLBACK).expect("terminal");
+            replay.write(&checkpoint);
+            match source.state_diff(&replay, false).expect("diff") {
+                None => visible += 1,
+                Some(diff) if verbose => println!("  {} seed {seed}: {diff}", class.name()),
+                Some(_) => {}
+            }
+            exact += u64::from(source.state_diff(&replay, true).expect("diff").is_none());
+        }
+        let pct = |k: u64| 100.0 * k as f64 / n as f64;
+        println!("{:<42} {:>8.1}% {:>8.1}%", class.name(), pct(visible), pct(exact));
+    }
+}

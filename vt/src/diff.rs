@@ -1,0 +1,69 @@
+//! Compares the observable state of two terminals: what a checkpoint must reproduce.
+
+use crate::error::Result;
+use crate::inspect::CellInfo;
+use crate::terminal::Terminal;
+
+/// Modes compared by [`Terminal::state_diff`]: `(number, ansi, name)`.
+pub const COMPARED_MODES: [(u16, bool, &str); 10] = [
+    (1, false, "DECCKM"),
+    (6, false, "DECOM"),
+    (7, false, "DECAWM"),
+    (25, false, "DECTCEM"),
+    (1000, false, "mouse"),
+    (1006, false, "SGR mouse"),
+    (1049, false, "alternate screen"),
+    (2004, false, "bracketed paste"),
+    (2048, false, "in-band resize"),
+    (4, true, "IRM"),
+];
+
+impl Terminal {
+    /// The first difference between `self` and `other` in size, active screen, row count, every row's
+    /// cells (text, width, style) and wrap flag, cursor (with pending wrap and visibility), the
+    /// [`COMPARED_MODES`] and the title; `None` when they match.
+    ///
+    /// With `exact_blanks` false, an empty cell and a cell holding one space of the same style count as
+    /// equal: they look the same, and a VT stream cannot always tell them apart.
+    pub fn state_diff(&self, other: &Terminal, exact_blanks: bool) -> Result<Option<String>> {
+        macro_rules! differ {
+            ($what:expr, $a:expr, $b:expr) => {
+                let (a, b) = ($a, $b);
+                if a != b {
+                    return Ok(Some(format!("{}: {:?} != {:?}", $what, a, b)));
+                }
+            };
+        }
+        differ!("size", self.size(), other.size());
+        differ!("active screen", self.active_screen(), other.active_screen());
+        differ!("total rows", self.total_rows(), other.total_rows());
+        for y in 0..self.total_rows() {
+            let (a, b) = (self.row_info(y)?, other.row_info(y)?);
+            differ!(format!("row {y} wrap"), a.wrap, b.wrap);
+            for (x, (ca, cb)) in a.cells.iter().zip(&b.cells).enumerate() {
+                if !exact_blanks && blank(ca) && blank(cb) && ca.style == cb.style {
+                    continue;
+                }
+                if ca != cb {
+                    let show = |c: &CellInfo| format!("{:?} wide {} {:?}", c.text, c.wide, c.style);
+                    let (sa, sb) = if ca.style == cb.style {
+                        (format!("{:?} wide {}", ca.text, ca.wide), format!("{:?} wide {}", cb.text, cb.wide))
+                    } else {
+                        (show(ca), show(cb))
+                    };
+                    return Ok(Some(format!("row {y} cell {x}: {sa} != {sb}")));
+                }
+            }
+        }
+        differ!("cursor", self.cursor(), other.cursor());
+        for (number, ansi, name) in COMPARED_MODES {
+            differ!(format!("mode {name}"), self.mode(number, ansi)?, other.mode(number, ansi)?);
+        }
+        differ!("title", self.title(), other.title());
+        Ok(None)
+    }
+}
+
+fn blank(cell: &CellInfo) -> bool {
+    cell.text.is_empty() || cell.text == " "
+}

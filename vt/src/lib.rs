@@ -1,0 +1,42 @@
+//! Safe binding to libghostty-vt, the terminal emulator that keeps each PTY's authoritative state.
+//!
+//! This is the only crate that calls into libghostty. [`Terminal`] owns one emulator: it is `!Send`, so it is
+//! created, used and dropped on one thread (the terminal's actor thread), and it frees its handle on drop.
+//! Callbacks only copy bytes or set flags ([`callbacks`]); every libghostty result code maps to one [`Error`].
+//!
+//! Module map: [`ffi`] raw declarations; `terminal` the handle, input, geometry and state; `format`
+//! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints;
+//! `inspect` cell-level reads used to compare two terminals.
+
+#![deny(missing_docs)]
+
+mod callbacks;
+mod checkpoint;
+mod diff;
+mod error;
+pub mod ffi;
+mod format;
+mod inspect;
+mod rows;
+mod terminal;
+
+pub use callbacks::MAX_PENDING_REPLY_BYTES;
+pub use diff::COMPARED_MODES;
+pub use error::{Error, Result};
+pub use inspect::{CellInfo, Color, RowInfo, Style};
+pub use rows::row_json_cost;
+pub use terminal::{Cursor, Screen, Terminal};
+
+/// The version string the loaded library reports, e.g. `0.1.0-dev`.
+pub fn library_version() -> String {
+    let mut out = ffi::GhosttyString { ptr: std::ptr::null(), len: 0 };
+    // Safety: VERSION_STRING writes a GhosttyString pointing at static data in the library.
+    let rc = unsafe {
+        ffi::ghostty_build_info(ffi::GHOSTTY_BUILD_INFO_VERSION_STRING, (&raw mut out).cast())
+    };
+    if rc != ffi::GHOSTTY_SUCCESS || out.ptr.is_null() {
+        return String::new();
+    }
+    // Safety: the library returned a pointer to `len` bytes of static storage.
+    String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(out.ptr, out.len) }).into_owned()
+}

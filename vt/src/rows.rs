@@ -1,0 +1,66 @@
+//! Row reads: the last `n` physical rows of the active buffer, one plain-text string each, under a budget.
+
+use crate::error::{Error, Result};
+use crate::format::{Format, Space};
+use crate::terminal::Terminal;
+
+/// What one row costs in a JSON response: its escaped text with quotes, a separator and an owned-string slot.
+pub fn row_json_cost(line: &str) -> usize {
+    let escaped: usize = line
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum();
+    escaped + 2 + 1 + size_of::<String>()
+}
+
+impl Terminal {
+    /// The last `n` physical rows of the active buffer, history included: each row formatted separately as
+    /// plain text, soft wraps not joined, trailing whitespace trimmed, blank rows as empty strings. Fewer rows
+    /// come back only when the buffer holds fewer than `n`.
+    ///
+    /// `budget` bounds the JSON cost of the result (array brackets plus [`crate::row_json_cost`] of every
+    /// row); a read that would exceed it fails with [`Error::BudgetExceeded`] rather than truncating.
+    pub fn read_rows(&self, n: usize, budget: usize) -> Result<Vec<String>> {
+        if n == 0 {
+            return Err(Error::ZeroRows);
+        }
+        let total = self.total_rows();
+        let count = n.min(total);
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let over = || Error::BudgetExceeded { limit: budget };
+        // Brackets plus the fixed part of every row's cost, before any text is formatted.
+        let mut cost = 2 + count * row_json_cost("");
+        if cost > budget {
+            return Err(over());
+        }
+        let first = total - count;
+        let text = self.format_rows(Format::plain(), Space::Screen, first, total - 1, budget - cost)?;
+        let text = String::from_utf8_lossy(&text);
+        let mut lines: Vec<String> = text.split('\n').map(|l| l.trim_end_matches('\r').to_owned()).collect();
+        if text.ends_with('\n') {
+            lines.pop();
+        }
+        if lines.len() > count {
+            // A row that formatted as several lines: fall back to one selection per row.
+            lines = (first..total)
+                .map(|y| self.format_rows(Format::plain(), Space::Screen, y, y, budget))
+                .map(|r| r.map(|bytes| String::from_utf8_lossy(&bytes).replace(['\r', '\n'], "")))
+                .collect::<Result<_>>()?;
+        }
+        // Only trailing blank rows are left out of the formatted text.
+        lines.resize(count, String::new());
+        for line in &lines {
+            cost += row_json_cost(line) - row_json_cost("");
+            if cost > budget {
+                return Err(over());
+            }
+        }
+        Ok(lines)
+    }
+}

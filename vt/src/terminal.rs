@@ -1,0 +1,209 @@
+//! [`Terminal`]: one libghostty-vt emulator, its input, geometry and state queries.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use crate::callbacks::{self, Shared};
+use crate::error::{Error, Result, check};
+use crate::ffi;
+
+/// Which screen buffer is active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Screen {
+    /// The normal screen, with scrollback.
+    Primary,
+    /// The alternate screen (`?1049h` and friends), without scrollback.
+    Alternate,
+}
+
+/// The cursor of the active screen, in zero-based active-area coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cursor {
+    /// Column.
+    pub x: u16,
+    /// Row of the active area (not counting history).
+    pub y: u16,
+    /// The last column was written and the next printable character wraps first.
+    pub pending_wrap: bool,
+    /// DECTCEM: the cursor is shown.
+    pub visible: bool,
+}
+
+/// One libghostty-vt terminal emulator.
+///
+/// `!Send` and `!Sync`: it is created, used and dropped on one thread, because libghostty state must not be
+/// touched from two threads and its callbacks run on the thread that writes. Dropping it frees the handle.
+#[derive(Debug)]
+pub struct Terminal {
+    pub(crate) raw: ffi::GhosttyTerminal,
+    /// Callback state behind the userdata pointer; freed after `raw`.
+    shared: Box<Shared>,
+    /// Makes the type `!Send` and `!Sync`.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Terminal {
+    /// Creates a terminal of `cols` x `rows` keeping at most about `max_scrollback` lines of history.
+    ///
+    /// libghostty enforces the line limit a page at a time, so slightly fewer lines may be kept; history has
+    /// no byte limit beyond that.
+    pub fn new(cols: u16, rows: u16, max_scrollback: usize) -> Result<Terminal> {
+        if cols == 0 || rows == 0 {
+            return Err(Error::ZeroSize { cols, rows });
+        }
+        let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
+        // Safety: a null allocator selects the default one; `raw` is a valid out-pointer.
+        check(unsafe { ffi::ghostty_terminal_new(std::ptr::null(), &raw mut raw, cols, rows) })?;
+        let terminal = Terminal { raw, shared: Box::default(), _not_send: PhantomData };
+        let userdata: *const Shared = &*terminal.shared;
+        let write_pty: ffi::GhosttyTerminalWritePtyFn = callbacks::on_write_pty;
+        let title_changed: ffi::GhosttyTerminalTitleChangedFn = callbacks::on_title_changed;
+        let lines: usize = max_scrollback;
+        // Safety: callbacks and userdata are passed as the pointer itself, scalars as a pointer to the value,
+        // and null clears the byte limit. The boxed `Shared` outlives the handle (see Drop).
+        unsafe {
+            terminal.set(ffi::GHOSTTY_TERMINAL_OPT_USERDATA, userdata.cast())?;
+            terminal.set(ffi::GHOSTTY_TERMINAL_OPT_WRITE_PTY, write_pty as *const c_void)?;
+            terminal.set(ffi::GHOSTTY_TERMINAL_OPT_TITLE_CHANGED, title_changed as *const c_void)?;
+            terminal.set(ffi::GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, (&raw const lines).cast())?;
+            terminal.set(ffi::GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, std::ptr::null())?;
+        }
+        Ok(terminal)
+    }
+
+    /// # Safety
+    /// `value` must be what libghostty expects for `option` (see the header of `ghostty_terminal_set`).
+    unsafe fn set(&self, option: ffi::GhosttyTerminalOption, value: *const c_void) -> Result<()> {
+        // Safety: `raw` is live; the caller vouches for `value`.
+        check(unsafe { ffi::ghostty_terminal_set(self.raw, option, value) })
+    }
+
+    /// Feeds bytes from the PTY to the emulator. Replies and title changes are collected for
+    /// [`Terminal::take_replies`] and [`Terminal::take_title_changed`].
+    pub fn write(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        // Safety: `raw` is live and `bytes` is valid for its length; callbacks only touch `shared`.
+        unsafe { ffi::ghostty_terminal_vt_write(self.raw, bytes.as_ptr(), bytes.len()) };
+        self.shared.resume_panic();
+    }
+
+    /// Takes the bytes the emulator wants written back to the PTY (answers to DA1, DSR, ...), in order.
+    pub fn take_replies(&mut self) -> Vec<u8> {
+        self.shared.take_replies()
+    }
+
+    /// How many reply bytes were dropped because more than [`crate::MAX_PENDING_REPLY_BYTES`] were pending.
+    pub fn dropped_reply_bytes(&self) -> u64 {
+        self.shared.dropped_replies()
+    }
+
+    /// True once after an OSC 0 or OSC 2 title sequence (even one that set the same title).
+    pub fn take_title_changed(&mut self) -> bool {
+        self.shared.take_title_changed()
+    }
+
+    /// The title set by OSC 0/2, or `None` when unset or set to the empty string.
+    pub fn title(&self) -> Option<String> {
+        let mut out = ffi::GhosttyString { ptr: std::ptr::null(), len: 0 };
+        // Safety: TITLE writes a GhosttyString borrowed from the terminal, copied before any mutation.
+        let rc = unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_TITLE, &mut out) };
+        if rc.is_err() || out.ptr.is_null() || out.len == 0 {
+            return None;
+        }
+        // Safety: libghostty guarantees `len` readable bytes at `ptr` until the next mutating call.
+        let bytes = unsafe { std::slice::from_raw_parts(out.ptr, out.len) };
+        Some(String::from_utf8_lossy(bytes).into_owned())
+    }
+
+    /// Resizes the terminal, reflowing soft-wrapped lines of the primary screen.
+    pub fn resize(&mut self, cols: u16, rows: u16) -> Result<()> {
+        if cols == 0 || rows == 0 {
+            return Err(Error::ZeroSize { cols, rows });
+        }
+        // Safety: `raw` is live; pixel sizes of zero only affect pixel size reports.
+        check(unsafe { ffi::ghostty_terminal_resize(self.raw, cols, rows, 0, 0) })?;
+        self.shared.resume_panic();
+        Ok(())
+    }
+
+    /// `(cols, rows)`.
+    pub fn size(&self) -> (u16, u16) {
+        (self.get_u16(ffi::GHOSTTY_TERMINAL_DATA_COLS), self.get_u16(ffi::GHOSTTY_TERMINAL_DATA_ROWS))
+    }
+
+    /// The cursor of the active screen.
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            x: self.get_u16(ffi::GHOSTTY_TERMINAL_DATA_CURSOR_X),
+            y: self.get_u16(ffi::GHOSTTY_TERMINAL_DATA_CURSOR_Y),
+            pending_wrap: self.get_bool(ffi::GHOSTTY_TERMINAL_DATA_CURSOR_PENDING_WRAP),
+            visible: self.get_bool(ffi::GHOSTTY_TERMINAL_DATA_CURSOR_VISIBLE),
+        }
+    }
+
+    /// The active screen buffer.
+    pub fn active_screen(&self) -> Screen {
+        let mut value: ffi::GhosttyTerminalScreen = ffi::GHOSTTY_TERMINAL_SCREEN_PRIMARY;
+        // Safety: ACTIVE_SCREEN writes one C int.
+        let _ = unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, &mut value) };
+        if value == ffi::GHOSTTY_TERMINAL_SCREEN_ALTERNATE { Screen::Alternate } else { Screen::Primary }
+    }
+
+    /// Rows of the active screen including its history (the alternate screen has none).
+    pub fn total_rows(&self) -> usize {
+        self.get_usize(ffi::GHOSTTY_TERMINAL_DATA_TOTAL_ROWS)
+    }
+
+    /// Rows of history above the active area of the active screen.
+    pub fn scrollback_rows(&self) -> usize {
+        self.get_usize(ffi::GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS)
+    }
+
+    /// Whether a mode is set: DEC private modes with `ansi = false` (`?7`, `?1049`), ANSI modes with `true`
+    /// (`4`, insert). Unknown modes read as an error.
+    pub fn mode(&self, number: u16, ansi: bool) -> Result<bool> {
+        let mut config =
+            ffi::GhosttyTerminalModeConfig { mode: (number & 0x7FFF) | (u16::from(ansi) << 15), value: false };
+        // Safety: MODE reads `mode` from and writes `value` to a GhosttyTerminalModeConfig.
+        unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_MODE, &mut config)? };
+        Ok(config.value)
+    }
+
+    /// # Safety
+    /// `T` must be the output type libghostty documents for `data`.
+    pub(crate) unsafe fn get<T>(&self, data: ffi::GhosttyTerminalData, out: &mut T) -> Result<()> {
+        // Safety: `raw` is live; the caller vouches that `T` matches `data`.
+        check(unsafe { ffi::ghostty_terminal_get(self.raw, data, (out as *mut T).cast()) })
+    }
+
+    fn get_u16(&self, data: ffi::GhosttyTerminalData) -> u16 {
+        let mut value = 0u16;
+        // Safety: COLS, ROWS, CURSOR_X and CURSOR_Y are u16.
+        let _ = unsafe { self.get(data, &mut value) };
+        value
+    }
+
+    fn get_bool(&self, data: ffi::GhosttyTerminalData) -> bool {
+        let mut value = false;
+        // Safety: CURSOR_PENDING_WRAP and CURSOR_VISIBLE are C bools.
+        let _ = unsafe { self.get(data, &mut value) };
+        value
+    }
+
+    fn get_usize(&self, data: ffi::GhosttyTerminalData) -> usize {
+        let mut value = 0usize;
+        // Safety: TOTAL_ROWS and SCROLLBACK_ROWS are size_t.
+        let _ = unsafe { self.get(data, &mut value) };
+        value
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        // Safety: `raw` came from ghostty_terminal_new and is freed once; `shared` is dropped afterwards,
+        // so no callback can see a dangling userdata pointer.
+        unsafe { ffi::ghostty_terminal_free(self.raw) };
+    }
+}
