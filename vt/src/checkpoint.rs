@@ -15,6 +15,9 @@
 //! Known limits: the primary screen while the alternate one is active, the DECSC saved cursor, hyperlinks
 //! already on cells and a tab stop in the last column are not carried.
 
+use std::io::Write;
+
+use crate::emit;
 use crate::error::Result;
 use crate::format::{Format, Space};
 use crate::terminal::{Screen, Terminal};
@@ -22,15 +25,60 @@ use crate::terminal::{Screen, Terminal};
 /// Modes that select the alternate screen: they must precede the content.
 const ALT_SCREEN_MODES: [&str; 3] = ["1049", "1047", "47"];
 
+/// History rows above the active area that are emitted cell by cell too. Reading cells costs about 0.1 µs
+/// each, so this bounds the exact part at `(rows + EXACT_HISTORY_ROWS) * cols` cells; older history goes
+/// through the formatter, which is some 20 times cheaper per row but less faithful (see the module docs).
+pub const EXACT_HISTORY_ROWS: usize = 200;
+
+/// The most rows walked back from the exact part to the start of the logical line that crosses into it.
+const MAX_LOGICAL_LINE_WALK: usize = 256;
+
 impl Terminal {
     /// VT bytes that rebuild this terminal's history, screen, cursor, modes and title when written to a
     /// fresh terminal of the same size (see the module docs for what cannot be carried).
     pub fn vt_checkpoint(&self) -> Result<Vec<u8>> {
         let total = self.total_rows();
+        let (cols, rows) = self.size();
+        let top = total.saturating_sub(usize::from(rows));
+        // Rows from `exact` on are emitted cell by cell: the active area and recent history, from the start
+        // of the first logical line.
+        let window = top.saturating_sub(EXACT_HISTORY_ROWS);
+        let mut exact = window;
+        while exact > 0 && window - exact < MAX_LOGICAL_LINE_WALK && self.row_flags(exact - 1)?.wrap {
+            exact -= 1;
+        }
+
         let mut content = Vec::new();
+        self.lay_history(exact, total, &mut content)?;
+        let fixups = emit::emit_rows(self, exact, total, &mut content)?;
+        emit::apply_fixups(&fixups, top, &mut content);
+
+        let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
+        let parts = split_state(&state);
+
+        let mut out = Vec::with_capacity(content.len() + state.len() + 64);
+        if let Some(title) = self.title() {
+            out.extend_from_slice(b"\x1b]2;");
+            out.extend(title.bytes().filter(|b| !b.is_ascii_control()));
+            out.extend_from_slice(b"\x1b\\");
+        }
+        out.extend_from_slice(&parts.front);
+        if self.active_screen() == Screen::Alternate && parts.front.is_empty() {
+            out.extend_from_slice(b"\x1b[?1049h");
+        }
+        out.extend_from_slice(&content);
+        out.extend_from_slice(&parts.setup);
+        self.place_cursor(cols, parts.top_margin, &mut out)?;
+        out.extend_from_slice(&parts.pen);
+        out.extend_from_slice(&parts.back);
+        Ok(out)
+    }
+
+    /// Lays rows `0..upto` with the formatter, in segments split at bad joins, and moves to row `upto`.
+    fn lay_history(&self, upto: usize, total: usize, content: &mut Vec<u8>) -> Result<()> {
         let mut start = 0;
-        while start < total {
-            let end = self.segment_end(start, total)?;
+        while start < upto {
+            let end = self.segment_end(start, upto)?;
             let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, start, end, usize::MAX)?;
             let laid = self.rows_laid(&bytes, start, end)?;
             content.extend_from_slice(&bytes);
@@ -47,30 +95,30 @@ impl Terminal {
             }
             start = end + 1;
         }
+        Ok(())
+    }
 
-        let mut state_format = Format::vt_cells(true);
-        let extra = &mut state_format.extra;
-        (extra.modes, extra.scrolling_region, extra.tabstops, extra.keyboard) = (true, true, true, true);
-        let screen = &mut extra.screen;
-        (screen.cursor, screen.style, screen.hyperlink) = (true, true, true);
-        (screen.protection, screen.kitty_keyboard, screen.charsets) = (true, true, true);
-        let state = self.format_rows(state_format, Space::Active, 0, 0, usize::MAX)?;
-
-        let (front, state, back) = reorder_modes(&state);
-        let mut out = Vec::with_capacity(content.len() + state.len() + 64);
-        if let Some(title) = self.title() {
-            out.extend_from_slice(b"\x1b]2;");
-            out.extend(title.bytes().filter(|b| !b.is_ascii_control()));
-            out.extend_from_slice(b"\x1b\\");
+    /// Moves the cursor to its place, recreating a pending wrap by re-printing the last cell.
+    fn place_cursor(&self, cols: u16, top_margin: u16, out: &mut Vec<u8>) -> Result<()> {
+        let cursor = self.cursor();
+        let origin = self.mode(6, false).unwrap_or(false);
+        let row = if origin { (cursor.y + 1).saturating_sub(top_margin - 1).max(1) } else { cursor.y + 1 };
+        let total = self.total_rows();
+        let y = total - usize::from(self.size().1) + usize::from(cursor.y);
+        if cursor.pending_wrap && cursor.x + 1 == cols {
+            let info = self.row_info(y)?;
+            let mut x = usize::from(cursor.x);
+            if info.cells[x].wide == crate::ffi::GHOSTTY_CELL_WIDE_SPACER_TAIL && x > 0 {
+                x -= 1;
+            }
+            if !info.cells[x].text.is_empty() {
+                let _ = write!(out, "\x1b[{row};{}H", x + 1);
+                out.extend_from_slice(&emit::cell_bytes(&info.cells[x]));
+                return Ok(());
+            }
         }
-        out.extend_from_slice(&front);
-        if self.active_screen() == Screen::Alternate && front.is_empty() {
-            out.extend_from_slice(b"\x1b[?1049h");
-        }
-        out.extend_from_slice(&content);
-        out.extend_from_slice(&state);
-        out.extend_from_slice(&back);
-        Ok(out)
+        let _ = write!(out, "\x1b[{row};{}H", cursor.x + 1);
+        Ok(())
     }
 
     /// The last row of the segment starting at `start`: the first bad join, or the last row.
@@ -110,32 +158,82 @@ impl Terminal {
     }
 }
 
-/// Splits the state run's mode sequences out: alternate-screen modes go to the front, autowrap-off (`?7l`)
-/// and insert mode (`4h`) to the back; everything else stays in place.
-fn reorder_modes(state: &[u8]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
-    let (mut front, mut middle, mut back) = (Vec::new(), Vec::new(), Vec::new());
+/// The formatter options of the state run: cells plus every extra except palette and pwd.
+fn state_format() -> Format {
+    let mut format = Format::vt_cells(true);
+    let extra = &mut format.extra;
+    (extra.modes, extra.scrolling_region, extra.tabstops, extra.keyboard) = (true, true, true, true);
+    let screen = &mut extra.screen;
+    (screen.cursor, screen.style, screen.hyperlink) = (true, true, true);
+    (screen.protection, screen.kitty_keyboard, screen.charsets) = (true, true, true);
+    format
+}
+
+/// The state run of the formatter, taken apart.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct StateParts {
+    /// Alternate-screen modes: before the content.
+    front: Vec<u8>,
+    /// Other modes, tab stops and margins: after the content, before the cursor.
+    setup: Vec<u8>,
+    /// The top margin DECSTBM sets (1 when none), for origin-mode cursor placement.
+    top_margin: u16,
+    /// Pen, charsets, keyboard and the like: after the cursor.
+    pen: Vec<u8>,
+    /// Autowrap off and insert mode: at the very end.
+    back: Vec<u8>,
+}
+
+/// Splits the state run `[modes][tab stops] ESC[H [row 0] [margins] [CUP [re-printed cell]] [pen ...]`.
+/// Row 0 and the cursor are dropped (the exact emitter and [`Terminal::place_cursor`] do them better).
+fn split_state(state: &[u8]) -> StateParts {
+    let mut parts = StateParts { top_margin: 1, ..StateParts::default() };
+    // 0: before home; 1: row 0 content; 2: after it; 3: right after the cursor position.
+    let mut phase = 0;
     let mut i = 0;
     while i < state.len() {
-        let Some(len) = csi_len(&state[i..]) else {
-            middle.push(state[i]);
-            i += 1;
+        let len = csi_len(&state[i..]);
+        let seq = &state[i..i + len.unwrap_or(1)];
+        i += seq.len();
+        let Some(len) = len else {
+            match phase {
+                0 => parts.setup.extend_from_slice(seq),
+                2 => parts.pen.extend_from_slice(seq),
+                3 if seq[0] == 0x1b => {
+                    parts.pen.extend_from_slice(seq);
+                    phase = 2;
+                }
+                _ => {}
+            }
             continue;
         };
-        let seq = &state[i..i + len];
         let (params, last) = (&seq[2..len - 1], seq[len - 1]);
         let private = params.first() == Some(&b'?');
         let numbers = if private { &params[1..] } else { params };
         let is = |n: &str| numbers == n.as_bytes();
         if private && (last == b'h' || last == b'l') && ALT_SCREEN_MODES.iter().any(|m| is(m)) {
-            front.extend_from_slice(seq);
+            parts.front.extend_from_slice(seq);
         } else if (private && last == b'l' && is("7")) || (!private && last == b'h' && is("4")) {
-            back.extend_from_slice(seq);
-        } else {
-            middle.extend_from_slice(seq);
+            parts.back.extend_from_slice(seq);
+        } else if phase == 0 && last == b'H' && params.is_empty() {
+            phase = 1;
+        } else if phase == 0 {
+            parts.setup.extend_from_slice(seq);
+        } else if last == b'r' || (last == b's' && !params.is_empty()) {
+            if last == b'r' {
+                let top = numbers.split(|&b| b == b';').next().unwrap_or_default();
+                parts.top_margin = std::str::from_utf8(top).ok().and_then(|t| t.parse().ok()).unwrap_or(1).max(1);
+            }
+            parts.setup.extend_from_slice(seq);
+            phase = 2;
+        } else if last == b'H' {
+            phase = 3;
+        } else if phase >= 2 {
+            parts.pen.extend_from_slice(seq);
+            phase = 2;
         }
-        i += len;
     }
-    (front, middle, back)
+    parts
 }
 
 /// The length of the CSI sequence at the start of `bytes`, if there is a complete one.
@@ -152,10 +250,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn modes_are_moved_to_their_places() {
-        let (front, middle, back) = reorder_modes(b"\x1b[4h\x1b[?7l\x1b[?1049h\x1b[?25lX\x1b[1;2H");
-        assert_eq!(front, b"\x1b[?1049h");
-        assert_eq!(middle, b"\x1b[?25lX\x1b[1;2H");
-        assert_eq!(back, b"\x1b[4h\x1b[?7l");
+    fn state_run_is_taken_apart() {
+        let parts = split_state(b"\x1b[4h\x1b[?7l\x1b[?1049h\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[HX\x1b[31mY\x1b[2;3r\x1b[1;2HZ\x1b[0m\x1b(0");
+        assert_eq!(parts.front, b"\x1b[?1049h");
+        assert_eq!(parts.setup, b"\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[2;3r");
+        assert_eq!(parts.top_margin, 2);
+        assert_eq!(parts.pen, b"\x1b[0m\x1b(0");
+        assert_eq!(parts.back, b"\x1b[4h\x1b[?7l");
     }
 }

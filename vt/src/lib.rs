@@ -13,6 +13,7 @@
 mod callbacks;
 mod checkpoint;
 mod diff;
+mod emit;
 mod error;
 pub mod ffi;
 mod format;
@@ -21,6 +22,7 @@ mod rows;
 mod terminal;
 
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
+pub use checkpoint::EXACT_HISTORY_ROWS;
 pub use diff::COMPARED_MODES;
 pub use error::{Error, Result};
 pub use inspect::{CellInfo, Color, RowInfo, Style};
