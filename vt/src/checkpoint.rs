@@ -50,8 +50,7 @@ impl Terminal {
 
         let mut content = Vec::new();
         self.lay_history(exact, total, &mut content)?;
-        let fixups = emit::emit_rows(self, exact, total, &mut content)?;
-        emit::apply_fixups(&fixups, top, &mut content);
+        emit::emit_rows(self, exact, total, &mut content)?;
 
         let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
         let parts = split_state(&state);

@@ -3,9 +3,8 @@
 //! The formatter prints the gaps between text as spaces in the pen of the text before them, and drops rows
 //! holding only background-colored erased cells. Here every cell is read ([`Terminal::row_info`]) and
 //! reproduced: text in its exact style, empty cells skipped with cursor movement, background-only cells
-//! erased with ECH in their color, and soft wraps recreated by printing through the last column. Where a
-//! wrap needs a printed cell that should stay empty, a space is printed and erased again afterwards (a
-//! [`Fixup`]). Reading cells costs about 0.1 µs each, so this is used for the active area, not history.
+//! erased with ECH in their color, and soft wraps recreated by printing through the last column. Reading
+//! cells costs about 0.1 µs each, so this is used for the active area and recent history only.
 
 use std::io::Write;
 
@@ -14,26 +13,20 @@ use crate::ffi;
 use crate::inspect::{CellInfo, Color, RowInfo, Style};
 use crate::terminal::Terminal;
 
-/// A cell printed as a space to carry a soft wrap, to be erased once all rows are laid down.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Fixup {
-    /// Screen row (0 = oldest history row).
-    pub(crate) y: usize,
-    /// Column.
-    pub(crate) x: u16,
-    /// The background the erased cell must keep.
-    pub(crate) bg: Color,
-}
-
 /// Emits rows `first..total` exactly. The cursor must be at column 0 of row `first` with a reset pen; it
-/// ends on the last row. Returns the fixups to apply with [`apply_fixups`].
-pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &mut Vec<u8>) -> Result<Vec<Fixup>> {
+/// ends on the last row.
+///
+/// Where a soft wrap needs a printed cell that must stay empty, a space is printed and erased again with
+/// ECH in the cell's background: at once for the first cell of a continuation row, and for the last cell of
+/// a wrapped row as soon as the wrap has happened (erasing it earlier would cancel the pending wrap).
+pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &mut Vec<u8>) -> Result<()> {
     let (cols, _) = terminal.size();
-    let mut fixups = Vec::new();
     let mut pen = Style::default();
     let mut next = if first < total { Some(terminal.row_info(first)?) } else { None };
     // True when the previous row soft-wraps into this one: its first cell must be printed to force the wrap.
     let mut continues = false;
+    // The background of the previous row's last cell, printed as a filler and not yet erased.
+    let mut tail_filler: Option<Color> = None;
     for y in first..total {
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(terminal.row_info(y + 1)?) } else { None };
@@ -46,7 +39,6 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
         let end = if wraps { cols } else { last.map_or(0, |l| l + 1).max(u16::from(continues)) };
         while x < end {
             let cell = &row.cells[usize::from(x)];
-            let must_print = (continues && x == 0) || (wraps && x + 1 == cols);
             match cell.wide {
                 ffi::GHOSTTY_CELL_WIDE_SPACER_TAIL => {
                     x += 1;
@@ -60,10 +52,16 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 set_pen(out, &mut pen, cell.style);
                 out.extend_from_slice(cell.text.as_bytes());
                 x += if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE { 2 } else { 1 };
-            } else if must_print {
+            } else if continues && x == 0 {
+                set_pen(out, &mut pen, Style::default());
+                out.extend_from_slice(b" \x08");
+                erase_here(out, &mut pen, cell.style.bg);
+                out.extend_from_slice(b"\x1b[C");
+                x += 1;
+            } else if wraps && x + 1 == cols {
                 set_pen(out, &mut pen, Style::default());
                 out.push(b' ');
-                fixups.push(Fixup { y, x, bg: cell.style.bg });
+                tail_filler = Some(cell.style.bg);
                 x += 1;
             } else {
                 // A run of empty cells of one background: erase them in that color, or just skip them.
@@ -71,7 +69,7 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 let run = (x..end)
                     .take_while(|&i| {
                         let c = &row.cells[usize::from(i)];
-                        c.text.is_empty() && c.style.bg == bg && !((wraps && i + 1 == cols) || (continues && i == 0))
+                        c.text.is_empty() && c.style.bg == bg && !(wraps && i + 1 == cols)
                     })
                     .count() as u16;
                 if bg != Color::Default {
@@ -83,28 +81,39 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 }
                 x += run;
             }
+            if continues && x > 0 {
+                if let Some(bg) = tail_filler.take() {
+                    erase_above_tail(out, &mut pen, bg, cols, x);
+                }
+            }
         }
         continues = wraps && !orphan;
         if orphan {
             set_pen(out, &mut pen, Style::default());
             out.extend_from_slice(b" \x1b[M\r");
+            if let Some(bg) = tail_filler.take() {
+                erase_above_tail(out, &mut pen, bg, cols, 0);
+            }
         } else if !wraps && y + 1 < total {
             set_pen(out, &mut pen, Style::default());
             out.extend_from_slice(b"\r\n");
         }
     }
     set_pen(out, &mut pen, Style::default());
-    Ok(fixups)
+    Ok(())
 }
 
-/// Erases the filler cells of [`emit_rows`]. `top` is the screen row shown at the top of the active area.
-pub(crate) fn apply_fixups(fixups: &[Fixup], top: usize, out: &mut Vec<u8>) {
-    for fixup in fixups.iter().filter(|f| f.y >= top) {
-        let _ = write!(out, "\x1b[{};{}H", fixup.y - top + 1, fixup.x + 1);
-        let mut pen = Style::default();
-        set_pen(out, &mut pen, Style { bg: fixup.bg, ..Style::default() });
-        out.extend_from_slice(b"\x1b[X\x1b[0m");
-    }
+/// Erases the cell under the cursor in background `bg` (an empty cell when it is the default).
+fn erase_here(out: &mut Vec<u8>, pen: &mut Style, bg: Color) {
+    set_pen(out, pen, Style { bg, ..Style::default() });
+    out.extend_from_slice(b"\x1b[X");
+}
+
+/// Erases the filler in the last column of the row above, then returns to column `x` of this row.
+fn erase_above_tail(out: &mut Vec<u8>, pen: &mut Style, bg: Color, cols: u16, x: u16) {
+    let _ = write!(out, "\x1b[A\x1b[{cols}G");
+    erase_here(out, pen, bg);
+    let _ = write!(out, "\x1b[B\x1b[{}G", x + 1);
 }
 
 /// The index of the last cell that holds text or a background color, if any.
