@@ -53,7 +53,7 @@ impl Terminal {
         emit::emit_rows(self, exact, total, &mut content)?;
 
         let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
-        let parts = split_state(&state);
+        let parts = split_state(&state, self.cursor().pending_wrap);
 
         let mut out = Vec::with_capacity(content.len() + state.len() + 64);
         if let Some(title) = self.title() {
@@ -185,7 +185,10 @@ struct StateParts {
 
 /// Splits the state run `[modes][tab stops] ESC[H [row 0] [margins] [CUP [re-printed cell]] [pen ...]`.
 /// Row 0 and the cursor are dropped (the exact emitter and [`Terminal::place_cursor`] do them better).
-fn split_state(state: &[u8]) -> StateParts {
+///
+/// With `pending_wrap`, the formatter re-prints the last cell after the cursor position (its pen first):
+/// everything up to that character is dropped too.
+fn split_state(state: &[u8], pending_wrap: bool) -> StateParts {
     let mut parts = StateParts { top_margin: 1, ..StateParts::default() };
     // 0: before home; 1: row 0 content; 2: after it; 3: right after the cursor position.
     let mut phase = 0;
@@ -198,8 +201,14 @@ fn split_state(state: &[u8]) -> StateParts {
             match phase {
                 0 => parts.setup.extend_from_slice(seq),
                 2 => parts.pen.extend_from_slice(seq),
-                3 if seq[0] == 0x1b => {
+                3 if !pending_wrap => {
                     parts.pen.extend_from_slice(seq);
+                    phase = 2;
+                }
+                // The re-printed character (its UTF-8 bytes are all at or above 0x80 after the first).
+                3 if seq[0] >= 0x20 && seq[0] != 0x1b => {
+                    let char_len = state[i..].iter().take_while(|&&b| (0x80..0xc0).contains(&b)).count();
+                    i += char_len;
                     phase = 2;
                 }
                 _ => {}
@@ -227,6 +236,8 @@ fn split_state(state: &[u8]) -> StateParts {
             phase = 2;
         } else if last == b'H' {
             phase = 3;
+        } else if phase == 3 && pending_wrap {
+            // The pen of the re-printed cell: dropped with it.
         } else if phase >= 2 {
             parts.pen.extend_from_slice(seq);
             phase = 2;
@@ -250,7 +261,7 @@ mod tests {
 
     #[test]
     fn state_run_is_taken_apart() {
-        let parts = split_state(b"\x1b[4h\x1b[?7l\x1b[?1049h\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[HX\x1b[31mY\x1b[2;3r\x1b[1;2HZ\x1b[0m\x1b(0");
+        let parts = split_state(b"\x1b[4h\x1b[?7l\x1b[?1049h\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[HX\x1b[31mY\x1b[2;3r\x1b[1;2HZ\x1b[0m\x1b(0", true);
         assert_eq!(parts.front, b"\x1b[?1049h");
         assert_eq!(parts.setup, b"\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[2;3r");
         assert_eq!(parts.top_margin, 2);

@@ -34,6 +34,7 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
         // does not continue it (IL/DL and erasures leave such rows), that cell's line is deleted again.
         let wraps = row.wrap && next.is_some();
         let orphan = wraps && next.as_ref().is_some_and(|n| !n.wrap_continuation);
+        let next_starts_wide = next.as_ref().and_then(|n| n.cells.first()).is_some_and(|c| c.wide == ffi::GHOSTTY_CELL_WIDE_WIDE);
         let mut x = 0u16;
         let last = last_significant(&row);
         let end = if wraps { cols } else { last.map_or(0, |l| l + 1).max(u16::from(continues)) };
@@ -45,7 +46,7 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                     continue;
                 }
                 // The wide character of the next row lands here and leaves the spacer head itself.
-                ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD if wraps => break,
+                ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD if wraps && !orphan && next_starts_wide => break,
                 _ => {}
             }
             if !cell.text.is_empty() {
