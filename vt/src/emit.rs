@@ -16,17 +16,15 @@ use crate::terminal::Terminal;
 /// Emits rows `first..total` exactly. The cursor must be at column 0 of row `first` with a reset pen; it
 /// ends on the last row.
 ///
-/// Where a soft wrap needs a printed cell that must stay empty, a space is printed and erased again with
-/// ECH in the cell's background: at once for the first cell of a continuation row, and for the last cell of
-/// a wrapped row as soon as the wrap has happened (erasing it earlier would cancel the pending wrap).
+/// Where a soft wrap needs a printed cell that must stay empty, a space is printed: the first cell of a
+/// continuation row is erased again at once with ECH in its background, while the last cell of a wrapped
+/// row keeps a space in its background, because erasing it would clear the row's wrap flag.
 pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &mut Vec<u8>) -> Result<()> {
     let (cols, _) = terminal.size();
     let mut pen = Style::default();
     let mut next = if first < total { Some(terminal.row_info(first)?) } else { None };
     // True when the previous row soft-wraps into this one: its first cell must be printed to force the wrap.
     let mut continues = false;
-    // The background of the previous row's last cell, printed as a filler and not yet erased.
-    let mut tail_filler: Option<Color> = None;
     for y in first..total {
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(terminal.row_info(y + 1)?) } else { None };
@@ -60,9 +58,9 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 out.extend_from_slice(b"\x1b[C");
                 x += 1;
             } else if wraps && x + 1 == cols {
-                set_pen(out, &mut pen, Style::default());
+                // Erasing this cell later would clear the row's wrap flag: a space in its background stays.
+                set_pen(out, &mut pen, Style { bg: cell.style.bg, ..Style::default() });
                 out.push(b' ');
-                tail_filler = Some(cell.style.bg);
                 x += 1;
             } else {
                 // A run of empty cells of one background: erase them in that color, or just skip them.
@@ -82,19 +80,11 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 }
                 x += run;
             }
-            if continues && x > 0 {
-                if let Some(bg) = tail_filler.take() {
-                    erase_above_tail(out, &mut pen, bg, cols, x);
-                }
-            }
         }
         continues = wraps && !orphan;
         if orphan {
             set_pen(out, &mut pen, Style::default());
             out.extend_from_slice(b" \x1b[M\r");
-            if let Some(bg) = tail_filler.take() {
-                erase_above_tail(out, &mut pen, bg, cols, 0);
-            }
         } else if !wraps && y + 1 < total {
             set_pen(out, &mut pen, Style::default());
             out.extend_from_slice(b"\r\n");
@@ -108,13 +98,6 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
 fn erase_here(out: &mut Vec<u8>, pen: &mut Style, bg: Color) {
     set_pen(out, pen, Style { bg, ..Style::default() });
     out.extend_from_slice(b"\x1b[X");
-}
-
-/// Erases the filler in the last column of the row above, then returns to column `x` of this row.
-fn erase_above_tail(out: &mut Vec<u8>, pen: &mut Style, bg: Color, cols: u16, x: u16) {
-    let _ = write!(out, "\x1b[A\x1b[{cols}G");
-    erase_here(out, pen, bg);
-    let _ = write!(out, "\x1b[B\x1b[{}G", x + 1);
 }
 
 /// The index of the last cell that holds text or a background color, if any.
