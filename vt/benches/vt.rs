@@ -33,8 +33,18 @@ impl Rng {
 }
 
 const VOCAB: [&str; 12] = [
-    "error[E0308]:", "warning:", "Compiling", "src/main.rs:42:17", "expected", "found", "`u32`",
-    "-->", "INFO", "request", "done", "0x7ffd1c",
+    "error[E0308]:",
+    "warning:",
+    "Compiling",
+    "src/main.rs:42:17",
+    "expected",
+    "found",
+    "`u32`",
+    "-->",
+    "INFO",
+    "request",
+    "done",
+    "0x7ffd1c",
 ];
 
 /// Appends one log/compiler-like line: words, ~12% of them UTF-8 (CJK, emoji, accents), frequent SGR, CRLF.
@@ -44,7 +54,9 @@ fn push_line(rng: &mut Rng, out: &mut Vec<u8>) {
             out.push(b' ');
         }
         match rng.below(10) {
-            0 => out.extend_from_slice(format!("\x1b[{}m", 30 + rng.below(8) + 60 * rng.below(2)).as_bytes()),
+            0 => out.extend_from_slice(
+                format!("\x1b[{}m", 30 + rng.below(8) + 60 * rng.below(2)).as_bytes(),
+            ),
             1 => out.extend_from_slice(format!("\x1b[38;5;{}m", rng.below(256)).as_bytes()),
             2 => {
                 let (r, g, b) = (rng.below(256), rng.below(256), rng.below(256));
@@ -155,10 +167,18 @@ fn main() {
         WRITE_BYTES >> 10
     );
     let (base_min, base_med) = stats(time(PARSE_RUNS, || baseline(&input)));
-    println!("  {:<22} {:>9} {:>9} {:>9} {:>9}", "", "min ms", "med ms", "MB/s", "x base");
+    println!(
+        "  {:<22} {:>9} {:>9} {:>9} {:>9}",
+        "", "min ms", "med ms", "MB/s", "x base"
+    );
     let row = |name: &str, min: Duration, med: Duration| {
         let ratio = min.as_secs_f64() / base_min.as_secs_f64();
-        println!("  {name:<22} {:>9.1} {:>9.1} {:>9.1} {ratio:>9.1}", ms(min), ms(med), mbps(min));
+        println!(
+            "  {name:<22} {:>9.1} {:>9.1} {:>9.1} {ratio:>9.1}",
+            ms(min),
+            ms(med),
+            mbps(min)
+        );
     };
     row("baseline ring copy", base_min, base_med);
     for (cols, rows) in SIZES {
@@ -188,5 +208,7 @@ fn main() {
             format!("{:.1} / {:.1}", us(p_min), us(p_med)),
         );
     }
-    println!("  (checkpoint: 20 iterations; read_rows(50, 1 MiB budget) and plain_text: 200 iterations)");
+    println!(
+        "  (checkpoint: 20 iterations; read_rows(50, 1 MiB budget) and plain_text: 200 iterations)"
+    );
 }

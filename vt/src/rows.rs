@@ -40,7 +40,8 @@ impl Terminal {
             return Err(over());
         }
         let first = total - count;
-        let text = self.format_rows(Format::plain(), Space::Screen, first, total - 1, budget - cost)?;
+        // The formatted text (with its line breaks) never exceeds the JSON cost, so the budget bounds it too.
+        let text = self.format_rows(Format::plain(), Space::Screen, first, total - 1, budget)?;
         let text = String::from_utf8_lossy(&text);
         let mut lines: Vec<String> = text.split('\n').map(|l| l.trim_end_matches('\r').to_owned()).collect();
         if text.ends_with('\n') {

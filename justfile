@@ -1,0 +1,31 @@
+# Recipes for humans; CI runs `.ci/run` directly and needs no just.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# List the recipes.
+default:
+    @just --list --unsorted
+
+# Run every test, exactly as CI and the README do.
+test:
+    cargo test --workspace --locked
+
+# Check formatting, then run clippy on every target with warnings denied.
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# Run the CI script: install what is missing, lint, test.
+ci:
+    bash .ci/run
+
+# Benchmark the libghostty-vt binding.
+bench-vt:
+    cargo bench -p opencode-pty-vt --bench vt
+
+# Replay n seeded adversarial screens per class through a VT checkpoint and report how many match.
+checkpoint-fidelity n="1000":
+    cargo run --release -p opencode-pty-vt --example checkpoint_fidelity -- {{n}}
+
+# Run every benchmark (today only bench-vt).
+bench: bench-vt
