@@ -1,0 +1,3 @@
+//! Helpers shared by the vt integration tests.
+
+pub mod screens;
