@@ -80,9 +80,7 @@ fn pinned_revision() -> String {
 
 /// Checks a folder given through `LIBGHOSTTY_VT_DIR`.
 fn supplied(dir: &Path, revision: &str) -> Result<PathBuf, String> {
-    let dir = dir
-        .canonicalize()
-        .map_err(|e| format!("LIBGHOSTTY_VT_DIR={} cannot be opened: {e}", dir.display()))?;
+    let dir = dir.canonicalize().map_err(|e| format!("LIBGHOSTTY_VT_DIR={} cannot be opened: {e}", dir.display()))?;
     for file in [LIB_FILE, LIB_SONAME] {
         if !dir.join(file).is_file() {
             return Err(format!("LIBGHOSTTY_VT_DIR={} has no {file}.", dir.display()));

@@ -36,9 +36,7 @@ pub enum FrameError {
     EmptyPayload,
 
     /// An output frame (first payload byte 0x00) is too short to hold its tag and both offsets.
-    #[error(
-        "output frame payload is {len} bytes, but its tag and two offsets alone take {OUTPUT_PREFIX_BYTES}"
-    )]
+    #[error("output frame payload is {len} bytes, but its tag and two offsets alone take {OUTPUT_PREFIX_BYTES}")]
     OutputTooShort {
         /// The payload length of the frame, tag included.
         len: usize,
@@ -65,10 +63,7 @@ pub enum FrameError {
     },
 
     /// The encoder was asked for an output frame whose end offset (start plus byte count) does not fit in a u64.
-    #[error(
-        "output frame starting at offset {start} with {len} bytes would end past offset {}",
-        u64::MAX
-    )]
+    #[error("output frame starting at offset {start} with {len} bytes would end past offset {}", u64::MAX)]
     OutputOffsetOverflow {
         /// The requested start offset.
         start: u64,
@@ -77,9 +72,7 @@ pub enum FrameError {
     },
 
     /// A control frame's payload is not valid UTF-8.
-    #[error(
-        "control frame of {len} bytes is not valid UTF-8: the first bad byte is at offset {valid_up_to}"
-    )]
+    #[error("control frame of {len} bytes is not valid UTF-8: the first bad byte is at offset {valid_up_to}")]
     ControlNotUtf8 {
         /// The payload length.
         len: usize,

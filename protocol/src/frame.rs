@@ -76,10 +76,9 @@ pub fn decode_payload(payload: &[u8]) -> Result<Frame, FrameError> {
 /// Decodes an output payload, tag included.
 fn decode_output(payload: &[u8]) -> Result<Frame, FrameError> {
     let len = payload.len();
-    let (Some(prefix), Some(bytes)) = (
-        payload.first_chunk::<OUTPUT_PREFIX_BYTES>(),
-        payload.get(OUTPUT_PREFIX_BYTES..),
-    ) else {
+    let (Some(prefix), Some(bytes)) =
+        (payload.first_chunk::<OUTPUT_PREFIX_BYTES>(), payload.get(OUTPUT_PREFIX_BYTES..))
+    else {
         return Err(FrameError::OutputTooShort { len });
     };
     let mut start = [0; 8];
@@ -91,31 +90,19 @@ fn decode_output(payload: &[u8]) -> Result<Frame, FrameError> {
         return Err(FrameError::OutputEndBeforeStart { start, end });
     };
     if u64::try_from(bytes.len()) != Ok(span) {
-        return Err(FrameError::OutputLengthMismatch {
-            start,
-            end,
-            len: bytes.len(),
-        });
+        return Err(FrameError::OutputLengthMismatch { start, end, len: bytes.len() });
     }
-    Ok(Frame::Output {
-        start,
-        bytes: bytes.to_vec(),
-    })
+    Ok(Frame::Output { start, bytes: bytes.to_vec() })
 }
 
 /// Checks that a control payload is UTF-8 text holding one JSON object, and returns that object.
 fn decode_control(payload: &[u8]) -> Result<Map<String, Value>, FrameError> {
     let len = payload.len();
-    let text = std::str::from_utf8(payload).map_err(|e| FrameError::ControlNotUtf8 {
-        len,
-        valid_up_to: e.valid_up_to(),
-    })?;
+    let text =
+        std::str::from_utf8(payload).map_err(|e| FrameError::ControlNotUtf8 { len, valid_up_to: e.valid_up_to() })?;
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(FrameError::ControlNotObject {
-            len,
-            found: json_kind(&other),
-        }),
+        Ok(other) => Err(FrameError::ControlNotObject { len, found: json_kind(&other) }),
         Err(source) => Err(FrameError::ControlNotJson { len, source }),
     }
 }
@@ -251,9 +238,7 @@ pub fn encode_output(start: u64, bytes: &[u8]) -> Result<Vec<u8>, FrameError> {
 pub fn encode_output_into(out: &mut Vec<u8>, start: u64, bytes: &[u8]) -> Result<(), FrameError> {
     let len = bytes.len();
     if len > MAX_OUTPUT_BYTES {
-        return Err(FrameError::PayloadTooLarge {
-            len: len.saturating_add(OUTPUT_PREFIX_BYTES),
-        });
+        return Err(FrameError::PayloadTooLarge { len: len.saturating_add(OUTPUT_PREFIX_BYTES) });
     }
     let end = u64::try_from(len)
         .ok()

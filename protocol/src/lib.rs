@@ -7,9 +7,9 @@ mod frame;
 
 pub use error::FrameError;
 pub use frame::{
-    FRAME_HEADER_BYTES, Frame, FrameDecoder, MAX_OUTPUT_BYTES, OUTPUT_PREFIX_BYTES, OUTPUT_TAG,
-    decode_payload, encode_control, encode_control_into, encode_control_json, encode_frame,
-    encode_frame_into, encode_output, encode_output_into, read_frame, write_frame,
+    FRAME_HEADER_BYTES, Frame, FrameDecoder, MAX_OUTPUT_BYTES, OUTPUT_PREFIX_BYTES, OUTPUT_TAG, decode_payload,
+    encode_control, encode_control_into, encode_control_json, encode_frame, encode_frame_into, encode_output,
+    encode_output_into, read_frame, write_frame,
 };
 
 /// The protocol version this crate speaks. It changes only for a breaking change; additive changes extend

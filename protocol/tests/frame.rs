@@ -3,9 +3,8 @@
 use std::io::{self, Cursor, Read};
 
 use opencode_pty_protocol::{
-    Frame, FrameDecoder, FrameError, MAX_FRAME_BYTES, MAX_OUTPUT_BYTES, decode_payload,
-    encode_control, encode_control_into, encode_control_json, encode_frame, encode_output,
-    encode_output_into, read_frame, write_frame,
+    Frame, FrameDecoder, FrameError, MAX_FRAME_BYTES, MAX_OUTPUT_BYTES, decode_payload, encode_control,
+    encode_control_into, encode_control_json, encode_frame, encode_output, encode_output_into, read_frame, write_frame,
 };
 use proptest::prelude::*;
 use rand::rngs::StdRng;
@@ -55,12 +54,8 @@ fn mixed_frames(rng: &mut StdRng) -> Vec<Frame> {
     let mut offset = 0u64;
     for i in 0..400u32 {
         if rng.random_range(0..2) == 0 {
-            let data: String = (0..rng.random_range(0..200))
-                .map(|_| rng.random_range('a'..='z'))
-                .collect();
-            frames.push(Frame::Control(object(
-                json!({ "type": "input", "id": i, "data": data, "n": [1.5, null] }),
-            )));
+            let data: String = (0..rng.random_range(0..200)).map(|_| rng.random_range('a'..='z')).collect();
+            frames.push(Frame::Control(object(json!({ "type": "input", "id": i, "data": data, "n": [1.5, null] }))));
         } else {
             let len = match rng.random_range(0..20) {
                 0 => 0,
@@ -68,10 +63,7 @@ fn mixed_frames(rng: &mut StdRng) -> Vec<Frame> {
                 _ => rng.random_range(1..3_000),
             };
             let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
-            frames.push(Frame::Output {
-                start: offset,
-                bytes,
-            });
+            frames.push(Frame::Output { start: offset, bytes });
             offset += len as u64;
         }
     }
@@ -140,17 +132,12 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 fn json_object() -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::btree_map(any::<String>(), json_value(), 0..8)
-        .prop_map(|map| map.into_iter().collect())
+    prop::collection::btree_map(any::<String>(), json_value(), 0..8).prop_map(|map| map.into_iter().collect())
 }
 
 fn output_frame() -> impl Strategy<Value = Frame> {
-    (any::<u64>(), prop::collection::vec(any::<u8>(), 0..2048)).prop_map(|(start, bytes)| {
-        Frame::Output {
-            start: start.min(u64::MAX - bytes.len() as u64),
-            bytes,
-        }
-    })
+    (any::<u64>(), prop::collection::vec(any::<u8>(), 0..2048))
+        .prop_map(|(start, bytes)| Frame::Output { start: start.min(u64::MAX - bytes.len() as u64), bytes })
 }
 
 proptest! {
@@ -175,28 +162,19 @@ fn oversized_header_is_rejected_before_the_payload_arrives() {
         assert!(matches!(result, Err(FrameError::FrameTooLarge { declared: d }) if d == declared));
     }
     let error = decode_stream(&(MAX_FRAME_BYTES as u32 + 1).to_be_bytes()).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "frame claims 8388609 bytes, the limit is 8388608"
-    );
+    assert_eq!(error.to_string(), "frame claims 8388609 bytes, the limit is 8388608");
 
     /// Hands out a header, then fails the test if anything reads further.
     struct HeaderOnly(Cursor<[u8; 4]>);
     impl Read for HeaderOnly {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             let n = self.0.read(buf)?;
-            assert!(
-                n > 0,
-                "read_frame tried to read the payload of an oversized frame"
-            );
+            assert!(n > 0, "read_frame tried to read the payload of an oversized frame");
             Ok(n)
         }
     }
     let mut reader = HeaderOnly(Cursor::new(u32::MAX.to_be_bytes()));
-    assert!(matches!(
-        read_frame(&mut reader),
-        Err(FrameError::FrameTooLarge { declared: u32::MAX })
-    ));
+    assert!(matches!(read_frame(&mut reader), Err(FrameError::FrameTooLarge { declared: u32::MAX })));
 }
 
 #[test]
@@ -209,19 +187,14 @@ fn frame_of_exactly_max_bytes_is_accepted() {
     let bytes = vec![0xab; MAX_OUTPUT_BYTES];
     let encoded = encode_output(3, &bytes).unwrap();
     assert_eq!(encoded.len(), 4 + MAX_FRAME_BYTES);
-    assert_eq!(
-        read_frame(&mut Cursor::new(&encoded)).unwrap(),
-        Some(Frame::Output { start: 3, bytes })
-    );
+    assert_eq!(read_frame(&mut Cursor::new(&encoded)).unwrap(), Some(Frame::Output { start: 3, bytes }));
 }
 
 #[test]
 fn encoder_refuses_oversized_payload() {
     let too_long = MAX_FRAME_BYTES + 1;
     let map = control_of_len(too_long);
-    assert!(
-        matches!(encode_control(&map), Err(FrameError::PayloadTooLarge { len }) if len == too_long)
-    );
+    assert!(matches!(encode_control(&map), Err(FrameError::PayloadTooLarge { len }) if len == too_long));
     let mut out = b"kept".to_vec();
     assert!(encode_control_into(&mut out, &map).is_err());
     assert_eq!(out, b"kept");
@@ -229,25 +202,18 @@ fn encoder_refuses_oversized_payload() {
     let bytes = vec![0; MAX_OUTPUT_BYTES + 1];
     let error = encode_output(0, &bytes).unwrap_err();
     assert!(matches!(error, FrameError::PayloadTooLarge { len } if len == too_long));
-    assert_eq!(
-        error.to_string(),
-        "cannot encode a frame of 8388609 payload bytes, the limit is 8388608"
-    );
+    assert_eq!(error.to_string(), "cannot encode a frame of 8388609 payload bytes, the limit is 8388608");
     assert!(encode_output_into(&mut out, 0, &bytes).is_err());
     assert_eq!(out, b"kept");
 
     let json = serde_json::to_vec(&map).unwrap();
-    assert!(
-        matches!(encode_control_json(&json), Err(FrameError::PayloadTooLarge { len }) if len == too_long)
-    );
+    assert!(matches!(encode_control_json(&json), Err(FrameError::PayloadTooLarge { len }) if len == too_long));
 }
 
 #[test]
 fn encoder_refuses_output_past_the_last_offset() {
     let error = encode_output(u64::MAX - 1, b"ab").unwrap_err();
-    assert!(
-        matches!(error, FrameError::OutputOffsetOverflow { start, len: 2 } if start == u64::MAX - 1)
-    );
+    assert!(matches!(error, FrameError::OutputOffsetOverflow { start, len: 2 } if start == u64::MAX - 1));
     assert!(encode_output(u64::MAX - 2, b"ab").is_ok());
     assert!(encode_output(u64::MAX, b"").is_ok());
 }
@@ -258,24 +224,12 @@ fn output_shorter_than_17_bytes_is_rejected() {
         let mut payload = vec![0; len];
         payload[0] = 0x00;
         let result = decode_stream(&raw_frame(&payload));
-        assert!(
-            matches!(result, Err(FrameError::OutputTooShort { len: l }) if l == len),
-            "len {len}"
-        );
+        assert!(matches!(result, Err(FrameError::OutputTooShort { len: l }) if l == len), "len {len}");
     }
     let error = decode_payload(&[0; 16]).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "output frame payload is 16 bytes, but its tag and two offsets alone take 17"
-    );
+    assert_eq!(error.to_string(), "output frame payload is 16 bytes, but its tag and two offsets alone take 17");
     let empty = decode_stream(&raw_frame(&output_payload(9, 9, b""))).unwrap();
-    assert_eq!(
-        empty,
-        Some(Frame::Output {
-            start: 9,
-            bytes: Vec::new()
-        })
-    );
+    assert_eq!(empty, Some(Frame::Output { start: 9, bytes: Vec::new() }));
 }
 
 #[test]
@@ -295,55 +249,27 @@ fn output_offsets_must_span_the_byte_count() {
         );
     }
     let error = decode_payload(&output_payload(10, 14, b"abc")).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "output frame covers offsets 10 to 14 but carries 3 bytes"
-    );
+    assert_eq!(error.to_string(), "output frame covers offsets 10 to 14 but carries 3 bytes");
     let error = decode_payload(&output_payload(10, 7, b"abc")).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "output frame ends at offset 7, before its start offset 10"
-    );
+    assert_eq!(error.to_string(), "output frame ends at offset 7, before its start offset 10");
 }
 
 #[test]
 fn control_with_invalid_utf8_is_rejected() {
     let result = decode_stream(&raw_frame(b"{\"a\":\"\xff\"}"));
-    assert!(
-        matches!(
-            result,
-            Err(FrameError::ControlNotUtf8 {
-                len: 9,
-                valid_up_to: 6
-            })
-        ),
-        "{result:?}"
-    );
-    assert!(matches!(
-        encode_control_json(b"{\"a\":\"\xc3\"}"),
-        Err(FrameError::ControlNotUtf8 { .. })
-    ));
+    assert!(matches!(result, Err(FrameError::ControlNotUtf8 { len: 9, valid_up_to: 6 })), "{result:?}");
+    assert!(matches!(encode_control_json(b"{\"a\":\"\xc3\"}"), Err(FrameError::ControlNotUtf8 { .. })));
     let error = decode_payload(b"{\"a\":\"\xff\"}").unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "control frame of 9 bytes is not valid UTF-8: the first bad byte is at offset 6"
-    );
+    assert_eq!(error.to_string(), "control frame of 9 bytes is not valid UTF-8: the first bad byte is at offset 6");
 }
 
 #[test]
 fn control_that_is_not_a_json_object_is_rejected() {
-    for (payload, kind) in [
-        (&b"[1,2]"[..], "array"),
-        (b"42", "number"),
-        (b"\"s\"", "string"),
-        (b"true", "boolean"),
-        (b"null", "null"),
-    ] {
+    for (payload, kind) in
+        [(&b"[1,2]"[..], "array"), (b"42", "number"), (b"\"s\"", "string"), (b"true", "boolean"), (b"null", "null")]
+    {
         let result = decode_stream(&raw_frame(payload));
-        assert!(
-            matches!(result, Err(FrameError::ControlNotObject { found, .. }) if found == kind),
-            "{result:?}"
-        );
+        assert!(matches!(result, Err(FrameError::ControlNotObject { found, .. }) if found == kind), "{result:?}");
         assert!(encode_control_json(payload).is_err());
     }
     assert_eq!(
@@ -352,19 +278,10 @@ fn control_that_is_not_a_json_object_is_rejected() {
     );
     for payload in [&b"{\"a\":"[..], b"{} {}", b"nope"] {
         let result = decode_stream(&raw_frame(payload));
-        assert!(
-            matches!(result, Err(FrameError::ControlNotJson { .. })),
-            "{result:?}"
-        );
+        assert!(matches!(result, Err(FrameError::ControlNotJson { .. })), "{result:?}");
     }
-    assert!(matches!(
-        decode_stream(&raw_frame(b"")),
-        Err(FrameError::EmptyPayload)
-    ));
-    assert!(matches!(
-        encode_control_json(b""),
-        Err(FrameError::EmptyPayload)
-    ));
+    assert!(matches!(decode_stream(&raw_frame(b"")), Err(FrameError::EmptyPayload)));
+    assert!(matches!(encode_control_json(b""), Err(FrameError::EmptyPayload)));
     assert_eq!(
         FrameError::EmptyPayload.to_string(),
         "frame has an empty payload, but a control frame must hold a JSON object"
@@ -378,13 +295,7 @@ fn decoder_resumes_after_a_bad_frame() {
     let mut decoder = FrameDecoder::new();
     decoder.push(&stream);
     assert!(decoder.next_frame().is_err());
-    assert_eq!(
-        decoder.next_frame().unwrap(),
-        Some(Frame::Output {
-            start: 5,
-            bytes: b"ok".to_vec()
-        })
-    );
+    assert_eq!(decoder.next_frame().unwrap(), Some(Frame::Output { start: 5, bytes: b"ok".to_vec() }));
 }
 
 #[test]
@@ -394,14 +305,8 @@ fn eof_mid_header_is_an_error() {
     assert_eq!(decoder.next_frame().unwrap(), None);
     let error = decoder.decode_eof().unwrap_err();
     assert!(matches!(error, FrameError::EofInHeader { got: 2 }));
-    assert_eq!(
-        error.to_string(),
-        "stream ended after 2 of the 4 bytes of a frame header"
-    );
-    assert!(matches!(
-        read_frame(&mut Cursor::new([0, 0, 1])),
-        Err(FrameError::EofInHeader { got: 3 })
-    ));
+    assert_eq!(error.to_string(), "stream ended after 2 of the 4 bytes of a frame header");
+    assert!(matches!(read_frame(&mut Cursor::new([0, 0, 1])), Err(FrameError::EofInHeader { got: 3 })));
 }
 
 #[test]
@@ -412,32 +317,11 @@ fn eof_mid_payload_is_an_error() {
     decoder.push(cut);
     assert_eq!(decoder.next_frame().unwrap(), None);
     let error = decoder.decode_eof().unwrap_err();
-    assert!(
-        matches!(
-            error,
-            FrameError::EofInPayload {
-                got: 14,
-                expected: 15
-            }
-        ),
-        "{error:?}"
-    );
-    assert_eq!(
-        error.to_string(),
-        "stream ended after 14 of the 15 payload bytes of a frame"
-    );
+    assert!(matches!(error, FrameError::EofInPayload { got: 14, expected: 15 }), "{error:?}");
+    assert_eq!(error.to_string(), "stream ended after 14 of the 15 payload bytes of a frame");
     let result = read_frame(&mut Cursor::new(cut));
-    assert!(matches!(
-        result,
-        Err(FrameError::EofInPayload {
-            got: 14,
-            expected: 15
-        })
-    ));
-    assert!(matches!(
-        read_frame(&mut Cursor::new(&frame[..4])),
-        Err(FrameError::EofInPayload { got: 0, .. })
-    ));
+    assert!(matches!(result, Err(FrameError::EofInPayload { got: 14, expected: 15 })));
+    assert!(matches!(read_frame(&mut Cursor::new(&frame[..4])), Err(FrameError::EofInPayload { got: 0, .. })));
 }
 
 #[test]
@@ -446,20 +330,8 @@ fn clean_eof_is_not_an_error() {
     assert_eq!(decoder.decode_eof().unwrap(), None);
     decoder.push(&encode_output(0, b"a").unwrap());
     decoder.push(&encode_output(1, b"b").unwrap());
-    assert_eq!(
-        decoder.decode_eof().unwrap(),
-        Some(Frame::Output {
-            start: 0,
-            bytes: b"a".to_vec()
-        })
-    );
-    assert_eq!(
-        decoder.decode_eof().unwrap(),
-        Some(Frame::Output {
-            start: 1,
-            bytes: b"b".to_vec()
-        })
-    );
+    assert_eq!(decoder.decode_eof().unwrap(), Some(Frame::Output { start: 0, bytes: b"a".to_vec() }));
+    assert_eq!(decoder.decode_eof().unwrap(), Some(Frame::Output { start: 1, bytes: b"b".to_vec() }));
     assert_eq!(decoder.decode_eof().unwrap(), None);
     assert_eq!(read_frame(&mut Cursor::new(Vec::new())).unwrap(), None);
 }
@@ -469,16 +341,10 @@ fn io_errors_are_wrapped() {
     struct Broken;
     impl Read for Broken {
         fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
-            Err(io::Error::new(
-                io::ErrorKind::ConnectionReset,
-                "peer went away",
-            ))
+            Err(io::Error::new(io::ErrorKind::ConnectionReset, "peer went away"))
         }
     }
     let error = read_frame(&mut Broken).unwrap_err();
     assert!(matches!(&error, FrameError::Io(e) if e.kind() == io::ErrorKind::ConnectionReset));
-    assert_eq!(
-        error.to_string(),
-        "I/O error on the frame stream: peer went away"
-    );
+    assert_eq!(error.to_string(), "I/O error on the frame stream: peer went away");
 }

@@ -110,11 +110,16 @@ impl Terminal {
             if info.cells[x].wide == crate::ffi::GHOSTTY_CELL_WIDE_SPACER_TAIL && x > 0 {
                 x -= 1;
             }
-            if !info.cells[x].text.is_empty() {
-                let _ = write!(out, "\x1b[{row};{}H", x + 1);
-                out.extend_from_slice(&emit::cell_bytes(&info.cells[x]));
-                return Ok(());
+            let _ = write!(out, "\x1b[{row};{}H", x + 1);
+            let cell = &info.cells[x];
+            if cell.text.is_empty() {
+                // A blank last cell with a pending wrap: a space in its background is the closest thing.
+                out.extend_from_slice(&emit::sgr(&crate::inspect::Style { bg: cell.style.bg, ..Default::default() }));
+                out.push(b' ');
+            } else {
+                out.extend_from_slice(&emit::cell_bytes(cell));
             }
+            return Ok(());
         }
         let _ = write!(out, "\x1b[{row};{}H", cursor.x + 1);
         Ok(())
@@ -261,7 +266,10 @@ mod tests {
 
     #[test]
     fn state_run_is_taken_apart() {
-        let parts = split_state(b"\x1b[4h\x1b[?7l\x1b[?1049h\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[HX\x1b[31mY\x1b[2;3r\x1b[1;2HZ\x1b[0m\x1b(0", true);
+        let parts = split_state(
+            b"\x1b[4h\x1b[?7l\x1b[?1049h\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[HX\x1b[31mY\x1b[2;3r\x1b[1;2HZ\x1b[0m\x1b(0",
+            true,
+        );
         assert_eq!(parts.front, b"\x1b[?1049h");
         assert_eq!(parts.setup, b"\x1b[?25l\x1b[3g\x1b[9G\x1bH\x1b[2;3r");
         assert_eq!(parts.top_margin, 2);

@@ -25,14 +25,18 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
     let mut next = if first < total { Some(terminal.row_info(first)?) } else { None };
     // True when the previous row soft-wraps into this one: its first cell must be printed to force the wrap.
     let mut continues = false;
+    // The previous row's wrap was carried by a placeholder already erased: no filler is needed.
+    let mut placeholder_wrapped = false;
     for y in first..total {
+        let wrapped_by_placeholder = std::mem::take(&mut placeholder_wrapped);
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(terminal.row_info(y + 1)?) } else { None };
         // A wrapped row is printed through its last column, so the next printed cell wraps. When the next row
         // does not continue it (IL/DL and erasures leave such rows), that cell's line is deleted again.
         let wraps = row.wrap && next.is_some();
         let orphan = wraps && next.as_ref().is_some_and(|n| !n.wrap_continuation);
-        let next_starts_wide = next.as_ref().and_then(|n| n.cells.first()).is_some_and(|c| c.wide == ffi::GHOSTTY_CELL_WIDE_WIDE);
+        let next_first = next.as_ref().and_then(|n| n.cells.first());
+        let next_starts_wide = next_first.is_some_and(|c| c.wide == ffi::GHOSTTY_CELL_WIDE_WIDE);
         let mut x = 0u16;
         let last = last_significant(&row);
         let end = if wraps { cols } else { last.map_or(0, |l| l + 1).max(u16::from(continues)) };
@@ -44,14 +48,31 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                     continue;
                 }
                 // The wide character of the next row lands here and leaves the spacer head itself.
-                ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD if wraps && !orphan && next_starts_wide => break,
+                ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD
+                    if wraps && !orphan && next_starts_wide && next_first.is_some_and(|c| c.style == cell.style) =>
+                {
+                    break;
+                }
+                // A spacer head whose wide character is gone: print a wide placeholder in the spacer's style so
+                // it wraps and leaves the spacer head, then erase the placeholder on the next row.
+                ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD if wraps && !orphan => {
+                    set_pen(out, &mut pen, cell.style);
+                    out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
+                    set_pen(out, &mut pen, Style::default());
+                    // Overwriting the placeholder keeps the spacer head; erasing it would clear it too.
+                    let overwritten =
+                        next_first.is_some_and(|c| !c.text.is_empty() && c.wide == ffi::GHOSTTY_CELL_WIDE_WIDE);
+                    out.extend_from_slice(if overwritten { b"\r" as &[u8] } else { b"\x1b[2D\x1b[2X" });
+                    placeholder_wrapped = true;
+                    break;
+                }
                 _ => {}
             }
             if !cell.text.is_empty() {
                 set_pen(out, &mut pen, cell.style);
                 out.extend_from_slice(cell.text.as_bytes());
                 x += if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE { 2 } else { 1 };
-            } else if continues && x == 0 {
+            } else if continues && x == 0 && !wrapped_by_placeholder {
                 set_pen(out, &mut pen, Style::default());
                 out.extend_from_slice(b" \x08");
                 erase_here(out, &mut pen, cell.style.bg);
@@ -93,6 +114,9 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
     set_pen(out, &mut pen, Style::default());
     Ok(())
 }
+
+/// A wide character printed only to recreate a spacer head: the ideographic space, two cells wide.
+const WIDE_PLACEHOLDER: &str = "\u{3000}";
 
 /// Erases the cell under the cursor in background `bg` (an empty cell when it is the default).
 fn erase_here(out: &mut Vec<u8>, pen: &mut Style, bg: Color) {

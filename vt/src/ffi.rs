@@ -284,8 +284,11 @@ unsafe extern "C" {
         value: *const c_void,
     ) -> GhosttyResult;
     pub fn ghostty_terminal_vt_write(terminal: GhosttyTerminal, data: *const u8, len: usize);
-    pub fn ghostty_terminal_get(terminal: GhosttyTerminal, data: GhosttyTerminalData, out: *mut c_void)
-    -> GhosttyResult;
+    pub fn ghostty_terminal_get(
+        terminal: GhosttyTerminal,
+        data: GhosttyTerminalData,
+        out: *mut c_void,
+    ) -> GhosttyResult;
     pub fn ghostty_terminal_grid_ref(
         terminal: GhosttyTerminal,
         point: GhosttyPoint,

@@ -64,12 +64,8 @@ impl Terminal {
     /// A grid ref to cell `(x, y)` of `space`, valid until the next mutation.
     pub(crate) fn grid_ref(&self, space: Space, x: u16, y: usize) -> Result<ffi::GhosttyGridRef> {
         let y = u32::try_from(y).map_err(|_| Error::InvalidValue)?;
-        let mut out = ffi::GhosttyGridRef {
-            size: size_of::<ffi::GhosttyGridRef>(),
-            node: std::ptr::null_mut(),
-            x: 0,
-            y: 0,
-        };
+        let mut out =
+            ffi::GhosttyGridRef { size: size_of::<ffi::GhosttyGridRef>(), node: std::ptr::null_mut(), x: 0, y: 0 };
         // Safety: `raw` is live, the point is passed by value and `out` is a sized out-parameter.
         check(unsafe { ffi::ghostty_terminal_grid_ref(self.raw, point(space, x, y), &raw mut out) })?;
         Ok(out)
@@ -105,12 +101,9 @@ impl Terminal {
         let mut formatter: ffi::GhosttyFormatter = std::ptr::null_mut();
         // Safety: `raw` is live and not mutated while the formatter exists (we hold `&self` until it is
         // freed below); options are sized and the selection outlives the formatter.
-        check(unsafe {
-            ffi::ghostty_formatter_terminal_new(std::ptr::null(), &raw mut formatter, self.raw, options)
-        })?;
+        check(unsafe { ffi::ghostty_formatter_terminal_new(std::ptr::null(), &raw mut formatter, self.raw, options) })?;
         let mut sink = Sink { out: Vec::new(), limit, overflowed: false };
-        let writer =
-            ffi::GhosttyWriter { write: Some(on_format_write), userdata: (&raw mut sink).cast::<c_void>() };
+        let writer = ffi::GhosttyWriter { write: Some(on_format_write), userdata: (&raw mut sink).cast::<c_void>() };
         // Safety: the formatter is live; the writer's userdata is `sink`, which nothing else touches during
         // the call; the formatter is freed exactly once right after.
         let rc = unsafe {

@@ -33,9 +33,7 @@ pub use terminal::{Cursor, Screen, Terminal};
 pub fn library_version() -> String {
     let mut out = ffi::GhosttyString { ptr: std::ptr::null(), len: 0 };
     // Safety: VERSION_STRING writes a GhosttyString pointing at static data in the library.
-    let rc = unsafe {
-        ffi::ghostty_build_info(ffi::GHOSTTY_BUILD_INFO_VERSION_STRING, (&raw mut out).cast())
-    };
+    let rc = unsafe { ffi::ghostty_build_info(ffi::GHOSTTY_BUILD_INFO_VERSION_STRING, (&raw mut out).cast()) };
     if rc != ffi::GHOSTTY_SUCCESS || out.ptr.is_null() {
         return String::new();
     }

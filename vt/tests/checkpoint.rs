@@ -79,7 +79,9 @@ fn title_and_tab_stops() {
 fn deep_history_goes_through_the_formatter() {
     let mut input = Vec::new();
     for i in 0..EXACT_HISTORY_ROWS + 300 {
-        input.extend_from_slice(format!("\x1b[3{}mline {i} with some text\x1b[0m and a long tail that wraps\r\n", i % 8).as_bytes());
+        input.extend_from_slice(
+            format!("\x1b[3{}mline {i} with some text\x1b[0m and a long tail that wraps\r\n", i % 8).as_bytes(),
+        );
     }
     let (source, replay) = round_trip(40, 10, &input);
     assert!(source.scrollback_rows() > EXACT_HISTORY_ROWS * 2);
@@ -97,12 +99,13 @@ fn checkpoint_of_a_checkpoint_is_stable() {
 
 /// The share of seeded cases per class that must replay identically (up to blank-versus-space cells).
 /// Measured with `just checkpoint-fidelity`; a change that lowers it fails here.
-const FLOORS: [(Class, usize); 3] = [(Class::Text, 280), (Class::Alternate, 288), (Class::Modes, 268)];
+const FLOORS: [(Class, usize); 3] = [(Class::Text, 289), (Class::Alternate, 292), (Class::Modes, 276)];
 const CASES: u64 = 300;
 
 #[test]
 fn seeded_adversarial_screens() {
-    for (class, floor) in FLOORS {
+    for class in Class::ALL {
+        let floor = FLOORS.iter().find(|(c, _)| *c == class).map_or(CASES as usize, |(_, f)| *f);
         let mut matched = 0;
         for seed in 0..CASES {
             let case = generate(class, seed);
@@ -111,6 +114,6 @@ fn seeded_adversarial_screens() {
             // Whatever else differs, the visible text and the cursor position must never.
             assert_eq!(source.active_screen(), replay.active_screen(), "{class:?} seed {seed}");
         }
-        assert!(matched >= floor, "{class:?}: {matched} of {CASES} matched, expected at least {floor}");
+        assert!(matched >= floor, "{}: {matched} of {CASES} matched, expected at least {floor}", class.name());
     }
 }

@@ -8,37 +8,58 @@ use std::mem::{align_of, offset_of, size_of};
 use opencode_pty_vt::ffi::*;
 use serde_json::Value;
 
-/// `(C name, size, align, [(field, offset)])` for every struct that crosses the boundary.
-fn ours() -> Vec<(&'static str, usize, usize, Vec<(&'static str, usize)>)> {
+/// `(C name, size, align, [(field, offset)])`.
+type Layout = (&'static str, usize, usize, Vec<(&'static str, usize)>);
+
+/// The layout of every struct that crosses the boundary.
+fn ours() -> Vec<Layout> {
     vec![
-        ("GhosttyString", size_of::<GhosttyString>(), align_of::<GhosttyString>(), vec![
-            ("ptr", offset_of!(GhosttyString, ptr)),
-            ("len", offset_of!(GhosttyString, len)),
-        ]),
-        ("GhosttyWriter", size_of::<GhosttyWriter>(), align_of::<GhosttyWriter>(), vec![
-            ("write", offset_of!(GhosttyWriter, write)),
-            ("userdata", offset_of!(GhosttyWriter, userdata)),
-        ]),
-        ("GhosttyGridRef", size_of::<GhosttyGridRef>(), align_of::<GhosttyGridRef>(), vec![
-            ("size", offset_of!(GhosttyGridRef, size)),
-            ("node", offset_of!(GhosttyGridRef, node)),
-            ("x", offset_of!(GhosttyGridRef, x)),
-            ("y", offset_of!(GhosttyGridRef, y)),
-        ]),
-        ("GhosttyPointCoordinate", size_of::<GhosttyPointCoordinate>(), align_of::<GhosttyPointCoordinate>(), vec![
-            ("x", offset_of!(GhosttyPointCoordinate, x)),
-            ("y", offset_of!(GhosttyPointCoordinate, y)),
-        ]),
-        ("GhosttyPoint", size_of::<GhosttyPoint>(), align_of::<GhosttyPoint>(), vec![
-            ("tag", offset_of!(GhosttyPoint, tag)),
-            ("value", offset_of!(GhosttyPoint, value)),
-        ]),
-        ("GhosttySelection", size_of::<GhosttySelection>(), align_of::<GhosttySelection>(), vec![
-            ("size", offset_of!(GhosttySelection, size)),
-            ("start", offset_of!(GhosttySelection, start)),
-            ("end", offset_of!(GhosttySelection, end)),
-            ("rectangle", offset_of!(GhosttySelection, rectangle)),
-        ]),
+        (
+            "GhosttyString",
+            size_of::<GhosttyString>(),
+            align_of::<GhosttyString>(),
+            vec![("ptr", offset_of!(GhosttyString, ptr)), ("len", offset_of!(GhosttyString, len))],
+        ),
+        (
+            "GhosttyWriter",
+            size_of::<GhosttyWriter>(),
+            align_of::<GhosttyWriter>(),
+            vec![("write", offset_of!(GhosttyWriter, write)), ("userdata", offset_of!(GhosttyWriter, userdata))],
+        ),
+        (
+            "GhosttyGridRef",
+            size_of::<GhosttyGridRef>(),
+            align_of::<GhosttyGridRef>(),
+            vec![
+                ("size", offset_of!(GhosttyGridRef, size)),
+                ("node", offset_of!(GhosttyGridRef, node)),
+                ("x", offset_of!(GhosttyGridRef, x)),
+                ("y", offset_of!(GhosttyGridRef, y)),
+            ],
+        ),
+        (
+            "GhosttyPointCoordinate",
+            size_of::<GhosttyPointCoordinate>(),
+            align_of::<GhosttyPointCoordinate>(),
+            vec![("x", offset_of!(GhosttyPointCoordinate, x)), ("y", offset_of!(GhosttyPointCoordinate, y))],
+        ),
+        (
+            "GhosttyPoint",
+            size_of::<GhosttyPoint>(),
+            align_of::<GhosttyPoint>(),
+            vec![("tag", offset_of!(GhosttyPoint, tag)), ("value", offset_of!(GhosttyPoint, value))],
+        ),
+        (
+            "GhosttySelection",
+            size_of::<GhosttySelection>(),
+            align_of::<GhosttySelection>(),
+            vec![
+                ("size", offset_of!(GhosttySelection, size)),
+                ("start", offset_of!(GhosttySelection, start)),
+                ("end", offset_of!(GhosttySelection, end)),
+                ("rectangle", offset_of!(GhosttySelection, rectangle)),
+            ],
+        ),
         (
             "GhosttyTerminalSelectionFormatOptions",
             size_of::<GhosttyTerminalSelectionFormatOptions>(),
@@ -51,46 +72,75 @@ fn ours() -> Vec<(&'static str, usize, usize, Vec<(&'static str, usize)>)> {
                 ("selection", offset_of!(GhosttyTerminalSelectionFormatOptions, selection)),
             ],
         ),
-        ("GhosttyFormatterScreenExtra", size_of::<GhosttyFormatterScreenExtra>(), align_of::<GhosttyFormatterScreenExtra>(), vec![
-            ("size", offset_of!(GhosttyFormatterScreenExtra, size)),
-            ("cursor", offset_of!(GhosttyFormatterScreenExtra, cursor)),
-            ("charsets", offset_of!(GhosttyFormatterScreenExtra, charsets)),
-        ]),
-        ("GhosttyFormatterTerminalExtra", size_of::<GhosttyFormatterTerminalExtra>(), align_of::<GhosttyFormatterTerminalExtra>(), vec![
-            ("size", offset_of!(GhosttyFormatterTerminalExtra, size)),
-            ("palette", offset_of!(GhosttyFormatterTerminalExtra, palette)),
-            ("keyboard", offset_of!(GhosttyFormatterTerminalExtra, keyboard)),
-            ("screen", offset_of!(GhosttyFormatterTerminalExtra, screen)),
-        ]),
-        ("GhosttyFormatterTerminalOptions", size_of::<GhosttyFormatterTerminalOptions>(), align_of::<GhosttyFormatterTerminalOptions>(), vec![
-            ("size", offset_of!(GhosttyFormatterTerminalOptions, size)),
-            ("emit", offset_of!(GhosttyFormatterTerminalOptions, emit)),
-            ("unwrap", offset_of!(GhosttyFormatterTerminalOptions, unwrap)),
-            ("trim", offset_of!(GhosttyFormatterTerminalOptions, trim)),
-            ("extra", offset_of!(GhosttyFormatterTerminalOptions, extra)),
-            ("selection", offset_of!(GhosttyFormatterTerminalOptions, selection)),
-        ]),
-        ("GhosttyTerminalModeConfig", size_of::<GhosttyTerminalModeConfig>(), align_of::<GhosttyTerminalModeConfig>(), vec![
-            ("mode", offset_of!(GhosttyTerminalModeConfig, mode)),
-            ("value", offset_of!(GhosttyTerminalModeConfig, value)),
-        ]),
-        ("GhosttyColorRgb", size_of::<GhosttyColorRgb>(), align_of::<GhosttyColorRgb>(), vec![
-            ("r", offset_of!(GhosttyColorRgb, r)),
-            ("b", offset_of!(GhosttyColorRgb, b)),
-        ]),
-        ("GhosttyStyleColor", size_of::<GhosttyStyleColor>(), align_of::<GhosttyStyleColor>(), vec![
-            ("tag", offset_of!(GhosttyStyleColor, tag)),
-            ("value", offset_of!(GhosttyStyleColor, value)),
-        ]),
-        ("GhosttyStyle", size_of::<GhosttyStyle>(), align_of::<GhosttyStyle>(), vec![
-            ("size", offset_of!(GhosttyStyle, size)),
-            ("fg_color", offset_of!(GhosttyStyle, fg_color)),
-            ("bg_color", offset_of!(GhosttyStyle, bg_color)),
-            ("underline_color", offset_of!(GhosttyStyle, underline_color)),
-            ("bold", offset_of!(GhosttyStyle, bold)),
-            ("overline", offset_of!(GhosttyStyle, overline)),
-            ("underline", offset_of!(GhosttyStyle, underline)),
-        ]),
+        (
+            "GhosttyFormatterScreenExtra",
+            size_of::<GhosttyFormatterScreenExtra>(),
+            align_of::<GhosttyFormatterScreenExtra>(),
+            vec![
+                ("size", offset_of!(GhosttyFormatterScreenExtra, size)),
+                ("cursor", offset_of!(GhosttyFormatterScreenExtra, cursor)),
+                ("charsets", offset_of!(GhosttyFormatterScreenExtra, charsets)),
+            ],
+        ),
+        (
+            "GhosttyFormatterTerminalExtra",
+            size_of::<GhosttyFormatterTerminalExtra>(),
+            align_of::<GhosttyFormatterTerminalExtra>(),
+            vec![
+                ("size", offset_of!(GhosttyFormatterTerminalExtra, size)),
+                ("palette", offset_of!(GhosttyFormatterTerminalExtra, palette)),
+                ("keyboard", offset_of!(GhosttyFormatterTerminalExtra, keyboard)),
+                ("screen", offset_of!(GhosttyFormatterTerminalExtra, screen)),
+            ],
+        ),
+        (
+            "GhosttyFormatterTerminalOptions",
+            size_of::<GhosttyFormatterTerminalOptions>(),
+            align_of::<GhosttyFormatterTerminalOptions>(),
+            vec![
+                ("size", offset_of!(GhosttyFormatterTerminalOptions, size)),
+                ("emit", offset_of!(GhosttyFormatterTerminalOptions, emit)),
+                ("unwrap", offset_of!(GhosttyFormatterTerminalOptions, unwrap)),
+                ("trim", offset_of!(GhosttyFormatterTerminalOptions, trim)),
+                ("extra", offset_of!(GhosttyFormatterTerminalOptions, extra)),
+                ("selection", offset_of!(GhosttyFormatterTerminalOptions, selection)),
+            ],
+        ),
+        (
+            "GhosttyTerminalModeConfig",
+            size_of::<GhosttyTerminalModeConfig>(),
+            align_of::<GhosttyTerminalModeConfig>(),
+            vec![
+                ("mode", offset_of!(GhosttyTerminalModeConfig, mode)),
+                ("value", offset_of!(GhosttyTerminalModeConfig, value)),
+            ],
+        ),
+        (
+            "GhosttyColorRgb",
+            size_of::<GhosttyColorRgb>(),
+            align_of::<GhosttyColorRgb>(),
+            vec![("r", offset_of!(GhosttyColorRgb, r)), ("b", offset_of!(GhosttyColorRgb, b))],
+        ),
+        (
+            "GhosttyStyleColor",
+            size_of::<GhosttyStyleColor>(),
+            align_of::<GhosttyStyleColor>(),
+            vec![("tag", offset_of!(GhosttyStyleColor, tag)), ("value", offset_of!(GhosttyStyleColor, value))],
+        ),
+        (
+            "GhosttyStyle",
+            size_of::<GhosttyStyle>(),
+            align_of::<GhosttyStyle>(),
+            vec![
+                ("size", offset_of!(GhosttyStyle, size)),
+                ("fg_color", offset_of!(GhosttyStyle, fg_color)),
+                ("bg_color", offset_of!(GhosttyStyle, bg_color)),
+                ("underline_color", offset_of!(GhosttyStyle, underline_color)),
+                ("bold", offset_of!(GhosttyStyle, bold)),
+                ("overline", offset_of!(GhosttyStyle, overline)),
+                ("underline", offset_of!(GhosttyStyle, underline)),
+            ],
+        ),
     ]
 }
 

@@ -71,7 +71,9 @@ pub fn generate(class: Class, seed: u64) -> Case {
             74..=75 => format!("\x1b[{n}P"),
             76..=77 => format!("\x1b[{n}X"),
             78..=81 => "\n".to_owned(),
-            82..=84 => "0123456789abcdefghijklmnopqrstuvwxyz0123456789".get(..usize::from(col)).unwrap_or("").to_owned(),
+            82..=84 => {
+                "0123456789abcdefghijklmnopqrstuvwxyz0123456789".get(..usize::from(col)).unwrap_or("").to_owned()
+            }
             85..=89 if class != Class::Text => {
                 if rng.random_bool(0.5) { "\x1b[?1049h" } else { "\x1b[?1049l" }.to_owned()
             }
