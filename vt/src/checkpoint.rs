@@ -20,6 +20,7 @@ use std::io::Write;
 use crate::emit;
 use crate::error::Result;
 use crate::format::{Format, Space};
+use crate::inspect::RowFlags;
 use crate::terminal::{Screen, Terminal};
 
 /// Modes that select the alternate screen: they must precede the content.
@@ -75,11 +76,13 @@ impl Terminal {
 
     /// Lays rows `0..upto` with the formatter, in segments split at bad joins, and moves to row `upto`.
     fn lay_history(&self, upto: usize, total: usize, content: &mut Vec<u8>) -> Result<()> {
+        // One wrap-flag read per row (plus the row after the last), shared by the segment and row counts.
+        let flags = (0..(upto + 1).min(total)).map(|y| self.row_flags(y)).collect::<Result<Vec<_>>>()?;
         let mut start = 0;
         while start < upto {
-            let end = self.segment_end(start, upto)?;
+            let end = self.segment_end(&flags, start, upto)?;
             let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, start, end, usize::MAX)?;
-            let laid = self.rows_laid(&bytes, start, end)?;
+            let laid = rows_laid(&flags, &bytes, start, end);
             content.extend_from_slice(&bytes);
             // The cursor is on row `start + laid - 1` (or still on `start` when nothing was laid); move to the
             // next segment's first row, or stay on the last row at the very end.
@@ -95,6 +98,17 @@ impl Terminal {
             start = end + 1;
         }
         Ok(())
+    }
+
+    /// The last row of the segment starting at `start`: the first bad join (a wrapped row whose next row is
+    /// not its continuation or holds no text), or the row before `upto`.
+    fn segment_end(&self, flags: &[RowFlags], start: usize, upto: usize) -> Result<usize> {
+        for y in start..upto - 1 {
+            if flags[y].wrap && (!flags[y + 1].continuation || !self.row_has_text(y + 1)?) {
+                return Ok(y);
+            }
+        }
+        Ok(upto - 1)
     }
 
     /// Moves the cursor to its place, recreating a pending wrap by re-printing the last cell.
@@ -124,42 +138,25 @@ impl Terminal {
         let _ = write!(out, "\x1b[{row};{}H", cursor.x + 1);
         Ok(())
     }
+}
 
-    /// The last row of the segment starting at `start`: the first bad join, or the last row.
-    fn segment_end(&self, start: usize, total: usize) -> Result<usize> {
-        let mut y = start;
-        while y + 1 < total {
-            if !self.row_flags(y)?.wrap {
-                y += 1;
-                continue;
-            }
-            let next = self.row_flags(y + 1)?;
-            if !next.continuation || !self.row_has_text(y + 1)? {
-                return Ok(y);
-            }
-            y += 1;
-        }
-        Ok(total - 1)
+/// How many physical rows of `first..=last` the formatted `bytes` lay down: the formatter leaves out
+/// trailing blank rows, and each of its line breaks ends one logical (possibly soft-wrapped) line.
+fn rows_laid(flags: &[RowFlags], bytes: &[u8], first: usize, last: usize) -> usize {
+    if bytes.is_empty() {
+        return 0;
     }
-
-    /// How many physical rows of `first..=last` the formatted `bytes` lay down: the formatter leaves out
-    /// trailing blank rows, and each of its line breaks ends one logical (possibly soft-wrapped) line.
-    fn rows_laid(&self, bytes: &[u8], first: usize, last: usize) -> Result<usize> {
-        if bytes.is_empty() {
-            return Ok(0);
-        }
-        let lines = bytes.windows(2).filter(|w| w == b"\r\n").count() + 1;
-        let mut ended = 0;
-        for y in first..=last {
-            if y == last || !self.row_flags(y)?.wrap {
-                ended += 1;
-                if ended == lines {
-                    return Ok(y - first + 1);
-                }
+    let lines = bytes.windows(2).filter(|w| w == b"\r\n").count() + 1;
+    let mut ended = 0;
+    for y in first..=last {
+        if y == last || !flags[y].wrap {
+            ended += 1;
+            if ended == lines {
+                return y - first + 1;
             }
         }
-        Ok(last - first + 1)
     }
+    last - first + 1
 }
 
 /// The formatter options of the state run: cells plus every extra except palette and pwd.
