@@ -148,11 +148,11 @@ fn rows_laid(flags: &[RowFlags], bytes: &[u8], first: usize, last: usize) -> usi
     }
     let lines = bytes.windows(2).filter(|w| w == b"\r\n").count() + 1;
     let mut ended = 0;
-    for y in first..=last {
-        if y == last || !flags[y].wrap {
+    for (i, row) in flags[first..=last].iter().enumerate() {
+        if first + i == last || !row.wrap {
             ended += 1;
             if ended == lines {
-                return y - first + 1;
+                return i + 1;
             }
         }
     }
