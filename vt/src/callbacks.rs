@@ -136,3 +136,44 @@ pub(crate) unsafe extern "C" fn on_format_write(userdata: *mut c_void, data: *co
     // A panic here can only come from allocation failure; refuse the write rather than unwind into C.
     catch_unwind(AssertUnwindSafe(write)).unwrap_or(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_a_callback_is_held_until_the_c_call_returns() {
+        let shared = Shared::default();
+        let userdata = (&raw const shared).cast_mut().cast::<c_void>();
+        // Safety: `userdata` points at `shared`, alive for the whole test.
+        unsafe { Shared::guard(userdata, |_| panic!("boom")) };
+        // The callback returned normally; the panic surfaces only when resumed.
+        let resumed = std::panic::catch_unwind(AssertUnwindSafe(|| shared.resume_panic()));
+        let payload = resumed.expect_err("the stored panic is resumed");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+        // Once resumed, it is gone.
+        shared.resume_panic();
+    }
+
+    #[test]
+    fn replies_past_the_limit_are_dropped_and_counted() {
+        let shared = Shared::default();
+        shared.push_reply(&vec![b'x'; MAX_PENDING_REPLY_BYTES - 1]);
+        shared.push_reply(b"abc");
+        assert_eq!(shared.take_replies().len(), MAX_PENDING_REPLY_BYTES);
+        assert_eq!(shared.dropped_replies(), 2);
+    }
+
+    #[test]
+    fn format_sink_refuses_to_grow_past_its_limit() {
+        let mut sink = Sink { out: Vec::new(), limit: 4, overflowed: false };
+        let userdata = (&raw mut sink).cast::<c_void>();
+        // Safety: `userdata` is the only reference to `sink` during these calls; the data is a live slice.
+        unsafe {
+            assert!(on_format_write(userdata, b"abc".as_ptr(), 3));
+            assert!(!on_format_write(userdata, b"de".as_ptr(), 2));
+        }
+        assert_eq!(sink.out, b"abc");
+        assert!(sink.overflowed);
+    }
+}

@@ -1,24 +1,29 @@
 //! VT checkpoints: bytes that rebuild history, screen, cursor, modes and title in a fresh terminal of the
 //! same size.
 //!
-//! The formatter's raw VT output does not round-trip, so the checkpoint is assembled in three parts:
-//! 1. Content. The whole active screen is formatted in segments with soft wraps joined. A segment ends at a
-//!    "bad join", a wrapped row whose next row is blank or not its continuation, which the formatter would
-//!    otherwise swallow. After each segment, line feeds are added for the rows the formatter left out
-//!    (trailing blank rows), so exactly `total_rows` rows are laid down and the cursor ends on the last.
-//! 2. State. One formatter run over active row 0 with every extra but palette and pwd re-prints that row in
-//!    place and carries modes, margins, tab stops, cursor (with pending wrap), pen, charsets and keyboard.
-//! 3. Order. Alternate-screen modes move to the very front (the content must land on that screen), and
-//!    autowrap-off and insert mode move to the very end (they would corrupt the re-printed row). The title
-//!    goes first as OSC 2.
+//! The formatter's raw VT output does not round-trip, so the checkpoint is assembled in parts:
+//! 1. Old history goes through the formatter (fast), in segments with soft wraps joined. A segment ends at
+//!    a "bad join", a wrapped row whose next row is blank or not its continuation, which the formatter
+//!    would otherwise swallow; after each segment, line feeds make up for the trailing blank rows the
+//!    formatter leaves out, so every row is laid down.
+//! 2. The active area and the last [`EXACT_HISTORY_ROWS`] rows of history are emitted cell by cell
+//!    (`emit`), which reproduces gaps, background-only cells, soft wraps and spacer heads that the formatter
+//!    gets wrong.
+//! 3. One formatter run over active row 0 with every extra but palette and pwd supplies modes, tab stops,
+//!    margins, pen, charsets and keyboard state; its re-print of row 0 and its cursor placement are dropped
+//!    in favour of our own, which recreates a pending wrap by re-printing the last cell in its style.
+//! 4. Alternate-screen modes go to the very front (the content must land on that screen); autowrap-off and
+//!    insert mode go to the very end (they would corrupt the printing). The title goes first, as OSC 2.
 //!
 //! Known limits: the primary screen while the alternate one is active, the DECSC saved cursor, hyperlinks
-//! already on cells and a tab stop in the last column are not carried.
+//! already on cells and a tab stop in the last column are not carried; in old history, gaps between text
+//! replay as spaces and rows of only background color replay blank. `just checkpoint-fidelity` measures
+//! the rest.
 
 use std::io::Write;
 
 use crate::emit;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{Format, Space};
 use crate::inspect::RowFlags;
 use crate::terminal::{Screen, Terminal};
@@ -34,10 +39,21 @@ pub const EXACT_HISTORY_ROWS: usize = 200;
 /// The most rows walked back from the exact part to the start of the logical line that crosses into it.
 const MAX_LOGICAL_LINE_WALK: usize = 256;
 
+/// The largest checkpoint [`Terminal::vt_checkpoint`] produces. Base64 in a JSON event grows it by a third,
+/// and the event must fit one 8 MiB frame: 5 MiB leaves room for the rest of the event.
+pub const MAX_CHECKPOINT_BYTES: usize = 5 << 20;
+
 impl Terminal {
     /// VT bytes that rebuild this terminal's history, screen, cursor, modes and title when written to a
-    /// fresh terminal of the same size (see the module docs for what cannot be carried).
+    /// fresh terminal of the same size (see the module docs for what cannot be carried). Fails with
+    /// [`Error::CheckpointTooLarge`] rather than exceed [`MAX_CHECKPOINT_BYTES`].
     pub fn vt_checkpoint(&self) -> Result<Vec<u8>> {
+        self.vt_checkpoint_within(MAX_CHECKPOINT_BYTES)
+    }
+
+    /// [`Terminal::vt_checkpoint`] with another size limit.
+    pub fn vt_checkpoint_within(&self, limit: usize) -> Result<Vec<u8>> {
+        let too_large = || Error::CheckpointTooLarge { limit };
         let total = self.total_rows();
         let (cols, rows) = self.size();
         let top = total.saturating_sub(usize::from(rows));
@@ -50,7 +66,10 @@ impl Terminal {
         }
 
         let mut content = Vec::new();
-        self.lay_history(exact, total, &mut content)?;
+        self.lay_history(exact, total, limit, &mut content).map_err(|e| match e {
+            Error::BudgetExceeded { .. } => too_large(),
+            other => other,
+        })?;
         emit::emit_rows(self, exact, total, &mut content)?;
 
         let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
@@ -71,17 +90,21 @@ impl Terminal {
         self.place_cursor(cols, parts.top_margin, &mut out)?;
         out.extend_from_slice(&parts.pen);
         out.extend_from_slice(&parts.back);
+        if out.len() > limit {
+            return Err(too_large());
+        }
         Ok(out)
     }
 
     /// Lays rows `0..upto` with the formatter, in segments split at bad joins, and moves to row `upto`.
-    fn lay_history(&self, upto: usize, total: usize, content: &mut Vec<u8>) -> Result<()> {
+    fn lay_history(&self, upto: usize, total: usize, limit: usize, content: &mut Vec<u8>) -> Result<()> {
         // One wrap-flag read per row (plus the row after the last), shared by the segment and row counts.
         let flags = (0..(upto + 1).min(total)).map(|y| self.row_flags(y)).collect::<Result<Vec<_>>>()?;
         let mut start = 0;
         while start < upto {
             let end = self.segment_end(&flags, start, upto)?;
-            let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, start, end, usize::MAX)?;
+            let room = limit.saturating_sub(content.len());
+            let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, start, end, room)?;
             let laid = rows_laid(&flags, &bytes, start, end);
             content.extend_from_slice(&bytes);
             // The cursor is on row `start + laid - 1` (or still on `start` when nothing was laid); move to the

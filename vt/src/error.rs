@@ -38,10 +38,16 @@ pub enum Error {
     /// A row read asked for zero rows.
     #[error("row count must be positive")]
     ZeroRows,
-    /// A row read or checkpoint would exceed its byte budget; nothing is truncated.
+    /// A row read would exceed its byte budget; nothing is truncated.
     #[error("rows exceed {limit} byte limit")]
     BudgetExceeded {
         /// The budget in bytes.
+        limit: usize,
+    },
+    /// A checkpoint would exceed its size limit; nothing is truncated.
+    #[error("checkpoint exceeds {limit} byte limit")]
+    CheckpointTooLarge {
+        /// The limit in bytes.
         limit: usize,
     },
 }

@@ -22,7 +22,7 @@ mod rows;
 mod terminal;
 
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
-pub use checkpoint::EXACT_HISTORY_ROWS;
+pub use checkpoint::{EXACT_HISTORY_ROWS, MAX_CHECKPOINT_BYTES};
 pub use diff::COMPARED_MODES;
 pub use error::{Error, Result};
 pub use inspect::{CellInfo, Color, RowInfo, Style};
