@@ -14,6 +14,7 @@ const USAGE: &str = "usage: opencode-pty <command>
 
 commands:
   version, --version, -V   print the version and protocol number
+  version --verbose        also print the libghostty-vt version in use
   help, --help, -h         print this help";
 
 fn main() -> ExitCode {
@@ -21,6 +22,15 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("version" | "--version" | "-V") if args.len() == 1 => {
             println!("{}", version_line());
+            ExitCode::SUCCESS
+        }
+        Some("version") if args.get(1).map(String::as_str) == Some("--verbose") && args.len() == 2 => {
+            println!("{}", version_line());
+            println!(
+                "libghostty-vt {} (Ghostty {})",
+                opencode_pty_vt::library_version(),
+                opencode_pty_vt::ffi::GHOSTTY_REVISION
+            );
             ExitCode::SUCCESS
         }
         Some("help" | "--help" | "-h") if args.len() == 1 => {
