@@ -71,7 +71,16 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
             if !cell.text.is_empty() {
                 set_pen(out, &mut pen, cell.style);
                 out.extend_from_slice(cell.text.as_bytes());
-                x += if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE { 2 } else { 1 };
+                if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE {
+                    // ASCII printed into a wide cell (what is left of an overwritten wide character) advances
+                    // one column only: step over the spacer so the rest of the row stays in place.
+                    if cell.text.is_ascii() {
+                        out.extend_from_slice(b"\x1b[C");
+                    }
+                    x += 2;
+                } else {
+                    x += 1;
+                }
             } else if continues && x == 0 && !wrapped_by_placeholder {
                 set_pen(out, &mut pen, Style::default());
                 out.extend_from_slice(b" \x08");
