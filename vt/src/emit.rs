@@ -38,6 +38,8 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
         let next_first = next.as_ref().and_then(|n| n.cells.first());
         let next_starts_wide = next_first.is_some_and(|c| c.wide == ffi::GHOSTTY_CELL_WIDE_WIDE);
         let mut x = 0u16;
+        let entered_by_wrap = continues || wrapped_by_placeholder;
+        let mut erased_rest = false;
         let last = last_significant(&row);
         let end = if wraps { cols } else { last.map_or(0, |l| l + 1).max(u16::from(continues)) };
         while x < end {
@@ -53,16 +55,15 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 {
                     break;
                 }
-                // A spacer head whose wide character is gone: print a wide placeholder in the spacer's style so
-                // it wraps and leaves the spacer head, then erase the placeholder on the next row.
-                ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD if wraps && !orphan => {
+                // A spacer head whose wide character is gone (or differs in style): print a wide placeholder in
+                // the spacer's style so it wraps and leaves the spacer head, then erase the next row again.
+                ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD if wraps => {
                     set_pen(out, &mut pen, cell.style);
                     out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
                     set_pen(out, &mut pen, Style::default());
-                    // Overwriting the placeholder keeps the spacer head; erasing it would clear it too.
-                    let overwritten =
-                        next_first.is_some_and(|c| !c.text.is_empty() && c.wide == ffi::GHOSTTY_CELL_WIDE_WIDE);
-                    out.extend_from_slice(if overwritten { b"\r" as &[u8] } else { b"\x1b[2D\x1b[2X" });
+                    // Erasing the next line from its start keeps the spacer head (ECH or overprinting would
+                    // not); an orphaned wrap deletes that line instead.
+                    out.extend_from_slice(if orphan { b"\x1b[M\r" as &[u8] } else { b"\r\x1b[K" });
                     placeholder_wrapped = true;
                     break;
                 }
@@ -110,9 +111,17 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 }
                 x += run;
             }
+            if entered_by_wrap && !erased_rest && x < cols {
+                // A wrap at the bottom scrolled in a line of the pen's background: clear the rest of it.
+                set_pen(out, &mut pen, Style::default());
+                out.extend_from_slice(b"\x1b[K");
+                erased_rest = true;
+            }
         }
         continues = wraps && !orphan;
-        if orphan {
+        if orphan && placeholder_wrapped {
+            // The placeholder already wrapped and its line is gone.
+        } else if orphan {
             set_pen(out, &mut pen, Style::default());
             out.extend_from_slice(b" \x1b[M\r");
         } else if !wraps && y + 1 < total {
