@@ -71,11 +71,19 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
             }
             if !cell.text.is_empty() {
                 set_pen(out, &mut pen, cell.style);
-                out.extend_from_slice(cell.text.as_bytes());
-                if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE {
-                    // ASCII printed into a wide cell (what is left of an overwritten wide character) advances
-                    // one column only: step over the spacer so the rest of the row stays in place.
-                    if cell.text.is_ascii() {
+                let wide = cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE;
+                if wide && cell.text == " " {
+                    // A wide space is what DEC special graphics make of a wide character: do the same.
+                    out.extend_from_slice(b"\x1b(0");
+                    out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
+                    out.extend_from_slice(b"\x1b(B");
+                } else {
+                    out.extend_from_slice(cell.text.as_bytes());
+                }
+                if wide {
+                    // Other ASCII in a wide cell advances one column only: step over the spacer so the rest
+                    // of the row stays in place.
+                    if cell.text != " " && cell.text.is_ascii() {
                         out.extend_from_slice(b"\x1b[C");
                     }
                     x += 2;
@@ -83,25 +91,41 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                     x += 1;
                 }
             } else if continues && x == 0 && !wrapped_by_placeholder {
-                set_pen(out, &mut pen, Style::default());
-                out.extend_from_slice(b" \x08");
-                erase_here(out, &mut pen, cell.style.bg);
-                out.extend_from_slice(b"\x1b[C");
+                if cell.style == (Style { bg: cell.style.bg, ..Style::default() }) {
+                    set_pen(out, &mut pen, Style::default());
+                    out.extend_from_slice(b" \x08");
+                    erase_here(out, &mut pen, cell.style.bg);
+                    out.extend_from_slice(b"\x1b[C");
+                } else {
+                    // ECH would keep only the background: a space in the cell's full style is closer.
+                    set_pen(out, &mut pen, cell.style);
+                    out.push(b' ');
+                }
                 x += 1;
             } else if wraps && x + 1 == cols {
-                // Erasing this cell later would clear the row's wrap flag: a space in its background stays.
-                set_pen(out, &mut pen, Style { bg: cell.style.bg, ..Style::default() });
+                // Erasing this cell later would clear the row's wrap flag: a space in its style stays.
+                set_pen(out, &mut pen, cell.style);
                 out.push(b' ');
+                x += 1;
+            } else if cell.style != (Style { bg: cell.style.bg, ..Style::default() }) && x + 2 < cols {
+                // An empty cell with a full style is what overwriting half of a wide character leaves: print
+                // a wide placeholder in that style, overwrite its second half and erase that again.
+                set_pen(out, &mut pen, cell.style);
+                out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
+                set_pen(out, &mut pen, Style::default());
+                out.extend_from_slice(b"\x1b[D \x1b[D\x1b[X");
                 x += 1;
             } else {
                 // A run of empty cells of one background: erase them in that color, or just skip them.
                 let bg = cell.style.bg;
+                let plain = Style { bg, ..Style::default() };
                 let run = (x..end)
                     .take_while(|&i| {
                         let c = &row.cells[usize::from(i)];
-                        c.text.is_empty() && c.style.bg == bg && !(wraps && i + 1 == cols)
+                        c.text.is_empty() && c.style == plain && !(wraps && i + 1 == cols)
                     })
-                    .count() as u16;
+                    .count()
+                    .max(1) as u16;
                 if bg != Color::Default {
                     set_pen(out, &mut pen, Style { bg, ..Style::default() });
                     let _ = write!(out, "\x1b[{run}X");
