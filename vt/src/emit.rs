@@ -18,29 +18,58 @@ use crate::terminal::Terminal;
 ///
 /// Where a soft wrap needs a printed cell that must stay empty, a space is printed: the first cell of a
 /// continuation row is erased again at once with ECH in its background, while the last cell of a wrapped
-/// row keeps a space in its background, because erasing it would clear the row's wrap flag.
+/// row keeps a space in its style, because erasing it would clear the row's wrap flag.
 pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &mut Vec<u8>) -> Result<()> {
-    let (cols, _) = terminal.size();
-    let mut pen = Style::default();
+    let (cols, rows) = terminal.size();
+    let mut emitter = Emitter { out, pen: Style::default(), cols };
     let mut next = if first < total { Some(terminal.row_info(first)?) } else { None };
-    // True when the previous row soft-wraps into this one: its first cell must be printed to force the wrap.
-    let mut continues = false;
-    // The previous row's wrap was carried by a placeholder already erased: no filler is needed.
-    let mut placeholder_wrapped = false;
+    let mut entry = Entry::default();
     for y in first..total {
-        let wrapped_by_placeholder = std::mem::take(&mut placeholder_wrapped);
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(terminal.row_info(y + 1)?) } else { None };
+        entry = emitter.row(&row, next.as_ref(), entry);
+        if y + 1 == total && row.wrap && rows >= 3 && !ends_in_spacer_head(&row) {
+            emitter.wrap_last_row(&row, rows);
+        }
+    }
+    let out = &mut *emitter.out;
+    set_pen(out, &mut emitter.pen, Style::default());
+    Ok(())
+}
+
+/// How the previous row left the cursor for the next one.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    /// The previous row soft-wraps into this one: its first cell must be printed to force the wrap.
+    continues: bool,
+    /// The previous row's wrap was carried by a placeholder already erased: no filler is needed.
+    after_placeholder: bool,
+}
+
+/// The output, the pen it leaves set and the row width.
+#[derive(Debug)]
+struct Emitter<'a> {
+    out: &'a mut Vec<u8>,
+    pen: Style,
+    cols: u16,
+}
+
+impl Emitter<'_> {
+    /// Emits one row, given the row after it (if any) and how the row before left the cursor.
+    fn row(&mut self, row: &RowInfo, next: Option<&RowInfo>, entry: Entry) -> Entry {
+        let (out, pen, cols) = (&mut *self.out, &mut self.pen, self.cols);
+        let (continues, wrapped_by_placeholder) = (entry.continues, entry.after_placeholder);
+        let mut placeholder_wrapped = false;
         // A wrapped row is printed through its last column, so the next printed cell wraps. When the next row
         // does not continue it (IL/DL and erasures leave such rows), that cell's line is deleted again.
         let wraps = row.wrap && next.is_some();
-        let orphan = wraps && next.as_ref().is_some_and(|n| !n.wrap_continuation);
-        let next_first = next.as_ref().and_then(|n| n.cells.first());
+        let orphan = wraps && next.is_some_and(|n| !n.wrap_continuation);
+        let next_first = next.and_then(|n| n.cells.first());
         let next_starts_wide = next_first.is_some_and(|c| c.wide == ffi::GHOSTTY_CELL_WIDE_WIDE);
         let mut x = 0u16;
         let entered_by_wrap = continues || wrapped_by_placeholder;
         let mut erased_rest = false;
-        let last = last_significant(&row);
+        let last = last_significant(row);
         let end = if wraps { cols } else { last.map_or(0, |l| l + 1).max(u16::from(continues)) };
         while x < end {
             let cell = &row.cells[usize::from(x)];
@@ -58,9 +87,9 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 // A spacer head whose wide character is gone (or differs in style): print a wide placeholder in
                 // the spacer's style so it wraps and leaves the spacer head, then erase the next row again.
                 ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD if wraps => {
-                    set_pen(out, &mut pen, cell.style);
+                    set_pen(out, pen, cell.style);
                     out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
-                    set_pen(out, &mut pen, Style::default());
+                    set_pen(out, pen, Style::default());
                     // Erasing the next line from its start keeps the spacer head (ECH or overprinting would
                     // not); an orphaned wrap deletes that line instead.
                     out.extend_from_slice(if orphan { b"\x1b[M\r" as &[u8] } else { b"\r\x1b[K" });
@@ -70,7 +99,7 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 _ => {}
             }
             if !cell.text.is_empty() {
-                set_pen(out, &mut pen, cell.style);
+                set_pen(out, pen, cell.style);
                 let wide = cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE;
                 if wide && cell.text == " " {
                     // A wide space is what DEC special graphics make of a wide character: do the same.
@@ -92,27 +121,27 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                 }
             } else if continues && x == 0 && !wrapped_by_placeholder {
                 if cell.style == (Style { bg: cell.style.bg, ..Style::default() }) {
-                    set_pen(out, &mut pen, Style::default());
+                    set_pen(out, pen, Style::default());
                     out.extend_from_slice(b" \x08");
-                    erase_here(out, &mut pen, cell.style.bg);
+                    erase_here(out, pen, cell.style.bg);
                     out.extend_from_slice(b"\x1b[C");
                 } else {
                     // ECH would keep only the background: a space in the cell's full style is closer.
-                    set_pen(out, &mut pen, cell.style);
+                    set_pen(out, pen, cell.style);
                     out.push(b' ');
                 }
                 x += 1;
             } else if wraps && x + 1 == cols {
                 // Erasing this cell later would clear the row's wrap flag: a space in its style stays.
-                set_pen(out, &mut pen, cell.style);
+                set_pen(out, pen, cell.style);
                 out.push(b' ');
                 x += 1;
             } else if cell.style != (Style { bg: cell.style.bg, ..Style::default() }) && x + 2 < cols {
                 // An empty cell with a full style is what overwriting half of a wide character leaves: print
                 // a wide placeholder in that style, overwrite its second half and erase that again.
-                set_pen(out, &mut pen, cell.style);
+                set_pen(out, pen, cell.style);
                 out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
-                set_pen(out, &mut pen, Style::default());
+                set_pen(out, pen, Style::default());
                 out.extend_from_slice(b"\x1b[D \x1b[D\x1b[X");
                 x += 1;
             } else {
@@ -127,7 +156,7 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
                     .count()
                     .max(1) as u16;
                 if bg != Color::Default {
-                    set_pen(out, &mut pen, Style { bg, ..Style::default() });
+                    set_pen(out, pen, Style { bg, ..Style::default() });
                     let _ = write!(out, "\x1b[{run}X");
                 }
                 if x + run < cols {
@@ -137,24 +166,55 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &m
             }
             if entered_by_wrap && !erased_rest && x < cols {
                 // A wrap at the bottom scrolled in a line of the pen's background: clear the rest of it.
-                set_pen(out, &mut pen, Style::default());
+                set_pen(out, pen, Style::default());
                 out.extend_from_slice(b"\x1b[K");
                 erased_rest = true;
             }
         }
-        continues = wraps && !orphan;
         if orphan && placeholder_wrapped {
             // The placeholder already wrapped and its line is gone.
         } else if orphan {
-            set_pen(out, &mut pen, Style::default());
+            set_pen(out, pen, Style::default());
             out.extend_from_slice(b" \x1b[M\r");
-        } else if !wraps && y + 1 < total {
-            set_pen(out, &mut pen, Style::default());
+        } else if !wraps && next.is_some() {
+            set_pen(out, pen, Style::default());
             out.extend_from_slice(b"\r\n");
         }
+        Entry { continues: wraps && !orphan, after_placeholder: placeholder_wrapped }
     }
-    set_pen(out, &mut pen, Style::default());
-    Ok(())
+
+    /// Gives the last row the wrap flag it has in the source, which no following row can carry: with a
+    /// scroll region that ends above it, printing past its last column sets the flag and wraps onto the
+    /// same row (nothing scrolls), so its last and first cells are simply printed again.
+    fn wrap_last_row(&mut self, last: &RowInfo, rows: u16) {
+        let cols = self.cols;
+        set_pen(self.out, &mut self.pen, Style::default());
+        let _ = write!(self.out, "\x1b[1;{}r", rows - 1);
+        let mut x = usize::from(cols) - 1;
+        if last.cells[x].wide == ffi::GHOSTTY_CELL_WIDE_SPACER_TAIL && x > 0 {
+            x -= 1;
+        }
+        let _ = write!(self.out, "\x1b[{rows};{}H", x + 1);
+        self.reprint(&last.cells[x]);
+        self.reprint(&last.cells[0]);
+        if last.cells[0].text.is_empty() {
+            self.out.extend_from_slice(b"\x1b[D");
+            erase_here(self.out, &mut self.pen, last.cells[0].style.bg);
+        }
+        set_pen(self.out, &mut self.pen, Style::default());
+        self.out.extend_from_slice(b"\x1b[r");
+    }
+
+    /// Prints a cell again where the cursor is: its text in its style, or a space in its style.
+    fn reprint(&mut self, cell: &CellInfo) {
+        set_pen(self.out, &mut self.pen, cell.style);
+        self.out.extend_from_slice(if cell.text.is_empty() { b" " } else { cell.text.as_bytes() });
+    }
+}
+
+/// Whether the row's last cell is a spacer head (its wide character went to the next row).
+fn ends_in_spacer_head(row: &RowInfo) -> bool {
+    row.cells.last().is_some_and(|c| c.wide == ffi::GHOSTTY_CELL_WIDE_SPACER_HEAD)
 }
 
 /// A wide character printed only to recreate a spacer head: the ideographic space, two cells wide.
