@@ -111,8 +111,10 @@ fn checkpoint_of_a_checkpoint_is_stable() {
 }
 
 /// The share of seeded cases per class that must replay identically (up to blank-versus-space cells).
-/// Measured with `just checkpoint-fidelity`; a change that lowers it fails here.
-const FLOORS: [(Class, usize); 3] = [(Class::Text, 299), (Class::Alternate, 299), (Class::Modes, 296)];
+/// Measured with `just checkpoint-fidelity`; a change that lowers it fails here. Old history goes through
+/// the formatter, whose known limits (C2, C3 in SPEC.md) the `DeepHistory` floor reflects.
+const FLOORS: [(Class, usize); 4] =
+    [(Class::Text, 299), (Class::Alternate, 299), (Class::Modes, 296), (Class::DeepHistory, 152)];
 const CASES: u64 = 300;
 
 #[test]

@@ -15,11 +15,14 @@ pub enum Class {
     Alternate,
     /// `Alternate` plus scroll regions, autowrap off, DECSC/DECRC, DEC special graphics and insert mode.
     Modes,
+    /// `Text`, then pushed out of the exactly emitted rows into old history by line feeds, so the
+    /// formatter's part of the checkpoint carries it.
+    DeepHistory,
 }
 
 impl Class {
     /// Every class, in report order.
-    pub const ALL: [Class; 3] = [Class::Text, Class::Alternate, Class::Modes];
+    pub const ALL: [Class; 4] = [Class::Text, Class::Alternate, Class::Modes, Class::DeepHistory];
 
     /// A short name for reports.
     pub fn name(self) -> &'static str {
@@ -27,6 +30,7 @@ impl Class {
             Class::Text => "text (ED/EL/IL/DL/CUP, wide, tabs)",
             Class::Alternate => "+ alternate screen",
             Class::Modes => "+ DECSTBM, DECAWM, DECSC, charset, IRM",
+            Class::DeepHistory => "text, pushed into old history",
         }
     }
 }
@@ -74,13 +78,19 @@ pub fn generate(class: Class, seed: u64) -> Case {
             82..=84 => {
                 "0123456789abcdefghijklmnopqrstuvwxyz0123456789".get(..usize::from(col)).unwrap_or("").to_owned()
             }
-            85..=89 if class != Class::Text => {
+            85..=89 if matches!(class, Class::Alternate | Class::Modes) => {
                 if rng.random_bool(0.5) { "\x1b[?1049h" } else { "\x1b[?1049l" }.to_owned()
             }
             90..=99 if class == Class::Modes => modes(&mut rng, rows),
             _ => "z".to_owned(),
         };
         input.extend_from_slice(s.as_bytes());
+    }
+    if class == Class::DeepHistory {
+        input.extend_from_slice(b"\x1b[0m\x1b[r");
+        for _ in 0..opencode_pty_vt::EXACT_HISTORY_ROWS + usize::from(rows) + 1 {
+            input.extend_from_slice(b"\r\n");
+        }
     }
     Case { cols, rows, input }
 }
