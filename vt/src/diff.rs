@@ -1,7 +1,7 @@
 //! Compares the observable state of two terminals: what a checkpoint must reproduce.
 
 use crate::error::Result;
-use crate::inspect::CellInfo;
+use crate::inspect::{CellInfo, Color, Style};
 use crate::terminal::Terminal;
 
 /// Modes compared by [`Terminal::state_diff`]: `(number, ansi, name)`.
@@ -23,8 +23,10 @@ impl Terminal {
     /// cells (text, width, style) and wrap flag, cursor (with pending wrap and visibility), the
     /// [`COMPARED_MODES`] and the title; `None` when they match.
     ///
-    /// With `exact_blanks` false, an empty cell and a cell holding one space of the same style count as
-    /// equal: they look the same, and a VT stream cannot always tell them apart.
+    /// With `exact_blanks` false, blank cells (empty, or one space) are compared by what shows of them:
+    /// background, inverse video (which shows the foreground), underline, strikethrough and overline. An
+    /// empty cell and a space, or two blanks that differ only in foreground or weight, look the same, and a
+    /// VT stream cannot always tell them apart.
     pub fn state_diff(&self, other: &Terminal, exact_blanks: bool) -> Result<Option<String>> {
         macro_rules! differ {
             ($what:expr, $a:expr, $b:expr) => {
@@ -41,7 +43,8 @@ impl Terminal {
             let (a, b) = (self.row_info(y)?, other.row_info(y)?);
             differ!(format!("row {y} wrap"), a.wrap, b.wrap);
             for (x, (ca, cb)) in a.cells.iter().zip(&b.cells).enumerate() {
-                if !exact_blanks && blank(ca) && blank(cb) && ca.style == cb.style {
+                if !exact_blanks && blank(ca) && blank(cb) && visible_on_blank(&ca.style) == visible_on_blank(&cb.style)
+                {
                     continue;
                 }
                 if ca != cb {
@@ -66,4 +69,18 @@ impl Terminal {
 
 fn blank(cell: &CellInfo) -> bool {
     cell.text.is_empty() || cell.text == " "
+}
+
+/// The part of a style that shows on a blank cell.
+fn visible_on_blank(style: &Style) -> Style {
+    Style {
+        fg: if style.inverse { style.fg } else { Color::Default },
+        bg: style.bg,
+        underline_color: if style.underline != 0 { style.underline_color } else { Color::Default },
+        inverse: style.inverse,
+        strikethrough: style.strikethrough,
+        overline: style.overline,
+        underline: style.underline,
+        ..Style::default()
+    }
 }
