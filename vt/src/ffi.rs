@@ -30,6 +30,8 @@ pub type GhosttyFormatter = *mut c_void;
 /// Row and cell values are opaque 64-bit handles read through `ghostty_row_get` and `ghostty_cell_get`.
 pub type GhosttyRow = u64;
 pub type GhosttyCell = u64;
+/// A style's id within its page; 0 is the default style.
+pub type GhosttyStyleId = u16;
 /// A mode number packed as `(n & 0x7FFF) | (ansi << 15)`.
 pub type GhosttyMode = u16;
 
@@ -71,8 +73,10 @@ pub const GHOSTTY_ROW_DATA_WRAP_CONTINUATION: GhosttyRowData = 2;
 
 pub type GhosttyCellData = c_int;
 pub const GHOSTTY_CELL_DATA_WIDE: GhosttyCellData = 3;
+pub const GHOSTTY_CELL_DATA_CODEPOINT: GhosttyCellData = 1;
 pub const GHOSTTY_CELL_DATA_CONTENT_TAG: GhosttyCellData = 2;
 pub const GHOSTTY_CELL_DATA_HAS_TEXT: GhosttyCellData = 4;
+pub const GHOSTTY_CELL_DATA_STYLE_ID: GhosttyCellData = 6;
 pub const GHOSTTY_CELL_DATA_COLOR_PALETTE: GhosttyCellData = 10;
 pub const GHOSTTY_CELL_DATA_COLOR_RGB: GhosttyCellData = 11;
 
@@ -306,6 +310,13 @@ unsafe extern "C" {
     pub fn ghostty_grid_ref_style(grid_ref: *const GhosttyGridRef, out_style: *mut GhosttyStyle) -> GhosttyResult;
     pub fn ghostty_row_get(row: GhosttyRow, data: GhosttyRowData, out: *mut c_void) -> GhosttyResult;
     pub fn ghostty_cell_get(cell: GhosttyCell, data: GhosttyCellData, out: *mut c_void) -> GhosttyResult;
+    pub fn ghostty_cell_get_multi(
+        cell: GhosttyCell,
+        count: usize,
+        keys: *const GhosttyCellData,
+        values: *mut *mut c_void,
+        out_written: *mut usize,
+    ) -> GhosttyResult;
 
     pub fn ghostty_terminal_selection_format_buf(
         terminal: GhosttyTerminal,

@@ -1,7 +1,6 @@
 //! Cell-level reads: row wrap flags, cell text, width and style. The checkpoint uses the flags; tests and
 //! the fidelity tool compare whole rows of two terminals with [`Terminal::row_info`].
 
-use std::ffi::c_void;
 
 use crate::error::{Result, check};
 use crate::ffi;
@@ -132,70 +131,138 @@ impl Terminal {
         Ok(false)
     }
 
-    /// Everything about row `y` of the whole active screen (row 0 is the oldest history row). Costs one
-    /// grid lookup per cell: meant for tests and tools, not for hot paths.
+    /// Everything about row `y` of the whole active screen (row 0 is the oldest history row). Costs a few
+    /// library calls per cell: meant for the checkpoint's exact part, tests and tools, not for history.
     pub fn row_info(&self, y: usize) -> Result<RowInfo> {
         let (cols, _) = self.size();
         let flags = self.row_flags(y)?;
+        let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         let mut cells = Vec::with_capacity(usize::from(cols));
+        // Cells of one row share few styles: remember the last one read.
+        let mut last_style: Option<(ffi::GhosttyStyleId, Style)> = None;
         for x in 0..cols {
-            cells.push(self.cell_info(x, y)?);
+            // A ref to another column of the same row differs only in `x`: the page node and row stay.
+            let cell_ref = ffi::GhosttyGridRef { x: row_ref.x + x, ..row_ref };
+            cells.push(cell_info(&cell_ref, &mut last_style)?);
         }
         Ok(RowInfo { cells, wrap: flags.wrap, wrap_continuation: flags.continuation })
     }
+}
 
-    fn cell_info(&self, x: u16, y: usize) -> Result<CellInfo> {
-        let grid_ref = self.grid_ref(Space::Screen, x, y)?;
-        let mut cell: ffi::GhosttyCell = 0;
-        let mut wide: ffi::GhosttyCellWide = ffi::GHOSTTY_CELL_WIDE_NARROW;
-        let mut codepoints = [0u32; MAX_GRAPHEME_CODEPOINTS];
-        let mut len = 0usize;
-        // Safety: all zeroes is a valid GhosttyStyle (null tags, false flags); `size` is set below.
-        let mut style: ffi::GhosttyStyle = unsafe { std::mem::zeroed() };
-        style.size = size_of::<ffi::GhosttyStyle>();
-        // Safety: fresh grid ref; WIDE is a C int; the grapheme buffer holds `MAX_GRAPHEME_CODEPOINTS`
-        // values; the style out-parameter is sized.
-        unsafe {
-            check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
-            check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_WIDE, (&raw mut wide).cast::<c_void>()))?;
-            check(ffi::ghostty_grid_ref_graphemes(&grid_ref, codepoints.as_mut_ptr(), codepoints.len(), &raw mut len))?;
-            check(ffi::ghostty_grid_ref_style(&grid_ref, &raw mut style))?;
+/// Reads one cell through a fresh grid ref (no mutation since it was made).
+fn cell_info(grid_ref: &ffi::GhosttyGridRef, last_style: &mut Option<(ffi::GhosttyStyleId, Style)>) -> Result<CellInfo> {
+    let mut cell: ffi::GhosttyCell = 0;
+    let mut content: ffi::GhosttyCellContentTag = ffi::GHOSTTY_CELL_CONTENT_CODEPOINT;
+    let mut wide: ffi::GhosttyCellWide = ffi::GHOSTTY_CELL_WIDE_NARROW;
+    let mut style_id: ffi::GhosttyStyleId = 0;
+    let mut codepoint = 0u32;
+    let keys = [
+        ffi::GHOSTTY_CELL_DATA_CONTENT_TAG,
+        ffi::GHOSTTY_CELL_DATA_WIDE,
+        ffi::GHOSTTY_CELL_DATA_STYLE_ID,
+        ffi::GHOSTTY_CELL_DATA_CODEPOINT,
+    ];
+    let mut values: [*mut std::ffi::c_void; 4] = [
+        (&raw mut content).cast(),
+        (&raw mut wide).cast(),
+        (&raw mut style_id).cast(),
+        (&raw mut codepoint).cast(),
+    ];
+    let mut written = 0usize;
+    // Safety: the grid ref is fresh; each value points at the type its key writes (C ints for CONTENT_TAG
+    // and WIDE, a u16 for STYLE_ID, a u32 for CODEPOINT), and both arrays hold `keys.len()` entries.
+    unsafe {
+        check(ffi::ghostty_grid_ref_cell(grid_ref, &raw mut cell))?;
+        check(ffi::ghostty_cell_get_multi(cell, keys.len(), keys.as_ptr(), values.as_mut_ptr(), &raw mut written))?;
+    }
+    let mut text = String::new();
+    let mut bg_only = None;
+    match content {
+        ffi::GHOSTTY_CELL_CONTENT_CODEPOINT => text.extend(char::from_u32(codepoint).filter(|&c| c != '\0')),
+        ffi::GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME => {
+            let mut codepoints = [0u32; MAX_GRAPHEME_CODEPOINTS];
+            let mut len = 0usize;
+            // Safety: the buffer holds `MAX_GRAPHEME_CODEPOINTS` values; `len` receives how many were written.
+            unsafe {
+                check(ffi::ghostty_grid_ref_graphemes(grid_ref, codepoints.as_mut_ptr(), codepoints.len(), &raw mut len))?;
+            }
+            text.extend(codepoints[..len.min(MAX_GRAPHEME_CODEPOINTS)].iter().filter_map(|&c| char::from_u32(c)));
         }
-        let mut content: ffi::GhosttyCellContentTag = ffi::GHOSTTY_CELL_CONTENT_CODEPOINT;
-        let mut palette = 0u8;
-        let mut rgb = ffi::GhosttyColorRgb { r: 0, g: 0, b: 0 };
-        // Safety: CONTENT_TAG is a C int, COLOR_PALETTE a u8 palette index, COLOR_RGB a GhosttyColorRgb.
-        unsafe {
-            check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_CONTENT_TAG, (&raw mut content).cast()))?;
-            if content == ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE {
-                check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_COLOR_PALETTE, (&raw mut palette).cast()))?;
-            } else if content == ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_RGB {
-                check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_COLOR_RGB, (&raw mut rgb).cast()))?;
+        ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE => {
+            let mut palette = 0u8;
+            // Safety: COLOR_PALETTE is a u8 palette index.
+            unsafe { check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_COLOR_PALETTE, (&raw mut palette).cast()))? };
+            bg_only = Some(Color::Palette(palette));
+        }
+        ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_RGB => {
+            let mut rgb = ffi::GhosttyColorRgb { r: 0, g: 0, b: 0 };
+            // Safety: COLOR_RGB is a GhosttyColorRgb.
+            unsafe { check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_COLOR_RGB, (&raw mut rgb).cast()))? };
+            bg_only = Some(Color::Rgb(rgb.r, rgb.g, rgb.b));
+        }
+        _ => {}
+    }
+    let mut style = match *last_style {
+        _ if style_id == 0 => Style::default(),
+        Some((id, style)) if id == style_id => style,
+        _ => {
+            let style = read_style(grid_ref)?;
+            *last_style = Some((style_id, style));
+            style
+        }
+    };
+    if let Some(bg) = bg_only {
+        style.bg = bg;
+    }
+    Ok(CellInfo { text, wide, style })
+}
+
+/// Reads the full style of the cell a fresh grid ref points at.
+fn read_style(grid_ref: &ffi::GhosttyGridRef) -> Result<Style> {
+    // Safety: all zeroes is a valid GhosttyStyle (null tags, false flags); `size` is set before the call.
+    let mut style: ffi::GhosttyStyle = unsafe { std::mem::zeroed() };
+    style.size = size_of::<ffi::GhosttyStyle>();
+    // Safety: the grid ref is fresh and the out-parameter is sized.
+    unsafe { check(ffi::ghostty_grid_ref_style(grid_ref, &raw mut style))? };
+    Ok(Style {
+        fg: color(&style.fg_color),
+        bg: color(&style.bg_color),
+        underline_color: color(&style.underline_color),
+        bold: style.bold,
+        italic: style.italic,
+        faint: style.faint,
+        blink: style.blink,
+        inverse: style.inverse,
+        invisible: style.invisible,
+        strikethrough: style.strikethrough,
+        overline: style.overline,
+        underline: style.underline,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The row walk reuses one grid ref per row; a lookup per cell must read the same.
+    #[test]
+    fn row_walk_reads_what_per_cell_lookups_read() {
+        let mut t = Terminal::new(12, 4, 100).expect("terminal");
+        t.write("\x1b[1;31mab\x1b[0m 漢e\u{301}\x1b[44m\x1b[K\r\n\x1b[4:3mwide界🙂 0123456789\x1b[0m\r\n\x1b[7mx".as_bytes());
+        for y in 0..t.total_rows() {
+            let row = t.row_info(y).expect("row");
+            for (x, cell) in row.cells.iter().enumerate() {
+                let lookup = t.grid_ref(Space::Screen, x as u16, y).expect("ref");
+                assert_eq!(*cell, cell_info(&lookup, &mut None).expect("cell"), "row {y} cell {x}");
             }
         }
-        let text = codepoints[..len.min(MAX_GRAPHEME_CODEPOINTS)].iter().filter_map(|&c| char::from_u32(c)).collect();
-        let bg = match content {
-            ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE => Color::Palette(palette),
-            ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_RGB => Color::Rgb(rgb.r, rgb.g, rgb.b),
-            _ => color(&style.bg_color),
-        };
-        Ok(CellInfo {
-            text,
-            wide,
-            style: Style {
-                fg: color(&style.fg_color),
-                bg,
-                underline_color: color(&style.underline_color),
-                bold: style.bold,
-                italic: style.italic,
-                faint: style.faint,
-                blink: style.blink,
-                inverse: style.inverse,
-                invisible: style.invisible,
-                strikethrough: style.strikethrough,
-                overline: style.overline,
-                underline: style.underline,
-            },
-        })
+        let row = t.row_info(0).expect("row");
+        assert_eq!(row.cells[0].text, "a");
+        assert_eq!(row.cells[0].style.fg, Color::Palette(1));
+        assert!(row.cells[0].style.bold);
+        assert_eq!(row.cells[3].wide, ffi::GHOSTTY_CELL_WIDE_WIDE);
+        assert_eq!(row.cells[5].text, "e\u{301}");
+        assert_eq!(row.cells[11].style.bg, Color::Palette(4));
+        assert!(row.cells[11].text.is_empty());
     }
 }
