@@ -2,10 +2,11 @@
 //! same size.
 //!
 //! The formatter's raw VT output does not round-trip, so the checkpoint is assembled in parts:
-//! 1. Old history goes through the formatter (fast), in segments with soft wraps joined. A segment ends at
-//!    a "bad join", a wrapped row whose next row is blank or not its continuation, which the formatter
-//!    would otherwise swallow; after each segment, line feeds make up for the trailing blank rows the
-//!    formatter leaves out, so every row is laid down.
+//! 1. Old history goes through the formatter (fast) in runs of logical lines with soft wraps joined; after
+//!    each run, line feeds make up for the trailing blank rows the formatter leaves out, so every row is laid
+//!    down. A line the formatter would get wrong is emitted cell by cell instead: one with a "bad join" (a
+//!    wrapped row whose next row is blank or not its continuation, which the formatter swallows) or with a
+//!    row whose first or last cell holds only a background color (an erased colored line, which it drops).
 //! 2. The active area and the last [`EXACT_HISTORY_ROWS`] rows of history are emitted cell by cell
 //!    (`emit`), which reproduces gaps, background-only cells, soft wraps and spacer heads that the formatter
 //!    gets wrong.
@@ -17,8 +18,7 @@
 //!
 //! Known limits: the primary screen while the alternate one is active, the DECSC saved cursor, hyperlinks
 //! already on cells and a tab stop in the last column are not carried; in old history, gaps between text
-//! replay as spaces and rows of only background color replay blank. `just checkpoint-fidelity` measures
-//! the rest.
+//! replay as spaces in the pen of the text before them. `just checkpoint-fidelity` measures the rest.
 
 use std::io::Write;
 
@@ -70,7 +70,7 @@ impl Terminal {
             Error::BudgetExceeded { .. } => too_large(),
             other => other,
         })?;
-        emit::emit_rows(self, exact, total, &mut content)?;
+        emit::emit_rows(self, exact, total, total, &mut content)?;
 
         let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
         let parts = split_state(&state, self.cursor().pending_wrap);
@@ -96,42 +96,81 @@ impl Terminal {
         Ok(out)
     }
 
-    /// Lays rows `0..upto` with the formatter, in segments split at bad joins, and moves to row `upto`.
+    /// Lays rows `0..upto` and moves to row `upto`. Logical lines the formatter reproduces well go through
+    /// it in runs; lines it would get wrong (a bad join, or a row edge holding only a background color, which
+    /// marks an erased colored line) are emitted exactly.
     fn lay_history(&self, upto: usize, total: usize, limit: usize, content: &mut Vec<u8>) -> Result<()> {
-        // One wrap-flag read per row (plus the row after the last), shared by the segment and row counts.
-        let flags = (0..(upto + 1).min(total)).map(|y| self.row_flags(y)).collect::<Result<Vec<_>>>()?;
+        // One wrap-flag read per row (plus the row after the last), shared by the line and row counts.
+        let flags = (0..(upto + 1).min(total)).map(|y| self.row_scan(y)).collect::<Result<Vec<_>>>()?;
+        let mut run = Run { first: 0, exact: false };
         let mut start = 0;
         while start < upto {
-            let end = self.segment_end(&flags, start, upto)?;
-            let room = limit.saturating_sub(content.len());
-            let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, start, end, room)?;
-            let laid = rows_laid(&flags, &bytes, start, end);
-            content.extend_from_slice(&bytes);
-            // The cursor is on row `start + laid - 1` (or still on `start` when nothing was laid); move to the
-            // next segment's first row, or stay on the last row at the very end.
-            let on = start + laid.max(1) - 1;
-            let target = if end + 1 < total { end + 1 } else { end };
-            if target > on {
-                // Line feeds scroll in rows of the current background: reset the pen first.
-                content.extend_from_slice(b"\x1b[0m");
+            let mut end = start;
+            while end + 1 < upto && flags[end].wrap {
+                end += 1;
             }
-            for _ in on..target {
-                content.extend_from_slice(b"\r\n");
+            let exact = self.line_needs_exact(&flags, start, end)?;
+            if exact != run.exact && start > run.first {
+                self.lay_run(&flags, run, start - 1, total, limit, content)?;
+                run.first = start;
             }
+            run.exact = exact;
             start = end + 1;
+        }
+        if upto > run.first {
+            self.lay_run(&flags, run, upto - 1, total, limit, content)?;
+        }
+        if content.len() > limit {
+            return Err(Error::BudgetExceeded { limit });
         }
         Ok(())
     }
 
-    /// The last row of the segment starting at `start`: the first bad join (a wrapped row whose next row is
-    /// not its continuation or holds no text), or the row before `upto`.
-    fn segment_end(&self, flags: &[RowFlags], start: usize, upto: usize) -> Result<usize> {
-        for y in start..upto - 1 {
-            if flags[y].wrap && (!flags[y + 1].continuation || !self.row_has_text(y + 1)?) {
-                return Ok(y);
+    /// Whether the logical line `start..=end` must be emitted exactly: it has a bad join (a wrapped row whose
+    /// next row is not its continuation or holds no text, which the formatter would swallow) or a row that
+    /// starts or ends with a cell holding only a background color (which the formatter drops).
+    fn line_needs_exact(&self, flags: &[RowFlags], start: usize, end: usize) -> Result<bool> {
+        for y in start..=end {
+            if flags[y].wrap && (y + 1 >= flags.len() || !flags[y + 1].continuation || !self.row_has_text(y + 1)?) {
+                return Ok(true);
+            }
+            if flags[y].bg_edge {
+                return Ok(true);
             }
         }
-        Ok(upto - 1)
+        Ok(false)
+    }
+
+    /// Lays the rows of `run` through `last` (whole logical lines) and moves to the row after them.
+    fn lay_run(
+        &self,
+        flags: &[RowFlags],
+        run: Run,
+        last: usize,
+        total: usize,
+        limit: usize,
+        content: &mut Vec<u8>,
+    ) -> Result<()> {
+        let first = run.first;
+        if run.exact {
+            return emit::emit_rows(self, first, last + 1, total, content);
+        }
+        let room = limit.saturating_sub(content.len());
+        let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, first, last, room)?;
+        let laid = rows_laid(flags, &bytes, first, last);
+        content.extend_from_slice(&bytes);
+        // The cursor is on row `first + laid - 1` (or still on `first` when nothing was laid); move to the
+        // next run's first row, or stay on the last row at the very end.
+        let on = first + laid.max(1) - 1;
+        let target = if last + 1 < total { last + 1 } else { last };
+        if target > on {
+            // Line feeds scroll in rows of the current background: reset the pen first.
+            content.extend_from_slice(b"\x1b[0m");
+        }
+        for _ in on..target {
+            content.extend_from_slice(b"\r\n");
+        }
+        Ok(())
     }
 
     /// Moves the cursor to its place, recreating a pending wrap by re-printing the last cell.
@@ -161,6 +200,13 @@ impl Terminal {
         let _ = write!(out, "\x1b[{row};{}H", cursor.x + 1);
         Ok(())
     }
+}
+
+/// A run of consecutive history lines laid the same way, from row `first`.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    first: usize,
+    exact: bool,
 }
 
 /// How many physical rows of `first..=last` the formatted `bytes` lay down: the formatter leaves out

@@ -13,18 +13,18 @@ use crate::ffi;
 use crate::inspect::{CellInfo, Color, RowInfo, Style};
 use crate::terminal::Terminal;
 
-/// Emits rows `first..total` exactly. The cursor must be at column 0 of row `first` with a reset pen; it
-/// ends on the last row.
+/// Emits rows `first..end` of `total` exactly. The cursor must be at column 0 of row `first` with a reset
+/// pen; it ends on the last row when that is the last of all, else at column 0 of row `end`.
 ///
 /// Where a soft wrap needs a printed cell that must stay empty, a space is printed: the first cell of a
 /// continuation row is erased again at once with ECH in its background, while the last cell of a wrapped
 /// row keeps a space in its style, because erasing it would clear the row's wrap flag.
-pub(crate) fn emit_rows(terminal: &Terminal, first: usize, total: usize, out: &mut Vec<u8>) -> Result<()> {
+pub(crate) fn emit_rows(terminal: &Terminal, first: usize, end: usize, total: usize, out: &mut Vec<u8>) -> Result<()> {
     let (cols, rows) = terminal.size();
     let mut emitter = Emitter { out, pen: Style::default(), cols };
-    let mut next = if first < total { Some(terminal.row_info(first)?) } else { None };
+    let mut next = if first < end { Some(terminal.row_info(first)?) } else { None };
     let mut entry = Entry::default();
-    for y in first..total {
+    for y in first..end {
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(terminal.row_info(y + 1)?) } else { None };
         entry = emitter.row(&row, next.as_ref(), entry);

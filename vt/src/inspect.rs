@@ -1,7 +1,6 @@
 //! Cell-level reads: row wrap flags, cell text, width and style. The checkpoint uses the flags; tests and
 //! the fidelity tool compare whole rows of two terminals with [`Terminal::row_info`].
 
-
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::format::Space;
@@ -79,6 +78,8 @@ pub struct RowInfo {
 pub(crate) struct RowFlags {
     pub(crate) wrap: bool,
     pub(crate) continuation: bool,
+    /// The first or last cell holds only a background color (set by [`Terminal::row_scan`] only).
+    pub(crate) bg_edge: bool,
 }
 
 fn color(c: &ffi::GhosttyStyleColor) -> Color {
@@ -95,19 +96,26 @@ fn color(c: &ffi::GhosttyStyleColor) -> Color {
 impl Terminal {
     /// The wrap flags of row `y` of the whole active screen (row 0 is the oldest history row).
     pub(crate) fn row_flags(&self, y: usize) -> Result<RowFlags> {
-        let grid_ref = self.grid_ref(Space::Screen, 0, y)?;
-        let mut row: ffi::GhosttyRow = 0;
-        let mut flags = RowFlags::default();
-        // Safety: the grid ref is fresh (no mutation since), the row handle is a plain value, and WRAP and
-        // WRAP_CONTINUATION are C bools.
-        unsafe {
-            check(ffi::ghostty_grid_ref_row(&grid_ref, &raw mut row))?;
-            check(ffi::ghostty_row_get(row, ffi::GHOSTTY_ROW_DATA_WRAP, (&raw mut flags.wrap).cast()))?;
-            check(ffi::ghostty_row_get(
-                row,
-                ffi::GHOSTTY_ROW_DATA_WRAP_CONTINUATION,
-                (&raw mut flags.continuation).cast(),
-            ))?;
+        flags_at(&self.grid_ref(Space::Screen, 0, y)?)
+    }
+
+    /// [`Terminal::row_flags`] plus whether the row's first or last cell holds only a background color, as
+    /// erasing with a colored pen leaves it: one grid lookup for all of it.
+    pub(crate) fn row_scan(&self, y: usize) -> Result<RowFlags> {
+        let (cols, _) = self.size();
+        let row_ref = self.grid_ref(Space::Screen, 0, y)?;
+        let mut flags = flags_at(&row_ref)?;
+        for x in [0, cols - 1] {
+            let cell_ref = ffi::GhosttyGridRef { x: row_ref.x + x, ..row_ref };
+            let mut cell: ffi::GhosttyCell = 0;
+            let mut content: ffi::GhosttyCellContentTag = ffi::GHOSTTY_CELL_CONTENT_CODEPOINT;
+            // Safety: the grid ref is fresh (same row, another column); CONTENT_TAG is a C int.
+            unsafe {
+                check(ffi::ghostty_grid_ref_cell(&cell_ref, &raw mut cell))?;
+                check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_CONTENT_TAG, (&raw mut content).cast()))?;
+            }
+            flags.bg_edge |=
+                matches!(content, ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE | ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_RGB);
         }
         Ok(flags)
     }
@@ -135,8 +143,8 @@ impl Terminal {
     /// library calls per cell: meant for the checkpoint's exact part, tests and tools, not for history.
     pub fn row_info(&self, y: usize) -> Result<RowInfo> {
         let (cols, _) = self.size();
-        let flags = self.row_flags(y)?;
         let row_ref = self.grid_ref(Space::Screen, 0, y)?;
+        let flags = flags_at(&row_ref)?;
         let mut cells = Vec::with_capacity(usize::from(cols));
         // Cells of one row share few styles: remember the last one read.
         let mut last_style: Option<(ffi::GhosttyStyleId, Style)> = None;
@@ -149,8 +157,29 @@ impl Terminal {
     }
 }
 
+/// The wrap flags of the row a fresh grid ref points into.
+fn flags_at(grid_ref: &ffi::GhosttyGridRef) -> Result<RowFlags> {
+    let mut row: ffi::GhosttyRow = 0;
+    let mut flags = RowFlags::default();
+    // Safety: the grid ref is fresh (no mutation since), the row handle is a plain value, and WRAP and
+    // WRAP_CONTINUATION are C bools.
+    unsafe {
+        check(ffi::ghostty_grid_ref_row(grid_ref, &raw mut row))?;
+        check(ffi::ghostty_row_get(row, ffi::GHOSTTY_ROW_DATA_WRAP, (&raw mut flags.wrap).cast()))?;
+        check(ffi::ghostty_row_get(
+            row,
+            ffi::GHOSTTY_ROW_DATA_WRAP_CONTINUATION,
+            (&raw mut flags.continuation).cast(),
+        ))?;
+    }
+    Ok(flags)
+}
+
 /// Reads one cell through a fresh grid ref (no mutation since it was made).
-fn cell_info(grid_ref: &ffi::GhosttyGridRef, last_style: &mut Option<(ffi::GhosttyStyleId, Style)>) -> Result<CellInfo> {
+fn cell_info(
+    grid_ref: &ffi::GhosttyGridRef,
+    last_style: &mut Option<(ffi::GhosttyStyleId, Style)>,
+) -> Result<CellInfo> {
     let mut cell: ffi::GhosttyCell = 0;
     let mut content: ffi::GhosttyCellContentTag = ffi::GHOSTTY_CELL_CONTENT_CODEPOINT;
     let mut wide: ffi::GhosttyCellWide = ffi::GHOSTTY_CELL_WIDE_NARROW;
@@ -162,12 +191,8 @@ fn cell_info(grid_ref: &ffi::GhosttyGridRef, last_style: &mut Option<(ffi::Ghost
         ffi::GHOSTTY_CELL_DATA_STYLE_ID,
         ffi::GHOSTTY_CELL_DATA_CODEPOINT,
     ];
-    let mut values: [*mut std::ffi::c_void; 4] = [
-        (&raw mut content).cast(),
-        (&raw mut wide).cast(),
-        (&raw mut style_id).cast(),
-        (&raw mut codepoint).cast(),
-    ];
+    let mut values: [*mut std::ffi::c_void; 4] =
+        [(&raw mut content).cast(), (&raw mut wide).cast(), (&raw mut style_id).cast(), (&raw mut codepoint).cast()];
     let mut written = 0usize;
     // Safety: the grid ref is fresh; each value points at the type its key writes (C ints for CONTENT_TAG
     // and WIDE, a u16 for STYLE_ID, a u32 for CODEPOINT), and both arrays hold `keys.len()` entries.
@@ -184,14 +209,21 @@ fn cell_info(grid_ref: &ffi::GhosttyGridRef, last_style: &mut Option<(ffi::Ghost
             let mut len = 0usize;
             // Safety: the buffer holds `MAX_GRAPHEME_CODEPOINTS` values; `len` receives how many were written.
             unsafe {
-                check(ffi::ghostty_grid_ref_graphemes(grid_ref, codepoints.as_mut_ptr(), codepoints.len(), &raw mut len))?;
+                check(ffi::ghostty_grid_ref_graphemes(
+                    grid_ref,
+                    codepoints.as_mut_ptr(),
+                    codepoints.len(),
+                    &raw mut len,
+                ))?;
             }
             text.extend(codepoints[..len.min(MAX_GRAPHEME_CODEPOINTS)].iter().filter_map(|&c| char::from_u32(c)));
         }
         ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE => {
             let mut palette = 0u8;
             // Safety: COLOR_PALETTE is a u8 palette index.
-            unsafe { check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_COLOR_PALETTE, (&raw mut palette).cast()))? };
+            unsafe {
+                check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_COLOR_PALETTE, (&raw mut palette).cast()))?
+            };
             bg_only = Some(Color::Palette(palette));
         }
         ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_RGB => {
@@ -248,7 +280,10 @@ mod tests {
     #[test]
     fn row_walk_reads_what_per_cell_lookups_read() {
         let mut t = Terminal::new(12, 4, 100).expect("terminal");
-        t.write("\x1b[1;31mab\x1b[0m 漢e\u{301}\x1b[44m\x1b[K\r\n\x1b[4:3mwide界🙂 0123456789\x1b[0m\r\n\x1b[7mx".as_bytes());
+        t.write(
+            "\x1b[1;31mab\x1b[0m 漢e\u{301}\x1b[44m\x1b[K\r\n\x1b[4:3mwide界🙂 0123456789\x1b[0m\r\n\x1b[7mx"
+                .as_bytes(),
+        );
         for y in 0..t.total_rows() {
             let row = t.row_info(y).expect("row");
             for (x, cell) in row.cells.iter().enumerate() {
