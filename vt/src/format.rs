@@ -131,6 +131,13 @@ impl Terminal {
         self.format(format, Some(&selection), limit)
     }
 
+    /// The formatter's raw VT output of the whole active screen with its history, in one pass. This is not
+    /// a checkpoint (it does not round-trip; see [`Terminal::vt_checkpoint`]): it is the cheapest way to
+    /// format everything, the baseline the checkpoint's cost is measured against.
+    pub fn raw_vt(&self) -> Result<Vec<u8>> {
+        self.format(Format::vt_cells(true), None, usize::MAX)
+    }
+
     /// The visible screen as plain text: one line per row, soft wraps not joined, trailing whitespace and
     /// trailing blank rows trimmed.
     pub fn plain_text(&self) -> String {
