@@ -123,11 +123,12 @@ impl Terminal {
     /// Whether any cell of row `y` (whole active screen) holds text.
     pub(crate) fn row_has_text(&self, y: usize) -> Result<bool> {
         let (cols, _) = self.size();
+        let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         for x in 0..cols {
-            let grid_ref = self.grid_ref(Space::Screen, x, y)?;
+            let grid_ref = ffi::GhosttyGridRef { x: row_ref.x + x, ..row_ref };
             let mut cell: ffi::GhosttyCell = 0;
             let mut has_text = false;
-            // Safety: fresh grid ref; HAS_TEXT is a C bool.
+            // Safety: fresh grid ref (same row, another column); HAS_TEXT is a C bool.
             unsafe {
                 check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
                 check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_HAS_TEXT, (&raw mut has_text).cast()))?;
