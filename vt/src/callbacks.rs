@@ -16,8 +16,9 @@ pub const MAX_PENDING_REPLY_BYTES: usize = 1 << 20;
 
 /// The state the callbacks share with the terminal, reached through the single userdata pointer.
 ///
-/// It is boxed and owned by the terminal, and freed only after the libghostty handle is freed. Only shared
-/// references are ever made to it, so a callback and the owning terminal never alias a `&mut`.
+/// It is a leaked box owned by the terminal (moving the terminal never moves or re-asserts it), freed only
+/// after the libghostty handle is freed. Only shared references are ever made to it, so a callback and the
+/// owning terminal never alias a `&mut`; its mutable parts are cells.
 #[derive(Default)]
 pub(crate) struct Shared {
     /// Bytes the emulator wants written back to the PTY (query answers), in order.
@@ -119,7 +120,7 @@ pub(crate) struct Sink {
 /// Formatter writer callback over a [`Sink`].
 pub(crate) unsafe extern "C" fn on_format_write(userdata: *mut c_void, data: *const u8, len: usize) -> bool {
     let write = || {
-        // Safety: `userdata` is the `&mut Sink` passed to `ghostty_formatter_format` by `format_into`, which
+        // Safety: `userdata` is the `&mut Sink` passed to `ghostty_formatter_format` by `Terminal::format`, which
         // holds no other reference to it during the call; `data` is valid for `len` bytes.
         let sink = unsafe { &mut *(userdata as *mut Sink) };
         if len == 0 || data.is_null() {
@@ -133,7 +134,8 @@ pub(crate) unsafe extern "C" fn on_format_write(userdata: *mut c_void, data: *co
         sink.out.extend_from_slice(unsafe { std::slice::from_raw_parts(data, len) });
         true
     };
-    // A panic here can only come from allocation failure; refuse the write rather than unwind into C.
+    // A panic here can only come from a capacity overflow (allocation failure aborts); refuse the write
+    // rather than unwind into C.
     catch_unwind(AssertUnwindSafe(write)).unwrap_or(false)
 }
 

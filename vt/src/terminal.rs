@@ -2,6 +2,7 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use crate::callbacks::{self, Shared};
 use crate::error::{Error, Result, check};
@@ -36,8 +37,9 @@ pub struct Cursor {
 #[derive(Debug)]
 pub struct Terminal {
     pub(crate) raw: ffi::GhosttyTerminal,
-    /// Callback state behind the userdata pointer; freed after `raw`.
-    shared: Box<Shared>,
+    /// Callback state behind the userdata pointer: a leaked box, so moving the terminal never invalidates
+    /// the pointer libghostty holds. Freed in `Drop`, after `raw`.
+    shared: NonNull<Shared>,
     /// Makes the type `!Send` and `!Sync`.
     _not_send: PhantomData<*mut ()>,
 }
@@ -54,13 +56,14 @@ impl Terminal {
         let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
         // Safety: a null allocator selects the default one; `raw` is a valid out-pointer.
         check(unsafe { ffi::ghostty_terminal_new(std::ptr::null(), &raw mut raw, cols, rows) })?;
-        let terminal = Terminal { raw, shared: Box::default(), _not_send: PhantomData };
-        let userdata: *const Shared = &*terminal.shared;
+        let shared = NonNull::from(Box::leak(Box::<Shared>::default()));
+        let terminal = Terminal { raw, shared, _not_send: PhantomData };
+        let userdata: *const Shared = shared.as_ptr();
         let write_pty: ffi::GhosttyTerminalWritePtyFn = callbacks::on_write_pty;
         let title_changed: ffi::GhosttyTerminalTitleChangedFn = callbacks::on_title_changed;
         let lines: usize = max_scrollback;
         // Safety: callbacks and userdata are passed as the pointer itself, scalars as a pointer to the value,
-        // and null clears the byte limit. The boxed `Shared` outlives the handle (see Drop).
+        // and null clears the byte limit. The leaked `Shared` outlives the handle (see Drop).
         unsafe {
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_USERDATA, userdata.cast())?;
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_WRITE_PTY, write_pty as *const c_void)?;
@@ -69,6 +72,12 @@ impl Terminal {
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, std::ptr::null())?;
         }
         Ok(terminal)
+    }
+
+    /// The callback state. Only shared references to it are ever made, by us and by the callbacks.
+    fn shared(&self) -> &Shared {
+        // Safety: `shared` came from a leaked box that lives until `Drop`; nothing makes a `&mut` to it.
+        unsafe { self.shared.as_ref() }
     }
 
     /// # Safety
@@ -86,22 +95,22 @@ impl Terminal {
         }
         // Safety: `raw` is live and `bytes` is valid for its length; callbacks only touch `shared`.
         unsafe { ffi::ghostty_terminal_vt_write(self.raw, bytes.as_ptr(), bytes.len()) };
-        self.shared.resume_panic();
+        self.shared().resume_panic();
     }
 
     /// Takes the bytes the emulator wants written back to the PTY (answers to DA1, DSR, ...), in order.
     pub fn take_replies(&mut self) -> Vec<u8> {
-        self.shared.take_replies()
+        self.shared().take_replies()
     }
 
     /// How many reply bytes were dropped because more than [`crate::MAX_PENDING_REPLY_BYTES`] were pending.
     pub fn dropped_reply_bytes(&self) -> u64 {
-        self.shared.dropped_replies()
+        self.shared().dropped_replies()
     }
 
     /// True once after an OSC 0 or OSC 2 title sequence (even one that set the same title).
     pub fn take_title_changed(&mut self) -> bool {
-        self.shared.take_title_changed()
+        self.shared().take_title_changed()
     }
 
     /// The title set by OSC 0/2, or `None` when unset or set to the empty string.
@@ -123,9 +132,9 @@ impl Terminal {
             return Err(Error::ZeroSize { cols, rows });
         }
         // Safety: `raw` is live; pixel sizes of zero only affect pixel size reports.
-        check(unsafe { ffi::ghostty_terminal_resize(self.raw, cols, rows, 0, 0) })?;
-        self.shared.resume_panic();
-        Ok(())
+        let rc = unsafe { ffi::ghostty_terminal_resize(self.raw, cols, rows, 0, 0) };
+        self.shared().resume_panic();
+        check(rc)
     }
 
     /// `(cols, rows)`.
@@ -147,7 +156,8 @@ impl Terminal {
     pub fn active_screen(&self) -> Screen {
         let mut value: ffi::GhosttyTerminalScreen = ffi::GHOSTTY_TERMINAL_SCREEN_PRIMARY;
         // Safety: ACTIVE_SCREEN writes one C int.
-        let _ = unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, &mut value) };
+        unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, &mut value) }
+            .expect("libghostty-vt answers the active screen query");
         if value == ffi::GHOSTTY_TERMINAL_SCREEN_ALTERNATE { Screen::Alternate } else { Screen::Primary }
     }
 
@@ -178,32 +188,38 @@ impl Terminal {
         check(unsafe { ffi::ghostty_terminal_get(self.raw, data, (out as *mut T).cast()) })
     }
 
+    // The queries below cannot fail for a live terminal (they only read fields); a failure would be a
+    // binding bug, so it panics rather than hand out a zero that later code would index with.
+
     fn get_u16(&self, data: ffi::GhosttyTerminalData) -> u16 {
         let mut value = 0u16;
         // Safety: COLS, ROWS, CURSOR_X and CURSOR_Y are u16.
-        let _ = unsafe { self.get(data, &mut value) };
+        unsafe { self.get(data, &mut value) }.expect("libghostty-vt answers a u16 terminal query");
         value
     }
 
     fn get_bool(&self, data: ffi::GhosttyTerminalData) -> bool {
         let mut value = false;
         // Safety: CURSOR_PENDING_WRAP and CURSOR_VISIBLE are C bools.
-        let _ = unsafe { self.get(data, &mut value) };
+        unsafe { self.get(data, &mut value) }.expect("libghostty-vt answers a bool terminal query");
         value
     }
 
     fn get_usize(&self, data: ffi::GhosttyTerminalData) -> usize {
         let mut value = 0usize;
         // Safety: TOTAL_ROWS and SCROLLBACK_ROWS are size_t.
-        let _ = unsafe { self.get(data, &mut value) };
+        unsafe { self.get(data, &mut value) }.expect("libghostty-vt answers a size_t terminal query");
         value
     }
 }
 
 impl Drop for Terminal {
     fn drop(&mut self) {
-        // Safety: `raw` came from ghostty_terminal_new and is freed once; `shared` is dropped afterwards,
-        // so no callback can see a dangling userdata pointer.
-        unsafe { ffi::ghostty_terminal_free(self.raw) };
+        // Safety: `raw` came from ghostty_terminal_new and is freed once; `shared` came from `Box::leak` and
+        // is reclaimed once, after the handle is gone, so no callback can see a dangling userdata pointer.
+        unsafe {
+            ffi::ghostty_terminal_free(self.raw);
+            drop(Box::from_raw(self.shared.as_ptr()));
+        }
     }
 }
