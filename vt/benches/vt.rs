@@ -178,7 +178,7 @@ fn main() {
         let (c_min, c_med) = stats(time(20, || terminal.vt_checkpoint().expect("checkpoint")));
         let (v_min, v_med) = stats(time(20, || terminal.raw_vt().expect("raw VT")));
         let (r_min, r_med) = stats(time(200, || terminal.read_rows(50, 1 << 20).expect("rows")));
-        let (p_min, p_med) = stats(time(200, || terminal.plain_text()));
+        let (p_min, p_med) = stats(time(200, || terminal.plain_text().expect("plain text")));
         println!(
             "  {:<8} {:>8} {:>15} {:>10.1} {:>15} {:>9.1} {:>18} {:>18}",
             format!("{cols}x{rows}"),

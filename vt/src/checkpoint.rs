@@ -17,12 +17,12 @@
 //!    insert mode go to the very end (they would corrupt the printing). The title goes first, as OSC 2.
 //!
 //! Known limits: the primary screen while the alternate one is active, the DECSC saved cursor, hyperlinks
-//! already on cells and a tab stop in the last column are not carried; in old history, gaps between text
+//! already on cells, per-cell protection (DECSCA) and a tab stop in the last column are not carried; in old history, gaps between text
 //! replay as spaces in the pen of the text before them. `just checkpoint-fidelity` measures the rest.
 
 use std::io::Write;
 
-use crate::emit;
+use crate::emit::{self, Entry};
 use crate::error::{Error, Result};
 use crate::format::{Format, Space};
 use crate::inspect::RowFlags;
@@ -66,14 +66,16 @@ impl Terminal {
         }
 
         let mut content = Vec::new();
-        self.lay_history(exact, total, limit, &mut content).map_err(|e| match e {
+        let entry = self.lay_history(exact, total, limit, &mut content).map_err(|e| match e {
             Error::BudgetExceeded { .. } => too_large(),
             other => other,
         })?;
-        emit::emit_rows(self, exact, total, total, &mut content)?;
+        emit::emit_rows(self, exact, total, total, entry, &mut content)?;
 
         let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
-        let parts = split_state(&state, self.cursor().pending_wrap);
+        // The formatter re-prints the cell under a pending-wrap cursor only at the last column.
+        let cursor = self.cursor();
+        let parts = split_state(&state, cursor.pending_wrap && cursor.x + 1 == cols);
 
         let mut out = Vec::with_capacity(content.len() + state.len() + 64);
         if let Some(title) = self.title() {
@@ -87,7 +89,7 @@ impl Terminal {
         }
         out.extend_from_slice(&content);
         out.extend_from_slice(&parts.setup);
-        self.place_cursor(cols, parts.top_margin, &mut out)?;
+        self.place_cursor(&parts, &mut out)?;
         out.extend_from_slice(&parts.pen);
         out.extend_from_slice(&parts.back);
         if out.len() > limit {
@@ -96,10 +98,11 @@ impl Terminal {
         Ok(out)
     }
 
-    /// Lays rows `0..upto` and moves to row `upto`. Logical lines the formatter reproduces well go through
-    /// it in runs; lines it would get wrong (a bad join, or a row edge holding only a background color, which
-    /// marks an erased colored line) are emitted exactly.
-    fn lay_history(&self, upto: usize, total: usize, limit: usize, content: &mut Vec<u8>) -> Result<()> {
+    /// Lays rows `0..upto` and moves to row `upto` (or leaves the cursor wrapping into it, as the returned
+    /// entry says, when a logical line crosses `upto`). Logical lines the formatter reproduces well go
+    /// through it in runs; lines it would get wrong (a bad join, or a row edge holding only a background
+    /// color, which marks an erased colored line) are emitted exactly.
+    fn lay_history(&self, upto: usize, total: usize, limit: usize, content: &mut Vec<u8>) -> Result<Entry> {
         // One wrap-flag read per row (plus the row after the last), shared by the line and row counts.
         let flags = (0..(upto + 1).min(total)).map(|y| self.row_scan(y)).collect::<Result<Vec<_>>>()?;
         let mut run = Run { first: 0, exact: false };
@@ -111,19 +114,21 @@ impl Terminal {
             }
             let exact = self.line_needs_exact(&flags, start, end)?;
             if exact != run.exact && start > run.first {
+                // Runs change only where a logical line starts: nothing wraps across this boundary.
                 self.lay_run(&flags, run, start - 1, total, limit, content)?;
                 run.first = start;
             }
             run.exact = exact;
             start = end + 1;
         }
+        let mut entry = Entry::default();
         if upto > run.first {
-            self.lay_run(&flags, run, upto - 1, total, limit, content)?;
+            entry = self.lay_run(&flags, run, upto - 1, total, limit, content)?;
         }
         if content.len() > limit {
             return Err(Error::BudgetExceeded { limit });
         }
-        Ok(())
+        Ok(entry)
     }
 
     /// Whether the logical line `start..=end` must be emitted exactly: it has a bad join (a wrapped row whose
@@ -141,7 +146,8 @@ impl Terminal {
         Ok(false)
     }
 
-    /// Lays the rows of `run` through `last` (whole logical lines) and moves to the row after them.
+    /// Lays the rows of `run` through `last` (whole logical lines, but for one cut at the exact part) and
+    /// moves to the row after them, or leaves the cursor wrapping into it when `last` wraps.
     fn lay_run(
         &self,
         flags: &[RowFlags],
@@ -150,15 +156,20 @@ impl Terminal {
         total: usize,
         limit: usize,
         content: &mut Vec<u8>,
-    ) -> Result<()> {
+    ) -> Result<Entry> {
         let first = run.first;
         if run.exact {
-            return emit::emit_rows(self, first, last + 1, total, content);
+            return emit::emit_rows(self, first, last + 1, total, Entry::default(), content);
         }
         let room = limit.saturating_sub(content.len());
         let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, first, last, room)?;
         let laid = rows_laid(flags, &bytes, first, last);
         content.extend_from_slice(&bytes);
+        if flags[last].wrap && flags.get(last + 1).is_some_and(|next| next.continuation) {
+            // A line cut where the exact part begins: the formatter printed its last row through the last
+            // column, so the exact part's first printed cell makes the wrap.
+            return Ok(Entry { continues: true, ..Entry::default() });
+        }
         // The cursor is on row `first + laid - 1` (or still on `first` when nothing was laid); move to the
         // next run's first row, or stay on the last row at the very end.
         let on = first + laid.max(1) - 1;
@@ -170,34 +181,39 @@ impl Terminal {
         for _ in on..target {
             content.extend_from_slice(b"\r\n");
         }
-        Ok(())
+        Ok(Entry::default())
     }
 
-    /// Moves the cursor to its place, recreating a pending wrap by re-printing the last cell.
-    fn place_cursor(&self, cols: u16, top_margin: u16, out: &mut Vec<u8>) -> Result<()> {
+    /// Moves the cursor to its place, recreating a pending wrap by re-printing the cell under it (at the
+    /// last column or at a right margin). Under origin mode the position is relative to the margins.
+    fn place_cursor(&self, parts: &StateParts, out: &mut Vec<u8>) -> Result<()> {
         let cursor = self.cursor();
         let origin = self.mode(6, false).unwrap_or(false);
-        let row = if origin { (cursor.y + 1).saturating_sub(top_margin - 1).max(1) } else { cursor.y + 1 };
-        let total = self.total_rows();
-        let y = total - usize::from(self.size().1) + usize::from(cursor.y);
-        if cursor.pending_wrap && cursor.x + 1 == cols {
+        let (top, left) = if origin { (parts.top_margin, parts.left_margin) } else { (1, 1) };
+        let place = |x: u16, out: &mut Vec<u8>| {
+            let row = (cursor.y + 1).saturating_sub(top - 1).max(1);
+            let col = (x + 1).saturating_sub(left - 1).max(1);
+            let _ = write!(out, "\x1b[{row};{col}H");
+        };
+        if cursor.pending_wrap {
+            let y = self.total_rows() - usize::from(self.size().1) + usize::from(cursor.y);
             let info = self.row_info(y)?;
             let mut x = usize::from(cursor.x);
             if info.cells[x].wide == crate::ffi::GHOSTTY_CELL_WIDE_SPACER_TAIL && x > 0 {
                 x -= 1;
             }
-            let _ = write!(out, "\x1b[{row};{}H", x + 1);
+            place(x as u16, out);
             let cell = &info.cells[x];
             if cell.text.is_empty() {
-                // A blank last cell with a pending wrap: a space in its background is the closest thing.
-                out.extend_from_slice(&emit::sgr(&crate::inspect::Style { bg: cell.style.bg, ..Default::default() }));
+                // A blank cell with a pending wrap: a space in its style is the closest thing.
+                out.extend_from_slice(&emit::sgr(&cell.style));
                 out.push(b' ');
             } else {
                 out.extend_from_slice(&emit::cell_bytes(cell));
             }
             return Ok(());
         }
-        let _ = write!(out, "\x1b[{row};{}H", cursor.x + 1);
+        place(cursor.x, out);
         Ok(())
     }
 }
@@ -248,6 +264,8 @@ struct StateParts {
     setup: Vec<u8>,
     /// The top margin DECSTBM sets (1 when none), for origin-mode cursor placement.
     top_margin: u16,
+    /// The left margin DECSLRM sets (1 when none), likewise.
+    left_margin: u16,
     /// Pen, charsets, keyboard and the like: after the cursor.
     pen: Vec<u8>,
     /// Autowrap off and insert mode: at the very end.
@@ -257,10 +275,10 @@ struct StateParts {
 /// Splits the state run `[modes][tab stops] ESC[H [row 0] [margins] [CUP [re-printed cell]] [pen ...]`.
 /// Row 0 and the cursor are dropped (the exact emitter and [`Terminal::place_cursor`] do them better).
 ///
-/// With `pending_wrap`, the formatter re-prints the last cell after the cursor position (its pen first):
-/// everything up to that character is dropped too.
-fn split_state(state: &[u8], pending_wrap: bool) -> StateParts {
-    let mut parts = StateParts { top_margin: 1, ..StateParts::default() };
+/// With `reprinted`, the formatter re-prints the last cell after the cursor position (its pen first, then
+/// the cell's text with any combining marks): everything up to the next escape is dropped too.
+fn split_state(state: &[u8], reprinted: bool) -> StateParts {
+    let mut parts = StateParts { top_margin: 1, left_margin: 1, ..StateParts::default() };
     // 0: before home; 1: row 0 content; 2: after it; 3: right after the cursor position.
     let mut phase = 0;
     let mut i = 0;
@@ -272,14 +290,13 @@ fn split_state(state: &[u8], pending_wrap: bool) -> StateParts {
             match phase {
                 0 => parts.setup.extend_from_slice(seq),
                 2 => parts.pen.extend_from_slice(seq),
-                3 if !pending_wrap => {
+                3 if !reprinted => {
                     parts.pen.extend_from_slice(seq);
                     phase = 2;
                 }
-                // The re-printed character (its UTF-8 bytes are all at or above 0x80 after the first).
-                3 if seq[0] >= 0x20 && seq[0] != 0x1b => {
-                    let char_len = state[i..].iter().take_while(|&&b| (0x80..0xc0).contains(&b)).count();
-                    i += char_len;
+                // The re-printed cell's text, combining marks and all, runs up to the next escape.
+                3 if seq[0] != 0x1b => {
+                    i += state[i..].iter().take_while(|&&b| b != 0x1b).count();
                     phase = 2;
                 }
                 _ => {}
@@ -299,15 +316,18 @@ fn split_state(state: &[u8], pending_wrap: bool) -> StateParts {
         } else if phase == 0 {
             parts.setup.extend_from_slice(seq);
         } else if last == b'r' || (last == b's' && !params.is_empty()) {
+            let first = numbers.split(|&b| b == b';').next().unwrap_or_default();
+            let first = std::str::from_utf8(first).ok().and_then(|t| t.parse().ok()).unwrap_or(1u16).max(1);
             if last == b'r' {
-                let top = numbers.split(|&b| b == b';').next().unwrap_or_default();
-                parts.top_margin = std::str::from_utf8(top).ok().and_then(|t| t.parse().ok()).unwrap_or(1).max(1);
+                parts.top_margin = first;
+            } else {
+                parts.left_margin = first;
             }
             parts.setup.extend_from_slice(seq);
             phase = 2;
         } else if last == b'H' {
             phase = 3;
-        } else if phase == 3 && pending_wrap {
+        } else if phase == 3 && reprinted {
             // The pen of the re-printed cell: dropped with it.
         } else if phase >= 2 {
             parts.pen.extend_from_slice(seq);

@@ -14,16 +14,23 @@ use crate::inspect::{CellInfo, Color, RowInfo, Style};
 use crate::terminal::Terminal;
 
 /// Emits rows `first..end` of `total` exactly. The cursor must be at column 0 of row `first` with a reset
-/// pen; it ends on the last row when that is the last of all, else at column 0 of row `end`.
+/// pen, or in the state `entry` describes; it ends on the last row when that is the last of all, else at
+/// column 0 of row `end` or, when row `end - 1` wraps into it, in the returned state.
 ///
 /// Where a soft wrap needs a printed cell that must stay empty, a space is printed: the first cell of a
 /// continuation row is erased again at once with ECH in its background, while the last cell of a wrapped
 /// row keeps a space in its style, because erasing it would clear the row's wrap flag.
-pub(crate) fn emit_rows(terminal: &Terminal, first: usize, end: usize, total: usize, out: &mut Vec<u8>) -> Result<()> {
+pub(crate) fn emit_rows(
+    terminal: &Terminal,
+    first: usize,
+    end: usize,
+    total: usize,
+    mut entry: Entry,
+    out: &mut Vec<u8>,
+) -> Result<Entry> {
     let (cols, rows) = terminal.size();
     let mut emitter = Emitter { out, pen: Style::default(), cols };
     let mut next = if first < end { Some(terminal.row_info(first)?) } else { None };
-    let mut entry = Entry::default();
     for y in first..end {
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(terminal.row_info(y + 1)?) } else { None };
@@ -34,16 +41,16 @@ pub(crate) fn emit_rows(terminal: &Terminal, first: usize, end: usize, total: us
     }
     let out = &mut *emitter.out;
     set_pen(out, &mut emitter.pen, Style::default());
-    Ok(())
+    Ok(entry)
 }
 
 /// How the previous row left the cursor for the next one.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Entry {
+pub(crate) struct Entry {
     /// The previous row soft-wraps into this one: its first cell must be printed to force the wrap.
-    continues: bool,
+    pub(crate) continues: bool,
     /// The previous row's wrap was carried by a placeholder already erased: no filler is needed.
-    after_placeholder: bool,
+    pub(crate) after_placeholder: bool,
 }
 
 /// The output, the pen it leaves set and the row width.

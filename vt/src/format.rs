@@ -140,9 +140,9 @@ impl Terminal {
 
     /// The visible screen as plain text: one line per row, soft wraps not joined, trailing whitespace and
     /// trailing blank rows trimmed.
-    pub fn plain_text(&self) -> String {
+    pub fn plain_text(&self) -> Result<String> {
         let (_, rows) = self.size();
-        let text = self.format_rows(Format::plain(), Space::Active, 0, usize::from(rows) - 1, usize::MAX);
-        String::from_utf8_lossy(&text.unwrap_or_default()).into_owned()
+        let text = self.format_rows(Format::plain(), Space::Active, 0, usize::from(rows) - 1, usize::MAX)?;
+        Ok(String::from_utf8_lossy(&text).into_owned())
     }
 }

@@ -6,7 +6,7 @@ use crate::ffi;
 use crate::format::Space;
 use crate::terminal::Terminal;
 
-/// The most code points one cell's grapheme is read with; longer clusters are an error.
+/// The code points one cell's grapheme is first read with; a longer cluster is read again at its size.
 const MAX_GRAPHEME_CODEPOINTS: usize = 32;
 
 /// A cell or underline color.
@@ -106,10 +106,10 @@ impl Terminal {
         let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         let mut flags = flags_at(&row_ref)?;
         for x in [0, cols - 1] {
-            let cell_ref = ffi::GhosttyGridRef { x: row_ref.x + x, ..row_ref };
+            let cell_ref = column_ref(&row_ref, x);
             let mut cell: ffi::GhosttyCell = 0;
             let mut content: ffi::GhosttyCellContentTag = ffi::GHOSTTY_CELL_CONTENT_CODEPOINT;
-            // Safety: the grid ref is fresh (same row, another column); CONTENT_TAG is a C int.
+            // Safety: a column ref of a fresh row ref (see `column_ref`); CONTENT_TAG is a C int.
             unsafe {
                 check(ffi::ghostty_grid_ref_cell(&cell_ref, &raw mut cell))?;
                 check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_CONTENT_TAG, (&raw mut content).cast()))?;
@@ -125,10 +125,10 @@ impl Terminal {
         let (cols, _) = self.size();
         let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         for x in 0..cols {
-            let grid_ref = ffi::GhosttyGridRef { x: row_ref.x + x, ..row_ref };
+            let grid_ref = column_ref(&row_ref, x);
             let mut cell: ffi::GhosttyCell = 0;
             let mut has_text = false;
-            // Safety: fresh grid ref (same row, another column); HAS_TEXT is a C bool.
+            // Safety: a column ref of a fresh row ref (see `column_ref`); HAS_TEXT is a C bool.
             unsafe {
                 check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
                 check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_HAS_TEXT, (&raw mut has_text).cast()))?;
@@ -150,12 +150,20 @@ impl Terminal {
         // Cells of one row share few styles: remember the last one read.
         let mut last_style: Option<(ffi::GhosttyStyleId, Style)> = None;
         for x in 0..cols {
-            // A ref to another column of the same row differs only in `x`: the page node and row stay.
-            let cell_ref = ffi::GhosttyGridRef { x: row_ref.x + x, ..row_ref };
+            let cell_ref = column_ref(&row_ref, x);
             cells.push(cell_info(&cell_ref, &mut last_style)?);
         }
         Ok(RowInfo { cells, wrap: flags.wrap, wrap_continuation: flags.continuation })
     }
+}
+
+/// The ref to column `x` of the row `row_ref` (a ref to column 0) points into: the same page node and row,
+/// another `x`. libghostty does not bounds-check a ref's `x`, so this is sound only because `x` is below the
+/// terminal's width, every page is as wide as the terminal, a row never spans pages, and nothing mutates the
+/// terminal while the ref is used (callers hold `&Terminal`).
+fn column_ref(row_ref: &ffi::GhosttyGridRef, x: u16) -> ffi::GhosttyGridRef {
+    debug_assert_eq!(row_ref.x, 0, "column refs are made from a column-0 ref");
+    ffi::GhosttyGridRef { x, ..*row_ref }
 }
 
 /// The wrap flags of the row a fresh grid ref points into.
@@ -205,20 +213,7 @@ fn cell_info(
     let mut bg_only = None;
     match content {
         ffi::GHOSTTY_CELL_CONTENT_CODEPOINT => text.extend(char::from_u32(codepoint).filter(|&c| c != '\0')),
-        ffi::GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME => {
-            let mut codepoints = [0u32; MAX_GRAPHEME_CODEPOINTS];
-            let mut len = 0usize;
-            // Safety: the buffer holds `MAX_GRAPHEME_CODEPOINTS` values; `len` receives how many were written.
-            unsafe {
-                check(ffi::ghostty_grid_ref_graphemes(
-                    grid_ref,
-                    codepoints.as_mut_ptr(),
-                    codepoints.len(),
-                    &raw mut len,
-                ))?;
-            }
-            text.extend(codepoints[..len.min(MAX_GRAPHEME_CODEPOINTS)].iter().filter_map(|&c| char::from_u32(c)));
-        }
+        ffi::GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME => text = graphemes(grid_ref)?,
         ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE => {
             let mut palette = 0u8;
             // Safety: COLOR_PALETTE is a u8 palette index.
@@ -248,6 +243,25 @@ fn cell_info(
         style.bg = bg;
     }
     Ok(CellInfo { text, wide, style })
+}
+
+/// The grapheme cluster of the cell a fresh grid ref points at, however long.
+fn graphemes(grid_ref: &ffi::GhosttyGridRef) -> Result<String> {
+    let mut codepoints = vec![0u32; MAX_GRAPHEME_CODEPOINTS];
+    loop {
+        let mut len = 0usize;
+        // Safety: the buffer holds `codepoints.len()` values; `len` receives how many were written, or how many
+        // are needed when the buffer is too small.
+        let rc = unsafe {
+            ffi::ghostty_grid_ref_graphemes(grid_ref, codepoints.as_mut_ptr(), codepoints.len(), &raw mut len)
+        };
+        if rc == ffi::GHOSTTY_OUT_OF_SPACE && len > codepoints.len() {
+            codepoints.resize(len, 0);
+            continue;
+        }
+        check(rc)?;
+        return Ok(codepoints[..len.min(codepoints.len())].iter().filter_map(|&c| char::from_u32(c)).collect());
+    }
 }
 
 /// Reads the full style of the cell a fresh grid ref points at.

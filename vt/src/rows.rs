@@ -55,6 +55,7 @@ impl Terminal {
                 .collect::<Result<_>>()?;
         }
         // Only trailing blank rows are left out of the formatted text.
+        debug_assert!(lines.len() <= count, "{} formatted lines for {count} rows", lines.len());
         lines.resize(count, String::new());
         for line in &lines {
             cost += row_json_cost(line) - row_json_cost("");

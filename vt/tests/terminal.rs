@@ -47,10 +47,10 @@ fn osc_0_and_2_set_the_title_and_flag_a_change() {
 fn resize_reflows_soft_wrapped_lines() {
     let mut t = terminal(10, 5);
     t.write(b"0123456789abcde\r\nnext");
-    assert_eq!(t.plain_text(), "0123456789\nabcde\nnext");
+    assert_eq!(t.plain_text().expect("plain text"), "0123456789\nabcde\nnext");
     t.resize(20, 5).expect("resize");
     assert_eq!(t.size(), (20, 5));
-    assert_eq!(t.plain_text(), "0123456789abcde\nnext");
+    assert_eq!(t.plain_text().expect("plain text"), "0123456789abcde\nnext");
     t.resize(5, 5).expect("resize");
     assert_eq!(t.read_rows(5, 1 << 20).expect("rows"), ["01234", "56789", "abcde", "next", ""]);
 }
@@ -90,7 +90,7 @@ fn terminal_lives_on_a_spawned_thread() {
         let mut replay = terminal(40, 10);
         replay.write(&checkpoint);
         assert_eq!(replay.title().as_deref(), Some("worker"));
-        replay.plain_text()
+        replay.plain_text().expect("plain text")
     })
     .join()
     .expect("thread");
