@@ -19,6 +19,18 @@ lint:
 ci:
     bash .ci/run
 
+# Regenerate the protocol types (Rust, TypeScript, bundled schema) from schema/.
+codegen:
+    cargo run -p opencode-pty-codegen
+
+# Fail if the committed generated files differ from what schema/ gives.
+codegen-check:
+    cargo run -p opencode-pty-codegen -- --check
+
+# Type-check the TypeScript client.
+ts-check:
+    cd client-ts && npm ci --no-audit --no-fund && npm run check
+
 # Benchmark the libghostty-vt binding.
 bench-vt:
     cargo bench -p opencode-pty-vt --bench vt

@@ -1,4 +1,3 @@
-/** Will hold the typed TypeScript client for Node that OpenCode uses to talk to the opencode-pty daemon. */
+/** The typed TypeScript client for Node that OpenCode uses to talk to the opencode-pty daemon (the client itself arrives with its own issue; today it exports the generated protocol types). */
 
-/** The protocol version this client speaks; it rejects a daemon that reports another. */
-export const PROTOCOL_VERSION = 8;
+export * from "./generated/protocol.js";

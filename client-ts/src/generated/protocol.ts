@@ -1,0 +1,573 @@
+/** Generated from `schema/` by `cargo run -p opencode-pty-codegen` (`just codegen`): do not edit by hand. Change the schema and regenerate; `codegen/tests/drift.rs` fails while this file is stale. */
+
+/** What a client sends: one request with the daemon's credential. Control frames are UTF-8 JSON objects, each preceded by its length as a four-byte big-endian integer. */
+export interface Envelope {
+  /** The request itself. */
+  request: Request;
+  /** The random credential from the daemon's registration; a request with a wrong token is refused. */
+  token: string;
+}
+
+/** Where a process is in its life, tagged by `status`. */
+export type Lifecycle = LifecycleRunning | LifecycleExited | LifecycleFailed;
+
+/** The process is running (or has exited but the end of its output is not known yet). */
+export interface LifecycleRunning {
+  /** Tag: running. */
+  status: "running";
+}
+
+/** The process exited and all of its output was read. */
+export interface LifecycleExited {
+  /** The exit status, or null when a signal killed the process. */
+  exit_code: number | null;
+  /** The name of the signal that killed the process, such as `SIGTERM`; left out when none did. */
+  signal?: string;
+  /** Tag: exited. */
+  status: "exited";
+}
+
+/** The daemon lost track of the process: its output or input failed before an exit was seen. */
+export interface LifecycleFailed {
+  /** What failed, for people. */
+  message: string;
+  /** Tag: failed. */
+  status: "failed";
+}
+
+/** What kind of process: `pty` runs in a pseudo-terminal whose screen the daemon keeps; `pipe` runs without a terminal and its output goes to a file. */
+export type Mode = "pty" | "pipe";
+
+/** A chunk of live output on a subscription. On the wire this is not JSON but a binary frame: the payload is the tag byte 0x00, then `start` and `end` as unsigned 64-bit big-endian integers, then exactly `end - start` raw bytes (the payload is 17 + n bytes long). Readers tell it from a JSON frame by that first byte. The JSON shape here is only how clients represent the frame in memory. */
+export interface OutputFrame {
+  /** The raw bytes, standard base64 with padding (on the wire they follow the header unencoded). */
+  data_base64: string;
+  /** The offset just past the last byte of the chunk; `end - start` is the number of bytes. */
+  end: number;
+  /** The offset of the first byte of the chunk. */
+  start: number;
+  /** Tag: `output`. */
+  type: "output";
+}
+
+/** The pipe part of a pipe process. */
+export interface PipeInfo {
+  /** The metadata given at creation or by the latest `set_metadata`. */
+  metadata: Record<string, unknown>;
+  /** Why writing the output file stopped; left out while writing works. */
+  output_error?: string;
+  /** How many newline bytes were written to the output file, counted in the same step that advances `output_tail`. */
+  output_lines: number;
+  /** The absolute path of the file that receives the process's stdout and stderr. */
+  output_path: string;
+}
+
+/** Everything the daemon says about one process. Exactly one of `pty` and `pipe` is present, matching `mode`. */
+export interface ProcessInfo {
+  /** The program followed by its arguments. */
+  command: string[];
+  /** The absolute working directory the child started in. */
+  cwd: string;
+  /** When the exit became final (when `exited` was sent), as milliseconds since the Unix epoch; null until then, and never before `started_at`. */
+  exited_at: number | null;
+  /** An opaque grouping key chosen by the client (OpenCode uses the session id). */
+  group_id: string;
+  /** The process id. */
+  id: number;
+  /** Running, exited or failed. */
+  lifecycle: Lifecycle;
+  /** Whether this is a PTY or a pipe process; says which of `pty` and `pipe` is present. */
+  mode: Mode;
+  /** The oldest output offset still available for replay (equals `output_tail` for pipe processes, which keep no replay). */
+  output_head: number;
+  /** The offset just past the last output byte read from the process. */
+  output_tail: number;
+  /** The child's process id, or null when it is not known. */
+  pid: number | null;
+  /** The output file state; present exactly when `mode` is `pipe`. */
+  pipe?: PipeInfo;
+  /** The terminal state; present exactly when `mode` is `pty`. */
+  pty?: PtyInfo;
+  /** When the process was started. */
+  started_at: number;
+}
+
+/** The terminal part of a PTY process. */
+export interface PtyInfo {
+  /** Columns. */
+  cols: number;
+  /** The name of the deepest process attached to the terminal in its foreground process group, or null when unknown. */
+  foreground_process: string | null;
+  /** Rows. */
+  rows: number;
+  /** The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. */
+  title: string;
+  /** The title set by `rename`, or null when none is set. */
+  user_title: string | null;
+}
+
+/** The registration file the daemon writes atomically, with private permissions, in its runtime directory: how clients find, check and authenticate to it. */
+export interface Registration {
+  /** Names of the additive capabilities the daemon has beyond its protocol version; empty for plain protocol 8. */
+  features: string[];
+  /** A random id for this daemon instance, 32 lowercase hex characters; `own` must name it. */
+  instance_id: string;
+  /** The daemon's process id. */
+  pid: number;
+  /** The protocol version the daemon speaks: 8 for this schema. Clients refuse any other value. */
+  protocol: number;
+  /** The absolute path of the Unix socket the daemon listens on. */
+  socket: string;
+  /** The random credential every request envelope must carry, 32 lowercase hex characters. */
+  token: string;
+}
+
+/** A request, tagged by `op`. */
+export type Request = PingRequest | OwnRequest | PrepareHandoffRequest | CreatePtyRequest | CreatePipeRequest | ListRequest | GetRequest | WaitRequest | SignalRequest | SetMetadataRequest | WriteRequest | ResizeRequest | ControlRequest | InputRequest | SnapshotRequest | ReadRowsRequest | RenameRequest | ReplayRequest | SubscribeRequest | TerminateRequest | ShutdownRequest;
+
+/** Checks that the daemon answers and asks who it is. Answered with `pong`. */
+export interface PingRequest {
+  /** Tag: `ping`. */
+  op: "ping";
+}
+
+/** Claims ownership of the daemon. Without a ticket it claims a daemon that has had no owner since it started; with a handoff ticket it takes over from the previous owner, even one still connected. Answered with `owned`, after which this connection is the owner channel. */
+export interface OwnRequest {
+  /** The instance id read from the registration; a claim naming a different instance is refused. */
+  instance_id: string;
+  /** Tag: `own`. */
+  op: "own";
+  /** The ticket from an earlier `handoff`, when taking over from a previous owner; omitted or null for the first claim after startup. */
+  ticket?: string | null;
+}
+
+/** Owner channel only: prepares a handoff so that a replacement server can claim this daemon with `own` before the deadline. Answered with `handoff`; asking again returns the same ticket and deadline. */
+export interface PrepareHandoffRequest {
+  /** Tag: `prepare_handoff`. */
+  op: "prepare_handoff";
+}
+
+/** Starts a program in a new pseudo-terminal whose screen the daemon keeps. Answered with `created`. */
+export interface CreatePtyRequest {
+  /** The arguments after the program name, in order. */
+  args: string[];
+  /** The terminal width in columns. */
+  cols: number;
+  /** The absolute directory the child starts in. */
+  cwd: string;
+  /** Environment variables for the child. */
+  env: Record<string, string>;
+  /** An opaque grouping key chosen by the client, reported back as `group_id`. */
+  group_id: string;
+  /** Tag: `create_pty`. */
+  op: "create_pty";
+  /** The program to start. */
+  program: string;
+  /** The terminal height in rows. */
+  rows: number;
+  /** The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. */
+  title: string;
+}
+
+/** Starts a program without a terminal (Unix only): stdin reads /dev/null, and stdout and stderr share one pipe whose bytes the daemon writes to `output_path`. Answered with `created`. */
+export interface CreatePipeRequest {
+  /** The arguments after the program name, in order. */
+  args: string[];
+  /** The absolute directory the child starts in. */
+  cwd: string;
+  /** The child's whole environment: nothing is inherited from the daemon and no terminal variables are added. */
+  env: Record<string, string>;
+  /** An opaque grouping key chosen by the client, reported back as `group_id`. */
+  group_id: string;
+  /** An opaque JSON object to keep with the process and report as `pipe.metadata`; left out, the process starts with an empty object. */
+  metadata?: Record<string, unknown>;
+  /** Tag: `create_pipe`. */
+  op: "create_pipe";
+  /** The absolute path of the file that receives the output. It is truncated, or created, before the child starts; a symlink as its last component is refused. */
+  output_path: string;
+  /** The program to start. */
+  program: string;
+}
+
+/** Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`. */
+export interface ListRequest {
+  /** Which kind of process to list. */
+  mode: Mode;
+  /** Tag: `list`. */
+  op: "list";
+}
+
+/** Describes one process of either mode, refreshing a PTY's foreground process first. Answered with `process`, or with `error` when the id is unknown. */
+export interface GetRequest {
+  /** The process to describe. */
+  id: number;
+  /** Tag: `get`. */
+  op: "get";
+}
+
+/** Pipe processes only: keeps the connection open until the process has exited, then answers with one `exited` and closes. A process that already exited is answered at once; one removed by `terminate` first is answered with `error` `terminated`. */
+export interface WaitRequest {
+  /** The pipe process to wait for. */
+  id: number;
+  /** Tag: `wait`. */
+  op: "wait";
+}
+
+/** Pipe processes only: sends a signal to the process group and to the child, which stays listed (unlike `terminate`). Answered with `ok`. */
+export interface SignalRequest {
+  /** The pipe process to signal. */
+  id: number;
+  /** Tag: `signal`. */
+  op: "signal";
+  /** Which signal to send. */
+  signal: Signal;
+}
+
+/** Pipe processes only: replaces the metadata kept with the process. Answered with `ok`. */
+export interface SetMetadataRequest {
+  /** The pipe process whose metadata is replaced. */
+  id: number;
+  /** The new metadata; the previous object is dropped, not merged. */
+  metadata: Record<string, unknown>;
+  /** Tag: `set_metadata`. */
+  op: "set_metadata";
+}
+
+/** PTY only: sends bytes to the terminal's input. Answered with `ok`. */
+export interface WriteRequest {
+  /** The writing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. */
+  attachment_id: string | null;
+  /** The bytes to send, standard base64 with padding. */
+  data_base64: string;
+  /** The PTY to write to. */
+  id: number;
+  /** Tag: `write`. */
+  op: "write";
+}
+
+/** PTY only: resizes the terminal and its screen in one ordered step and always publishes `resized` with a checkpoint, even when the size does not change. Answered with `ok`. */
+export interface ResizeRequest {
+  /** The resizing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. */
+  attachment_id: string | null;
+  /** The new width in columns. */
+  cols: number;
+  /** The PTY to resize. */
+  id: number;
+  /** Tag: `resize`. */
+  op: "resize";
+  /** The new height in rows. */
+  rows: number;
+}
+
+/** PTY only: in one ordered step, makes a subscribed attachment the controller (demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`. */
+export interface ControlRequest {
+  /** The attachment to promote; it must have an open subscription to this terminal. */
+  attachment_id: string;
+  /** The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size. */
+  cols: number;
+  /** The PTY to take control of. */
+  id: number;
+  /** Tag: `control`. */
+  op: "control";
+  /** The attachment's height in rows. */
+  rows: number;
+}
+
+/** PTY only: does what `control` does, then sends the bytes, all in one ordered step, so a size report caused by the resize reaches the child before the input. Answered with `ok`. */
+export interface InputRequest {
+  /** The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. */
+  attachment_id: string;
+  /** The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size. */
+  cols: number;
+  /** The bytes to send after any promotion and resize, standard base64 with padding; may be empty. */
+  data_base64: string;
+  /** The PTY to type into. */
+  id: number;
+  /** Tag: `input`. */
+  op: "input";
+  /** The attachment's height in rows. */
+  rows: number;
+}
+
+/** PTY only: captures the visible screen as text, a VT checkpoint and the cursor in one step. Answered with `snapshot`. */
+export interface SnapshotRequest {
+  /** The PTY to capture. */
+  id: number;
+  /** Tag: `snapshot`. */
+  op: "snapshot";
+}
+
+/** Reads the last physical rows of a PTY's active screen, history included, as plain text. Answered with `rows`. */
+export interface ReadRowsRequest {
+  /** The PTY process to read. */
+  id: number;
+  /** Tag: `read_rows`. */
+  op: "read_rows";
+  /** How many rows to read (1 to 65535); omitted or null reads the terminal's current height. */
+  rows?: number | null;
+}
+
+/** PTY only: sets or clears the user title, which wins over titles set by programs. `title_changed` is published only if the effective title changes. Answered with `ok`. */
+export interface RenameRequest {
+  /** The PTY to rename. */
+  id: number;
+  /** Tag: `rename`. */
+  op: "rename";
+  /** The new user title; null or an empty string clears it, so the latest program title or the creation title shows again. */
+  title: string | null;
+}
+
+/** Reads the kept raw output from an offset onwards. Answered with `replay`; a pipe process keeps no output, so its answer has the right offsets and no bytes. */
+export interface ReplayRequest {
+  /** The process whose output is read. */
+  id: number;
+  /** The first offset wanted; an offset past the current output tail is an error. */
+  offset: number;
+  /** Tag: `replay`. */
+  op: "replay";
+}
+
+/** Attaches to a process and keeps the connection open: answered with `attached` (carrying the replay from `offset`), then live output frames and events (`resized`, `controller_changed`, `title_changed`, `foreground_process_changed`, `exited`) until the process exits or the connection closes. */
+export interface SubscribeRequest {
+  /** A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. */
+  attachment_id: string;
+  /** The process to attach to. */
+  id: number;
+  /** Where the replay starts; an offset past the current output tail is an error. */
+  offset: number;
+  /** Tag: `subscribe`. */
+  op: "subscribe";
+  /** The role to attach with. */
+  role: Role;
+  /** For the controller role: whether to demote a different existing controller (which stays subscribed as an observer); when false, such a conflict fails the request. */
+  takeover: boolean;
+}
+
+/** Stops a process and forgets it: a PTY's runtime is shut down; a pipe process's group and child get SIGKILL and the child is reaped. Pending `wait`s get `error` `terminated`. Answered with `ok`. */
+export interface TerminateRequest {
+  /** The process to stop and remove. */
+  id: number;
+  /** Tag: `terminate`. */
+  op: "terminate";
+}
+
+/** Stops the daemon and every process it runs. Accepted from the current owner channel and from any authenticated ordinary connection. Answered with `ok`, then the daemon stops. */
+export interface ShutdownRequest {
+  /** Tag: `shutdown`. */
+  op: "shutdown";
+}
+
+/** A response or a subscription event, tagged by `type`. */
+export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | ExitedResponse;
+
+/** The answer to `ping`: who the daemon is and what it speaks. */
+export interface PongResponse {
+  /** Names of the additive capabilities the daemon has beyond its protocol version; empty for plain protocol 8. */
+  features: string[];
+  /** The daemon's instance id, the same as in its registration. */
+  instance_id: string;
+  /** The daemon's own process id. */
+  pid: number;
+  /** The protocol version the daemon speaks: 8 for this schema. Clients refuse any other value. */
+  protocol: number;
+  /** Tag: `pong`. */
+  type: "pong";
+}
+
+/** The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared. */
+export interface OwnedResponse {
+  /** Tag: `owned`. */
+  type: "owned";
+}
+
+/** The answer to `prepare_handoff`: the ticket a replacement server gives to `own`. */
+export interface HandoffResponse {
+  /** When the ticket stops being accepted, as milliseconds since the Unix epoch: 120 seconds after the handoff was first prepared. */
+  expires_at: number;
+  /** The secret to pass as `own.ticket`: 32 lowercase hex characters, consumed by the first successful claim. */
+  ticket: string;
+  /** Tag: `handoff`. */
+  type: "handoff";
+}
+
+/** The answer to `create_pty` and `create_pipe`: the new process. */
+export interface CreatedResponse {
+  /** The process just started. */
+  process: ProcessInfo;
+  /** Tag: `created`. */
+  type: "created";
+}
+
+/** The answer to `list`. */
+export interface ProcessesResponse {
+  /** Every process of the requested mode, in creation order. */
+  processes: ProcessInfo[];
+  /** Tag: `processes`. */
+  type: "processes";
+}
+
+/** The answer to `get`. */
+export interface ProcessResponse {
+  /** The process asked for. */
+  process: ProcessInfo;
+  /** Tag: `process`. */
+  type: "process";
+}
+
+/** The request succeeded and has nothing to return. */
+export interface OkResponse {
+  /** Tag: `ok`. */
+  type: "ok";
+}
+
+/** The request failed. Unknown ops and malformed requests are answered this way too (once the token has been checked), so clients can probe for an op. */
+export interface ErrorResponse {
+  /** What went wrong, for people, such as `unsupported request: <op>`, `invalid <op> request: ...` or `terminated`. */
+  message: string;
+  /** Tag: `error`. */
+  type: "error";
+}
+
+/** The answer to `snapshot`: the screen, its checkpoint and the cursor, captured in one step with the process info. */
+export interface SnapshotResponse {
+  /** A VT checkpoint, standard base64 with padding: written into a fresh terminal of the same size, it rebuilds the screen, its modes and the cursor position. */
+  checkpoint_base64: string;
+  /** The cursor column, zero-based. */
+  cursor_x: number;
+  /** The cursor row within the visible screen, zero-based. */
+  cursor_y: number;
+  /** The process, as `get` would return it. */
+  process: ProcessInfo;
+  /** The plain text of the visible screen, one line per row, soft wraps not joined and trailing whitespace trimmed. */
+  text: string;
+  /** Tag: `snapshot`. */
+  type: "snapshot";
+}
+
+/** The answer to `read_rows`: the rows and the cursor, captured in one step with the process info. */
+export interface RowsResponse {
+  /** The cursor column, zero-based. */
+  cursor_x: number;
+  /** The cursor row within the active area (not the returned rows), zero-based. */
+  cursor_y: number;
+  /** One string per physical row, oldest first: soft wraps not joined, trailing whitespace trimmed, blank rows as empty strings. */
+  lines: string[];
+  /** The process, as `get` would return it. */
+  process: ProcessInfo;
+  /** Tag: `rows`. */
+  type: "rows";
+}
+
+/** The answer to `replay`: the kept output from the requested offset (or from the oldest kept byte) to the tail. */
+export interface ReplayResponse {
+  /** Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back. */
+  available_offset: number;
+  /** The bytes from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output. */
+  data_base64: string;
+  /** The offset just past the returned bytes: the output tail when the replay was read. */
+  end_offset: number;
+  /** The offset the request asked for. */
+  requested_offset: number;
+  /** True when the requested offset was older than the oldest kept byte, so the bytes from `requested_offset` to `available_offset` are lost. */
+  truncated: boolean;
+  /** Tag: `replay`. */
+  type: "replay";
+}
+
+/** The first frame of a subscription: the process, the role obtained and the replay. Live output frames and events follow, starting at `end_offset`. */
+export interface AttachedResponse {
+  /** Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back. */
+  available_offset: number;
+  /** The offset just past the returned bytes: the output tail when the replay was read. */
+  end_offset: number;
+  /** The controller generation after attaching: a counter that grows each time the terminal's controller changes. */
+  generation: number;
+  /** The process, as `get` would return it when the subscription attached. */
+  process: ProcessInfo;
+  /** The kept output from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output. */
+  replay_base64: string;
+  /** The offset the request asked for. */
+  requested_offset: number;
+  /** The role this attachment has now. */
+  role: Role;
+  /** True when the requested offset was older than the oldest kept byte, so the bytes from `requested_offset` to `available_offset` are lost. */
+  truncated: boolean;
+  /** Tag: `attached`. */
+  type: "attached";
+}
+
+/** Subscription event: the terminal was resized. Later output is laid out for the new size. */
+export interface ResizedResponse {
+  /** A VT checkpoint of the screen just after the resize, standard base64 with padding; a client resets its terminal to the new size and writes it before any later output. */
+  checkpoint_base64: string;
+  /** The new width in columns. */
+  cols: number;
+  /** The controller generation when the resize happened (not a count of resizes). */
+  generation: number;
+  /** The new height in rows. */
+  rows: number;
+  /** Tag: `resized`. */
+  type: "resized";
+}
+
+/** Subscription event: the terminal's controller changed (through takeover, promotion by `control` or `input`, or a detach). Sent to every subscriber, the new controller included. */
+export interface ControllerChangedResponse {
+  /** The attachment that controls the terminal now, or null when none does. */
+  attachment_id: string | null;
+  /** The controller generation after the change. */
+  generation: number;
+  /** Tag: `controller_changed`. */
+  type: "controller_changed";
+}
+
+/** Subscription event: the effective title changed, through `rename` or an OSC 0/2 sequence not hidden by a user title. */
+export interface TitleChangedResponse {
+  /** The new effective title. */
+  title: string;
+  /** Tag: `title_changed`. */
+  type: "title_changed";
+}
+
+/** Subscription event: the process in the terminal's foreground changed. */
+export interface ForegroundProcessChangedResponse {
+  /** The name of the deepest terminal-attached process in the foreground process group, or null when it is not known. */
+  process: string | null;
+  /** Tag: `foreground_process_changed`. */
+  type: "foreground_process_changed";
+}
+
+/** The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`. */
+export interface ExitedResponse {
+  /** The exit status, or null when a signal killed the process. */
+  exit_code: number | null;
+  /** When the exit became final, as milliseconds since the Unix epoch; the same value as `exited_at` in the process info from then on. */
+  exited_at: number;
+  /** The output tail at exit: the offset just past the last byte the process wrote. */
+  final_offset: number;
+  /** Pipe processes only: why writing the output file stopped; left out when it never did. */
+  output_error?: string;
+  /** Pipe processes only: how many newline bytes went to the output file; left out for PTYs. */
+  output_lines?: number;
+  /** The name of the signal that killed the process, such as `SIGTERM`; left out when no signal did. */
+  signal?: string;
+  /** Tag: `exited`. */
+  type: "exited";
+}
+
+/** How a subscription attaches: a `controller` may write and resize (at most one per terminal); an `observer` only watches until an interaction promotes it. */
+export type Role = "controller" | "observer";
+
+/** A signal the daemon can send to a pipe process's group and child. */
+export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
+
+/** The protocol version (`x-protocol-version` of `schema/protocol.json`). */
+export const PROTOCOL_VERSION = 8 as const;
+
+/** Additive capabilities of this protocol version (`x-features`). */
+export const FEATURES: readonly string[] = [];
+
+/** Every request `op`, in schema order. */
+export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown"] as const;
+
+/** Every response and event `type`, in schema order. */
+export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "exited"] as const;

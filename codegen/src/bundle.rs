@@ -1,0 +1,243 @@
+//! Loads `schema/`, resolves its cross-file `$ref`s into one document and checks the schema's conventions.
+//!
+//! The result has every shape under `definitions`: the roots of `protocol.json`, plus each `defs/` file used,
+//! named after its file. Request and response files are copied inline into their unions (so the generators
+//! see tagged variants), `x-inline` definitions are copied into each use, and, for the types bundle,
+//! `x-validation-only` rules are dropped.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::{Map, Value, json};
+
+/// What the bundle is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Input to the type generators: validation-only rules removed.
+    Types,
+    /// A schema to validate instances against: every rule kept.
+    Validation,
+}
+
+/// The bundled schema and what the generators need besides it.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// `{"title", "description", "definitions": {...}}` with only local `#/definitions/...` references.
+    pub document: Value,
+    /// `x-protocol-version` of `protocol.json`.
+    pub protocol_version: u64,
+    /// `x-features` of `protocol.json`.
+    pub features: Vec<String>,
+    /// Request ops in `protocol.json` order.
+    pub request_ops: Vec<String>,
+    /// Response and event types in `protocol.json` order.
+    pub response_types: Vec<String>,
+}
+
+impl Bundle {
+    /// The bundled definitions.
+    pub fn definitions(&self) -> &Map<String, Value> {
+        self.document["definitions"].as_object().expect("a bundle always has definitions")
+    }
+}
+
+/// Bundles `schema_dir/protocol.json`.
+pub fn load(schema_dir: &Path, purpose: Purpose) -> Result<Bundle> {
+    let root_path = schema_dir.join("protocol.json");
+    let root = read(&root_path)?;
+    let mut bundler = Bundler { schema_dir: schema_dir.to_path_buf(), purpose, named: BTreeMap::new() };
+    let roots = root["definitions"].as_object().context("protocol.json has no definitions")?;
+    let mut definitions = Map::new();
+    for (name, schema) in roots {
+        // A root that is a bare reference to a file is that file's content under the root's name.
+        let resolved = match schema.get("$ref").and_then(Value::as_str) {
+            Some(target) if schema.as_object().is_some_and(|o| o.len() == 1) => {
+                let file = root_path.parent().unwrap_or(schema_dir).join(target);
+                bundler.resolve(&read(&file)?, &file)?
+            }
+            _ => bundler.resolve(schema, &root_path)?,
+        };
+        definitions.insert(name.clone(), resolved);
+    }
+    for (name, schema) in std::mem::take(&mut bundler.named) {
+        ensure!(!definitions.contains_key(&name), "defs/{name}.json clashes with a root of the same name");
+        definitions.insert(name, schema.context("a definition refers to itself")?);
+    }
+    let request_ops = union_tags(&definitions, "Request", "op")?;
+    let response_types = union_tags(&definitions, "Response", "type")?;
+    check_descriptions(&definitions)?;
+    let protocol_version = root["x-protocol-version"].as_u64().context("protocol.json needs x-protocol-version")?;
+    let features = root["x-features"]
+        .as_array()
+        .context("protocol.json needs x-features")?
+        .iter()
+        .map(|f| f.as_str().map(str::to_owned).context("x-features holds strings"))
+        .collect::<Result<_>>()?;
+    let document = json!({
+        "title": root["title"],
+        "description": root["description"],
+        "definitions": definitions,
+    });
+    Ok(Bundle { document, protocol_version, features, request_ops, response_types })
+}
+
+struct Bundler {
+    schema_dir: PathBuf,
+    purpose: Purpose,
+    /// Named definitions from `defs/`, `None` while being resolved (to catch cycles).
+    named: BTreeMap<String, Option<Value>>,
+}
+
+impl Bundler {
+    /// Resolves every `$ref` in `value`, which was read from `file`.
+    fn resolve(&mut self, value: &Value, file: &Path) -> Result<Value> {
+        match value {
+            Value::Array(items) => items.iter().map(|v| self.resolve(v, file)).collect::<Result<_>>().map(Value::Array),
+            Value::Object(object) => {
+                if let Some(target) = object.get("$ref").and_then(Value::as_str) {
+                    return self.reference(target, object.get("description"), file);
+                }
+                let mut out = Map::new();
+                for (key, child) in object {
+                    if key == "allOf" {
+                        let kept = self.all_of(child, file)?;
+                        if !kept.is_empty() {
+                            out.insert(key.clone(), Value::Array(kept));
+                        }
+                    } else {
+                        out.insert(key.clone(), self.resolve(child, file)?);
+                    }
+                }
+                Ok(Value::Object(out))
+            }
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// `allOf` entries, less the validation-only ones when bundling for types.
+    fn all_of(&mut self, entries: &Value, file: &Path) -> Result<Vec<Value>> {
+        let entries = entries.as_array().with_context(|| format!("{}: allOf must be an array", file.display()))?;
+        let mut kept = Vec::new();
+        for entry in entries {
+            let validation_only = entry.get("x-validation-only").and_then(Value::as_bool).unwrap_or(false);
+            if validation_only && self.purpose == Purpose::Types {
+                continue;
+            }
+            let mut entry = self.resolve(entry, file)?;
+            if let Some(object) = entry.as_object_mut() {
+                object.remove("x-validation-only");
+            }
+            kept.push(entry);
+        }
+        Ok(kept)
+    }
+
+    /// Replaces a `$ref` (with an optional sibling description) by what it stands for in the bundle.
+    fn reference(&mut self, target: &str, description: Option<&Value>, file: &Path) -> Result<Value> {
+        let (path, pointer) = target.split_once('#').unwrap_or((target, ""));
+        let base = file.parent().unwrap_or(&self.schema_dir);
+        let path = if path.is_empty() { file.to_path_buf() } else { normalize(&base.join(path)) };
+        let relative = path.strip_prefix(&self.schema_dir).unwrap_or(&path).to_path_buf();
+        let with_description = |mut value: Value| {
+            if let (Some(description), Some(object)) = (description, value.as_object_mut()) {
+                object.insert("description".into(), description.clone());
+            }
+            value
+        };
+        // A root of protocol.json, by pointer.
+        if relative == Path::new("protocol.json") {
+            let name = pointer.strip_prefix("/definitions/").with_context(|| format!("unsupported $ref {target}"))?;
+            return Ok(with_description(json!({ "$ref": format!("#/definitions/{name}") })));
+        }
+        ensure!(
+            pointer.is_empty() || pointer == "/",
+            "{}: $ref {target}: only whole files can be referenced",
+            file.display()
+        );
+        let content = read(&path)?;
+        let inline = content.get("x-inline").and_then(Value::as_bool).unwrap_or(false);
+        let in_defs = relative.starts_with("defs");
+        if inline || !in_defs {
+            // Copied into the use: an x-inline plain value, or a request/response variant.
+            let mut resolved = self.resolve(&content, &path)?;
+            if let Some(object) = resolved.as_object_mut() {
+                object.remove("x-inline");
+            }
+            return Ok(with_description(resolved));
+        }
+        let name = path.file_stem().and_then(|s| s.to_str()).context("definition file name")?.to_owned();
+        if !self.named.contains_key(&name) {
+            self.named.insert(name.clone(), None);
+            let resolved = self.resolve(&content, &path)?;
+            self.named.insert(name.clone(), Some(resolved));
+        }
+        Ok(with_description(json!({ "$ref": format!("#/definitions/{name}") })))
+    }
+}
+
+/// Lexically removes `.` and `..` components.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn read(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// The tag values of a union's variants, checking that each variant requires its tag as a string const.
+fn union_tags(definitions: &Map<String, Value>, union: &str, tag: &str) -> Result<Vec<String>> {
+    let variants = definitions[union]["oneOf"].as_array().with_context(|| format!("{union} must be a oneOf"))?;
+    let mut tags = Vec::new();
+    for (i, variant) in variants.iter().enumerate() {
+        let value = variant["properties"][tag]["const"].as_str();
+        let required = variant["required"].as_array().is_some_and(|r| r.iter().any(|k| k == tag));
+        let Some(value) = value.filter(|_| required) else {
+            bail!("{union} variant {i} must require `{tag}` as a string const (else it turns into an untagged enum)");
+        };
+        ensure!(!tags.iter().any(|t| t == value), "{union} has two variants tagged {value}");
+        tags.push(value.to_owned());
+    }
+    Ok(tags)
+}
+
+/// Every definition and every property has a description: they become the generated doc comments.
+fn check_descriptions(definitions: &Map<String, Value>) -> Result<()> {
+    fn walk(value: &Value, at: &str) -> Result<()> {
+        let Some(object) = value.as_object() else { return Ok(()) };
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            for (name, property) in properties {
+                let path = format!("{at}.{name}");
+                // A tag's const explains itself; everything else needs words.
+                let is_tag = property.get("const").is_some();
+                ensure!(is_tag || property.get("description").is_some(), "{path} has no description");
+                walk(property, &path)?;
+            }
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            for (i, child) in object.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
+                walk(child, &format!("{at}.{key}[{i}]"))?;
+            }
+        }
+        if let Some(items) = object.get("items") {
+            walk(items, &format!("{at}[]"))?;
+        }
+        Ok(())
+    }
+    for (name, definition) in definitions {
+        ensure!(definition.get("description").is_some(), "definition {name} has no description");
+        walk(definition, name)?;
+    }
+    Ok(())
+}
