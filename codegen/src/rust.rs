@@ -67,8 +67,10 @@ impl VisitMut for StripSchemaDocs {
             keep
         });
         // The blank doc line that separated the block from the description.
-        while attributes.last().and_then(doc_text).is_some_and(|t| t.trim().is_empty()) {
-            attributes.pop();
+        if let Some(last_doc) = attributes.iter().rposition(|a| doc_text(a).is_some())
+            && doc_text(&attributes[last_doc]).is_some_and(|t| t.trim().is_empty())
+        {
+            attributes.remove(last_doc);
         }
     }
 

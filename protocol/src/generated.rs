@@ -34,7 +34,6 @@ pub mod error {
     }
 }
 ///What a client sends: one request with the daemon's credential. Control frames are UTF-8 JSON objects, each preceded by its length as a four-byte big-endian integer.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Envelope {
     ///The request itself.
@@ -48,7 +47,6 @@ impl ::std::convert::From<&Envelope> for Envelope {
     }
 }
 ///Where a process is in its life, tagged by `status`.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "status")]
 pub enum Lifecycle {
@@ -76,7 +74,6 @@ impl ::std::convert::From<&Self> for Lifecycle {
     }
 }
 ///What kind of process: `pty` runs in a pseudo-terminal whose screen the daemon keeps; `pipe` runs without a terminal and its output goes to a file.
-///
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -145,7 +142,6 @@ impl ::std::convert::TryFrom<::std::string::String> for Mode {
     }
 }
 ///A chunk of live output on a subscription. On the wire this is not JSON but a binary frame: the payload is the tag byte 0x00, then `start` and `end` as unsigned 64-bit big-endian integers, then exactly `end - start` raw bytes (the payload is 17 + n bytes long). Readers tell it from a JSON frame by that first byte. The JSON shape here is only how clients represent the frame in memory.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct OutputFrame {
     ///The raw bytes, standard base64 with padding (on the wire they follow the header unencoded).
@@ -164,7 +160,6 @@ impl ::std::convert::From<&OutputFrame> for OutputFrame {
     }
 }
 ///The pipe part of a pipe process.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PipeInfo {
     ///The metadata given at creation or by the latest `set_metadata`.
@@ -183,7 +178,6 @@ impl ::std::convert::From<&PipeInfo> for PipeInfo {
     }
 }
 ///Everything the daemon says about one process. Exactly one of `pty` and `pipe` is present, matching `mode`.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProcessInfo {
     ///The program followed by its arguments.
@@ -221,7 +215,6 @@ impl ::std::convert::From<&ProcessInfo> for ProcessInfo {
     }
 }
 ///The terminal part of a PTY process.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PtyInfo {
     ///Columns.
@@ -241,7 +234,6 @@ impl ::std::convert::From<&PtyInfo> for PtyInfo {
     }
 }
 ///The registration file the daemon writes atomically, with private permissions, in its runtime directory: how clients find, check and authenticate to it.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Registration {
     ///Names of the additive capabilities the daemon has beyond its protocol version; empty for plain protocol 8.
@@ -263,7 +255,6 @@ impl ::std::convert::From<&Registration> for Registration {
     }
 }
 ///A request, tagged by `op`.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "op")]
 pub enum Request {
@@ -461,7 +452,6 @@ impl ::std::convert::From<&Self> for Request {
     }
 }
 ///A response or a subscription event, tagged by `type`.
-///
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type")]
 pub enum Response {
@@ -631,7 +621,6 @@ impl ::std::convert::From<&Self> for Response {
     }
 }
 ///How a subscription attaches: a `controller` may write and resize (at most one per terminal); an `observer` only watches until an interaction promotes it.
-///
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -700,7 +689,6 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
     }
 }
 ///A signal the daemon can send to a pipe process's group and child.
-///
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
