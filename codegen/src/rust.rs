@@ -1,11 +1,23 @@
 //! Emits `protocol/src/generated.rs` from the types bundle with typify.
 //!
-//! Everything about the output is steered through typify's settings or the schema's `x-` extensions. One
-//! tidying pass removes the JSON schema typify copies into every doc comment (the schema is one click away
-//! and the copies would triple the file), and the protocol constants are appended.
+//! Everything about the output is steered through typify's settings or the schema's `x-` extensions, and one
+//! pass over typify's syntax tree that:
+//! - removes the JSON schema typify copies into every doc comment (the schema is one click away and the
+//!   copies would triple the file);
+//! - gives unit variants (`Ping`, `Ok`, ...) the descriptions typify drops, and the values of string enums
+//!   (`Mode::Pty` is "`pty`") as theirs;
+//! - points required nullable members and `u64` members at `protocol`'s `serde_rules`, so a missing
+//!   "always present, may be null" member and an integer above 2^53 − 1 are refused when decoding
+//!   (typify would accept both).
+//!
+//! The protocol constants are appended.
+
+use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
+use quote::ToTokens;
 use schemars::schema::Schema;
+use serde_json::Value;
 use syn::visit_mut::VisitMut;
 
 use crate::bundle::Bundle;
@@ -26,7 +38,7 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
         .collect::<Result<Vec<_>>>()?;
     space.add_ref_types(definitions).context("typify refused the schema")?;
     let mut file: syn::File = syn::parse2(space.to_stream()).context("typify emitted invalid Rust")?;
-    StripSchemaDocs.visit_file_mut(&mut file);
+    Tidy { variant_docs: variant_docs(bundle) }.visit_file_mut(&mut file);
 
     let ops = bundle.request_ops.iter().map(|op| format!("{op:?}")).collect::<Vec<_>>().join(", ");
     let types = bundle.response_types.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
@@ -49,10 +61,28 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
     Ok(format!("{}\n\n{body}", crate::header("//")))
 }
 
-/// Drops the `<details>` block with the JSON schema that typify appends to each type's doc comment.
-struct StripSchemaDocs;
+/// The tidying pass over typify's output (see the module docs).
+struct Tidy {
+    /// `(enum name, tag value)` to the variant's description.
+    variant_docs: BTreeMap<(String, String), String>,
+}
 
-impl VisitMut for StripSchemaDocs {
+/// The descriptions of the variants of every tagged union, by enum name and tag value.
+fn variant_docs(bundle: &Bundle) -> BTreeMap<(String, String), String> {
+    let mut docs = BTreeMap::new();
+    for (name, schema) in bundle.definitions() {
+        for variant in schema.get("oneOf").and_then(Value::as_array).into_iter().flatten() {
+            let Some(properties) = variant.get("properties").and_then(Value::as_object) else { continue };
+            let tag = properties.values().find_map(|p| p.get("const").and_then(Value::as_str));
+            if let (Some(tag), Some(description)) = (tag, variant.get("description").and_then(Value::as_str)) {
+                docs.insert((name.clone(), tag.to_owned()), description.to_owned());
+            }
+        }
+    }
+    docs
+}
+
+impl VisitMut for Tidy {
     fn visit_attributes_mut(&mut self, attributes: &mut Vec<syn::Attribute>) {
         let mut in_details = false;
         attributes.retain(|attribute| {
@@ -77,11 +107,58 @@ impl VisitMut for StripSchemaDocs {
     fn visit_item_mut(&mut self, item: &mut syn::Item) {
         match item {
             syn::Item::Struct(s) => self.visit_attributes_mut(&mut s.attrs),
-            syn::Item::Enum(e) => self.visit_attributes_mut(&mut e.attrs),
+            syn::Item::Enum(e) => {
+                self.visit_attributes_mut(&mut e.attrs);
+                let name = e.ident.to_string();
+                for variant in &mut e.variants {
+                    let has_doc = variant.attrs.iter().any(|a| doc_text(a).is_some());
+                    let tag = serde_rename(&variant.attrs);
+                    if let (false, Some(tag)) = (has_doc, tag) {
+                        // A union variant's own description, else (a string enum's value) the value itself.
+                        let doc = self.variant_docs.get(&(name.clone(), tag.clone())).cloned();
+                        let doc = doc.unwrap_or_else(|| format!("`{tag}`"));
+                        variant.attrs.insert(0, syn::parse_quote!(#[doc = #doc]));
+                    }
+                }
+            }
             _ => {}
         }
         syn::visit_mut::visit_item_mut(self, item);
     }
+
+    fn visit_field_mut(&mut self, field: &mut syn::Field) {
+        let ty: String = field.ty.to_token_stream().to_string().split_whitespace().collect();
+        let optional = field
+            .attrs
+            .iter()
+            .any(|a| a.path().is_ident("serde") && a.to_token_stream().to_string().contains("default"));
+        let rule = match ty.as_str() {
+            "u64" => Some("exact_u64"),
+            "::std::option::Option<u64>" => Some("nullable_exact_u64"),
+            t if t.starts_with("::std::option::Option<") && !optional => Some("required_nullable"),
+            _ => None,
+        };
+        if let Some(rule) = rule {
+            let path = format!("crate::serde_rules::{rule}");
+            field.attrs.push(syn::parse_quote!(#[serde(deserialize_with = #path)]));
+        }
+        syn::visit_mut::visit_field_mut(self, field);
+    }
+}
+
+/// The value of `#[serde(rename = "...")]`, if present.
+fn serde_rename(attributes: &[syn::Attribute]) -> Option<String> {
+    attributes.iter().filter(|a| a.path().is_ident("serde")).find_map(|a| {
+        let mut rename = None;
+        let _ = a.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                let value: syn::LitStr = meta.value()?.parse()?;
+                rename = Some(value.value());
+            }
+            Ok(())
+        });
+        rename
+    })
 }
 
 /// The text of a `#[doc = "..."]` attribute.

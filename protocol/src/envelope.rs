@@ -12,8 +12,8 @@ use crate::generated::{REQUEST_OPS, Request};
 /// Why a request envelope could not be decoded. The `Display` text is what a server answers in `error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
-    /// The envelope has no string `token`.
-    #[error("invalid request: the envelope needs a string `token`")]
+    /// The envelope has no string `token`: answered like a wrong token (SPEC E3).
+    #[error("authentication failed")]
     MissingToken,
     /// The envelope has no `request` object, or the request has no string `op`.
     #[error("invalid request: {0}")]
@@ -94,7 +94,9 @@ mod tests {
         let Value::Object(map) = json!({"request": {"op": "ping"}}) else { unreachable!() };
         assert_eq!(RequestEnvelope::from_frame(map), Err(RequestError::MissingToken));
         let Value::Object(map) = json!({"token": 7, "request": {"op": "ping"}}) else { unreachable!() };
-        assert_eq!(RequestEnvelope::from_frame(map), Err(RequestError::MissingToken));
+        let error = RequestEnvelope::from_frame(map).unwrap_err();
+        assert_eq!(error, RequestError::MissingToken);
+        assert_eq!(error.to_string(), "authentication failed", "clients re-read the registration on this text");
     }
 
     #[test]
@@ -109,6 +111,17 @@ mod tests {
         assert_eq!(error.to_string(), "invalid get request: invalid type: string \"seven\", expected u64");
         let error = envelope(json!({"token": "t", "request": {"op": "get"}})).decode().unwrap_err();
         assert_eq!(error.to_string(), "invalid get request: missing field `id`");
+        // A required nullable member may be null but not missing: a rename without `title` clears nothing.
+        let error = envelope(json!({"token": "t", "request": {"op": "rename", "id": 1}})).decode().unwrap_err();
+        assert_eq!(error.to_string(), "invalid rename request: missing field `title`");
+        let cleared = envelope(json!({"token": "t", "request": {"op": "rename", "id": 1, "title": null}})).decode();
+        assert_eq!(cleared, Ok(Request::Rename { id: 1, title: None }));
+        let error =
+            envelope(json!({"token": "t", "request": {"op": "get", "id": 9007199254740992_u64}})).decode().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid get request: 9007199254740992 is above 9007199254740991, the largest integer JSON keeps exact"
+        );
     }
 
     #[test]

@@ -50,18 +50,20 @@ impl ::std::convert::From<&Envelope> for Envelope {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "status")]
 pub enum Lifecycle {
+    ///The process is running (or has exited but the end of its output is not known yet).
     #[serde(rename = "running")]
     Running,
     ///The process exited and all of its output was read.
     #[serde(rename = "exited")]
     Exited {
         ///The exit status, or null when a signal killed the process.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         exit_code: ::std::option::Option<u32>,
         ///The name of the signal that killed the process, such as `SIGTERM`; left out when none did.
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         signal: ::std::option::Option<::std::string::String>,
     },
-    ///The daemon lost track of the process: its output or input failed before an exit was seen.
+    ///The daemon lost track of the process: reading its output, writing its input or waiting for it failed before its exit was published.
     #[serde(rename = "failed")]
     Failed {
         ///What failed, for people.
@@ -87,8 +89,10 @@ impl ::std::convert::From<&Self> for Lifecycle {
     PartialOrd
 )]
 pub enum Mode {
+    ///`pty`
     #[serde(rename = "pty")]
     Pty,
+    ///`pipe`
     #[serde(rename = "pipe")]
     Pipe,
 }
@@ -147,8 +151,10 @@ pub struct OutputFrame {
     ///The raw bytes, standard base64 with padding (on the wire they follow the header unencoded).
     pub data_base64: ::std::string::String,
     ///The offset just past the last byte of the chunk; `end - start` is the number of bytes.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
     pub end: u64,
     ///The offset of the first byte of the chunk.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
     pub start: u64,
     ///Tag: `output`.
     #[serde(rename = "type")]
@@ -168,6 +174,7 @@ pub struct PipeInfo {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub output_error: ::std::option::Option<::std::string::String>,
     ///How many newline bytes were written to the output file, counted in the same step that advances `output_tail`.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
     pub output_lines: u64,
     ///The absolute path of the file that receives the process's stdout and stderr.
     pub output_path: ::std::string::String,
@@ -185,20 +192,25 @@ pub struct ProcessInfo {
     ///The absolute working directory the child started in.
     pub cwd: ::std::string::String,
     ///When the exit became final (when `exited` was sent), as milliseconds since the Unix epoch; null until then, and never before `started_at`.
+    #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
     pub exited_at: ::std::option::Option<u64>,
     ///An opaque grouping key chosen by the client (OpenCode uses the session id).
     pub group_id: ::std::string::String,
     ///The process id.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
     pub id: u64,
     ///Running, exited or failed.
     pub lifecycle: Lifecycle,
     ///Whether this is a PTY or a pipe process; says which of `pty` and `pipe` is present.
     pub mode: Mode,
     ///The oldest output offset still available for replay (equals `output_tail` for pipe processes, which keep no replay).
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
     pub output_head: u64,
     ///The offset just past the last output byte read from the process.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
     pub output_tail: u64,
     ///The child's process id, or null when it is not known.
+    #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
     pub pid: ::std::option::Option<u32>,
     ///The output file state; present exactly when `mode` is `pipe`.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -207,6 +219,7 @@ pub struct ProcessInfo {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub pty: ::std::option::Option<PtyInfo>,
     ///When the process was started.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
     pub started_at: u64,
 }
 impl ::std::convert::From<&ProcessInfo> for ProcessInfo {
@@ -220,12 +233,14 @@ pub struct PtyInfo {
     ///Columns.
     pub cols: ::std::num::NonZeroU16,
     ///The name of the deepest process attached to the terminal in its foreground process group, or null when unknown.
+    #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
     pub foreground_process: ::std::option::Option<::std::string::String>,
     ///Rows.
     pub rows: ::std::num::NonZeroU16,
     ///The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation.
     pub title: ::std::string::String,
     ///The title set by `rename`, or null when none is set.
+    #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
     pub user_title: ::std::option::Option<::std::string::String>,
 }
 impl ::std::convert::From<&PtyInfo> for PtyInfo {
@@ -244,7 +259,7 @@ pub struct Registration {
     pub pid: u32,
     ///The protocol version the daemon speaks: 8 for this schema. Clients refuse any other value.
     pub protocol: u32,
-    ///The absolute path of the Unix socket the daemon listens on.
+    ///Where the daemon listens: the absolute path of its Unix socket (on Windows, the name of its named pipe).
     pub socket: ::std::string::String,
     ///The random credential every request envelope must carry, 32 lowercase hex characters.
     pub token: ::std::string::String,
@@ -258,6 +273,7 @@ impl ::std::convert::From<&Registration> for Registration {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "op")]
 pub enum Request {
+    ///Checks that the daemon answers and asks who it is. Answered with `pong`.
     #[serde(rename = "ping")]
     Ping,
     ///Claims ownership of the daemon. Without a ticket it claims a daemon that has had no owner since it started; with a handoff ticket it takes over from the previous owner, even one still connected. Answered with `owned`, after which this connection is the owner channel.
@@ -269,6 +285,7 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         ticket: ::std::option::Option<::std::string::String>,
     },
+    ///Owner channel only: prepares a handoff so that a replacement server can claim this daemon with `own` before the deadline. Answered with `handoff`; asking again returns the same ticket and deadline.
     #[serde(rename = "prepare_handoff")]
     PrepareHandoff,
     ///Starts a program in a new pseudo-terminal whose screen the daemon keeps. Answered with `created`.
@@ -320,18 +337,21 @@ pub enum Request {
     #[serde(rename = "get")]
     Get {
         ///The process to describe.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
     },
     ///Pipe processes only: keeps the connection open until the process has exited, then answers with one `exited` and closes. A process that already exited is answered at once; one removed by `terminate` first is answered with `error` `terminated`.
     #[serde(rename = "wait")]
     Wait {
         ///The pipe process to wait for.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
     },
     ///Pipe processes only: sends a signal to the process group and to the child, which stays listed (unlike `terminate`). Answered with `ok`.
     #[serde(rename = "signal")]
     Signal {
         ///The pipe process to signal.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///Which signal to send.
         signal: Signal,
@@ -340,6 +360,7 @@ pub enum Request {
     #[serde(rename = "set_metadata")]
     SetMetadata {
         ///The pipe process whose metadata is replaced.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///The new metadata; the previous object is dropped, not merged.
         metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -348,25 +369,29 @@ pub enum Request {
     #[serde(rename = "write")]
     Write {
         ///The writing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         attachment_id: ::std::option::Option<::std::string::String>,
         ///The bytes to send, standard base64 with padding.
         data_base64: ::std::string::String,
         ///The PTY to write to.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
     },
     ///PTY only: resizes the terminal and its screen in one ordered step and always publishes `resized` with a checkpoint, even when the size does not change. Answered with `ok`.
     #[serde(rename = "resize")]
     Resize {
         ///The resizing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         attachment_id: ::std::option::Option<::std::string::String>,
         ///The new width in columns.
         cols: ::std::num::NonZeroU16,
         ///The PTY to resize.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///The new height in rows.
         rows: ::std::num::NonZeroU16,
     },
-    ///PTY only: in one ordered step, makes a subscribed attachment the controller (demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`.
+    ///PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`.
     #[serde(rename = "control")]
     Control {
         ///The attachment to promote; it must have an open subscription to this terminal.
@@ -374,6 +399,7 @@ pub enum Request {
         ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
         cols: ::std::num::NonZeroU16,
         ///The PTY to take control of.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///The attachment's height in rows.
         rows: ::std::num::NonZeroU16,
@@ -388,6 +414,7 @@ pub enum Request {
         ///The bytes to send after any promotion and resize, standard base64 with padding; may be empty.
         data_base64: ::std::string::String,
         ///The PTY to type into.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///The attachment's height in rows.
         rows: ::std::num::NonZeroU16,
@@ -396,12 +423,14 @@ pub enum Request {
     #[serde(rename = "snapshot")]
     Snapshot {
         ///The PTY to capture.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
     },
     ///Reads the last physical rows of a PTY's active screen, history included, as plain text. Answered with `rows`.
     #[serde(rename = "read_rows")]
     ReadRows {
         ///The PTY process to read.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///How many rows to read (1 to 65535); omitted or null reads the terminal's current height.
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -411,16 +440,20 @@ pub enum Request {
     #[serde(rename = "rename")]
     Rename {
         ///The PTY to rename.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///The new user title; null or an empty string clears it, so the latest program title or the creation title shows again.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         title: ::std::option::Option<::std::string::String>,
     },
     ///Reads the kept raw output from an offset onwards. Answered with `replay`; a pipe process keeps no output, so its answer has the right offsets and no bytes.
     #[serde(rename = "replay")]
     Replay {
         ///The process whose output is read.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///The first offset wanted; an offset past the current output tail is an error.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         offset: u64,
     },
     ///Attaches to a process and keeps the connection open: answered with `attached` (carrying the replay from `offset`), then live output frames and events (`resized`, `controller_changed`, `title_changed`, `foreground_process_changed`, `exited`) until the process exits or the connection closes.
@@ -429,8 +462,10 @@ pub enum Request {
         ///A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription.
         attachment_id: ::std::string::String,
         ///The process to attach to.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
         ///Where the replay starts; an offset past the current output tail is an error.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         offset: u64,
         ///The role to attach with.
         role: Role,
@@ -441,8 +476,10 @@ pub enum Request {
     #[serde(rename = "terminate")]
     Terminate {
         ///The process to stop and remove.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
     },
+    ///Stops the daemon and every process it runs. Accepted from the current owner channel and from any authenticated ordinary connection. Answered with `ok`, then the daemon stops.
     #[serde(rename = "shutdown")]
     Shutdown,
 }
@@ -467,12 +504,14 @@ pub enum Response {
         ///The protocol version the daemon speaks: 8 for this schema. Clients refuse any other value.
         protocol: u32,
     },
+    ///The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing).
     #[serde(rename = "owned")]
     Owned,
     ///The answer to `prepare_handoff`: the ticket a replacement server gives to `own`.
     #[serde(rename = "handoff")]
     Handoff {
         ///When the ticket stops being accepted, as milliseconds since the Unix epoch: 120 seconds after the handoff was first prepared.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         expires_at: u64,
         ///The secret to pass as `own.ticket`: 32 lowercase hex characters, consumed by the first successful claim.
         ticket: ::std::string::String,
@@ -495,6 +534,7 @@ pub enum Response {
         ///The process asked for.
         process: ProcessInfo,
     },
+    ///The request succeeded and has nothing to return.
     #[serde(rename = "ok")]
     Ok,
     ///The request failed. Unknown ops and malformed requests are answered this way too (once the token has been checked), so clients can probe for an op.
@@ -512,7 +552,7 @@ pub enum Response {
         cursor_x: u16,
         ///The cursor row within the visible screen, zero-based.
         cursor_y: u16,
-        ///The process, as `get` would return it.
+        ///The process info, captured in the same step as the screen.
         process: ProcessInfo,
         ///The plain text of the visible screen, one line per row, soft wraps not joined and trailing whitespace trimmed.
         text: ::std::string::String,
@@ -526,19 +566,22 @@ pub enum Response {
         cursor_y: u16,
         ///One string per physical row, oldest first: soft wraps not joined, trailing whitespace trimmed, blank rows as empty strings.
         lines: ::std::vec::Vec<::std::string::String>,
-        ///The process, as `get` would return it.
+        ///The process info, captured in the same step as the rows.
         process: ProcessInfo,
     },
     ///The answer to `replay`: the kept output from the requested offset (or from the oldest kept byte) to the tail.
     #[serde(rename = "replay")]
     Replay {
         ///Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         available_offset: u64,
         ///The bytes from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output.
         data_base64: ::std::string::String,
         ///The offset just past the returned bytes: the output tail when the replay was read.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         end_offset: u64,
         ///The offset the request asked for.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         requested_offset: u64,
         ///True when the requested offset was older than the oldest kept byte, so the bytes from `requested_offset` to `available_offset` are lost.
         truncated: bool,
@@ -547,16 +590,20 @@ pub enum Response {
     #[serde(rename = "attached")]
     Attached {
         ///Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         available_offset: u64,
         ///The offset just past the returned bytes: the output tail when the replay was read.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         end_offset: u64,
         ///The controller generation after attaching: a counter that grows each time the terminal's controller changes.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         generation: u64,
-        ///The process, as `get` would return it when the subscription attached.
+        ///The process info, captured in the same step as the replay.
         process: ProcessInfo,
         ///The kept output from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output.
         replay_base64: ::std::string::String,
         ///The offset the request asked for.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         requested_offset: u64,
         ///The role this attachment has now.
         role: Role,
@@ -571,6 +618,7 @@ pub enum Response {
         ///The new width in columns.
         cols: ::std::num::NonZeroU16,
         ///The controller generation when the resize happened (not a count of resizes).
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         generation: u64,
         ///The new height in rows.
         rows: ::std::num::NonZeroU16,
@@ -579,8 +627,10 @@ pub enum Response {
     #[serde(rename = "controller_changed")]
     ControllerChanged {
         ///The attachment that controls the terminal now, or null when none does.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         attachment_id: ::std::option::Option<::std::string::String>,
         ///The controller generation after the change.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         generation: u64,
     },
     ///Subscription event: the effective title changed, through `rename` or an OSC 0/2 sequence not hidden by a user title.
@@ -593,22 +643,27 @@ pub enum Response {
     #[serde(rename = "foreground_process_changed")]
     ForegroundProcessChanged {
         ///The name of the deepest terminal-attached process in the foreground process group, or null when it is not known.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         process: ::std::option::Option<::std::string::String>,
     },
     ///The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`.
     #[serde(rename = "exited")]
     Exited {
         ///The exit status, or null when a signal killed the process.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         exit_code: ::std::option::Option<u32>,
         ///When the exit became final, as milliseconds since the Unix epoch; the same value as `exited_at` in the process info from then on.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         exited_at: u64,
         ///The output tail at exit: the offset just past the last byte the process wrote.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         final_offset: u64,
         ///Pipe processes only: why writing the output file stopped; left out when it never did.
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         output_error: ::std::option::Option<::std::string::String>,
         ///Pipe processes only: how many newline bytes went to the output file; left out for PTYs.
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
         output_lines: ::std::option::Option<u64>,
         ///The name of the signal that killed the process, such as `SIGTERM`; left out when no signal did.
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -634,8 +689,10 @@ impl ::std::convert::From<&Self> for Response {
     PartialOrd
 )]
 pub enum Role {
+    ///`controller`
     #[serde(rename = "controller")]
     Controller,
+    ///`observer`
     #[serde(rename = "observer")]
     Observer,
 }
@@ -702,10 +759,13 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
     PartialOrd
 )]
 pub enum Signal {
+    ///`SIGTERM`
     #[serde(rename = "SIGTERM")]
     Sigterm,
+    ///`SIGINT`
     #[serde(rename = "SIGINT")]
     Sigint,
+    ///`SIGKILL`
     #[serde(rename = "SIGKILL")]
     Sigkill,
 }

@@ -3,7 +3,8 @@
 //! limits. It knows nothing of terminals or sockets.
 //!
 //! Module map: `generated` (committed output of `opencode-pty-codegen`, never edited by hand), `envelope`
-//! (token first, then `op`, then fields), `frame` and `error` (the codec), `limits`.
+//! (token first, then `op`, then fields), `frame` and `frame_error` (the codec), `limits`, `serde_rules`
+//! (decoding rules the generated types point at).
 #![deny(missing_docs)]
 
 mod envelope;
@@ -11,15 +12,10 @@ mod frame;
 mod frame_error;
 // Generated code: formatted by its generator, and allowed what typify's output needs.
 #[rustfmt::skip]
-#[allow(
-missing_docs, // Variants and fields without a schema description (tags, typify's helpers).
-missing_debug_implementations, // typify's error module.
-clippy::clone_on_copy, // typify's `From<&Self>` impls clone Copy types.
-clippy::derivable_impls, // typify spells out some `Default` impls.
-clippy::to_string_trait_impl, // typify implements `ToString` for string enums.
-)]
+#[allow(clippy::clone_on_copy)] // typify's `From<&Self>` impls clone the Copy enums (`Mode`, `Role`, `Signal`).
 mod generated;
 mod limits;
+mod serde_rules;
 
 /// The JSON Schema of protocol 8, bundled into one draft-07 document (generated from `schema/`).
 pub const SCHEMA_JSON: &str = include_str!("schema.json");
@@ -27,6 +23,7 @@ pub const SCHEMA_JSON: &str = include_str!("schema.json");
 pub use envelope::{RequestEnvelope, RequestError};
 pub use generated::*;
 pub use limits::*;
+pub use serde_rules::MAX_EXACT_INTEGER;
 
 pub use frame::{
     FRAME_HEADER_BYTES, Frame, FrameDecoder, MAX_OUTPUT_BYTES, OUTPUT_PREFIX_BYTES, OUTPUT_TAG, decode_payload,

@@ -27,7 +27,7 @@ export interface LifecycleExited {
   status: "exited";
 }
 
-/** The daemon lost track of the process: its output or input failed before an exit was seen. */
+/** The daemon lost track of the process: reading its output, writing its input or waiting for it failed before its exit was published. */
 export interface LifecycleFailed {
   /** What failed, for people. */
   message: string;
@@ -116,7 +116,7 @@ export interface Registration {
   pid: number;
   /** The protocol version the daemon speaks: 8 for this schema. Clients refuse any other value. */
   protocol: number;
-  /** The absolute path of the Unix socket the daemon listens on. */
+  /** Where the daemon listens: the absolute path of its Unix socket (on Windows, the name of its named pipe). */
   socket: string;
   /** The random credential every request envelope must carry, 32 lowercase hex characters. */
   token: string;
@@ -259,7 +259,7 @@ export interface ResizeRequest {
   rows: number;
 }
 
-/** PTY only: in one ordered step, makes a subscribed attachment the controller (demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`. */
+/** PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`. */
 export interface ControlRequest {
   /** The attachment to promote; it must have an open subscription to this terminal. */
   attachment_id: string;
@@ -374,7 +374,7 @@ export interface PongResponse {
   type: "pong";
 }
 
-/** The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared. */
+/** The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing). */
 export interface OwnedResponse {
   /** Tag: `owned`. */
   type: "owned";
@@ -436,7 +436,7 @@ export interface SnapshotResponse {
   cursor_x: number;
   /** The cursor row within the visible screen, zero-based. */
   cursor_y: number;
-  /** The process, as `get` would return it. */
+  /** The process info, captured in the same step as the screen. */
   process: ProcessInfo;
   /** The plain text of the visible screen, one line per row, soft wraps not joined and trailing whitespace trimmed. */
   text: string;
@@ -452,7 +452,7 @@ export interface RowsResponse {
   cursor_y: number;
   /** One string per physical row, oldest first: soft wraps not joined, trailing whitespace trimmed, blank rows as empty strings. */
   lines: string[];
-  /** The process, as `get` would return it. */
+  /** The process info, captured in the same step as the rows. */
   process: ProcessInfo;
   /** Tag: `rows`. */
   type: "rows";
@@ -482,7 +482,7 @@ export interface AttachedResponse {
   end_offset: number;
   /** The controller generation after attaching: a counter that grows each time the terminal's controller changes. */
   generation: number;
-  /** The process, as `get` would return it when the subscription attached. */
+  /** The process info, captured in the same step as the replay. */
   process: ProcessInfo;
   /** The kept output from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output. */
   replay_base64: string;
