@@ -1,0 +1,38 @@
+//! `ServiceError`: every way a request to the terminal service can fail, each with the message a client sees.
+
+/// Why a service request failed. The `Display` text is what the daemon answers in `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServiceError {
+    /// No process has this id (never had, or it was terminated).
+    #[error("process {0} not found")]
+    NotFound(u64),
+    /// The request cannot be carried out as asked.
+    #[error("{0}")]
+    Invalid(String),
+    /// The child could not be started.
+    #[error("cannot start {program}: {reason}")]
+    Spawn {
+        /// The program as given.
+        program: String,
+        /// Why, from the operating system.
+        reason: String,
+    },
+    /// The terminal's runtime has stopped (terminated, or the daemon is shutting down).
+    #[error("process {0} is no longer running its terminal")]
+    Gone(u64),
+    /// The terminal did not answer in time.
+    #[error("process {id} did not answer within {seconds} s")]
+    Timeout {
+        /// The process.
+        id: u64,
+        /// The bound that passed.
+        seconds: u64,
+    },
+}
+
+impl ServiceError {
+    /// An [`ServiceError::Invalid`] from anything printable.
+    pub fn invalid(message: impl Into<String>) -> ServiceError {
+        ServiceError::Invalid(message.into())
+    }
+}

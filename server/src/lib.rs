@@ -1,0 +1,17 @@
+//! The opencode-pty daemon as a library: the terminal runtime and its service, used by the binary and tested
+//! in-process before any socket exists.
+//!
+//! Module map: `service` (the registry of terminals, in creation order), `terminal` (one PTY: spawn, the
+//! actor that owns its emulator, the reader, writer and wait threads, replay, fan-out, titles), `procinfo`
+//! (the foreground process of a PTY), `error` (what a client is told).
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+pub mod error;
+pub mod procinfo;
+pub mod service;
+pub mod terminal;
+
+pub use error::ServiceError;
+pub use service::TerminalService;

@@ -1,0 +1,307 @@
+//! The foreground process of a PTY: the deepest TTY-attached process of its foreground process group, read from
+//! `/proc` on Linux (other platforms always report none).
+//!
+//! [`foreground_process`] costs one `tcgetpgrp`, one pass over `/proc/*/stat`, three `readlink`s per member of
+//! the foreground group and one read of the chosen process's `comm`, so it is cheap enough to run on every
+//! `list` and `get`. Processes come and go during the pass; any file that cannot be read is skipped, and the
+//! function never panics.
+
+#[cfg(unix)]
+use std::os::fd::AsFd;
+#[cfg(unix)]
+use std::path::Path;
+
+/// The fields of one `/proc/<pid>/stat` line that the foreground search uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatFields {
+    /// The process id (field 1).
+    pub pid: i32,
+    /// The command name as the kernel reports it (field 2, without its parentheses); it may contain spaces and
+    /// parentheses.
+    pub comm: String,
+    /// The parent's process id (field 4).
+    pub ppid: i32,
+    /// The process group id (field 5).
+    pub pgrp: i32,
+}
+
+/// Parses one `/proc/<pid>/stat` line, or returns `None` when it is malformed.
+///
+/// The command name sits between the first `(` and the last `)` of the line and may itself contain spaces and
+/// `)`, so the numeric fields are read only after the last `)`.
+pub fn parse_stat(line: &str) -> Option<StatFields> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    if close < open {
+        return None;
+    }
+    // `(` and `)` are ASCII, so both indices are character boundaries.
+    let pid = line[..open].trim().parse().ok()?;
+    let comm = line[open + 1..close].to_owned();
+    let mut rest = line[close + 1..].split_ascii_whitespace();
+    let _state = rest.next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    let pgrp = rest.next()?.parse().ok()?;
+    Some(StatFields { pid, comm, ppid, pgrp })
+}
+
+/// The name (`/proc/<pid>/comm`) of the deepest TTY-attached process in the PTY's foreground process group, or
+/// `None` when there is no foreground group or it cannot be read.
+///
+/// `master` must be the PTY's **master** descriptor (any duplicate of it works). On Linux, `tcgetpgrp` on the
+/// slave side succeeds only in a process whose controlling terminal it is, which the daemon never is, so a
+/// slave descriptor yields `None`. `tty` is the slave's path (`/dev/pts/N`): processes whose fd 0, 1 or 2 is
+/// open on it are preferred; when none is (or `tty` is `None`), the whole group is considered. Among the
+/// candidates the one with the longest parent chain wins, then the highest pid.
+#[cfg(target_os = "linux")]
+pub fn foreground_process(master: impl AsFd, tty: Option<&Path>) -> Option<String> {
+    let group = nix::unistd::tcgetpgrp(master).ok()?.as_raw();
+    // With no session attached the kernel reports 0, which is the group of the kernel's own threads.
+    if group <= 0 {
+        return None;
+    }
+    let processes = linux::scan();
+    let chosen = linux::choose(&processes, group, |pid| tty.is_some_and(|tty| linux::is_attached(pid, tty)))?;
+    linux::name(chosen)
+}
+
+/// The foreground process of a PTY; always `None` outside Linux, where `/proc` is not available.
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn foreground_process(_master: impl AsFd, _tty: Option<&Path>) -> Option<String> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::collections::HashMap;
+    use std::path::Path;
+
+    use super::{StatFields, parse_stat};
+
+    /// Every process `/proc` lists now; entries that vanish or do not parse are skipped.
+    pub(super) fn scan() -> Vec<StatFields> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_name().as_encoded_bytes().iter().all(u8::is_ascii_digit))
+            .filter_map(|entry| {
+                // The command name is arbitrary bytes; a lossy read keeps the numeric fields intact.
+                let raw = std::fs::read(entry.path().join("stat")).ok()?;
+                parse_stat(&String::from_utf8_lossy(&raw))
+            })
+            .collect()
+    }
+
+    /// The member of `group` with the greatest (parent-chain depth, pid), among those `attached` accepts if
+    /// there are any, else among all members.
+    pub(super) fn choose(processes: &[StatFields], group: i32, attached: impl Fn(i32) -> bool) -> Option<&StatFields> {
+        let members: Vec<&StatFields> = processes.iter().filter(|p| p.pgrp == group).collect();
+        let on_tty: Vec<&StatFields> = members.iter().copied().filter(|p| attached(p.pid)).collect();
+        let candidates = if on_tty.is_empty() { members } else { on_tty };
+        let parents: HashMap<i32, i32> = processes.iter().map(|p| (p.pid, p.ppid)).collect();
+        candidates.into_iter().max_by_key(|p| (depth(p.pid, &parents), p.pid))
+    }
+
+    /// How many ancestors `pid` has below pid 1, following the snapshot's parent links. A snapshot taken while
+    /// pids are reused can contain a cycle, so the walk takes at most one step per known process.
+    fn depth(pid: i32, parents: &HashMap<i32, i32>) -> usize {
+        let mut depth = 0;
+        let mut current = pid;
+        while depth < parents.len() {
+            match parents.get(&current) {
+                Some(&parent) if parent > 1 => {
+                    depth += 1;
+                    current = parent;
+                }
+                _ => break,
+            }
+        }
+        depth
+    }
+
+    /// Whether fd 0, 1 or 2 of `pid` is open on `tty`.
+    pub(super) fn is_attached(pid: i32, tty: &Path) -> bool {
+        (0..=2).any(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| target == tty))
+    }
+
+    /// The process's name from `/proc/<pid>/comm`, or from its stat line if it has exited since; `None` when
+    /// empty.
+    pub(super) fn name(process: &StatFields) -> Option<String> {
+        let comm = std::fs::read(format!("/proc/{}/comm", process.pid))
+            .map(|raw| String::from_utf8_lossy(&raw).trim_end_matches('\n').to_owned())
+            .unwrap_or_else(|_| process.comm.clone());
+        (!comm.is_empty()).then_some(comm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_stat_reads_fields_after_the_last_parenthesis() {
+        let line = "1234 (a) b) c) S 1 1234 1234 34816 1234 4194560 107 0 0 0 0 0 0 0 20 0 1 0 1 2 3\n";
+        let fields = parse_stat(line).expect("a valid stat line");
+        assert_eq!(fields, StatFields { pid: 1234, comm: "a) b) c".into(), ppid: 1, pgrp: 1234 });
+
+        let plain = parse_stat("42 (sleep) S 7 40 40 0").expect("a valid stat line");
+        assert_eq!(plain, StatFields { pid: 42, comm: "sleep".into(), ppid: 7, pgrp: 40 });
+    }
+
+    #[test]
+    fn parse_stat_rejects_malformed_lines() {
+        for line in ["", "1234", "1234 (sh", "1234 sh) S 1 2", ") 12 (x", "x (sh) S 1 2", "12 (sh) S", "12 (sh) S 1"] {
+            assert_eq!(parse_stat(line), None, "{line:?}");
+        }
+        assert_eq!(parse_stat("12 (sh) S one 2"), None);
+        assert_eq!(parse_stat("12 (sh) S 1 two"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    mod linux {
+        use std::os::fd::{AsFd, OwnedFd};
+        use std::path::PathBuf;
+        use std::process::{Child, Command, Stdio};
+        use std::time::{Duration, Instant};
+
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        use nix::sys::signal::{Signal, killpg};
+        use nix::unistd::{Pid, tcgetpgrp};
+
+        use super::super::linux::{choose, scan};
+        use super::super::{StatFields, foreground_process};
+
+        fn stat(pid: i32, ppid: i32, pgrp: i32) -> StatFields {
+            StatFields { pid, comm: format!("p{pid}"), ppid, pgrp }
+        }
+
+        fn chosen(processes: &[StatFields], group: i32, attached: &[i32]) -> Option<i32> {
+            choose(processes, group, |pid| attached.contains(&pid)).map(|p| p.pid)
+        }
+
+        #[test]
+        fn the_deepest_attached_member_of_the_group_wins() {
+            // 10 leads group 10; 11 and 12 are its children; 13 is 12's child in another group.
+            let table = [stat(1, 0, 1), stat(10, 5, 10), stat(11, 10, 10), stat(12, 10, 10), stat(13, 12, 99)];
+            assert_eq!(chosen(&table, 10, &[10, 11, 12]), Some(12), "equal depth: the higher pid");
+            // A grandchild with a lower pid (pids wrap): depth decides before pid.
+            let mut deeper = table.to_vec();
+            deeper.push(stat(8, 11, 10));
+            assert_eq!(chosen(&deeper, 10, &[8, 10, 11, 12]), Some(8), "the deepest");
+            assert_eq!(chosen(&deeper, 10, &[10, 11]), Some(11), "only attached ones when some are");
+            assert_eq!(chosen(&deeper, 10, &[]), Some(8), "the whole group when none is attached");
+            assert_eq!(chosen(&deeper, 10, &[13]), Some(8), "attachment outside the group does not count");
+            assert_eq!(chosen(&deeper, 77, &[]), None, "an empty group");
+        }
+
+        #[test]
+        fn a_parent_cycle_in_the_snapshot_terminates() {
+            let table = [stat(30, 31, 30), stat(31, 30, 30)];
+            assert_eq!(chosen(&table, 30, &[]), Some(31));
+        }
+
+        #[test]
+        fn scan_finds_this_process() {
+            let me = i32::try_from(std::process::id()).expect("pid fits");
+            let found = scan().into_iter().find(|p| p.pid == me).expect("this process is in /proc");
+            assert_eq!(found.pgrp, nix::unistd::getpgrp().as_raw());
+            assert_eq!(found.ppid, nix::unistd::getppid().as_raw());
+        }
+
+        /// A shell running `script` in a new session whose controlling terminal is a fresh PTY; dropping it
+        /// kills the session's process group and reaps the shell.
+        struct Session {
+            master: OwnedFd,
+            tty: PathBuf,
+            child: Child,
+        }
+
+        impl Session {
+            fn start(script: &str) -> Session {
+                let pty = nix::pty::openpty(None, None).expect("openpty");
+                for fd in [&pty.master, &pty.slave] {
+                    fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).expect("set close-on-exec");
+                }
+                let tty = nix::unistd::ttyname(&pty.slave).expect("the slave's path");
+                let stdio = || Stdio::from(pty.slave.try_clone().expect("duplicate the slave"));
+                // `setsid -c` makes its stdin, the slave, the new session's controlling terminal, as
+                // portable-pty's spawn does; std alone cannot without `unsafe`.
+                let child = Command::new("setsid")
+                    .args(["-c", "sh", "-c", script])
+                    .stdin(stdio())
+                    .stdout(stdio())
+                    .stderr(stdio())
+                    .spawn()
+                    .expect("spawn setsid");
+                Session { master: pty.master, tty, child }
+            }
+
+            fn foreground(&self) -> Option<String> {
+                foreground_process(&self.master, Some(&self.tty))
+            }
+
+            /// Polls (every 20 ms, for up to 5 s) until `done` holds, and returns whether it did.
+            fn wait_for(&self, done: impl Fn(&Session) -> bool) -> bool {
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while !done(self) {
+                    if Instant::now() > deadline {
+                        return false;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                true
+            }
+
+            /// The names of the processes in the session's foreground group.
+            fn group_names(&self) -> Vec<String> {
+                let Ok(group) = tcgetpgrp(self.master.as_fd()) else { return Vec::new() };
+                scan().into_iter().filter(|p| p.pgrp == group.as_raw()).map(|p| p.comm).collect()
+            }
+        }
+
+        impl Drop for Session {
+            fn drop(&mut self) {
+                if let Ok(group) = tcgetpgrp(self.master.as_fd())
+                    && group.as_raw() > 0
+                {
+                    let _ = killpg(group, Signal::SIGKILL);
+                }
+                if let Ok(pid) = i32::try_from(self.child.id()) {
+                    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                }
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+
+        #[test]
+        fn reports_the_deepest_process_of_a_real_pty() {
+            let session = Session::start("tail -f /dev/null & sleep 30");
+            let found = session.wait_for(|s| s.foreground().as_deref() == Some("sleep"));
+            assert!(found, "foreground was {:?}, group {:?}", session.foreground(), session.group_names());
+        }
+
+        #[test]
+        fn prefers_processes_attached_to_the_tty() {
+            // The inner shell and its `tail` are deeper than `sleep` but have no descriptor on the terminal.
+            let session =
+                Session::start("sh -c 'tail -f /dev/null; exit 0' </dev/null >/dev/null 2>&1 & sleep 30; exit 0");
+            let ready = session.wait_for(|s| {
+                let names = s.group_names();
+                names.iter().any(|n| n == "tail") && names.iter().any(|n| n == "sleep")
+            });
+            assert!(ready, "group {:?}", session.group_names());
+            assert_eq!(session.foreground().as_deref(), Some("sleep"), "group {:?}", session.group_names());
+        }
+
+        #[test]
+        fn a_pty_without_a_session_has_no_foreground_process() {
+            let pty = nix::pty::openpty(None, None).expect("openpty");
+            let tty = nix::unistd::ttyname(&pty.slave).expect("the slave's path");
+            assert_eq!(foreground_process(&pty.master, Some(&tty)), None);
+            assert_eq!(foreground_process(&pty.master, None), None);
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! The actor thread of one terminal: it creates, uses and drops the `vt::Terminal` and owns every piece of
+//! terminal state. Output flows reader → here (replay, emulator, replies → writer) → fan-out, and every
+//! request that must be ordered with output is one [`Command`] handled here, one at a time.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use crossbeam_channel::{Receiver, Sender, select};
+use opencode_pty_protocol::{
+    Lifecycle, MAX_LIVE_OUTPUT_BYTES, MAX_ROWS_BYTES, Mode, OUTPUT_COALESCE, ProcessInfo, PtyInfo, Response, Role,
+};
+use opencode_pty_vt::Terminal;
+use portable_pty::{MasterPty, PtySize};
+
+use super::command::{Command, ExitInfo};
+use super::fanout::{Event, Fanout, Subscriber, Subscription};
+use super::replay::{Replay, ReplayRead};
+use super::spawn::PtySpec;
+use super::title::Titles;
+use crate::error::ServiceError;
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// What the actor starts from.
+pub(crate) struct ActorParts {
+    pub(crate) id: u64,
+    pub(crate) spec: PtySpec,
+    pub(crate) pid: u32,
+    pub(crate) started_at: u64,
+    pub(crate) master: Box<dyn MasterPty + Send>,
+    /// A duplicate of the master, for `tcgetpgrp`.
+    pub(crate) master_fd: OwnedFd,
+    pub(crate) tty: Option<PathBuf>,
+    pub(crate) replay_bytes: usize,
+    pub(crate) scrollback_lines: usize,
+    /// To hand to subscriptions (their drop detaches them).
+    pub(crate) commands: Sender<Command>,
+    pub(crate) writer: Sender<Vec<u8>>,
+    pub(crate) stop: Receiver<()>,
+}
+
+/// Output read but not yet fanned out.
+#[derive(Debug, Default)]
+struct Batch {
+    start: u64,
+    bytes: Vec<u8>,
+    deadline: Option<Instant>,
+}
+
+struct Actor {
+    parts: ActorParts,
+    vt: Terminal,
+    replay: Replay,
+    titles: Titles,
+    cols: u16,
+    rows: u16,
+    fanout: Fanout,
+    batch: Batch,
+    /// The attachment id of the controller, if any.
+    controller: Option<String>,
+    /// Grows each time the controller changes.
+    generation: u64,
+    exit: Option<ExitInfo>,
+    eof: bool,
+    failure: Option<String>,
+    /// The `exited` event, once sent.
+    exited: Option<Arc<Response>>,
+    exited_at: Option<u64>,
+    foreground: Option<String>,
+}
+
+/// Runs the actor until it is told to stop or every command sender is gone.
+pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>) {
+    let vt = match Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines) {
+        Ok(vt) => vt,
+        // Refused sizes are caught at validation; nothing sensible is left to do here.
+        Err(_) => return,
+    };
+    let mut actor = Actor {
+        replay: Replay::new(parts.replay_bytes.max(1)),
+        titles: Titles::new(parts.spec.title.clone()),
+        cols: parts.spec.cols,
+        rows: parts.spec.rows,
+        parts,
+        vt,
+        fanout: Fanout::default(),
+        batch: Batch::default(),
+        controller: None,
+        generation: 0,
+        exit: None,
+        eof: false,
+        failure: None,
+        exited: None,
+        exited_at: None,
+        foreground: None,
+    };
+    actor.run(&commands);
+}
+
+impl Actor {
+    fn run(&mut self, commands: &Receiver<Command>) {
+        let stop = self.parts.stop.clone();
+        loop {
+            let command = match self.batch.deadline {
+                Some(deadline) => select! {
+                    recv(commands) -> command => command,
+                    recv(stop) -> _ => return,
+                    default(deadline.saturating_duration_since(Instant::now())) => {
+                        self.flush();
+                        continue;
+                    }
+                },
+                None => select! {
+                    recv(commands) -> command => command,
+                    recv(stop) -> _ => return,
+                },
+            };
+            let Ok(command) = command else { return };
+            match command {
+                Command::Output(bytes) => self.output(&bytes),
+                Command::Shutdown => return,
+                other => {
+                    // Anything that is not output first lets the pending output out, so it stays in order.
+                    self.flush();
+                    self.prune_dropped();
+                    self.handle(other);
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, command: Command) {
+        match command {
+            Command::Output(_) | Command::Shutdown => unreachable!("handled by the loop"),
+            Command::ReaderEof => {
+                self.eof = true;
+                self.maybe_exited();
+            }
+            Command::ReaderFailed(message) => {
+                self.fail(message);
+                self.eof = true;
+                self.maybe_exited();
+            }
+            Command::WriterFailed(message) => self.fail(message),
+            Command::WaitFailed(message) => {
+                self.fail(message);
+                self.exit = Some(ExitInfo { exit_code: None, signal: None });
+                self.maybe_exited();
+            }
+            Command::ChildExited(exit) => {
+                self.exit = Some(exit);
+                self.maybe_exited();
+            }
+            Command::Write { attachment, data, reply } => {
+                let result = self.authorize(attachment.as_deref()).map(|()| self.queue_input(data));
+                let _ = reply.send(result);
+            }
+            Command::Resize { attachment, cols, rows, reply } => {
+                let result = self.authorize(attachment.as_deref()).and_then(|()| self.resize(cols, rows));
+                let _ = reply.send(result);
+            }
+            Command::Control { attachment, cols, rows, reply } => {
+                let _ = reply.send(self.control(&attachment, cols, rows));
+            }
+            Command::Input { attachment, cols, rows, data, reply } => {
+                let result = self.control(&attachment, cols, rows).map(|()| self.queue_input(data));
+                let _ = reply.send(result);
+            }
+            Command::Rename { title, reply } => {
+                if let Some(title) = self.titles.set_user(title) {
+                    self.emit(Response::TitleChanged { title });
+                }
+                let _ = reply.send(Ok(()));
+            }
+            Command::Snapshot { reply } => {
+                let _ = reply.send(self.snapshot());
+            }
+            Command::ReadRows { rows, reply } => {
+                let _ = reply.send(self.read_rows(rows));
+            }
+            Command::Replay { offset, reply } => {
+                let _ = reply.send(self.replay.read_from(offset).map_err(|e| ServiceError::invalid(e.to_string())));
+            }
+            Command::Subscribe { offset, attachment, role, takeover, reply } => {
+                let _ = reply.send(self.subscribe(offset, attachment, role, takeover));
+            }
+            Command::Detach { key } => {
+                if let Some(subscriber) = self.fanout.remove(key) {
+                    self.detached(vec![subscriber]);
+                }
+            }
+            Command::Info { reply } => {
+                self.refresh_foreground();
+                let _ = reply.send(Ok(self.info()));
+            }
+        }
+    }
+
+    /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out.
+    fn output(&mut self, bytes: &[u8]) {
+        let (start, _end) = self.replay.append(bytes);
+        self.vt.write(bytes);
+        let replies = self.vt.take_replies();
+        if !replies.is_empty() {
+            self.queue_input(replies);
+        }
+        if self.batch.bytes.len() + bytes.len() > MAX_LIVE_OUTPUT_BYTES {
+            self.flush();
+        }
+        if self.batch.bytes.is_empty() {
+            self.batch.start = start;
+            self.batch.deadline = Some(Instant::now() + OUTPUT_COALESCE);
+        }
+        self.batch.bytes.extend_from_slice(bytes);
+        if self.batch.bytes.len() >= MAX_LIVE_OUTPUT_BYTES {
+            self.flush();
+        }
+        if self.vt.take_title_changed()
+            && let Some(title) = self.titles.set_osc(self.vt.title())
+        {
+            self.flush();
+            self.emit(Response::TitleChanged { title });
+        }
+    }
+
+    /// Fans out the pending output batch.
+    fn flush(&mut self) {
+        self.batch.deadline = None;
+        if self.batch.bytes.is_empty() {
+            return;
+        }
+        let bytes: Arc<[u8]> = std::mem::take(&mut self.batch.bytes).into();
+        self.publish(&Event::Output { start: self.batch.start, bytes });
+    }
+
+    fn emit(&mut self, response: Response) {
+        self.publish(&Event::Message(Arc::new(response)));
+    }
+
+    fn publish(&mut self, event: &Event) {
+        let removed = self.fanout.publish(event, self.controller.as_deref(), &self.parts.stop);
+        if !removed.is_empty() {
+            self.detached(removed);
+        }
+    }
+
+    /// Queues bytes for the PTY; waits while the writer queue is full, unless the terminal stops.
+    fn queue_input(&mut self, bytes: Vec<u8>) {
+        let writer = self.parts.writer.clone();
+        select! {
+            send(writer, bytes) -> _ => {},
+            recv(self.parts.stop) -> _ => {},
+        }
+    }
+
+    fn fail(&mut self, message: String) {
+        if self.exited.is_none() && self.failure.is_none() {
+            self.failure = Some(message);
+        }
+    }
+
+    /// Publishes `exited` once both the exit and the end of the output are known.
+    fn maybe_exited(&mut self) {
+        let (Some(exit), true, None) = (self.exit.clone(), self.eof, self.exited.as_ref()) else { return };
+        self.flush();
+        let exited_at = now_ms().max(self.parts.started_at);
+        self.exited_at = Some(exited_at);
+        let response = Arc::new(Response::Exited {
+            exit_code: exit.exit_code,
+            signal: exit.signal,
+            final_offset: self.replay.tail(),
+            output_lines: None,
+            output_error: None,
+            exited_at,
+        });
+        self.exited = Some(response.clone());
+        self.publish(&Event::Message(response));
+    }
+
+    /// `write` and `resize` need the controller's attachment; without a controller, a null one is allowed.
+    fn authorize(&self, attachment: Option<&str>) -> Result<(), ServiceError> {
+        match (&self.controller, attachment) {
+            (None, None) => Ok(()),
+            (Some(controller), Some(attachment)) if controller == attachment => Ok(()),
+            (Some(_), None) => Err(ServiceError::invalid("terminal input requires the active controller attachment")),
+            (_, Some(attachment)) => {
+                Err(ServiceError::invalid(format!("attachment {attachment} is not the terminal controller")))
+            }
+        }
+    }
+
+    /// Resizes the PTY and the emulator in one step and publishes `resized` with a fresh checkpoint.
+    fn resize(&mut self, cols: u16, rows: u16) -> Result<(), ServiceError> {
+        if cols == 0 || rows == 0 {
+            return Err(ServiceError::invalid(format!("terminal dimensions must be positive (got {cols}x{rows})")));
+        }
+        let size = PtySize { rows, cols, pixel_width: 0, pixel_height: 0 };
+        self.parts.master.resize(size).map_err(|e| ServiceError::invalid(format!("resizing the PTY failed: {e}")))?;
+        self.vt.resize(cols, rows).map_err(|e| ServiceError::invalid(e.to_string()))?;
+        (self.cols, self.rows) = (cols, rows);
+        // An in-band size report (mode 2048) is one of these replies: it reaches the child before later input.
+        let replies = self.vt.take_replies();
+        if !replies.is_empty() {
+            self.queue_input(replies);
+        }
+        let checkpoint = self.vt.vt_checkpoint().map_err(|e| ServiceError::invalid(e.to_string()))?;
+        self.emit(Response::Resized {
+            cols: nonzero(cols),
+            rows: nonzero(rows),
+            generation: self.generation,
+            checkpoint_base64: BASE64.encode(checkpoint),
+        });
+        Ok(())
+    }
+
+    /// Makes `attachment` the controller (if it is not) and resizes to its size (if that differs).
+    fn control(&mut self, attachment: &str, cols: u16, rows: u16) -> Result<(), ServiceError> {
+        if self.fanout.get_mut(attachment).is_none() {
+            return Err(ServiceError::invalid(format!("attachment {attachment} is not subscribed")));
+        }
+        if self.controller.as_deref() != Some(attachment) {
+            self.promote(Some(attachment.to_owned()));
+        }
+        if (cols, rows) != (self.cols, self.rows) {
+            self.resize(cols, rows)?;
+        }
+        Ok(())
+    }
+
+    /// Changes the controller (demoting the previous one, which stays subscribed) and tells everyone.
+    fn promote(&mut self, attachment: Option<String>) {
+        self.generation += 1;
+        if let Some(attachment) = &attachment
+            && let Some(subscriber) = self.fanout.get_mut(attachment)
+        {
+            subscriber.last_control = self.generation;
+        }
+        self.controller = attachment.clone();
+        self.emit(Response::ControllerChanged { attachment_id: attachment, generation: self.generation });
+    }
+
+    /// Subscribers that went away; if the controller was among them, the most recent former controller still
+    /// subscribed takes over (or nobody, if none ever controlled).
+    fn detached(&mut self, gone: Vec<Subscriber>) {
+        let lost_controller = gone.iter().any(|s| self.controller.as_deref() == Some(s.attachment.as_str()));
+        if !lost_controller {
+            return;
+        }
+        let next = self.fanout.iter().filter(|s| s.last_control > 0).max_by_key(|s| s.last_control);
+        let next = next.map(|s| s.attachment.clone());
+        self.promote(next);
+    }
+
+    fn prune_dropped(&mut self) {
+        let dropped = self.fanout.prune_dropped();
+        if !dropped.is_empty() {
+            self.detached(dropped);
+        }
+    }
+
+    /// Attaches a subscriber: `attached` (with the replay from `offset`) is its first event, and live events
+    /// continue at the replay's end, because both happen in this one command.
+    fn subscribe(
+        &mut self,
+        offset: u64,
+        attachment: String,
+        role: Role,
+        takeover: bool,
+    ) -> Result<Subscription, ServiceError> {
+        if role == Role::Controller
+            && let Some(controller) = &self.controller
+            && *controller != attachment
+            && !takeover
+        {
+            return Err(ServiceError::invalid(format!("terminal already has controller {controller}")));
+        }
+        let replay = self.replay.read_from(offset).map_err(|e| ServiceError::invalid(e.to_string()))?;
+        // Reusing an attachment id replaces its old subscription.
+        if let Some(old) = self.fanout.remove_attachment(&attachment) {
+            drop(old);
+        }
+        let (key, subscription) = self.fanout.add(attachment.clone(), role, self.parts.commands.clone());
+        let becomes_controller = role == Role::Controller && self.controller.as_deref() != Some(attachment.as_str());
+        if becomes_controller {
+            // Counted now, so `attached` carries the generation after this attach.
+            self.generation += 1;
+            self.controller = Some(attachment.clone());
+            if let Some(subscriber) = self.fanout.get_mut(&attachment) {
+                subscriber.last_control = self.generation;
+            }
+        } else if role == Role::Controller
+            && let Some(subscriber) = self.fanout.get_mut(&attachment)
+        {
+            subscriber.last_control = self.generation;
+        }
+        let role =
+            if self.controller.as_deref() == Some(attachment.as_str()) { Role::Controller } else { Role::Observer };
+        let attached = attached(self.info(), role, self.generation, replay);
+        self.fanout.send_to(key, Event::Message(Arc::new(attached)));
+        if becomes_controller {
+            let changed = Response::ControllerChanged { attachment_id: Some(attachment), generation: self.generation };
+            self.emit(changed);
+        }
+        if let Some(exited) = &self.exited {
+            self.fanout.send_to(key, Event::Message(exited.clone()));
+        }
+        Ok(subscription)
+    }
+
+    fn snapshot(&mut self) -> Result<Response, ServiceError> {
+        let text = self.vt.plain_text().map_err(|e| ServiceError::invalid(e.to_string()))?;
+        let checkpoint = self.vt.vt_checkpoint().map_err(|e| ServiceError::invalid(e.to_string()))?;
+        let cursor = self.vt.cursor();
+        Ok(Response::Snapshot {
+            process: self.info(),
+            text,
+            checkpoint_base64: BASE64.encode(checkpoint),
+            cursor_x: cursor.x,
+            cursor_y: cursor.y,
+        })
+    }
+
+    fn read_rows(&mut self, rows: Option<u16>) -> Result<Response, ServiceError> {
+        let count = match rows {
+            Some(0) => return Err(ServiceError::invalid("row count must be positive")),
+            Some(rows) => usize::from(rows),
+            None => usize::from(self.rows),
+        };
+        let lines = self.vt.read_rows(count, MAX_ROWS_BYTES).map_err(|e| ServiceError::invalid(e.to_string()))?;
+        let cursor = self.vt.cursor();
+        Ok(Response::Rows { process: self.info(), lines, cursor_x: cursor.x, cursor_y: cursor.y })
+    }
+
+    /// Re-reads the foreground process and publishes a change.
+    fn refresh_foreground(&mut self) {
+        let current = crate::procinfo::foreground_process(&self.parts.master_fd, self.parts.tty.as_deref());
+        if current != self.foreground {
+            self.foreground = current.clone();
+            self.emit(Response::ForegroundProcessChanged { process: current });
+        }
+    }
+
+    /// The process as `list` and `get` describe it.
+    fn info(&self) -> ProcessInfo {
+        let lifecycle = match (&self.failure, &self.exited, &self.exit) {
+            (Some(message), _, _) => Lifecycle::Failed { message: message.clone() },
+            (None, Some(_), Some(exit)) => Lifecycle::Exited { exit_code: exit.exit_code, signal: exit.signal.clone() },
+            _ => Lifecycle::Running,
+        };
+        let spec = &self.parts.spec;
+        ProcessInfo {
+            id: self.parts.id,
+            mode: Mode::Pty,
+            pid: Some(self.parts.pid),
+            command: std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned()).collect(),
+            cwd: spec.cwd.display().to_string(),
+            group_id: spec.group_id.clone(),
+            lifecycle,
+            output_head: self.replay.head(),
+            output_tail: self.replay.tail(),
+            started_at: self.parts.started_at,
+            exited_at: self.exited_at,
+            pty: Some(PtyInfo {
+                title: self.titles.effective().to_owned(),
+                user_title: self.titles.user().map(str::to_owned),
+                foreground_process: self.foreground.clone(),
+                cols: nonzero(self.cols),
+                rows: nonzero(self.rows),
+            }),
+            pipe: None,
+        }
+    }
+}
+
+/// The `attached` response for a replay read.
+fn attached(process: ProcessInfo, role: Role, generation: u64, replay: ReplayRead) -> Response {
+    Response::Attached {
+        process,
+        role,
+        generation,
+        requested_offset: replay.requested,
+        available_offset: replay.available,
+        end_offset: replay.end,
+        truncated: replay.truncated,
+        replay_base64: BASE64.encode(&replay.bytes),
+    }
+}
+
+fn nonzero(value: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(value).unwrap_or(std::num::NonZeroU16::MIN)
+}

@@ -1,0 +1,62 @@
+//! The closed set of commands a terminal's actor handles, and the values they carry. Everything the spec calls
+//! "one ordered actor command" is one variant, so its ordering guarantee is the order of this queue.
+
+use crossbeam_channel::Sender;
+use opencode_pty_protocol::{ProcessInfo, Response, Role};
+
+use crate::error::ServiceError;
+use crate::terminal::fanout::Subscription;
+use crate::terminal::replay::ReplayRead;
+
+/// How the child ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExitInfo {
+    /// The exit status, when it exited normally.
+    pub(crate) exit_code: Option<u32>,
+    /// The signal's name (`SIGTERM`), when a signal killed it.
+    pub(crate) signal: Option<String>,
+}
+
+/// A one-shot reply channel.
+pub(crate) type Reply<T> = Sender<Result<T, ServiceError>>;
+
+/// Everything a terminal's actor does, in the order it arrives.
+#[derive(Debug)]
+pub(crate) enum Command {
+    /// A chunk of PTY output (reader thread).
+    Output(Vec<u8>),
+    /// The end of the PTY's output (reader thread).
+    ReaderEof,
+    /// Reading the PTY failed (reader thread).
+    ReaderFailed(String),
+    /// Writing to the PTY failed (writer thread).
+    WriterFailed(String),
+    /// The child exited (wait thread).
+    ChildExited(ExitInfo),
+    /// Waiting for the child failed (wait thread).
+    WaitFailed(String),
+    /// Raw input from the controller (or anyone while there is none).
+    Write { attachment: Option<String>, data: Vec<u8>, reply: Reply<()> },
+    /// A resize by the controller (or anyone while there is none).
+    Resize { attachment: Option<String>, cols: u16, rows: u16, reply: Reply<()> },
+    /// Promote `attachment`, then resize if its size differs.
+    Control { attachment: String, cols: u16, rows: u16, reply: Reply<()> },
+    /// `Control`, then queue `data`: one step, so a size report reaches the child before the bytes.
+    Input { attachment: String, cols: u16, rows: u16, data: Vec<u8>, reply: Reply<()> },
+    /// Set or clear the user title.
+    Rename { title: Option<String>, reply: Reply<()> },
+    /// Screen text, checkpoint and cursor.
+    Snapshot { reply: Reply<Response> },
+    /// The last rows of the active screen.
+    ReadRows { rows: Option<u16>, reply: Reply<Response> },
+    /// Kept output from an offset.
+    Replay { offset: u64, reply: Reply<ReplayRead> },
+    /// Attach a subscriber: its replay and every later event cross this one step.
+    Subscribe { offset: u64, attachment: String, role: Role, takeover: bool, reply: Reply<Subscription> },
+    /// A subscription ended.
+    Detach { key: u64 },
+    /// Refresh the foreground process, then describe the process.
+    Info { reply: Reply<ProcessInfo> },
+    /// Stop: the actor returns and drops the emulator.
+    Shutdown,
+}

@@ -1,0 +1,231 @@
+//! One PTY terminal: its four threads (actor, reader, writer, wait) and the handle the service uses to talk
+//! to it. The handle only sends [`Command`]s and waits for replies; all state lives on the actor thread.
+
+mod actor;
+mod command;
+mod fanout;
+mod io;
+pub(crate) mod replay;
+mod spawn;
+pub(crate) mod title;
+
+use std::os::fd::OwnedFd;
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Sender, bounded, select};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::waitpid;
+use nix::unistd::Pid;
+use opencode_pty_protocol::{ProcessInfo, Response, Role};
+
+pub use fanout::{CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_QUEUE_EVENTS, Subscription};
+pub use replay::ReplayRead;
+pub use spawn::PtySpec;
+
+use crate::error::ServiceError;
+use command::{Command, Reply};
+
+/// Commands queued for one actor before senders wait (the reader, and so the child, slow down).
+pub const ACTOR_QUEUE_COMMANDS: usize = 128;
+
+/// Chunks of input and replies queued for the writer before the actor waits.
+pub const WRITER_QUEUE_CHUNKS: usize = 128;
+
+/// How long a request waits for its terminal to answer.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Sizes of one terminal's buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TerminalConfig {
+    /// Raw output kept for replay, in bytes.
+    pub replay_bytes: usize,
+    /// History lines kept by the emulator (an upper bound, enforced a page at a time).
+    pub scrollback_lines: usize,
+}
+
+impl Default for TerminalConfig {
+    fn default() -> Self {
+        TerminalConfig { replay_bytes: replay::DEFAULT_REPLAY_BYTES, scrollback_lines: 10_000 }
+    }
+}
+
+/// A running terminal, as the service holds it.
+#[derive(Debug)]
+pub struct TerminalHandle {
+    id: u64,
+    pid: u32,
+    commands: Sender<Command>,
+    /// Dropped to stop every thread: the stop channel's only sender and the stop pipe's write end.
+    stop: Mutex<Option<(Sender<()>, OwnedFd)>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl TerminalHandle {
+    /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
+    pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<TerminalHandle, ServiceError> {
+        let spawned = spawn::spawn(&spec)?;
+        let started_at = actor::now_ms();
+        let pid = spawned.pid;
+        let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
+        let (writer, writer_rx) = bounded(WRITER_QUEUE_CHUNKS);
+        let (stop_tx, stop) = bounded::<()>(0);
+        let (stop_pipe_read, stop_pipe_write) =
+            nix::unistd::pipe().map_err(|e| ServiceError::invalid(format!("cannot create a pipe: {e}")))?;
+        let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::invalid(format!("cannot duplicate: {e}")));
+        let (reader_fd, writer_fd) = (dup(&spawned.master_fd)?, dup(&spawned.master_fd)?);
+        let (reader_stop, writer_stop) = (dup(&stop_pipe_read)?, stop_pipe_read);
+        let parts = actor::ActorParts {
+            id,
+            spec,
+            pid,
+            started_at,
+            master: spawned.master,
+            master_fd: spawned.master_fd,
+            tty: spawned.tty,
+            replay_bytes: config.replay_bytes,
+            scrollback_lines: config.scrollback_lines,
+            commands: commands.clone(),
+            writer,
+            stop: stop.clone(),
+        };
+        let handle = TerminalHandle {
+            id,
+            pid,
+            commands: commands.clone(),
+            stop: Mutex::new(Some((stop_tx, stop_pipe_write))),
+            threads: Mutex::new(Vec::new()),
+        };
+        let mut threads = Vec::new();
+        let mut start = |role: &str, body: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(format!("opencode-pty-{role}-{id}"))
+                .spawn(body)
+                .map(|t| threads.push(t))
+                .map_err(|e| ServiceError::invalid(format!("cannot start the {role} thread: {e}")))
+        };
+        let result = (|| {
+            start("actor", Box::new(move || actor::run(parts, commands_rx)))?;
+            let (c, s) = (commands.clone(), stop.clone());
+            start("reader", Box::new(move || io::reader(reader_fd, reader_stop, c, s)))?;
+            let (c, s) = (commands.clone(), stop.clone());
+            start("writer", Box::new(move || io::writer(writer_fd, writer_stop, writer_rx, c, s)))?;
+            let (c, s) = (commands, stop);
+            start("wait", Box::new(move || io::waiter(pid, c, s)))
+        })();
+        *handle.threads.lock().unwrap_or_else(|e| e.into_inner()) = threads;
+        if let Err(error) = result {
+            handle.terminate();
+            return Err(error);
+        }
+        Ok(handle)
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Sends a command and waits (bounded) for its reply.
+    fn request<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
+        let (reply, answer) = bounded(1);
+        select! {
+            send(self.commands, make(reply)) -> sent => sent.map_err(|_| ServiceError::Gone(self.id))?,
+            default(REQUEST_TIMEOUT) => return Err(self.timeout()),
+        }
+        answer.recv_timeout(REQUEST_TIMEOUT).map_err(|e| match e {
+            crossbeam_channel::RecvTimeoutError::Timeout => self.timeout(),
+            crossbeam_channel::RecvTimeoutError::Disconnected => ServiceError::Gone(self.id),
+        })?
+    }
+
+    fn timeout(&self) -> ServiceError {
+        ServiceError::Timeout { id: self.id, seconds: REQUEST_TIMEOUT.as_secs() }
+    }
+
+    /// Raw input; `attachment` must be the controller's, or `None` while there is no controller.
+    pub fn write(&self, attachment: Option<String>, data: Vec<u8>) -> Result<(), ServiceError> {
+        self.request(|reply| Command::Write { attachment, data, reply })
+    }
+
+    /// Resizes (the controller's attachment, or `None` while there is none); always publishes `resized`.
+    pub fn resize(&self, attachment: Option<String>, cols: u16, rows: u16) -> Result<(), ServiceError> {
+        self.request(|reply| Command::Resize { attachment, cols, rows, reply })
+    }
+
+    /// Promotes a subscribed attachment and resizes to its size when that differs.
+    pub fn control(&self, attachment: String, cols: u16, rows: u16) -> Result<(), ServiceError> {
+        self.request(|reply| Command::Control { attachment, cols, rows, reply })
+    }
+
+    /// [`Self::control`], then queues `data`, in one ordered step.
+    pub fn input(&self, attachment: String, cols: u16, rows: u16, data: Vec<u8>) -> Result<(), ServiceError> {
+        self.request(|reply| Command::Input { attachment, cols, rows, data, reply })
+    }
+
+    /// Sets (or with `None` or empty, clears) the user title.
+    pub fn rename(&self, title: Option<String>) -> Result<(), ServiceError> {
+        self.request(|reply| Command::Rename { title, reply })
+    }
+
+    /// A `snapshot` response.
+    pub fn snapshot(&self) -> Result<Response, ServiceError> {
+        self.request(|reply| Command::Snapshot { reply })
+    }
+
+    /// A `rows` response.
+    pub fn read_rows(&self, rows: Option<u16>) -> Result<Response, ServiceError> {
+        self.request(|reply| Command::ReadRows { rows, reply })
+    }
+
+    /// Kept output from `offset`.
+    pub fn replay(&self, offset: u64) -> Result<ReplayRead, ServiceError> {
+        self.request(|reply| Command::Replay { offset, reply })
+    }
+
+    /// Attaches a subscriber; its first event is `attached`.
+    pub fn subscribe(
+        &self,
+        offset: u64,
+        attachment: String,
+        role: Role,
+        takeover: bool,
+    ) -> Result<Subscription, ServiceError> {
+        self.request(|reply| Command::Subscribe { offset, attachment, role, takeover, reply })
+    }
+
+    /// Refreshes the foreground process and describes the process.
+    pub fn info(&self) -> Result<ProcessInfo, ServiceError> {
+        self.request(|reply| Command::Info { reply })
+    }
+
+    /// Kills the child's process group, stops and joins all four threads, then reaps the child. Returns false
+    /// when the terminal had already been terminated.
+    pub fn terminate(&self) -> bool {
+        let Some(stop) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() else { return false };
+        // The child is not reaped before this point (the wait thread only observes), so its pid is still ours.
+        let pid = Pid::from_raw(self.pid as i32);
+        let _ = killpg(pid, Signal::SIGKILL);
+        let _ = kill(pid, Signal::SIGKILL);
+        let _ = self.commands.try_send(Command::Shutdown);
+        drop(stop);
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for thread in threads {
+            let _ = thread.join();
+        }
+        let _ = waitpid(pid, None);
+        true
+    }
+}
+
+impl Drop for TerminalHandle {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}

@@ -1,0 +1,103 @@
+//! Helpers for the terminal runtime tests: a service, PTY specs, and bounded waits on subscription events.
+
+#![allow(dead_code)] // Each test binary uses a different subset.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use opencode_pty::TerminalService;
+use opencode_pty::terminal::{Event, PtySpec, Subscription, TerminalConfig};
+use opencode_pty_protocol::Response;
+
+/// The longest any single wait in these tests may take.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A service with the default buffers.
+pub fn service() -> TerminalService {
+    TerminalService::new(TerminalConfig::default())
+}
+
+/// A PTY running `sh -c script` in `/`, 80x24.
+pub fn sh(script: &str) -> PtySpec {
+    PtySpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: "/".into(),
+        env: HashMap::new(),
+        group_id: "test".into(),
+        title: "initial".into(),
+        cols: 80,
+        rows: 24,
+    }
+}
+
+/// What a subscription delivered until a condition held.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Output bytes in order, checked contiguous.
+    pub output: Vec<u8>,
+    /// The offset just past the last output byte seen.
+    pub end: Option<u64>,
+    /// Every JSON event, in order.
+    pub messages: Vec<Response>,
+    /// Each output event's size.
+    pub chunk_sizes: Vec<usize>,
+}
+
+impl Seen {
+    /// The output as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output).into_owned()
+    }
+
+    /// Whether an `exited` event arrived.
+    pub fn exited(&self) -> Option<&Response> {
+        self.messages.iter().find(|m| matches!(m, Response::Exited { .. }))
+    }
+}
+
+/// Reads events until `done(seen)` holds; panics after [`WAIT`] or when the subscription ends first.
+pub fn read_until(subscription: &Subscription, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !done(seen) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "timed out waiting; seen so far: {:?} / {:?}", seen.text(), seen.messages);
+        match subscription.recv_timeout(left) {
+            Ok(Event::Output { start, bytes }) => {
+                if let Some(end) = seen.end {
+                    assert_eq!(start, end, "output events must be contiguous");
+                }
+                seen.end = Some(start + bytes.len() as u64);
+                seen.chunk_sizes.push(bytes.len());
+                seen.output.extend_from_slice(&bytes);
+            }
+            Ok(Event::Message(message)) => {
+                if let Response::Attached { end_offset, replay_base64, .. } = message.as_ref() {
+                    use base64::Engine;
+                    let replay = base64::engine::general_purpose::STANDARD.decode(replay_base64).expect("base64");
+                    seen.output.extend_from_slice(&replay);
+                    seen.end = Some(*end_offset);
+                }
+                seen.messages.push(message.as_ref().clone());
+            }
+            Err(error) => panic!("subscription ended ({error:?}); seen: {:?} / {:?}", seen.text(), seen.messages),
+        }
+    }
+}
+
+/// Polls `probe` until it returns `Some`, for at most [`WAIT`] (for state outside the daemon, like /proc).
+pub fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "condition not reached within {WAIT:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether a process with this pid exists (zombies included).
+pub fn process_exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}

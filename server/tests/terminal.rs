@@ -1,0 +1,188 @@
+//! The terminal runtime end to end, in process: real PTY children, the actor, replay, subscriptions, exit.
+
+mod support;
+
+use opencode_pty::ServiceError;
+use opencode_pty_protocol::{Lifecycle, Response, Role};
+use support::{Seen, process_exists, read_until, service, sh};
+
+fn output_contains(text: &'static str) -> impl Fn(&Seen) -> bool {
+    move |seen: &Seen| seen.text().contains(text)
+}
+
+#[test]
+fn output_reaches_a_subscriber_and_the_exit_follows_it() {
+    let service = service();
+    let info = service.create_pty(sh("printf 'hello\\n'; exit 3")).expect("create");
+    assert_eq!(info.id, 1);
+    let handle = service.get_handle(info.id).expect("handle");
+    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).expect("subscribe");
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    assert!(matches!(seen.messages[0], Response::Attached { .. }), "attached comes first");
+    assert!(seen.text().contains("hello"));
+    let Some(Response::Exited { exit_code, signal, final_offset, exited_at, .. }) = seen.exited().cloned() else {
+        unreachable!()
+    };
+    assert_eq!((exit_code, signal), (Some(3), None));
+    assert_eq!(final_offset, seen.end.expect("offsets"), "the exit comes after every byte");
+    let info = service.get(info.id).expect("get");
+    assert!(exited_at >= info.started_at);
+    assert_eq!(info.exited_at, Some(exited_at));
+    assert_eq!(info.lifecycle, Lifecycle::Exited { exit_code: Some(3), signal: None });
+}
+
+#[test]
+fn a_signal_death_is_reported_by_name() {
+    let service = service();
+    let info = service.create_pty(sh("kill -TERM $$")).expect("create");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    let Some(Response::Exited { exit_code, signal, .. }) = seen.exited() else { unreachable!() };
+    assert_eq!((exit_code, signal.as_deref()), (&None, Some("SIGTERM")));
+}
+
+#[test]
+fn a_late_subscriber_gets_exited_right_after_attached() {
+    let service = service();
+    let info = service.create_pty(sh("printf done")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let first = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    read_until(&first, &mut Seen::default(), |s| s.exited().is_some());
+    let late = handle.subscribe(0, "b".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&late, &mut seen, |s| s.messages.len() >= 2);
+    assert!(matches!(seen.messages[0], Response::Attached { .. }));
+    assert!(matches!(seen.messages[1], Response::Exited { .. }));
+    assert_eq!(seen.text(), "done", "the replay carries the output");
+}
+
+#[test]
+fn parser_replies_reach_the_child() {
+    let service = service();
+    // The child asks for the cursor position and prints what it reads back.
+    let script =
+        "stty raw -echo; printf '\\033[6n'; reply=$(dd bs=1 count=6 2>/dev/null); printf 'got[%s]' \"$reply\" | od -c";
+    let info = service.create_pty(sh(script)).expect("create");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    assert!(seen.text().contains("033   [   1   ;   1   R"), "{}", seen.text());
+}
+
+#[test]
+fn live_output_is_coalesced_and_contiguous() {
+    let service = service();
+    let info = service.create_pty(sh("stty raw; head -c 300000 /dev/zero | tr '\\0' x")).expect("create");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Controller, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    assert_eq!(seen.output.iter().filter(|&&b| b == b'x').count(), 300_000);
+    assert!(seen.chunk_sizes.iter().all(|&n| n <= 8 * 1024), "no live frame over 8 KiB");
+}
+
+#[test]
+fn replay_reads_from_an_offset_and_refuses_the_future() {
+    let service = service();
+    let info = service.create_pty(sh("printf abcdef")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
+        s.exited().is_some()
+    });
+    let read = handle.replay(2).expect("replay");
+    assert_eq!((read.available, read.end, read.truncated, read.bytes.as_slice()), (2, 6, false, &b"cdef"[..]));
+    let error = handle.replay(7).unwrap_err();
+    assert_eq!(error.to_string(), "requested offset 7 is beyond tail 6");
+}
+
+#[test]
+fn titles_follow_osc_and_rename() {
+    let service = service();
+    // The child sets its title only once told to, so the subscription sees the change as an event.
+    let info = service.create_pty(sh("read go; printf '\\033]2;from osc\\007'; sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    handle.write(None, b"go\r".to_vec()).unwrap();
+    let mut seen = Seen::default();
+    let title_changed = |title: &'static str| {
+        move |s: &Seen| s.messages.iter().any(|m| *m == Response::TitleChanged { title: title.into() })
+    };
+    read_until(&subscription, &mut seen, title_changed("from osc"));
+    handle.rename(Some("mine".into())).unwrap();
+    read_until(&subscription, &mut seen, title_changed("mine"));
+    let pty = service.get(info.id).unwrap().pty.unwrap();
+    assert_eq!((pty.title.as_str(), pty.user_title.as_deref()), ("mine", Some("mine")));
+    handle.rename(None).unwrap();
+    read_until(&subscription, &mut seen, |s| {
+        s.messages.iter().filter(|m| **m == Response::TitleChanged { title: "from osc".into() }).count() == 2
+    });
+    assert_eq!(service.get(info.id).unwrap().pty.unwrap().user_title, None);
+}
+
+#[test]
+fn snapshot_and_rows_see_the_screen() {
+    let service = service();
+    let info = service.create_pty(sh("printf 'one\\r\\ntwo'; sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    read_until(
+        &handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(),
+        &mut Seen::default(),
+        output_contains("two"),
+    );
+    let Response::Snapshot { text, cursor_x, cursor_y, checkpoint_base64, .. } = handle.snapshot().unwrap() else {
+        panic!("not a snapshot")
+    };
+    assert_eq!((text.as_str(), cursor_x, cursor_y), ("one\ntwo", 3, 1));
+    assert!(!checkpoint_base64.is_empty());
+    let Response::Rows { lines, .. } = handle.read_rows(None).unwrap() else { panic!("not rows") };
+    assert_eq!(lines.len(), 24, "rows default to the terminal height");
+    assert_eq!(&lines[..3], ["one", "two", ""]);
+    assert_eq!(handle.read_rows(Some(0)).unwrap_err().to_string(), "row count must be positive");
+}
+
+#[test]
+fn bad_specs_are_refused_before_anything_runs() {
+    let service = service();
+    let mut empty = sh("true");
+    empty.program = "  ".into();
+    assert_eq!(service.create_pty(empty).unwrap_err().to_string(), "terminal program cannot be empty");
+    let mut zero = sh("true");
+    zero.cols = 0;
+    assert_eq!(service.create_pty(zero).unwrap_err().to_string(), "terminal dimensions must be positive (got 0x24)");
+    let mut relative = sh("true");
+    relative.cwd = "tmp".into();
+    assert_eq!(service.create_pty(relative).unwrap_err().to_string(), "cwd must be an absolute path (got tmp)");
+    let mut missing = sh("true");
+    missing.program = "/nonexistent/program".into();
+    assert!(matches!(service.create_pty(missing), Err(ServiceError::Spawn { .. })));
+    assert!(service.list().is_empty(), "a failed start is never listed");
+}
+
+#[test]
+fn terminate_kills_the_child_and_a_second_terminate_fails() {
+    let service = service();
+    let info = service.create_pty(sh("sleep 30")).expect("create");
+    let pid = info.pid.expect("pid");
+    assert!(process_exists(pid));
+    service.terminate(info.id).expect("terminate");
+    assert!(!process_exists(pid), "the child is killed and reaped");
+    assert_eq!(service.terminate(info.id).unwrap_err(), ServiceError::NotFound(info.id));
+}
+
+#[test]
+fn one_exit_does_not_stop_another_and_shutdown_stops_all() {
+    let service = service();
+    let short = service.create_pty(sh("exit 0")).expect("create");
+    let long = service.create_pty(sh("sleep 30")).expect("create");
+    let handle = service.get_handle(short.id).unwrap();
+    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
+        s.exited().is_some()
+    });
+    let list = service.list();
+    assert_eq!(list.iter().map(|p| p.id).collect::<Vec<_>>(), [short.id, long.id], "creation order");
+    assert_eq!(list[1].lifecycle, Lifecycle::Running);
+    service.shutdown();
+    assert!(!process_exists(long.pid.unwrap()));
+    assert!(service.list().is_empty());
+}
