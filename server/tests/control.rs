@@ -1,0 +1,208 @@
+//! Controller and observers, resizes, and delivery: who may write, who gets promoted, and that backpressure
+//! and slow subscribers never lose bytes or block shutdown.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use opencode_pty::terminal::{Event, OBSERVER_QUEUE_EVENTS};
+use opencode_pty_protocol::{Response, Role};
+use support::{Seen, read_until, service, sh};
+
+fn changed_to(attachment: Option<&'static str>) -> impl Fn(&Seen) -> bool {
+    move |s: &Seen| {
+        s.messages.iter().any(|m| matches!(m, Response::ControllerChanged { attachment_id, .. } if attachment_id.as_deref() == attachment))
+    }
+}
+
+#[test]
+fn one_controller_takeover_demotes_and_detach_promotes_the_former() {
+    let service = service();
+    let info = service.create_pty(sh("sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let a = handle.subscribe(0, "a".into(), Role::Controller, false).unwrap();
+    let mut seen_a = Seen::default();
+    read_until(&a, &mut seen_a, changed_to(Some("a")));
+    let refused = handle.subscribe(0, "b".into(), Role::Controller, false).unwrap_err();
+    assert_eq!(refused.to_string(), "terminal already has controller a");
+    // Only the controller's attachment may write; a null one only while there is no controller.
+    assert_eq!(
+        handle.write(None, b"x".to_vec()).unwrap_err().to_string(),
+        "terminal input requires the active controller attachment"
+    );
+    handle.write(Some("a".into()), b"".to_vec()).unwrap();
+    let b = handle.subscribe(0, "b".into(), Role::Controller, true).unwrap();
+    read_until(&a, &mut seen_a, changed_to(Some("b")));
+    assert_eq!(
+        handle.write(Some("a".into()), b"x".to_vec()).unwrap_err().to_string(),
+        "attachment a is not the terminal controller"
+    );
+    // The demoted controller stays subscribed; when the new one leaves, the most recent former one returns.
+    drop(b);
+    read_until(&a, &mut seen_a, |s| {
+        s.messages
+            .iter()
+            .filter(|m| matches!(m, Response::ControllerChanged { attachment_id: Some(x), .. } if x == "a"))
+            .count()
+            == 2
+    });
+    let generations: Vec<u64> = seen_a
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Response::ControllerChanged { generation, .. } => Some(*generation),
+            _ => None,
+        })
+        .collect();
+    assert!(generations.windows(2).all(|w| w[0] < w[1]), "{generations:?}");
+}
+
+#[test]
+fn control_promotes_and_resizes_before_the_input_arrives() {
+    let service = service();
+    // The child turns on in-band size reports, then echoes what it reads, byte by byte, as octal.
+    let script = "stty raw -echo; printf '\\033[?2048hready'; dd bs=1 count=40 2>/dev/null | od -An -c; sleep 30";
+    let info = service.create_pty(sh(script)).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&observer, &mut seen, |s| s.text().contains("ready"));
+    assert_eq!(handle.control("nobody".into(), 80, 24).unwrap_err().to_string(), "attachment nobody is not subscribed");
+    handle.input("o".into(), 100, 30, b"typed".to_vec()).unwrap();
+    read_until(&observer, &mut seen, |s| s.messages.iter().any(|m| matches!(m, Response::Resized { .. })));
+    // Fill the child's read of 40 bytes: the report (ESC[48;30;100;0;0t, 17 bytes) + "typed" + 18 more.
+    handle.write(Some("o".into()), vec![b'.'; 18]).unwrap();
+    read_until(&observer, &mut seen, |s| s.text().contains(".   .   ."));
+    let text = seen.text();
+    let report = text.find("033   [   4   8   ;   3   0   ;   1   0   0   ;   0   ;   0   t").expect("one size report");
+    let typed = text.find("t   y   p   e   d").expect("the typed bytes");
+    assert!(report < typed, "the size report reaches the child before the input: {text}");
+    assert_eq!(text.matches("4   8   ;").count(), 1, "exactly one report per resize");
+    let Some(Response::Resized { cols, rows, checkpoint_base64, .. }) =
+        seen.messages.iter().find(|m| matches!(m, Response::Resized { .. }))
+    else {
+        unreachable!()
+    };
+    assert_eq!((cols.get(), rows.get()), (100, 30));
+    assert!(!checkpoint_base64.is_empty());
+}
+
+#[test]
+fn a_subscriber_mid_stream_sees_every_byte_exactly_once() {
+    let service = service();
+    let info = service
+        .create_pty(sh("stty raw -echo; i=0; while [ $i -lt 3000 ]; do printf '%05d\\n' $i; i=$((i+1)); done"))
+        .expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let first = handle.subscribe(0, "first".into(), Role::Observer, false).unwrap();
+    read_until(&first, &mut Seen::default(), |s| s.text().contains("00100"));
+    // Attach while the child is still writing; the replay and the live events must join without gap or overlap.
+    let late = handle.subscribe(0, "late".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&late, &mut seen, |s| s.exited().is_some());
+    let expected: String = (0..3000).map(|i| format!("{i:05}\n")).collect();
+    assert_eq!(seen.text(), expected);
+}
+
+#[test]
+fn a_burst_reaches_a_healthy_observer_intact_and_a_stuck_one_is_dropped() {
+    let service = service();
+    let info = service
+        .create_pty(sh("stty raw -echo; read go; head -c 1048576 /dev/zero | tr '\\0' a; read again"))
+        .expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let healthy = handle.subscribe(0, "healthy".into(), Role::Observer, false).unwrap();
+    // Nobody reads this one until the burst is over.
+    let idle = handle.subscribe(0, "idle".into(), Role::Observer, false).unwrap();
+    handle.write(None, b"\n".to_vec()).unwrap();
+    let mut seen = Seen::default();
+    read_until(&healthy, &mut seen, |s| s.output.iter().filter(|&&b| b == b'a').count() == 1_048_576);
+    let mut idle_bytes = 0;
+    while let Ok(event) = idle.recv_timeout(Duration::from_millis(100)) {
+        if let Event::Output { bytes, .. } = event {
+            idle_bytes += bytes.iter().filter(|&&b| b == b'a').count();
+        }
+    }
+    assert_eq!(idle_bytes, 1_048_576, "a 1 MiB burst fits an observer's queue ({OBSERVER_QUEUE_EVENTS} events)");
+    drop((healthy, idle));
+    handle.terminate();
+}
+
+#[test]
+fn an_observer_that_never_reads_is_disconnected() {
+    let service = service();
+    let info =
+        service.create_pty(sh("stty raw -echo; head -c 50000000 /dev/zero | tr '\\0' b; sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let stuck = handle.subscribe(0, "stuck".into(), Role::Observer, false).unwrap();
+    // Wait until the queue is full and the subscriber was dropped: draining then ends in Disconnected.
+    let deadline = Instant::now() + support::WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "the stuck observer was never dropped");
+        if stuck.receiver().len() >= OBSERVER_QUEUE_EVENTS {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut disconnected = false;
+    for _ in 0..OBSERVER_QUEUE_EVENTS + 10 {
+        match stuck.recv_timeout(support::WAIT) {
+            Ok(_) => {}
+            Err(_) => {
+                disconnected = true;
+                break;
+            }
+        }
+    }
+    assert!(disconnected, "a full observer is disconnected, not blocking the terminal");
+}
+
+#[test]
+fn a_full_controller_queue_applies_backpressure_but_never_blocks_terminate() {
+    let service = service();
+    let info = service.create_pty(sh("stty raw -echo; cat /dev/zero")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let controller = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
+    // The controller never reads: its queue fills, the actor waits, the reader waits, the child waits.
+    let deadline = Instant::now() + support::WAIT;
+    while controller.receiver().len() < opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS {
+        assert!(Instant::now() < deadline, "the controller queue never filled");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let started = Instant::now();
+    service.terminate(info.id).unwrap();
+    assert!(started.elapsed() < support::WAIT);
+    // The controller was never dropped: its queue still holds everything delivered.
+    assert!(controller.receiver().len() >= opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS);
+}
+
+#[test]
+fn a_full_writer_queue_never_blocks_terminate() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let service = service();
+    // The child never reads its input, so the PTY's input buffer, then the writer queue, fill up.
+    let info = service.create_pty(sh("stty raw -echo; sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (handle, accepted) = (handle.clone(), accepted.clone());
+        std::thread::spawn(move || {
+            for _ in 0..opencode_pty::terminal::WRITER_QUEUE_CHUNKS * 2 {
+                if handle.write(None, vec![b'z'; 4096]).is_err() {
+                    return;
+                }
+                accepted.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let deadline = Instant::now() + support::WAIT;
+    while accepted.load(Ordering::Relaxed) < opencode_pty::terminal::WRITER_QUEUE_CHUNKS {
+        assert!(Instant::now() < deadline, "the writer queue never filled");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let started = Instant::now();
+    service.terminate(info.id).unwrap();
+    assert!(started.elapsed() < support::WAIT, "terminate waited on the full writer queue");
+    writer.join().unwrap();
+}
