@@ -186,3 +186,107 @@ fn one_exit_does_not_stop_another_and_shutdown_stops_all() {
     assert!(!process_exists(long.pid.unwrap()));
     assert!(service.list().is_empty());
 }
+
+#[test]
+fn pty_children_get_term_and_colorterm_unless_env_sets_them_and_find_programs_on_their_path() {
+    let service = service();
+    let mut spec = sh("printf '[%s %s %s]' \"$TERM\" \"$COLORTERM\" \"$FROM_REQUEST\"");
+    spec.env.insert("FROM_REQUEST".into(), "yes".into());
+    let info = service.create_pty(spec).expect("create");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    assert_eq!(seen.text(), "[xterm-256color truecolor yes]");
+
+    let mut spec = sh("printf '[%s]' \"$TERM\"");
+    spec.env.insert("TERM".into(), "dumb".into());
+    let info = service.create_pty(spec).expect("create");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    assert_eq!(seen.text(), "[dumb]");
+
+    // The program is looked up on the child's PATH, not the daemon's.
+    let dir = std::env::temp_dir().join(format!("opencode-pty-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tool = dir.join("only-here");
+    std::fs::write(&tool, "#!/bin/sh\nprintf found\n").unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&tool).unwrap().permissions(), 0o755);
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut spec = sh("");
+    spec.program = "only-here".into();
+    spec.args.clear();
+    spec.env.insert("PATH".into(), format!("{}:/usr/bin:/bin", dir.display()));
+    let info = service.create_pty(spec).expect("found on the child's PATH");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    assert_eq!(seen.text(), "found");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_foreground_process_is_refreshed_by_get_and_published() {
+    let service = service();
+    let info = service.create_pty(sh("tail -f /dev/null & sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let name = support::eventually(|| {
+        service.get(info.id).unwrap().pty.unwrap().foreground_process.filter(|name| name == "sleep")
+    });
+    assert_eq!(name, "sleep");
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| {
+        s.messages.iter().any(|m| *m == Response::ForegroundProcessChanged { process: Some("sleep".into()) })
+    });
+    assert_eq!(service.list()[0].pty.as_ref().unwrap().foreground_process.as_deref(), Some("sleep"));
+    // Terminate kills the background `tail` too (the whole process group).
+    service.terminate(info.id).unwrap();
+}
+
+#[test]
+fn pending_output_goes_out_before_the_next_event() {
+    use opencode_pty::terminal::Event;
+    let service = service();
+    // The title event follows the output chunk that set it, and precedes any later output.
+    let info = service
+        .create_pty(sh("read go; printf 'before\\033]2;t\\007'; read again; printf after; sleep 30"))
+        .expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut log = Vec::new();
+    let read_until_logged = |needle: &str, log: &mut Vec<String>| {
+        let deadline = std::time::Instant::now() + support::WAIT;
+        while !log.iter().any(|e| e.starts_with("out:") && e.contains(needle) || e.starts_with(needle)) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match subscription.recv_timeout(left).expect("an event") {
+                Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
+                Event::Message(message) => log.push(format!("msg:{message:?}")),
+            }
+        }
+    };
+    handle.write(None, b"\r".to_vec()).unwrap();
+    read_until_logged("msg:TitleChanged", &mut log);
+    handle.write(None, b"\r".to_vec()).unwrap();
+    read_until_logged("after", &mut log);
+    let output = |text: &str| log.iter().rposition(|e| e.starts_with("out:") && e.contains(text)).expect(text);
+    let title = log.iter().position(|e| e.starts_with("msg:TitleChanged")).expect("title");
+    let (before, after) = (output("before"), output("after"));
+    assert!(before < title && title < after, "{log:?}");
+}
+
+#[test]
+fn reading_rows_changes_nothing() {
+    let service = service();
+    let info = service.create_pty(sh("printf 'a\\r\\nb'; sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    read_until(
+        &handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(),
+        &mut Seen::default(),
+        output_contains("b"),
+    );
+    let before = handle.snapshot().unwrap();
+    handle.read_rows(Some(5)).unwrap();
+    handle.read_rows(None).unwrap();
+    assert_eq!(handle.snapshot().unwrap(), before);
+}
