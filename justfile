@@ -39,5 +39,9 @@ bench-vt:
 checkpoint-fidelity n="1000":
     cargo run --release -p opencode-pty-vt --example checkpoint_fidelity -- {{n}}
 
-# Run every benchmark (today only bench-vt).
-bench: bench-vt
+# Measure the terminal runtime: 100 idle terminals, and a 64 MiB cat through a PTY.
+bench-terminals:
+    cargo run --release -p opencode-pty --example measure_terminals
+
+# Run every benchmark.
+bench: bench-vt bench-terminals
