@@ -81,10 +81,11 @@ fn main() {
             Event::Output { bytes: chunk, .. } => bytes += chunk.len(),
             Event::Message(message) => match message.as_ref() {
                 Response::Attached { end_offset, available_offset, .. } => {
-                    bytes += (end_offset - available_offset) as usize
+                    first = *available_offset;
+                    bytes += (end_offset - available_offset) as usize;
                 }
                 Response::Exited { final_offset, .. } => {
-                    assert_eq!(bytes as u64, *final_offset, "the observer saw every byte after its replay");
+                    assert_eq!(first + bytes as u64, *final_offset, "the observer saw every byte after its replay");
                     break;
                 }
                 _ => {}
