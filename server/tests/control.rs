@@ -169,6 +169,14 @@ fn a_full_controller_queue_applies_backpressure_but_never_blocks_terminate() {
         assert!(Instant::now() < deadline, "the controller queue never filled");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // A terminal waiting on its controller cannot refresh its info, yet list and get still answer, with what
+    // it last published.
+    let started = Instant::now();
+    let busy = service.get(info.id).expect("get answers with the last published info");
+    assert_eq!(busy.id, info.id);
+    assert!(busy.output_tail > 0);
+    assert_eq!(service.list().len(), 1);
+    assert!(started.elapsed() < support::WAIT);
     let started = Instant::now();
     service.terminate(info.id).unwrap();
     assert!(started.elapsed() < support::WAIT);

@@ -4,7 +4,7 @@
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -44,6 +44,8 @@ pub(crate) struct ActorParts {
     pub(crate) commands: Sender<Command>,
     pub(crate) writer: Sender<Vec<u8>>,
     pub(crate) stop: Receiver<()>,
+    /// Where the actor publishes its info for requests it is too busy to answer.
+    pub(crate) last_info: Arc<Mutex<Option<ProcessInfo>>>,
 }
 
 /// Output read but not yet fanned out.
@@ -101,6 +103,7 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>) {
         exited_at: None,
         foreground: None,
     };
+    actor.publish_info();
     actor.run(&commands);
 }
 
@@ -131,6 +134,7 @@ impl Actor {
                     self.flush();
                     self.prune_dropped();
                     self.handle(other);
+                    self.publish_info();
                 }
             }
         }
@@ -237,7 +241,14 @@ impl Actor {
             return;
         }
         let bytes: Arc<[u8]> = std::mem::take(&mut self.batch.bytes).into();
+        self.publish_info();
         self.publish(&Event::Output { start: self.batch.start, bytes });
+    }
+
+    /// Stores the current info where requests can read it while the actor is busy.
+    fn publish_info(&self) {
+        let info = self.info();
+        *self.parts.last_info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
     }
 
     fn emit(&mut self, response: Response) {

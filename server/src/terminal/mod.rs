@@ -10,7 +10,7 @@ mod spawn;
 pub(crate) mod title;
 
 use std::os::fd::OwnedFd;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,6 +36,10 @@ pub const WRITER_QUEUE_CHUNKS: usize = 128;
 /// How long a request waits for its terminal to answer.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long `list` and `get` wait for a terminal to refresh its info before they use the last published one
+/// (a terminal whose controller is not reading cannot answer until it does).
+pub const INFO_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// Sizes of one terminal's buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TerminalConfig {
@@ -60,6 +64,8 @@ pub struct TerminalHandle {
     /// Dropped to stop every thread: the stop channel's only sender and the stop pipe's write end.
     stop: Mutex<Option<(Sender<()>, OwnedFd)>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The info the actor last published (after each command and each output batch).
+    last_info: Arc<Mutex<Option<ProcessInfo>>>,
 }
 
 impl TerminalHandle {
@@ -76,6 +82,7 @@ impl TerminalHandle {
         let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::invalid(format!("cannot duplicate: {e}")));
         let (reader_fd, writer_fd) = (dup(&spawned.master_fd)?, dup(&spawned.master_fd)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read)?, stop_pipe_read);
+        let last_info = Arc::new(Mutex::new(None));
         let parts = actor::ActorParts {
             id,
             spec,
@@ -89,6 +96,7 @@ impl TerminalHandle {
             commands: commands.clone(),
             writer,
             stop: stop.clone(),
+            last_info: last_info.clone(),
         };
         let handle = TerminalHandle {
             id,
@@ -96,6 +104,7 @@ impl TerminalHandle {
             commands: commands.clone(),
             stop: Mutex::new(Some((stop_tx, stop_pipe_write))),
             threads: Mutex::new(Vec::new()),
+            last_info,
         };
         let mut threads = Vec::new();
         let mut start = |role: &str, body: Box<dyn FnOnce() + Send>| {
@@ -134,19 +143,21 @@ impl TerminalHandle {
 
     /// Sends a command and waits (bounded) for its reply.
     fn request<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
+        self.request_within(REQUEST_TIMEOUT, make)
+    }
+
+    fn request_within<T>(&self, bound: Duration, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
+        let deadline = std::time::Instant::now() + bound;
+        let timeout = || ServiceError::Timeout { id: self.id, seconds: bound.as_secs().max(1) };
         let (reply, answer) = bounded(1);
         select! {
             send(self.commands, make(reply)) -> sent => sent.map_err(|_| ServiceError::Gone(self.id))?,
-            default(REQUEST_TIMEOUT) => return Err(self.timeout()),
+            default(bound) => return Err(timeout()),
         }
-        answer.recv_timeout(REQUEST_TIMEOUT).map_err(|e| match e {
-            crossbeam_channel::RecvTimeoutError::Timeout => self.timeout(),
+        answer.recv_deadline(deadline).map_err(|e| match e {
+            crossbeam_channel::RecvTimeoutError::Timeout => timeout(),
             crossbeam_channel::RecvTimeoutError::Disconnected => ServiceError::Gone(self.id),
         })?
-    }
-
-    fn timeout(&self) -> ServiceError {
-        ServiceError::Timeout { id: self.id, seconds: REQUEST_TIMEOUT.as_secs() }
     }
 
     /// Raw input; `attachment` must be the controller's, or `None` while there is no controller.
@@ -200,9 +211,16 @@ impl TerminalHandle {
         self.request(|reply| Command::Subscribe { offset, attachment, role, takeover, reply })
     }
 
-    /// Refreshes the foreground process and describes the process.
+    /// Refreshes the foreground process and describes the process. A terminal too busy to answer within
+    /// [`INFO_TIMEOUT`] is described as it last published itself.
     pub fn info(&self) -> Result<ProcessInfo, ServiceError> {
-        self.request(|reply| Command::Info { reply })
+        match self.request_within(INFO_TIMEOUT, |reply| Command::Info { reply }) {
+            Err(ServiceError::Timeout { .. }) => {
+                let last = self.last_info.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                last.ok_or_else(|| ServiceError::Timeout { id: self.id, seconds: INFO_TIMEOUT.as_secs() })
+            }
+            other => other,
+        }
     }
 
     /// Kills the child's process group, stops and joins all four threads, then reaps the child. Returns false
