@@ -212,5 +212,7 @@ fn a_full_writer_queue_never_blocks_terminate() {
     let started = Instant::now();
     service.terminate(info.id).unwrap();
     assert!(started.elapsed() < support::WAIT, "terminate waited on the full writer queue");
+    // A write still waiting for its answer ends when the terminal stops, not after the request timeout.
     writer.join().unwrap();
+    assert!(started.elapsed() < opencode_pty::terminal::REQUEST_TIMEOUT / 2, "a pending request outlived the terminal");
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{Sender, bounded, select};
+use crossbeam_channel::{Receiver, Sender, bounded, select};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
@@ -66,6 +66,8 @@ pub struct TerminalHandle {
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// The info the actor last published (after each command and each output batch).
     last_info: Arc<Mutex<Option<ProcessInfo>>>,
+    /// Disconnected once the terminal stops, which ends any request still waiting.
+    stopped: Receiver<()>,
 }
 
 impl TerminalHandle {
@@ -105,6 +107,7 @@ impl TerminalHandle {
             stop: Mutex::new(Some((stop_tx, stop_pipe_write))),
             threads: Mutex::new(Vec::new()),
             last_info,
+            stopped: stop.clone(),
         };
         let mut threads = Vec::new();
         let mut start = |role: &str, body: Box<dyn FnOnce() + Send>| {
@@ -150,14 +153,17 @@ impl TerminalHandle {
         let deadline = std::time::Instant::now() + bound;
         let timeout = || ServiceError::Timeout { id: self.id, seconds: bound.as_secs().max(1) };
         let (reply, answer) = bounded(1);
+        // Both waits also end when the terminal stops: a command still queued then is never answered.
         select! {
             send(self.commands, make(reply)) -> sent => sent.map_err(|_| ServiceError::Gone(self.id))?,
+            recv(self.stopped) -> _ => return Err(ServiceError::Gone(self.id)),
             default(bound) => return Err(timeout()),
         }
-        answer.recv_deadline(deadline).map_err(|e| match e {
-            crossbeam_channel::RecvTimeoutError::Timeout => timeout(),
-            crossbeam_channel::RecvTimeoutError::Disconnected => ServiceError::Gone(self.id),
-        })?
+        select! {
+            recv(answer) -> result => result.map_err(|_| ServiceError::Gone(self.id))?,
+            recv(self.stopped) -> _ => Err(ServiceError::Gone(self.id)),
+            default(deadline.saturating_duration_since(std::time::Instant::now())) => Err(timeout()),
+        }
     }
 
     /// Raw input; `attachment` must be the controller's, or `None` while there is no controller.
