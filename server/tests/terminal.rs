@@ -228,9 +228,11 @@ fn pty_children_get_term_and_colorterm_unless_env_sets_them_and_find_programs_on
 #[test]
 fn the_foreground_process_is_refreshed_by_get_and_published() {
     let service = service();
-    let info = service.create_pty(sh("tail -f /dev/null & sleep 30")).expect("create");
+    // The child starts its jobs only once subscribed, so the change to `sleep` happens under the subscription.
+    let info = service.create_pty(sh("read go; tail -f /dev/null & sleep 30")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
     let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    handle.write(None, b"\r".to_vec()).unwrap();
     let name = support::eventually(|| {
         service.get(info.id).unwrap().pty.unwrap().foreground_process.filter(|name| name == "sleep")
     });
