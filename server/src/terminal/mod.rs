@@ -253,3 +253,57 @@ impl Drop for TerminalHandle {
         self.terminate();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use opencode_pty_protocol::Lifecycle;
+
+    use super::*;
+
+    fn sh(script: &str) -> PtySpec {
+        PtySpec {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: "/".into(),
+            env: HashMap::new(),
+            group_id: "unit".into(),
+            title: "unit".into(),
+            cols: 80,
+            rows: 24,
+        }
+    }
+
+    /// Waits (bounded) for the terminal to report an exit.
+    fn exited(handle: &TerminalHandle) -> ProcessInfo {
+        let subscription = handle.subscribe(0, "probe".into(), Role::Observer, false).expect("subscribe");
+        loop {
+            match subscription.recv_timeout(REQUEST_TIMEOUT).expect("an event before the timeout") {
+                Event::Message(message) if matches!(message.as_ref(), Response::Exited { .. }) => break,
+                _ => {}
+            }
+        }
+        handle.info().expect("info")
+    }
+
+    #[test]
+    fn a_failure_after_the_exit_does_not_overwrite_it() {
+        let handle = TerminalHandle::spawn(1, sh("exit 7"), TerminalConfig::default()).expect("spawn");
+        let info = exited(&handle);
+        assert_eq!(info.lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
+        // What the reader or writer thread would send if the PTY broke afterwards.
+        handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
+        handle.commands.send(Command::ReaderFailed("input/output error".into())).unwrap();
+        assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
+    }
+
+    #[test]
+    fn a_failure_before_the_exit_is_reported() {
+        let handle = TerminalHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
+        handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
+        assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Failed { message: "broken pipe".into() });
+        assert!(handle.terminate());
+        assert!(!handle.terminate(), "a second terminate does nothing");
+    }
+}
