@@ -216,3 +216,46 @@ fn a_full_writer_queue_never_blocks_terminate() {
     writer.join().unwrap();
     assert!(started.elapsed() < opencode_pty::terminal::REQUEST_TIMEOUT / 2, "a pending request outlived the terminal");
 }
+
+#[test]
+fn a_child_flooding_queries_without_reading_never_stalls_its_terminal() {
+    let service = service();
+    // Every query makes a reply the child never reads: the replies pile up, but the actor keeps answering.
+    let info = service.create_pty(sh("stty raw -echo; while :; do printf '\\033[6n\\033[c'; done")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&observer, &mut seen, |s| s.output.len() > 2 * 1024 * 1024);
+    let started = Instant::now();
+    let read = handle.replay(0).expect("the actor still answers requests");
+    assert!(read.end > 2 * 1024 * 1024);
+    assert!(started.elapsed() < opencode_pty::terminal::REQUEST_TIMEOUT / 2);
+    // Client input past the bound is refused rather than buffered without end.
+    let mut refused = None;
+    for _ in 0..(opencode_pty::terminal::MAX_PENDING_INPUT_BYTES / (256 * 1024) + 64) {
+        if let Err(error) = handle.write(None, vec![b'z'; 256 * 1024]) {
+            refused = Some(error.to_string());
+            break;
+        }
+    }
+    let refused = refused.expect("input beyond the pending bound is refused");
+    assert!(refused.starts_with("terminal input queue is full"), "{refused}");
+    drop(observer);
+    service.terminate(info.id).unwrap();
+}
+
+#[test]
+fn a_late_controller_gets_exited_right_after_attached() {
+    let service = service();
+    let info = service.create_pty(sh("exit 0")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
+        s.exited().is_some()
+    });
+    let late = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&late, &mut seen, |s| s.messages.len() >= 3);
+    assert!(matches!(seen.messages[0], Response::Attached { .. }));
+    assert!(matches!(seen.messages[1], Response::Exited { .. }), "{:?}", seen.messages);
+    assert!(matches!(seen.messages[2], Response::ControllerChanged { .. }));
+}

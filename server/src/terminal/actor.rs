@@ -9,7 +9,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use crossbeam_channel::{Receiver, Sender, select};
+use std::collections::VecDeque;
+
+use crossbeam_channel::{Receiver, Select, Sender, TrySendError};
 use opencode_pty_protocol::{
     Lifecycle, MAX_LIVE_OUTPUT_BYTES, MAX_ROWS_BYTES, Mode, OUTPUT_COALESCE, ProcessInfo, PtyInfo, Response, Role,
 };
@@ -22,6 +24,10 @@ use super::replay::{Replay, ReplayRead};
 use super::spawn::PtySpec;
 use super::title::Titles;
 use crate::error::ServiceError;
+
+/// The most input and replies a terminal keeps waiting for its writer (4 MiB). Beyond it client input is
+/// refused and replies are dropped, so a child that never reads cannot make the daemon buffer without end.
+pub const MAX_PENDING_INPUT_BYTES: usize = 4 * 1024 * 1024;
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {
@@ -65,6 +71,9 @@ struct Actor {
     rows: u16,
     fanout: Fanout,
     batch: Batch,
+    /// Input and replies not yet taken by the writer, in order, and their size.
+    pending: VecDeque<Vec<u8>>,
+    pending_bytes: usize,
     /// The attachment id of the controller, if any.
     controller: Option<String>,
     /// Grows each time the controller changes.
@@ -94,6 +103,8 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>) {
         vt,
         fanout: Fanout::default(),
         batch: Batch::default(),
+        pending: VecDeque::new(),
+        pending_bytes: 0,
         controller: None,
         generation: 0,
         exit: None,
@@ -110,31 +121,58 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>) {
 impl Actor {
     fn run(&mut self, commands: &Receiver<Command>) {
         let stop = self.parts.stop.clone();
+        let writer = self.parts.writer.clone();
         loop {
-            let command = match self.batch.deadline {
-                Some(deadline) => select! {
-                    recv(commands) -> command => command,
-                    recv(stop) -> _ => return,
-                    default(deadline.saturating_duration_since(Instant::now())) => {
+            // Input waiting for the writer is offered alongside the next command, so the actor never blocks on
+            // a writer whose child stopped reading (that would stop the reader too, and so the child).
+            let mut select = Select::new();
+            let command_index = select.recv(commands);
+            let stop_index = select.recv(&stop);
+            let write_index = (!self.pending.is_empty()).then(|| select.send(&writer));
+            let operation = match self.batch.deadline {
+                Some(deadline) => match select.select_deadline(deadline) {
+                    Ok(operation) => operation,
+                    Err(_) => {
                         self.flush();
                         continue;
                     }
                 },
-                None => select! {
-                    recv(commands) -> command => command,
-                    recv(stop) -> _ => return,
-                },
+                None => select.select(),
             };
-            let Ok(command) = command else { return };
-            match command {
-                Command::Output(bytes) => self.output(&bytes),
-                Command::Shutdown => return,
-                other => {
-                    // Anything that is not output first lets the pending output out, so it stays in order.
-                    self.flush();
-                    self.prune_dropped();
-                    self.handle(other);
-                    self.publish_info();
+            match operation.index() {
+                index if index == stop_index => {
+                    let _ = operation.recv(&stop);
+                    return;
+                }
+                index if Some(index) == write_index => {
+                    let bytes = self.pending.pop_front().unwrap_or_default();
+                    self.pending_bytes -= bytes.len();
+                    if operation.send(&writer, bytes).is_err() {
+                        // The writer stopped (it failed, and said so): nothing queued can be written.
+                        self.pending.clear();
+                        self.pending_bytes = 0;
+                    }
+                }
+                index => {
+                    debug_assert_eq!(index, command_index);
+                    let Ok(command) = operation.recv(commands) else { return };
+                    match command {
+                        Command::Output(bytes) => {
+                            self.output(&bytes);
+                            // A steady stream of output must not hold a batch past its deadline.
+                            if self.batch.deadline.is_some_and(|d| Instant::now() >= d) {
+                                self.flush();
+                            }
+                        }
+                        Command::Shutdown => return,
+                        other => {
+                            // Anything that is not output first lets the pending output out, in order.
+                            self.flush();
+                            self.prune_dropped();
+                            self.handle(other);
+                            self.publish_info();
+                        }
+                    }
                 }
             }
         }
@@ -163,7 +201,7 @@ impl Actor {
                 self.maybe_exited();
             }
             Command::Write { attachment, data, reply } => {
-                let result = self.authorize(attachment.as_deref()).map(|()| self.queue_input(data));
+                let result = self.authorize(attachment.as_deref()).and_then(|()| self.queue_input(data));
                 let _ = reply.send(result);
             }
             Command::Resize { attachment, cols, rows, reply } => {
@@ -174,7 +212,7 @@ impl Actor {
                 let _ = reply.send(self.control(&attachment, cols, rows));
             }
             Command::Input { attachment, cols, rows, data, reply } => {
-                let result = self.control(&attachment, cols, rows).map(|()| self.queue_input(data));
+                let result = self.control(&attachment, cols, rows).and_then(|()| self.queue_input(data));
                 let _ = reply.send(result);
             }
             Command::Rename { title, reply } => {
@@ -212,9 +250,7 @@ impl Actor {
         let (start, _end) = self.replay.append(bytes);
         self.vt.write(bytes);
         let replies = self.vt.take_replies();
-        if !replies.is_empty() {
-            self.queue_input(replies);
-        }
+        self.queue_replies(replies);
         if self.batch.bytes.len() + bytes.len() > MAX_LIVE_OUTPUT_BYTES {
             self.flush();
         }
@@ -262,17 +298,50 @@ impl Actor {
         }
     }
 
-    /// Queues bytes for the PTY; waits while the writer queue is full, unless the terminal stops.
-    fn queue_input(&mut self, bytes: Vec<u8>) {
-        let writer = self.parts.writer.clone();
-        select! {
-            send(writer, bytes) -> _ => {},
-            recv(self.parts.stop) -> _ => {},
+    /// Queues client input for the PTY, after everything queued before it. Fails, queuing nothing, when more
+    /// than [`MAX_PENDING_INPUT_BYTES`] would be waiting (the child is not reading its input).
+    fn queue_input(&mut self, bytes: Vec<u8>) -> Result<(), ServiceError> {
+        if self.pending_bytes + bytes.len() > MAX_PENDING_INPUT_BYTES {
+            return Err(ServiceError::invalid(format!(
+                "terminal input queue is full ({} bytes waiting): the program is not reading its input",
+                self.pending_bytes
+            )));
+        }
+        self.enqueue(bytes);
+        Ok(())
+    }
+
+    /// Queues the emulator's replies; past [`MAX_PENDING_INPUT_BYTES`] they are dropped, since a program
+    /// that floods queries without reading the answers cannot be answered anyway.
+    fn queue_replies(&mut self, bytes: Vec<u8>) {
+        if self.pending_bytes + bytes.len() <= MAX_PENDING_INPUT_BYTES {
+            self.enqueue(bytes);
         }
     }
 
+    /// Hands bytes to the writer now if its queue has room (and nothing is waiting before them), else keeps
+    /// them for the main loop.
+    fn enqueue(&mut self, bytes: Vec<u8>) {
+        if bytes.is_empty() {
+            return;
+        }
+        if self.pending.is_empty() {
+            match self.parts.writer.try_send(bytes) {
+                Ok(()) | Err(TrySendError::Disconnected(_)) => return,
+                Err(TrySendError::Full(bytes)) => {
+                    self.pending_bytes += bytes.len();
+                    self.pending.push_back(bytes);
+                    return;
+                }
+            }
+        }
+        self.pending_bytes += bytes.len();
+        self.pending.push_back(bytes);
+    }
+
     fn fail(&mut self, message: String) {
-        if self.exited.is_none() && self.failure.is_none() {
+        // Once the child has exited, a broken PTY is expected and does not make the exit a failure.
+        if self.exit.is_none() && self.exited.is_none() && self.failure.is_none() {
             self.failure = Some(message);
         }
     }
@@ -318,9 +387,7 @@ impl Actor {
         (self.cols, self.rows) = (cols, rows);
         // An in-band size report (mode 2048) is one of these replies: it reaches the child before later input.
         let replies = self.vt.take_replies();
-        if !replies.is_empty() {
-            self.queue_input(replies);
-        }
+        self.queue_replies(replies);
         let checkpoint = self.vt.vt_checkpoint().map_err(|e| ServiceError::invalid(e.to_string()))?;
         self.emit(Response::Resized {
             cols: nonzero(cols),
@@ -415,12 +482,13 @@ impl Actor {
             if self.controller.as_deref() == Some(attachment.as_str()) { Role::Controller } else { Role::Observer };
         let attached = attached(self.info(), role, self.generation, replay);
         self.fanout.send_to(key, Event::Message(Arc::new(attached)));
+        // After an exit, `exited` comes right after `attached`, before anything else.
+        if let Some(exited) = &self.exited {
+            self.fanout.send_to(key, Event::Message(exited.clone()));
+        }
         if becomes_controller {
             let changed = Response::ControllerChanged { attachment_id: Some(attachment), generation: self.generation };
             self.emit(changed);
-        }
-        if let Some(exited) = &self.exited {
-            self.fanout.send_to(key, Event::Message(exited.clone()));
         }
         Ok(subscription)
     }

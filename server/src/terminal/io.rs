@@ -19,16 +19,36 @@ use super::command::{Command, ExitInfo};
 /// Bytes read from the PTY at a time: one live output event carries at most this much.
 pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
 
-/// Waits until `fd` is ready for `events` or the stop pipe is closed; false means stop.
-fn wait_ready(fd: &OwnedFd, stop: &OwnedFd, events: PollFlags) -> bool {
+/// What `poll` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ready {
+    /// The descriptor is ready for the requested events.
+    Yes,
+    /// The other side hung up (or the descriptor failed): reads report the end, writes cannot succeed.
+    HungUp,
+    /// The stop pipe was closed: the terminal is stopping.
+    Stop,
+}
+
+/// Waits until `fd` is ready for `events`, hangs up, or the stop pipe is closed.
+fn wait_ready(fd: &OwnedFd, stop: &OwnedFd, events: PollFlags) -> Ready {
     loop {
         let mut fds = [PollFd::new(fd.as_fd(), events), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::NONE) {
-            // Any event on the stop pipe (its write end closed) means stop; else `fd` is ready (or hung up,
-            // which the next read or write reports).
-            Ok(_) => return fds[1].revents().is_none_or(|r| r.is_empty()),
+            Ok(_) => {
+                if fds[1].revents().is_some_and(|r| !r.is_empty()) {
+                    return Ready::Stop;
+                }
+                let revents = fds[0].revents().unwrap_or(PollFlags::empty());
+                if revents.intersects(events) {
+                    return Ready::Yes;
+                }
+                if revents.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL) {
+                    return Ready::HungUp;
+                }
+            }
             Err(Errno::EINTR) => continue,
-            Err(_) => return false,
+            Err(_) => return Ready::Stop,
         }
     }
 }
@@ -54,7 +74,8 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, commands: Sender<Comma
     let mut file = std::fs::File::from(master);
     let mut buffer = vec![0u8; READ_CHUNK_BYTES];
     loop {
-        if !wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLIN) {
+        // A hang-up still lets the read report the end of the output (EOF or EIO).
+        if wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLIN) == Ready::Stop {
             return;
         }
         match file.read(&mut buffer) {
@@ -109,8 +130,11 @@ pub(crate) fn writer(
             match file.write(rest) {
                 Ok(n) => rest = &rest[n..],
                 Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
-                    if !wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLOUT) {
-                        return;
+                    match wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLOUT) {
+                        Ready::Yes => {}
+                        // The child's side is gone: this input can never be written; drop it.
+                        Ready::HungUp => rest = &[],
+                        Ready::Stop => return,
                     }
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}

@@ -20,6 +20,7 @@ use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
+pub use actor::MAX_PENDING_INPUT_BYTES;
 pub use fanout::{CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_QUEUE_EVENTS, Subscription};
 pub use replay::ReplayRead;
 pub use spawn::PtySpec;
@@ -79,11 +80,21 @@ impl TerminalHandle {
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
         let (writer, writer_rx) = bounded(WRITER_QUEUE_CHUNKS);
         let (stop_tx, stop) = bounded::<()>(0);
-        let (stop_pipe_read, stop_pipe_write) =
-            nix::unistd::pipe().map_err(|e| ServiceError::invalid(format!("cannot create a pipe: {e}")))?;
+        // From here on a failure must not leave the child behind.
+        let abandon = |error: ServiceError| {
+            let pid = Pid::from_raw(pid as i32);
+            let _ = killpg(pid, Signal::SIGKILL);
+            let _ = kill(pid, Signal::SIGKILL);
+            let _ = waitpid(pid, None);
+            error
+        };
+        // Close-on-exec, so no other child of the daemon keeps the stop pipe open.
+        let (stop_pipe_read, stop_pipe_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(|e| abandon(ServiceError::invalid(format!("cannot create a pipe: {e}"))))?;
         let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::invalid(format!("cannot duplicate: {e}")));
-        let (reader_fd, writer_fd) = (dup(&spawned.master_fd)?, dup(&spawned.master_fd)?);
-        let (reader_stop, writer_stop) = (dup(&stop_pipe_read)?, stop_pipe_read);
+        let (reader_fd, writer_fd) =
+            (dup(&spawned.master_fd).map_err(abandon)?, dup(&spawned.master_fd).map_err(abandon)?);
+        let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
         let last_info = Arc::new(Mutex::new(None));
         let parts = actor::ActorParts {
             id,
