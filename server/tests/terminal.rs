@@ -156,6 +156,16 @@ fn bad_specs_are_refused_before_anything_runs() {
     let mut missing = sh("true");
     missing.program = "/nonexistent/program".into();
     assert!(matches!(service.create_pty(missing), Err(ServiceError::Spawn { .. })));
+    // A program that exists but cannot be executed (its interpreter is missing) fails the same way.
+    let script = std::env::temp_dir().join(format!("opencode-pty-badexec-{}", std::process::id()));
+    std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut bad_exec = sh("true");
+    bad_exec.program = script.display().to_string();
+    bad_exec.args.clear();
+    let result = service.create_pty(bad_exec);
+    std::fs::remove_file(&script).unwrap();
+    assert!(matches!(result, Err(ServiceError::Spawn { .. })), "{result:?}");
     assert!(service.list().is_empty(), "a failed start is never listed");
 }
 

@@ -16,7 +16,6 @@ use opencode_pty_protocol::{
     Lifecycle, MAX_LIVE_OUTPUT_BYTES, MAX_ROWS_BYTES, Mode, OUTPUT_COALESCE, ProcessInfo, PtyInfo, Response, Role,
 };
 use opencode_pty_vt::Terminal;
-use portable_pty::{MasterPty, PtySize};
 
 use super::command::{Command, ExitInfo};
 use super::fanout::{Event, Fanout, Subscriber, Subscription};
@@ -40,8 +39,7 @@ pub(crate) struct ActorParts {
     pub(crate) spec: PtySpec,
     pub(crate) pid: u32,
     pub(crate) started_at: u64,
-    pub(crate) master: Box<dyn MasterPty + Send>,
-    /// A duplicate of the master, for `tcgetpgrp`.
+    /// The PTY master, for resizes and `tcgetpgrp` (the reader and writer have their own duplicates).
     pub(crate) master_fd: OwnedFd,
     pub(crate) tty: Option<PathBuf>,
     pub(crate) replay_bytes: usize,
@@ -381,8 +379,8 @@ impl Actor {
         if cols == 0 || rows == 0 {
             return Err(ServiceError::invalid(format!("terminal dimensions must be positive (got {cols}x{rows})")));
         }
-        let size = PtySize { rows, cols, pixel_width: 0, pixel_height: 0 };
-        self.parts.master.resize(size).map_err(|e| ServiceError::invalid(format!("resizing the PTY failed: {e}")))?;
+        super::spawn::resize(&self.parts.master_fd, cols, rows)
+            .map_err(|e| ServiceError::invalid(format!("resizing the PTY failed: {e}")))?;
         self.vt.resize(cols, rows).map_err(|e| ServiceError::invalid(e.to_string()))?;
         (self.cols, self.rows) = (cols, rows);
         // An in-band size report (mode 2048) is one of these replies: it reaches the child before later input.

@@ -92,8 +92,7 @@ impl TerminalHandle {
         let (stop_pipe_read, stop_pipe_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
             .map_err(|e| abandon(ServiceError::invalid(format!("cannot create a pipe: {e}"))))?;
         let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::invalid(format!("cannot duplicate: {e}")));
-        let (reader_fd, writer_fd) =
-            (dup(&spawned.master_fd).map_err(abandon)?, dup(&spawned.master_fd).map_err(abandon)?);
+        let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
         let last_info = Arc::new(Mutex::new(None));
         let parts = actor::ActorParts {
@@ -101,8 +100,7 @@ impl TerminalHandle {
             spec,
             pid,
             started_at,
-            master: spawned.master,
-            master_fd: spawned.master_fd,
+            master_fd: spawned.master,
             tty: spawned.tty,
             replay_bytes: config.replay_bytes,
             scrollback_lines: config.scrollback_lines,

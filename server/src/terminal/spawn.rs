@@ -1,15 +1,23 @@
-//! Starts a PTY child with portable-pty and hands out what the runtime threads need.
+//! Starts a PTY child and hands out what the runtime threads need.
 //!
-//! This is the one module of the daemon allowed `unsafe`: portable-pty exposes its master only as a raw
-//! descriptor, and borrowing that to duplicate it needs one `unsafe` call.
+//! The PTY is opened with `openpty` and the child started with `std::process::Command`, whose `pre_exec`
+//! makes it a session leader with the PTY as its controlling terminal, default signal dispositions and an
+//! empty signal mask. (portable-pty's spawn closes every descriptor in the child, including the pipe std uses
+//! to report a failed `exec`, so a program that cannot run would look like a running terminal.) Every
+//! descriptor the daemon opens is close-on-exec, so children inherit none of them.
+//!
+//! This is the one module of the daemon allowed `unsafe`: the `pre_exec` hook and the two PTY `ioctl`s.
 
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
-use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
+use nix::pty::{Winsize, openpty};
 
 use crate::error::ServiceError;
 
@@ -35,21 +43,14 @@ pub struct PtySpec {
 }
 
 /// A started PTY child.
+#[derive(Debug)]
 pub(crate) struct Spawned {
-    /// The master side, kept for resizes.
-    pub(crate) master: Box<dyn MasterPty + Send>,
-    /// A duplicate of the master descriptor, non-blocking, for the reader, the writer and `tcgetpgrp`.
-    pub(crate) master_fd: OwnedFd,
+    /// The master side: non-blocking and close-on-exec.
+    pub(crate) master: OwnedFd,
     /// The slave's path, to recognise processes attached to it.
     pub(crate) tty: Option<PathBuf>,
     /// The child's process id (also its process group and session id).
     pub(crate) pid: u32,
-}
-
-impl std::fmt::Debug for Spawned {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Spawned").field("pid", &self.pid).field("tty", &self.tty).finish()
-    }
 }
 
 /// Checks a spec before anything is started.
@@ -69,15 +70,12 @@ pub(crate) fn validate(spec: &PtySpec) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// The child's environment: the daemon's, overlaid with `env`, with `TERM=xterm-256color` and
-/// `COLORTERM=truecolor` unless `env` sets them (SPEC §6).
-pub(crate) fn command(spec: &PtySpec) -> CommandBuilder {
-    let mut command = CommandBuilder::new(&spec.program);
-    command.args(&spec.args);
-    command.cwd(&spec.cwd);
-    for (key, value) in &spec.env {
-        command.env(key, value);
-    }
+/// The child's command: the daemon's environment overlaid with `env`, plus `TERM=xterm-256color` and
+/// `COLORTERM=truecolor` unless `env` sets them (SPEC D2). A program without a slash is looked up on the
+/// child's `PATH`.
+pub(crate) fn command(spec: &PtySpec) -> Command {
+    let mut command = Command::new(&spec.program);
+    command.args(&spec.args).current_dir(&spec.cwd).envs(&spec.env);
     for (key, value) in [("TERM", "xterm-256color"), ("COLORTERM", "truecolor")] {
         if !spec.env.contains_key(key) {
             command.env(key, value);
@@ -86,37 +84,73 @@ pub(crate) fn command(spec: &PtySpec) -> CommandBuilder {
     command
 }
 
-/// Opens a PTY of the spec's size and starts the child in it (its own session, the PTY as its controlling
-/// terminal, a clean signal mask). A program that cannot be found or executed is an error, never a process.
+/// Opens a PTY of the spec's size and starts the child in it. A program that cannot be found or executed is
+/// an error, never a process.
 pub(crate) fn spawn(spec: &PtySpec) -> Result<Spawned, ServiceError> {
     validate(spec)?;
     let fail = |reason: String| ServiceError::Spawn { program: spec.program.clone(), reason };
     if !Path::new(&spec.cwd).is_dir() {
         return Err(fail(format!("cwd {} is not a directory", spec.cwd.display())));
     }
-    let size = PtySize { rows: spec.rows, cols: spec.cols, pixel_width: 0, pixel_height: 0 };
-    let pair = native_pty_system().openpty(size).map_err(|e| fail(format!("cannot open a PTY: {e}")))?;
-    let child = pair.slave.spawn_command(command(spec)).map_err(|e| fail(e.to_string()))?;
+    let size = Winsize { ws_row: spec.rows, ws_col: spec.cols, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = openpty(&size, None).map_err(|e| fail(format!("cannot open a PTY: {e}")))?;
+    for fd in [&pty.master, &pty.slave] {
+        fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(|e| fail(format!("cannot set close-on-exec: {e}")))?;
+    }
+    let tty = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).ok();
+    let stdio = || pty.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("cannot duplicate the PTY: {e}")));
+    let mut command = command(spec);
+    command.stdin(stdio()?).stdout(stdio()?).stderr(stdio()?);
+    // Safety: the hook runs in the child between fork and exec and only calls async-signal-safe functions
+    // (signal, sigprocmask, setsid, ioctl) on values it owns; it allocates nothing.
+    unsafe {
+        command.pre_exec(child_setup);
+    }
+    let child = command.spawn().map_err(|e| fail(e.to_string()))?;
     // The child holds the slave now; the daemon keeps only the master, so EOF arrives when the child's side
-    // closes.
-    drop(pair.slave);
-    let pid = child.process_id().ok_or_else(|| fail("the child has no process id".into()))?;
-    // portable-pty reaps nothing by itself; the runtime waits for the pid. Dropping the handle does not kill.
+    // closes. The std handle is dropped without waiting: the runtime waits for the pid itself.
+    drop(pty.slave);
+    let pid = child.id();
     drop(child);
-    let raw = pair.master.as_raw_fd().ok_or_else(|| fail("the PTY master has no descriptor".into()))?;
-    // Safety: `raw` is the master descriptor owned by `pair.master`, which is alive for this whole function;
-    // the borrow is used only to duplicate it.
-    let borrowed = unsafe { BorrowedFd::borrow_raw(raw) };
-    let master_fd = borrowed.try_clone_to_owned().map_err(|e| fail(format!("cannot duplicate the master: {e}")))?;
-    set_nonblocking(&master_fd).map_err(|e| fail(format!("cannot make the master non-blocking: {e}")))?;
-    let tty = pair.master.tty_name();
-    Ok(Spawned { master: pair.master, master_fd, tty, pid })
+    let flags = OFlag::from_bits_truncate(fcntl(&pty.master, FcntlArg::F_GETFL).map_err(|e| fail(e.to_string()))?);
+    fcntl(&pty.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))
+        .map_err(|e| fail(format!("cannot make the master non-blocking: {e}")))?;
+    Ok(Spawned { master: pty.master, tty, pid })
 }
 
-/// Makes reads and writes on `fd` (and every duplicate of it) return instead of blocking.
-fn set_nonblocking(fd: &OwnedFd) -> nix::Result<()> {
-    use nix::fcntl::{FcntlArg, OFlag, fcntl};
-    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
-    fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+/// In the child: default signal dispositions, an empty signal mask (the daemon blocks SIGTERM and SIGINT), a
+/// new session, and the PTY (already on stdin) as the controlling terminal.
+fn child_setup() -> std::io::Result<()> {
+    for signal in
+        [libc::SIGCHLD, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM, libc::SIGPIPE]
+    {
+        // Safety: resetting a disposition to SIG_DFL is async-signal-safe and affects only this child.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
+    // Safety: an all-zero sigset_t is a valid value to initialise; sigemptyset and sigprocmask are
+    // async-signal-safe and the pointers are to locals.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
+    // Safety: setsid takes no arguments and is async-signal-safe.
+    if unsafe { libc::setsid() } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // Safety: TIOCSCTTY on stdin (the PTY slave) with argument 0 makes it the controlling terminal.
+    if unsafe { libc::ioctl(0, libc::TIOCSCTTY as _, 0) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets the PTY's window size (the kernel sends SIGWINCH to its foreground process group).
+pub(crate) fn resize(master: &OwnedFd, cols: u16, rows: u16) -> std::io::Result<()> {
+    let size = Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+    // Safety: TIOCSWINSZ reads one winsize from the pointer, which points at a live local.
+    if unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
     Ok(())
 }
