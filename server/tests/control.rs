@@ -20,6 +20,8 @@ fn one_controller_takeover_demotes_and_detach_promotes_the_former() {
     let service = service();
     let info = service.create_pty(sh("sleep 30")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
+    // An observer that never controlled is never promoted over a former controller.
+    let _observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
     let a = handle.subscribe(0, "a".into(), Role::Controller, false).unwrap();
     let mut seen_a = Seen::default();
     read_until(&a, &mut seen_a, changed_to(Some("a")));
@@ -37,6 +39,13 @@ fn one_controller_takeover_demotes_and_detach_promotes_the_former() {
         handle.write(Some("a".into()), b"x".to_vec()).unwrap_err().to_string(),
         "attachment a is not the terminal controller"
     );
+    let wrong = handle.resize(Some("a".into()), 90, 20).unwrap_err();
+    assert_eq!(wrong.to_string(), "attachment a is not the terminal controller");
+    let anonymous = handle.resize(None, 90, 20).unwrap_err();
+    assert_eq!(anonymous.to_string(), "terminal input requires the active controller attachment");
+    // The controller may resize; `resized` carries the controller generation (2: a, then b).
+    handle.resize(Some("b".into()), 90, 20).unwrap();
+    read_until(&a, &mut seen_a, |s| s.messages.iter().any(|m| matches!(m, Response::Resized { generation: 2, .. })));
     // The demoted controller stays subscribed; when the new one leaves, the most recent former one returns.
     drop(b);
     read_until(&a, &mut seen_a, |s| {

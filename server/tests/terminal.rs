@@ -195,6 +195,8 @@ fn one_exit_does_not_stop_another_and_shutdown_stops_all() {
     service.shutdown();
     assert!(!process_exists(long.pid.unwrap()));
     assert!(service.list().is_empty());
+    let refused = service.create_pty(sh("true")).unwrap_err();
+    assert_eq!(refused.to_string(), "the daemon is shutting down", "nothing starts after shutdown");
 }
 
 #[test]
@@ -301,4 +303,54 @@ fn reading_rows_changes_nothing() {
     handle.read_rows(Some(5)).unwrap();
     handle.read_rows(None).unwrap();
     assert_eq!(handle.snapshot().unwrap(), before);
+}
+
+#[test]
+fn exited_waits_for_the_end_of_the_output() {
+    let service = service();
+    // The child's last output is still in the PTY when it exits: `exited` waits for the end of the output
+    // and includes all of it.
+    let info =
+        service.create_pty(sh("stty raw -echo; head -c 2000000 /dev/zero | tr '\\0' x; exit 0")).expect("create");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    assert_eq!(seen.output.iter().filter(|&&b| b == b'x').count(), 2_000_000, "every byte comes before `exited`");
+    let Some(Response::Exited { final_offset, exit_code, .. }) = seen.exited() else { unreachable!() };
+    assert_eq!((*final_offset, *exit_code), (seen.end.unwrap(), Some(0)));
+}
+
+#[test]
+fn the_replay_buffer_size_is_configurable() {
+    let service = opencode_pty::TerminalService::new(opencode_pty::terminal::TerminalConfig {
+        replay_bytes: 16,
+        scrollback_lines: 100,
+    });
+    let info = service.create_pty(sh("printf '0123456789abcdefghijklmnopqrstuvwxyz'")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
+        s.exited().is_some()
+    });
+    let read = handle.replay(0).unwrap();
+    assert_eq!((read.available, read.end, read.truncated), (20, 36, true));
+    assert_eq!(read.bytes, b"klmnopqrstuvwxyz");
+}
+
+#[test]
+fn terminate_kills_the_whole_process_group() {
+    let service = service();
+    let info = service.create_pty(sh("sleep 30 & printf 'bg=%s;' $!; wait")).expect("create");
+    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let mut seen = Seen::default();
+    read_until(&subscription, &mut seen, |s| s.text().contains(';'));
+    let text = seen.text();
+    let background: u32 = text[text.find("bg=").unwrap() + 3..text.find(';').unwrap()].parse().unwrap();
+    assert!(process_exists(background));
+    drop(subscription);
+    service.terminate(info.id).unwrap();
+    // The background job was in the child's process group: killed too (a zombie until its parent is reaped).
+    support::eventually(|| {
+        let state = std::fs::read_to_string(format!("/proc/{background}/stat")).unwrap_or_default();
+        (state.is_empty() || state.contains(") Z ")).then_some(())
+    });
 }
