@@ -4,7 +4,7 @@ mod support;
 
 use opencode_pty::ServiceError;
 use opencode_pty_protocol::{Lifecycle, Response, Role};
-use support::{Seen, process_exists, read_until, service, sh};
+use support::{Seen, observe, process_exists, read_until, service, sh, until_exit};
 
 fn output_contains(text: &'static str) -> impl Fn(&Seen) -> bool {
     move |seen: &Seen| seen.text().contains(text)
@@ -36,9 +36,7 @@ fn output_reaches_a_subscriber_and_the_exit_follows_it() {
 fn a_signal_death_is_reported_by_name() {
     let service = service();
     let info = service.create_pty(sh("kill -TERM $$")).expect("create");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
-    let mut seen = Seen::default();
-    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    let seen = until_exit(&service, info.id);
     let Some(Response::Exited { exit_code, signal, .. }) = seen.exited() else { unreachable!() };
     assert_eq!((exit_code, signal.as_deref()), (&None, Some("SIGTERM")));
 }
@@ -65,9 +63,7 @@ fn parser_replies_reach_the_child() {
     let script =
         "stty raw -echo; printf '\\033[6n'; reply=$(dd bs=1 count=6 2>/dev/null); printf 'got[%s]' \"$reply\" | od -c";
     let info = service.create_pty(sh(script)).expect("create");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
-    let mut seen = Seen::default();
-    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    let seen = until_exit(&service, info.id);
     assert!(seen.text().contains("033   [   1   ;   1   R"), "{}", seen.text());
 }
 
@@ -205,17 +201,13 @@ fn pty_children_get_term_and_colorterm_unless_env_sets_them_and_find_programs_on
     let mut spec = sh("printf '[%s %s %s]' \"$TERM\" \"$COLORTERM\" \"$FROM_REQUEST\"");
     spec.env.insert("FROM_REQUEST".into(), "yes".into());
     let info = service.create_pty(spec).expect("create");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
-    let mut seen = Seen::default();
-    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    let seen = until_exit(&service, info.id);
     assert_eq!(seen.text(), "[xterm-256color truecolor yes]");
 
     let mut spec = sh("printf '[%s]' \"$TERM\"");
     spec.env.insert("TERM".into(), "dumb".into());
     let info = service.create_pty(spec).expect("create");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
-    let mut seen = Seen::default();
-    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    let seen = until_exit(&service, info.id);
     assert_eq!(seen.text(), "[dumb]");
 
     // The program is looked up on the child's PATH, not the daemon's.
@@ -230,9 +222,7 @@ fn pty_children_get_term_and_colorterm_unless_env_sets_them_and_find_programs_on
     spec.args.clear();
     spec.env.insert("PATH".into(), format!("{}:/usr/bin:/bin", dir.display()));
     let info = service.create_pty(spec).expect("found on the child's PATH");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
-    let mut seen = Seen::default();
-    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    let seen = until_exit(&service, info.id);
     assert_eq!(seen.text(), "found");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -312,9 +302,7 @@ fn exited_waits_for_the_end_of_the_output() {
     // and includes all of it.
     let info =
         service.create_pty(sh("stty raw -echo; head -c 2000000 /dev/zero | tr '\\0' x; exit 0")).expect("create");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
-    let mut seen = Seen::default();
-    read_until(&subscription, &mut seen, |s| s.exited().is_some());
+    let seen = until_exit(&service, info.id);
     assert_eq!(seen.output.iter().filter(|&&b| b == b'x').count(), 2_000_000, "every byte comes before `exited`");
     let Some(Response::Exited { final_offset, exit_code, .. }) = seen.exited() else { unreachable!() };
     assert_eq!((*final_offset, *exit_code), (seen.end.unwrap(), Some(0)));
@@ -340,7 +328,7 @@ fn the_replay_buffer_size_is_configurable() {
 fn terminate_kills_the_whole_process_group() {
     let service = service();
     let info = service.create_pty(sh("sleep 30 & printf 'bg=%s;' $!; wait")).expect("create");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let subscription = observe(&service, info.id);
     let mut seen = Seen::default();
     read_until(&subscription, &mut seen, |s| s.text().contains(';'));
     let text = seen.text();

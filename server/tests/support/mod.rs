@@ -85,6 +85,19 @@ pub fn read_until(subscription: &Subscription, seen: &mut Seen, done: impl Fn(&S
     }
 }
 
+/// An observer subscription from offset 0 to process `id`.
+pub fn observe(service: &TerminalService, id: u64) -> Subscription {
+    let handle = service.get_handle(id).expect("a known process");
+    handle.subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, false).expect("subscribe")
+}
+
+/// Everything an observer sees of process `id` until it exits.
+pub fn until_exit(service: &TerminalService, id: u64) -> Seen {
+    let mut seen = Seen::default();
+    read_until(&observe(service, id), &mut seen, |s| s.exited().is_some());
+    seen
+}
+
 /// Polls `probe` until it returns `Some`, for at most [`WAIT`] (for state outside the daemon, like /proc).
 pub fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + WAIT;
