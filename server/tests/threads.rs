@@ -24,5 +24,7 @@ fn terminate_joins_all_four_threads_of_each_terminal() {
         service.terminate(id).expect("terminate");
     }
     service.terminate(exited.id).expect("terminate");
-    assert_eq!(threads(), before, "no thread is left behind");
+    // A joined thread can linger in /proc for a moment after `join` returns (the kernel wakes the joiner
+    // before it removes the task), so the count is polled, within the usual bound.
+    support::eventually(|| (threads() == before).then_some(()));
 }
