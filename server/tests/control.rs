@@ -268,3 +268,27 @@ fn a_late_controller_gets_exited_right_after_attached() {
     assert!(matches!(seen.messages[1], Response::Exited { .. }), "{:?}", seen.messages);
     assert!(matches!(seen.messages[2], Response::ControllerChanged { .. }));
 }
+
+#[test]
+fn resized_comes_before_any_later_output() {
+    let service = service();
+    let info = service.create_pty(sh("printf before; read go; printf after; sleep 30")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
+    read_until(&observer, &mut Seen::default(), |s| s.text().contains("before"));
+    // Without a controller anyone may resize; the child's later output must follow the `resized` event.
+    handle.resize(None, 100, 30).unwrap();
+    handle.write(None, b"\r".to_vec()).unwrap();
+    let mut log: Vec<String> = Vec::new();
+    let deadline = Instant::now() + support::WAIT;
+    while !log.iter().any(|e| e.starts_with("out:") && e.contains("after")) {
+        match observer.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("an event") {
+            Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
+            Event::Message(message) => log.push(format!("msg:{message:?}")),
+        }
+    }
+    let resized = log.iter().position(|e| e.starts_with("msg:Resized")).expect("resized");
+    let after = log.iter().position(|e| e.starts_with("out:") && e.contains("after")).expect("after");
+    assert!(resized < after, "{log:?}");
+    assert_eq!(service.get(info.id).unwrap().pty.map(|p| (p.cols.get(), p.rows.get())), Some((100, 30)));
+}

@@ -9,12 +9,26 @@ fn threads() -> usize {
     std::fs::read_dir("/proc/self/task").expect("/proc/self/task").count()
 }
 
+/// The names of this process's threads (the kernel keeps the first 15 bytes).
+fn thread_names() -> Vec<String> {
+    let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect()
+}
+
 #[test]
 fn terminate_joins_all_four_threads_of_each_terminal() {
     let service = service();
     let before = threads();
     let ids: Vec<u64> = (0..3).map(|_| service.create_pty(sh("sleep 30")).expect("create").id).collect();
     assert_eq!(threads(), before + 3 * 4, "actor, reader, writer and wait thread per terminal");
+    // Named opencode-pty-<role>-<id>; the kernel shows 15 bytes, enough to tell the roles apart.
+    let names = thread_names();
+    for role in ["opencode-pty-ac", "opencode-pty-re", "opencode-pty-wr", "opencode-pty-wa"] {
+        assert_eq!(names.iter().filter(|n| n.as_str() == role).count(), 3, "{role} in {names:?}");
+    }
     // A terminal whose child already exited is joined the same way.
     let exited = service.create_pty(sh("exit 0")).expect("create");
     let subscription = service.get_handle(exited.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
