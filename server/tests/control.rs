@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use opencode_pty::terminal::{Event, OBSERVER_QUEUE_EVENTS};
 use opencode_pty_protocol::{Response, Role};
-use support::{Seen, read_until, service, sh};
+use support::{Seen, is_output, log_until, read_until, service, sh};
 
 fn changed_to(attachment: Option<&'static str>) -> impl Fn(&Seen) -> bool {
     move |s: &Seen| {
@@ -279,16 +279,10 @@ fn resized_comes_before_any_later_output() {
     // Without a controller anyone may resize; the child's later output must follow the `resized` event.
     handle.resize(None, 100, 30).unwrap();
     handle.write(None, b"\r".to_vec()).unwrap();
-    let mut log: Vec<String> = Vec::new();
-    let deadline = Instant::now() + support::WAIT;
-    while !log.iter().any(|e| e.starts_with("out:") && e.contains("after")) {
-        match observer.recv_timeout(deadline.saturating_duration_since(Instant::now())).expect("an event") {
-            Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
-            Event::Message(message) => log.push(format!("msg:{message:?}")),
-        }
-    }
+    let mut log = Vec::new();
+    log_until(&observer, &mut log, |e| is_output(e, "after"));
     let resized = log.iter().position(|e| e.starts_with("msg:Resized")).expect("resized");
-    let after = log.iter().position(|e| e.starts_with("out:") && e.contains("after")).expect("after");
+    let after = log.iter().position(|e| is_output(e, "after")).expect("after");
     assert!(resized < after, "{log:?}");
     assert_eq!(service.get(info.id).unwrap().pty.map(|p| (p.cols.get(), p.rows.get())), Some((100, 30)));
 }

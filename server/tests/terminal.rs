@@ -4,7 +4,7 @@ mod support;
 
 use opencode_pty::ServiceError;
 use opencode_pty_protocol::{Lifecycle, Response, Role};
-use support::{Seen, observe, process_exists, read_until, service, sh, until_exit};
+use support::{Seen, is_output, log_until, observe, process_exists, read_until, service, sh, until_exit};
 
 fn output_contains(text: &'static str) -> impl Fn(&Seen) -> bool {
     move |seen: &Seen| seen.text().contains(text)
@@ -83,9 +83,7 @@ fn replay_reads_from_an_offset_and_refuses_the_future() {
     let service = service();
     let info = service.create_pty(sh("printf abcdef")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
-    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
-        s.exited().is_some()
-    });
+    read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());
     let read = handle.replay(2).expect("replay");
     assert_eq!((read.available, read.end, read.truncated, read.bytes.as_slice()), (2, 6, false, &b"cdef"[..]));
     let error = handle.replay(7).unwrap_err();
@@ -121,11 +119,7 @@ fn snapshot_and_rows_see_the_screen() {
     let service = service();
     let info = service.create_pty(sh("printf 'one\\r\\ntwo'; sleep 30")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
-    read_until(
-        &handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(),
-        &mut Seen::default(),
-        output_contains("two"),
-    );
+    read_until(&observe(&service, info.id), &mut Seen::default(), output_contains("two"));
     let Response::Snapshot { text, cursor_x, cursor_y, checkpoint_base64, .. } = handle.snapshot().unwrap() else {
         panic!("not a snapshot")
     };
@@ -181,10 +175,7 @@ fn one_exit_does_not_stop_another_and_shutdown_stops_all() {
     let service = service();
     let short = service.create_pty(sh("exit 0")).expect("create");
     let long = service.create_pty(sh("sleep 30")).expect("create");
-    let handle = service.get_handle(short.id).unwrap();
-    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
-        s.exited().is_some()
-    });
+    until_exit(&service, short.id);
     let list = service.list();
     assert_eq!(list.iter().map(|p| p.id).collect::<Vec<_>>(), [short.id, long.id], "creation order");
     assert_eq!(list[1].lifecycle, Lifecycle::Running);
@@ -250,30 +241,19 @@ fn the_foreground_process_is_refreshed_by_get_and_published() {
 
 #[test]
 fn pending_output_goes_out_before_the_next_event() {
-    use opencode_pty::terminal::Event;
     let service = service();
     // The title event follows the output chunk that set it, and precedes any later output.
     let info = service
         .create_pty(sh("read go; printf 'before\\033]2;t\\007'; read again; printf after; sleep 30"))
         .expect("create");
     let handle = service.get_handle(info.id).unwrap();
-    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let subscription = observe(&service, info.id);
     let mut log = Vec::new();
-    let read_until_logged = |needle: &str, log: &mut Vec<String>| {
-        let deadline = std::time::Instant::now() + support::WAIT;
-        while !log.iter().any(|e| e.starts_with("out:") && e.contains(needle) || e.starts_with(needle)) {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match subscription.recv_timeout(left).expect("an event") {
-                Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
-                Event::Message(message) => log.push(format!("msg:{message:?}")),
-            }
-        }
-    };
     handle.write(None, b"\r".to_vec()).unwrap();
-    read_until_logged("msg:TitleChanged", &mut log);
+    log_until(&subscription, &mut log, |e| e.starts_with("msg:TitleChanged"));
     handle.write(None, b"\r".to_vec()).unwrap();
-    read_until_logged("after", &mut log);
-    let output = |text: &str| log.iter().rposition(|e| e.starts_with("out:") && e.contains(text)).expect(text);
+    log_until(&subscription, &mut log, |e| is_output(e, "after"));
+    let output = |text: &str| log.iter().rposition(|e| is_output(e, text)).expect(text);
     let title = log.iter().position(|e| e.starts_with("msg:TitleChanged")).expect("title");
     let (before, after) = (output("before"), output("after"));
     assert!(before < title && title < after, "{log:?}");
@@ -284,11 +264,7 @@ fn reading_rows_changes_nothing() {
     let service = service();
     let info = service.create_pty(sh("printf 'a\\r\\nb'; sleep 30")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
-    read_until(
-        &handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(),
-        &mut Seen::default(),
-        output_contains("b"),
-    );
+    read_until(&observe(&service, info.id), &mut Seen::default(), output_contains("b"));
     let before = handle.snapshot().unwrap();
     handle.read_rows(Some(5)).unwrap();
     handle.read_rows(None).unwrap();
@@ -316,9 +292,7 @@ fn the_replay_buffer_size_is_configurable() {
     });
     let info = service.create_pty(sh("printf '0123456789abcdefghijklmnopqrstuvwxyz'")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
-    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
-        s.exited().is_some()
-    });
+    read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());
     let read = handle.replay(0).unwrap();
     assert_eq!((read.available, read.end, read.truncated), (20, 36, true));
     assert_eq!(read.bytes, b"klmnopqrstuvwxyz");

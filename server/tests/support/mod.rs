@@ -98,6 +98,24 @@ pub fn until_exit(service: &TerminalService, id: u64) -> Seen {
     seen
 }
 
+/// Appends events to `log` as `out:<text>` and `msg:<Debug>` until an entry satisfies `done`; panics after
+/// [`WAIT`]. For tests about the order of output and events.
+pub fn log_until(subscription: &Subscription, log: &mut Vec<String>, done: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !log.iter().any(|e| done(e)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match subscription.recv_timeout(left).unwrap_or_else(|e| panic!("no event ({e:?}); logged: {log:?}")) {
+            Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
+            Event::Message(message) => log.push(format!("msg:{message:?}")),
+        }
+    }
+}
+
+/// Whether a log entry is output containing `text`.
+pub fn is_output(entry: &str, text: &str) -> bool {
+    entry.starts_with("out:") && entry.contains(text)
+}
+
 /// Polls `probe` until it returns `Some`, for at most [`WAIT`] (for state outside the daemon, like /proc).
 pub fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + WAIT;
