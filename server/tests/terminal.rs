@@ -2,6 +2,7 @@
 
 mod support;
 
+use base64::Engine;
 use opencode_pty::ServiceError;
 use opencode_pty_protocol::{Lifecycle, Response, Role};
 use support::{Seen, is_output, log_until, observe, process_exists, read_until, service, sh, until_exit};
@@ -119,12 +120,26 @@ fn snapshot_and_rows_see_the_screen() {
     let service = service();
     let info = service.create_pty(sh("printf 'one\\r\\ntwo'; sleep 30")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
-    read_until(&observe(&service, info.id), &mut Seen::default(), output_contains("two"));
-    let Response::Snapshot { text, cursor_x, cursor_y, checkpoint_base64, .. } = handle.snapshot().unwrap() else {
+    let mut seen = Seen::default();
+    read_until(&observe(&service, info.id), &mut seen, output_contains("two"));
+    handle.rename(Some("named".into())).unwrap();
+    let Response::Snapshot { process, text, cursor_x, cursor_y, checkpoint_base64 } = handle.snapshot().unwrap() else {
         panic!("not a snapshot")
     };
     assert_eq!((text.as_str(), cursor_x, cursor_y), ("one\ntwo", 3, 1));
-    assert!(!checkpoint_base64.is_empty());
+    // The checkpoint recreates the screen.
+    let checkpoint = base64::engine::general_purpose::STANDARD.decode(checkpoint_base64).unwrap();
+    let replayed = String::from_utf8_lossy(&checkpoint);
+    assert!(replayed.contains("one") && replayed.contains("two"), "{replayed:?}");
+    // Process info, replay bounds, titles, size and the (refreshed) foreground process come with it.
+    assert_eq!(
+        (process.id, process.lifecycle, process.output_head, process.output_tail),
+        (info.id, Lifecycle::Running, 0, seen.end.unwrap())
+    );
+    let pty = process.pty.expect("pty info");
+    assert_eq!((pty.title.as_str(), pty.user_title.as_deref()), ("named", Some("named")));
+    assert_eq!((pty.cols.get(), pty.rows.get()), (80, 24));
+    assert_eq!(pty.foreground_process.as_deref(), Some("sleep"));
     let Response::Rows { lines, .. } = handle.read_rows(None).unwrap() else { panic!("not rows") };
     assert_eq!(lines.len(), 24, "rows default to the terminal height");
     assert_eq!(&lines[..3], ["one", "two", ""]);

@@ -12,13 +12,12 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use std::collections::VecDeque;
 
 use crossbeam_channel::{Receiver, Select, Sender, TrySendError};
-use opencode_pty_protocol::{
-    Lifecycle, MAX_LIVE_OUTPUT_BYTES, MAX_ROWS_BYTES, Mode, OUTPUT_COALESCE, ProcessInfo, PtyInfo, Response, Role,
-};
+use opencode_pty_protocol::{Lifecycle, MAX_ROWS_BYTES, Mode, ProcessInfo, PtyInfo, Response, Role};
 use opencode_pty_vt::Terminal;
 
+use super::coalesce::{Batch, Coalescer};
 use super::command::{Command, ExitInfo};
-use super::fanout::{Event, Fanout, Subscriber, Subscription};
+use super::fanout::{CONTROLLER_BACKLOG_EVENTS, Event, Fanout, Subscriber, Subscription};
 use super::replay::{Replay, ReplayRead};
 use super::spawn::PtySpec;
 use super::title::Titles;
@@ -52,14 +51,6 @@ pub(crate) struct ActorParts {
     pub(crate) last_info: Arc<Mutex<Option<ProcessInfo>>>,
 }
 
-/// Output read but not yet fanned out.
-#[derive(Debug, Default)]
-struct Batch {
-    start: u64,
-    bytes: Vec<u8>,
-    deadline: Option<Instant>,
-}
-
 struct Actor {
     parts: ActorParts,
     vt: Terminal,
@@ -68,7 +59,7 @@ struct Actor {
     cols: u16,
     rows: u16,
     fanout: Fanout,
-    batch: Batch,
+    batch: Coalescer,
     /// Input and replies not yet taken by the writer, in order, and their size.
     pending: VecDeque<Vec<u8>>,
     pending_bytes: usize,
@@ -83,10 +74,13 @@ struct Actor {
     exited: Option<Arc<Response>>,
     exited_at: Option<u64>,
     foreground: Option<String>,
+    /// The reader has ended and dropped its channel.
+    output_closed: bool,
 }
 
 /// Runs the actor until it is told to stop or every command sender is gone.
-pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>) {
+/// `output` carries the reader's commands (output, then its end), `commands` everything else.
+pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>, output: Receiver<Command>) {
     let vt = match Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines) {
         Ok(vt) => vt,
         // Refused sizes are caught at validation; nothing sensible is left to do here.
@@ -100,7 +94,7 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>) {
         parts,
         vt,
         fanout: Fanout::default(),
-        batch: Batch::default(),
+        batch: Coalescer::default(),
         pending: VecDeque::new(),
         pending_bytes: 0,
         controller: None,
@@ -111,23 +105,32 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>) {
         exited: None,
         exited_at: None,
         foreground: None,
+        output_closed: false,
     };
     actor.publish_info();
-    actor.run(&commands);
+    actor.run(&commands, &output);
 }
 
 impl Actor {
-    fn run(&mut self, commands: &Receiver<Command>) {
+    fn run(&mut self, commands: &Receiver<Command>, output: &Receiver<Command>) {
         let stop = self.parts.stop.clone();
         let writer = self.parts.writer.clone();
         loop {
-            // Input waiting for the writer is offered alongside the next command, so the actor never blocks on
-            // a writer whose child stopped reading (that would stop the reader too, and so the child).
+            // One wait for everything the actor can do next. Input waiting for the writer and events held for
+            // subscribers are offered alongside, so the actor never blocks on one slow party.
+            let controller_backlog = self.controller.as_deref().map_or(0, |c| self.fanout.backlog_of(c));
+            let pending = self.fanout.pending();
             let mut select = Select::new();
-            let command_index = select.recv(commands);
             let stop_index = select.recv(&stop);
+            // Output waits while the controller is behind: that is its backpressure on the reader and child.
+            let output_index = (controller_backlog == 0 && !self.output_closed).then(|| select.recv(output));
+            let command_index = (controller_backlog < CONTROLLER_BACKLOG_EVENTS).then(|| select.recv(commands));
             let write_index = (!self.pending.is_empty()).then(|| select.send(&writer));
-            let operation = match self.batch.deadline {
+            let first_delivery = pending.first().map(|p| select.send(&p.sender));
+            for p in pending.iter().skip(1) {
+                select.send(&p.sender);
+            }
+            let operation = match self.batch.deadline() {
                 Some(deadline) => match select.select_deadline(deadline) {
                     Ok(operation) => operation,
                     Err(_) => {
@@ -137,39 +140,51 @@ impl Actor {
                 },
                 None => select.select(),
             };
-            match operation.index() {
-                index if index == stop_index => {
-                    let _ = operation.recv(&stop);
-                    return;
+            let index = operation.index();
+            if index == stop_index {
+                let _ = operation.recv(&stop);
+                return;
+            } else if Some(index) == write_index {
+                let bytes = self.pending.pop_front().unwrap_or_default();
+                self.pending_bytes -= bytes.len();
+                if operation.send(&writer, bytes).is_err() {
+                    // The writer stopped (it failed, and said so): nothing queued can be written.
+                    self.pending.clear();
+                    self.pending_bytes = 0;
                 }
-                index if Some(index) == write_index => {
-                    let bytes = self.pending.pop_front().unwrap_or_default();
-                    self.pending_bytes -= bytes.len();
-                    if operation.send(&writer, bytes).is_err() {
-                        // The writer stopped (it failed, and said so): nothing queued can be written.
-                        self.pending.clear();
-                        self.pending_bytes = 0;
+            } else if let Some(first) = first_delivery
+                && index >= first
+            {
+                let target = &pending[index - first];
+                let event = self.fanout.take_pending(target.key).expect("a held event");
+                if operation.send(&target.sender, event).is_err()
+                    && let Some(gone) = self.fanout.remove(target.key)
+                {
+                    self.detached(vec![gone]);
+                }
+            } else {
+                debug_assert!(Some(index) == output_index || Some(index) == command_index);
+                let source = if Some(index) == output_index { output } else { commands };
+                let Ok(command) = operation.recv(source) else {
+                    // The reader's channel closes when it ends (after its last command); the command
+                    // channel never closes while this actor holds a sender for subscriptions.
+                    if Some(index) == output_index {
+                        self.output_closed = true;
+                        continue;
                     }
-                }
-                index => {
-                    debug_assert_eq!(index, command_index);
-                    let Ok(command) = operation.recv(commands) else { return };
-                    match command {
-                        Command::Output(bytes) => {
-                            self.output(&bytes);
-                            // A steady stream of output must not hold a batch past its deadline.
-                            if self.batch.deadline.is_some_and(|d| Instant::now() >= d) {
-                                self.flush();
-                            }
-                        }
-                        Command::Shutdown => return,
-                        other => {
-                            // Anything that is not output first lets the pending output out, in order.
-                            self.flush();
-                            self.prune_dropped();
-                            self.handle(other);
-                            self.publish_info();
-                        }
+                    return;
+                };
+                match command {
+                    Command::Output(bytes) => {
+                        self.output(&bytes);
+                    }
+                    Command::Shutdown => return,
+                    other => {
+                        // Anything that is not output first lets the pending output out, in order.
+                        self.flush();
+                        self.prune_dropped();
+                        self.handle(other);
+                        self.publish_info();
                     }
                 }
             }
@@ -249,17 +264,8 @@ impl Actor {
         self.vt.write(bytes);
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
-        if self.batch.bytes.len() + bytes.len() > MAX_LIVE_OUTPUT_BYTES {
-            self.flush();
-        }
-        if self.batch.bytes.is_empty() {
-            self.batch.start = start;
-            self.batch.deadline = Some(Instant::now() + OUTPUT_COALESCE);
-        }
-        self.batch.bytes.extend_from_slice(bytes);
-        if self.batch.bytes.len() >= MAX_LIVE_OUTPUT_BYTES {
-            self.flush();
-        }
+        let batches = self.batch.push(start, bytes, Instant::now());
+        self.publish_batches(batches);
         if self.vt.take_title_changed()
             && let Some(title) = self.titles.set_osc(self.vt.title())
         {
@@ -270,13 +276,19 @@ impl Actor {
 
     /// Fans out the pending output batch.
     fn flush(&mut self) {
-        self.batch.deadline = None;
-        if self.batch.bytes.is_empty() {
-            return;
+        let batch = self.batch.take();
+        self.publish_batches(batch);
+    }
+
+    fn publish_batches(&mut self, batches: impl IntoIterator<Item = Batch>) {
+        let mut any = false;
+        for (start, bytes) in batches {
+            if !any {
+                self.publish_info();
+                any = true;
+            }
+            self.publish(&Event::Output { start, bytes });
         }
-        let bytes: Arc<[u8]> = std::mem::take(&mut self.batch.bytes).into();
-        self.publish_info();
-        self.publish(&Event::Output { start: self.batch.start, bytes });
     }
 
     /// Stores the current info where requests can read it while the actor is busy.
@@ -290,7 +302,7 @@ impl Actor {
     }
 
     fn publish(&mut self, event: &Event) {
-        let removed = self.fanout.publish(event, self.controller.as_deref(), &self.parts.stop);
+        let removed = self.fanout.publish(event, self.controller.as_deref());
         if !removed.is_empty() {
             self.detached(removed);
         }
@@ -492,6 +504,7 @@ impl Actor {
     }
 
     fn snapshot(&mut self) -> Result<Response, ServiceError> {
+        self.refresh_foreground();
         let text = self.vt.plain_text().map_err(|e| ServiceError::invalid(e.to_string()))?;
         let checkpoint = self.vt.vt_checkpoint().map_err(|e| ServiceError::invalid(e.to_string()))?;
         let cursor = self.vt.cursor();

@@ -1,21 +1,32 @@
-//! Subscribers of one terminal and delivery to them: the controller's queue applies backpressure, an
-//! observer's queue absorbs bursts and the observer is dropped when it stays full.
+//! Subscribers of one terminal and delivery to them. Each subscriber has a bounded channel and, behind it, a
+//! bounded backlog the actor holds while the channel is full. A controller's backlog applies backpressure (the
+//! actor stops taking output while it holds any, so the reader and the child wait, yet requests go on); an
+//! observer's absorbs bursts, and the observer is dropped when the backlog outgrows its bound.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded, select};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
 use opencode_pty_protocol::{Response, Role};
 
 use super::command::Command;
 
-/// Events queued for one observer before it counts as too slow and is dropped. A 1 MiB burst is 128 live
-/// output events of 8 KiB, well within it.
+/// Events in one observer's channel. A 1 MiB burst is 128 live output events of 8 KiB, well within it.
 pub const OBSERVER_QUEUE_EVENTS: usize = 1024;
 
-/// Events queued for the controller; when it is full the actor waits (and so the reader, and the child).
+/// Output bytes the actor holds for an observer whose channel is full before the observer counts as too slow
+/// and is disconnected (4 MiB).
+pub const OBSERVER_BACKLOG_BYTES: usize = 4 * 1024 * 1024;
+
+/// Events in the controller's channel.
 pub const CONTROLLER_QUEUE_EVENTS: usize = 1024;
+
+/// Events the actor holds for a controller whose channel is full. While it holds any, the actor takes no more
+/// output (the reader and the child wait); once it holds this many (requests that publish events while the
+/// controller does not read), it takes no more requests either, until the controller reads or goes.
+pub const CONTROLLER_BACKLOG_EVENTS: usize = 256;
 
 /// What a subscriber receives after `attached`, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +82,50 @@ pub(crate) struct Subscriber {
     pub(crate) last_control: u64,
     sender: Sender<Event>,
     alive: Arc<AtomicBool>,
+    /// Events waiting for room in the channel, oldest first, and the output bytes among them.
+    backlog: VecDeque<Event>,
+    backlog_bytes: usize,
+}
+
+impl Subscriber {
+    /// Queues `event` behind anything already held; false when the receiving end is gone.
+    fn deliver(&mut self, event: Event) -> bool {
+        if self.backlog.is_empty() {
+            match self.sender.try_send(event) {
+                Ok(()) => return true,
+                Err(TrySendError::Disconnected(_)) => return false,
+                Err(TrySendError::Full(event)) => self.hold(event),
+            }
+        } else {
+            self.hold(event);
+        }
+        true
+    }
+
+    fn hold(&mut self, event: Event) {
+        self.backlog_bytes += event.output_len();
+        self.backlog.push_back(event);
+    }
+
+    /// Events held for this subscriber.
+    pub(crate) fn backlog_len(&self) -> usize {
+        self.backlog.len()
+    }
+}
+
+impl Event {
+    fn output_len(&self) -> usize {
+        match self {
+            Event::Output { bytes, .. } => bytes.len(),
+            Event::Message(_) => 0,
+        }
+    }
+}
+
+/// A held event on its way into a subscriber's channel, for the actor's wait.
+pub(crate) struct Pending {
+    pub(crate) key: u64,
+    pub(crate) sender: Sender<Event>,
 }
 
 /// Every subscriber of one terminal.
@@ -91,7 +146,15 @@ impl Fanout {
         self.next_key += 1;
         let key = self.next_key;
         let alive = Arc::new(AtomicBool::new(true));
-        self.subscribers.push(Subscriber { key, attachment, last_control: 0, sender, alive: alive.clone() });
+        self.subscribers.push(Subscriber {
+            key,
+            attachment,
+            last_control: 0,
+            sender,
+            alive: alive.clone(),
+            backlog: VecDeque::new(),
+            backlog_bytes: 0,
+        });
         (key, Subscription { receiver, key, alive, commands })
     }
 
@@ -125,38 +188,49 @@ impl Fanout {
         dropped
     }
 
-    /// Sends `event` to one subscriber without waiting (its queue was just made or has room by contract).
+    /// Sends `event` to one subscriber (used for its first events, right after [`Self::add`]).
     pub(crate) fn send_to(&mut self, key: u64, event: Event) {
-        if let Some(subscriber) = self.subscribers.iter().find(|s| s.key == key) {
-            let _ = subscriber.sender.try_send(event);
+        if let Some(subscriber) = self.subscribers.iter_mut().find(|s| s.key == key) {
+            subscriber.deliver(event);
         }
     }
 
-    /// Sends `event` to every subscriber: the controller (attachment `controller`) waits for room unless the
-    /// terminal stops; an observer whose queue is full, or any subscriber that is gone, is removed. Returns
-    /// the removed subscribers.
-    pub(crate) fn publish(&mut self, event: &Event, controller: Option<&str>, stop: &Receiver<()>) -> Vec<Subscriber> {
+    /// Sends `event` to every subscriber, holding it for those whose channel is full. Removes (and returns)
+    /// subscribers that are gone and observers (anyone but `controller`) whose backlog outgrew
+    /// [`OBSERVER_BACKLOG_BYTES`].
+    pub(crate) fn publish(&mut self, event: &Event, controller: Option<&str>) -> Vec<Subscriber> {
         let mut removed = Vec::new();
         let mut index = 0;
         while index < self.subscribers.len() {
-            let subscriber = &self.subscribers[index];
-            let delivered = if controller == Some(subscriber.attachment.as_str()) {
-                select! {
-                    send(subscriber.sender, event.clone()) -> sent => sent.is_ok(),
-                    recv(stop) -> _ => true,
-                }
-            } else {
-                match subscriber.sender.try_send(event.clone()) {
-                    Ok(()) => true,
-                    Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
-                }
-            };
-            if delivered {
+            let subscriber = &mut self.subscribers[index];
+            let is_controller = controller == Some(subscriber.attachment.as_str());
+            let keep = subscriber.deliver(event.clone())
+                && (is_controller || subscriber.backlog_bytes <= OBSERVER_BACKLOG_BYTES);
+            if keep {
                 index += 1;
             } else {
                 removed.push(self.subscribers.remove(index));
             }
         }
         removed
+    }
+
+    /// The subscribers holding events, each with a sender to wait on.
+    pub(crate) fn pending(&self) -> Vec<Pending> {
+        let waiting = self.subscribers.iter().filter(|s| !s.backlog.is_empty());
+        waiting.map(|s| Pending { key: s.key, sender: s.sender.clone() }).collect()
+    }
+
+    /// The oldest event held for `key`, to send now that its channel has room.
+    pub(crate) fn take_pending(&mut self, key: u64) -> Option<Event> {
+        let subscriber = self.subscribers.iter_mut().find(|s| s.key == key)?;
+        let event = subscriber.backlog.pop_front()?;
+        subscriber.backlog_bytes -= event.output_len();
+        Some(event)
+    }
+
+    /// Events held for the subscriber with this attachment id.
+    pub(crate) fn backlog_of(&self, attachment: &str) -> usize {
+        self.subscribers.iter().find(|s| s.attachment == attachment).map_or(0, Subscriber::backlog_len)
     }
 }

@@ -2,6 +2,7 @@
 //! to it. The handle only sends [`Command`]s and waits for replies; all state lives on the actor thread.
 
 mod actor;
+mod coalesce;
 mod command;
 mod fanout;
 mod io;
@@ -21,15 +22,22 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 pub use actor::MAX_PENDING_INPUT_BYTES;
-pub use fanout::{CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_QUEUE_EVENTS, Subscription};
+pub use fanout::{
+    CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_BACKLOG_BYTES, OBSERVER_QUEUE_EVENTS,
+    Subscription,
+};
 pub use replay::ReplayRead;
 pub use spawn::PtySpec;
 
 use crate::error::ServiceError;
 use command::{Command, Reply};
 
-/// Commands queued for one actor before senders wait (the reader, and so the child, slow down).
+/// Requests and thread reports queued for one actor before senders wait.
 pub const ACTOR_QUEUE_COMMANDS: usize = 128;
+
+/// Output chunks (of at most 8 KiB) queued from the reader to the actor before the reader, and so the child,
+/// waits. A separate queue, so requests are still handled while output is held back.
+pub const OUTPUT_QUEUE_CHUNKS: usize = 64;
 
 /// Chunks of input and replies queued for the writer before the actor waits.
 pub const WRITER_QUEUE_CHUNKS: usize = 128;
@@ -78,6 +86,7 @@ impl TerminalHandle {
         let started_at = actor::now_ms();
         let pid = spawned.pid;
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
+        let (output, output_rx) = bounded(OUTPUT_QUEUE_CHUNKS);
         let (writer, writer_rx) = bounded(WRITER_QUEUE_CHUNKS);
         let (stop_tx, stop) = bounded::<()>(0);
         // From here on a failure must not leave the child behind.
@@ -127,9 +136,9 @@ impl TerminalHandle {
                 .map_err(|e| ServiceError::invalid(format!("cannot start the {role} thread: {e}")))
         };
         let result = (|| {
-            start("actor", Box::new(move || actor::run(parts, commands_rx)))?;
-            let (c, s) = (commands.clone(), stop.clone());
-            start("reader", Box::new(move || io::reader(reader_fd, reader_stop, c, s)))?;
+            start("actor", Box::new(move || actor::run(parts, commands_rx, output_rx)))?;
+            let s = stop.clone();
+            start("reader", Box::new(move || io::reader(reader_fd, reader_stop, output, s)))?;
             let (c, s) = (commands.clone(), stop.clone());
             start("writer", Box::new(move || io::writer(writer_fd, writer_stop, writer_rx, c, s)))?;
             let (c, s) = (commands, stop);

@@ -1,0 +1,130 @@
+//! Output coalescing: adjacent output chunks are merged into one live event of at most
+//! [`MAX_LIVE_OUTPUT_BYTES`], flushed when full, [`OUTPUT_COALESCE`] after its first byte, or when the actor
+//! says so (before any non-output event). Time is passed in, so the bounds are tested without sleeping.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use opencode_pty_protocol::{MAX_LIVE_OUTPUT_BYTES, OUTPUT_COALESCE};
+
+/// One live output event: the offset of its first byte and the bytes.
+pub(crate) type Batch = (u64, Arc<[u8]>);
+
+/// Output read but not yet fanned out.
+#[derive(Debug, Default)]
+pub(crate) struct Coalescer {
+    start: u64,
+    bytes: Vec<u8>,
+    deadline: Option<Instant>,
+}
+
+impl Coalescer {
+    /// Adds `bytes`, which start at offset `start` (right after the previous chunk). Returns the batches that
+    /// are complete: the pending one if its deadline passed by `now`, then any that filled up.
+    pub(crate) fn push(&mut self, start: u64, bytes: &[u8], now: Instant) -> Vec<Batch> {
+        debug_assert!(self.bytes.is_empty() || self.start + self.bytes.len() as u64 == start, "contiguous");
+        let mut done = Vec::new();
+        // A batch past its deadline goes out before anything newer joins it.
+        if self.deadline.is_some_and(|deadline| now >= deadline) {
+            done.extend(self.take());
+        }
+        let mut offset = start;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            if self.bytes.is_empty() {
+                self.start = offset;
+                self.deadline = Some(now + OUTPUT_COALESCE);
+            }
+            let room = MAX_LIVE_OUTPUT_BYTES - self.bytes.len();
+            let (now_part, later) = rest.split_at(room.min(rest.len()));
+            self.bytes.extend_from_slice(now_part);
+            offset += now_part.len() as u64;
+            rest = later;
+            if self.bytes.len() == MAX_LIVE_OUTPUT_BYTES {
+                done.extend(self.take());
+            }
+        }
+        done
+    }
+
+    /// When the pending batch must be flushed, if there is one.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Takes the pending batch, if any.
+    pub(crate) fn take(&mut self) -> Option<Batch> {
+        self.deadline = None;
+        if self.bytes.is_empty() {
+            return None;
+        }
+        Some((self.start, std::mem::take(&mut self.bytes).into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Feeds chunks of `size` bytes `gap` apart and returns every batch, the last one taken at the end.
+    fn feed(chunks: usize, size: usize, gap: Duration) -> Vec<Batch> {
+        let mut coalescer = Coalescer::default();
+        let (mut now, mut offset, mut out) = (Instant::now(), 0u64, Vec::new());
+        for i in 0..chunks {
+            out.extend(coalescer.push(offset, &vec![i as u8; size], now));
+            offset += size as u64;
+            now += gap;
+        }
+        out.extend(coalescer.take());
+        out
+    }
+
+    fn assert_contiguous(batches: &[Batch], total: usize) {
+        let mut next = 0;
+        for (start, bytes) in batches {
+            assert_eq!(*start, next, "each batch starts where the previous ended");
+            assert!(bytes.len() <= MAX_LIVE_OUTPUT_BYTES);
+            next += bytes.len() as u64;
+        }
+        assert_eq!(next, total as u64);
+    }
+
+    #[test]
+    fn a_fast_stream_of_small_chunks_becomes_full_batches() {
+        let batches = feed(1000, 100, Duration::ZERO);
+        assert_contiguous(&batches, 100_000);
+        // 100 000 bytes are 12 full batches of 8 KiB and one remainder, not 1000 events.
+        assert_eq!(batches.len(), 13);
+        assert!(batches[..12].iter().all(|(_, b)| b.len() == MAX_LIVE_OUTPUT_BYTES));
+    }
+
+    #[test]
+    fn a_batch_is_flushed_once_its_first_byte_is_older_than_the_bound() {
+        // Chunks 0.4 ms apart: a batch holds the chunks from the first 1 ms of its life, then goes out.
+        let batches = feed(10, 10, Duration::from_micros(400));
+        assert_contiguous(&batches, 100);
+        let sizes: Vec<usize> = batches.iter().map(|(_, b)| b.len()).collect();
+        assert_eq!(sizes, [30, 30, 30, 10]);
+    }
+
+    #[test]
+    fn slow_chunks_are_not_merged() {
+        let batches = feed(5, 10, OUTPUT_COALESCE * 2);
+        assert_eq!(batches.len(), 5);
+        assert_contiguous(&batches, 50);
+    }
+
+    #[test]
+    fn a_chunk_larger_than_a_batch_is_split_at_the_bound() {
+        let mut coalescer = Coalescer::default();
+        let now = Instant::now();
+        let mut batches = coalescer.push(0, &[7; 20_000], now);
+        assert!(coalescer.deadline().is_some(), "the remainder waits for more");
+        batches.extend(coalescer.take());
+        assert_contiguous(&batches, 20_000);
+        assert_eq!(batches.iter().map(|(_, b)| b.len()).collect::<Vec<_>>(), [8192, 8192, 3616]);
+        assert!(coalescer.take().is_none() && coalescer.deadline().is_none());
+    }
+}
