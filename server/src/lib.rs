@@ -3,11 +3,13 @@
 //!
 //! Module map: `service` (the registry of terminals, in creation order), `terminal` (one PTY: spawn, the
 //! actor that owns its emulator, the reader, writer and wait threads, replay, fan-out, titles), `procinfo`
-//! (the foreground process of a PTY), `error` (what a client is told).
+//! (the foreground process of a PTY), `error` (what a client is told), `daemon` (the persistent service:
+//! runtime directory, registration, socket, ownership, dispatch).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod daemon;
 pub mod error;
 pub mod procinfo;
 pub mod service;

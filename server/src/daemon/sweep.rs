@@ -1,0 +1,1 @@
+//! The startup sweep of stale sibling runtime directories (being written).
