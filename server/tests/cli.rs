@@ -56,8 +56,8 @@ fn verbose_version_loads_libghostty() {
 fn unknown_commands_print_usage_and_fail() {
     let output = run(&["frobnicate"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("usage: opencode-pty"));
+    assert!(String::from_utf8_lossy(&output.stderr).to_lowercase().contains("usage: opencode-pty"));
     let help = run(&["--help"]);
     assert!(help.status.success());
-    assert!(stdout(&help).contains("usage: opencode-pty"));
+    assert!(stdout(&help).to_lowercase().contains("usage: opencode-pty"));
 }

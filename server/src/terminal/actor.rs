@@ -5,7 +5,7 @@
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -27,10 +27,7 @@ use crate::error::ServiceError;
 /// refused and replies are dropped, so a child that never reads cannot make the daemon buffer without end.
 pub const MAX_PENDING_INPUT_BYTES: usize = 4 * 1024 * 1024;
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
+pub(crate) use crate::now_ms;
 
 /// What the actor starts from.
 pub(crate) struct ActorParts {

@@ -1,0 +1,96 @@
+//! The command line: argument parsing (clap) and one function per command.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use opencode_pty::daemon::run::{DaemonOptions, run as run_daemon};
+use opencode_pty::daemon::runtime::{default_root, validate_name};
+use opencode_pty::terminal::TerminalConfig;
+use opencode_pty_protocol::PROTOCOL_VERSION;
+
+/// The line printed by `--version`, `-V` and `version`.
+fn version_line() -> String {
+    format!("opencode-pty {} (protocol {PROTOCOL_VERSION})", env!("CARGO_PKG_VERSION"))
+}
+
+/// opencode-pty: a persistent PTY and process daemon for OpenCode.
+#[derive(Debug, Parser)]
+#[command(name = "opencode-pty", disable_version_flag = true, override_usage = "opencode-pty <COMMAND> [OPTIONS]")]
+pub struct Cli {
+    /// Print the version and protocol number.
+    #[arg(short = 'V', long = "version")]
+    version: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Where the daemon's runtime directory is: `DIR/NAME`.
+#[derive(Debug, Clone, Args)]
+pub struct Location {
+    /// The runtime directory's name: one path component of letters, digits, '.', '_' or '-'.
+    #[arg(long)]
+    name: String,
+    /// The parent of runtime directories [default: ${XDG_STATE_HOME:-~/.local/state}/opencode/pty].
+    #[arg(long, value_name = "DIR")]
+    runtime_dir: Option<PathBuf>,
+}
+
+impl Location {
+    /// The parent directory, after checking the name.
+    fn root(&self) -> anyhow::Result<PathBuf> {
+        validate_name(&self.name)?;
+        Ok(self.runtime_dir.clone().unwrap_or_else(default_root))
+    }
+
+    /// The runtime directory itself.
+    fn dir(&self) -> anyhow::Result<PathBuf> {
+        Ok(self.root()?.join(&self.name))
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the daemon in the foreground; it needs an owner within 5 seconds.
+    Daemon {
+        #[command(flatten)]
+        location: Location,
+    },
+    /// Print the version and protocol number.
+    Version {
+        /// Also name the libghostty-vt library in use.
+        #[arg(long)]
+        verbose: bool,
+    },
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if cli.version {
+        println!("{}", version_line());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(command) = cli.command else {
+        use clap::CommandFactory;
+        eprintln!("{}", Cli::command().render_help());
+        return Ok(ExitCode::from(2));
+    };
+    match command {
+        Command::Version { verbose } => {
+            println!("{}", version_line());
+            if verbose {
+                println!(
+                    "libghostty-vt {} (Ghostty {})",
+                    opencode_pty_vt::library_version(),
+                    opencode_pty_vt::ffi::GHOSTTY_REVISION
+                );
+            }
+        }
+        Command::Daemon { location } => {
+            let options =
+                DaemonOptions { root: location.root()?, name: location.name.clone(), config: TerminalConfig::default() };
+            run_daemon(options)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

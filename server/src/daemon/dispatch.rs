@@ -1,0 +1,95 @@
+//! One ordinary request, one response: maps every one-shot op onto the terminal service. Ownership, `shutdown`,
+//! `subscribe` and `wait` need the connection itself and are handled in `connection.rs`.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use opencode_pty_protocol::{MAX_INPUT_BYTES, Mode, Request, Response};
+
+use crate::error::ServiceError;
+use crate::service::TerminalService;
+use crate::terminal::PtySpec;
+
+/// The answer to one ordinary request. Failures become `error` responses with the service's message.
+pub fn dispatch(service: &TerminalService, request: Request) -> Response {
+    answer(service, request).unwrap_or_else(|error| Response::Error { message: error.to_string() })
+}
+
+fn answer(service: &TerminalService, request: Request) -> Result<Response, ServiceError> {
+    let response = match request {
+        Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows } => {
+            let spec = PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() };
+            Response::Created { process: service.create_pty(spec)? }
+        }
+        Request::List { mode: Mode::Pty } => Response::Processes { processes: service.list() },
+        // Pipe processes arrive with their own issue; until then there are none to list.
+        Request::List { mode: Mode::Pipe } => Response::Processes { processes: Vec::new() },
+        Request::Get { id } => Response::Process { process: service.get(id)? },
+        Request::Write { id, attachment_id, data_base64 } => {
+            let data = decode_input(&data_base64)?;
+            service.get_handle(id)?.write(attachment_id, data)?;
+            Response::Ok
+        }
+        Request::Resize { id, attachment_id, cols, rows } => {
+            service.get_handle(id)?.resize(attachment_id, cols.get(), rows.get())?;
+            Response::Ok
+        }
+        Request::Control { id, attachment_id, cols, rows } => {
+            service.get_handle(id)?.control(attachment_id, cols.get(), rows.get())?;
+            Response::Ok
+        }
+        Request::Input { id, attachment_id, cols, rows, data_base64 } => {
+            let data = decode_input(&data_base64)?;
+            service.get_handle(id)?.input(attachment_id, cols.get(), rows.get(), data)?;
+            Response::Ok
+        }
+        Request::Snapshot { id } => service.get_handle(id)?.snapshot()?,
+        Request::ReadRows { id, rows } => service.get_handle(id)?.read_rows(rows.map(|r| r.get()))?,
+        Request::Rename { id, title } => {
+            service.get_handle(id)?.rename(title)?;
+            Response::Ok
+        }
+        Request::Replay { id, offset } => {
+            let read = service.get_handle(id)?.replay(offset)?;
+            Response::Replay {
+                requested_offset: read.requested,
+                available_offset: read.available,
+                end_offset: read.end,
+                truncated: read.truncated,
+                data_base64: BASE64.encode(&read.bytes),
+            }
+        }
+        Request::Terminate { id } => {
+            service.terminate(id)?;
+            Response::Ok
+        }
+        Request::CreatePipe { .. } => {
+            return Err(ServiceError::invalid("create_pipe is not supported by this daemon yet"));
+        }
+        Request::Wait { id } | Request::Signal { id, .. } | Request::SetMetadata { id, .. } => {
+            // Every process this daemon runs is a PTY.
+            service.get_handle(id)?;
+            return Err(ServiceError::invalid(format!("process {id} is a PTY; this request is only for pipe processes")));
+        }
+        Request::Ping
+        | Request::Own { .. }
+        | Request::PrepareHandoff
+        | Request::Subscribe { .. }
+        | Request::Shutdown => {
+            return Err(ServiceError::invalid("this request needs its own connection handling"));
+        }
+    };
+    Ok(response)
+}
+
+/// Decodes `data_base64` of `write` and `input`, at most [`MAX_INPUT_BYTES`].
+fn decode_input(data: &str) -> Result<Vec<u8>, ServiceError> {
+    // Four base64 characters carry three bytes: refuse an oversized payload before decoding it.
+    if data.len() / 4 * 3 > MAX_INPUT_BYTES + 3 {
+        return Err(ServiceError::invalid(format!("input is over the {MAX_INPUT_BYTES}-byte limit")));
+    }
+    let bytes = BASE64.decode(data).map_err(|_| ServiceError::invalid("invalid input base64"))?;
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(ServiceError::invalid(format!("input is over the {MAX_INPUT_BYTES}-byte limit")));
+    }
+    Ok(bytes)
+}

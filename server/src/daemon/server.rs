@@ -1,0 +1,175 @@
+//! The daemon's shared state and its socket: the accept loop, the registry of open connections (bounded, and
+//! shut down at exit so none can hold the daemon), and the stop signal every part waits on.
+
+use std::collections::HashMap;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use opencode_pty_protocol::Registration;
+
+use super::ownership::Ownership;
+use crate::service::TerminalService;
+
+/// Connections open at once; one more is answered `error` and closed.
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Everything the daemon's threads share.
+#[derive(Debug)]
+pub struct Shared {
+    /// The processes.
+    pub service: TerminalService,
+    /// What the daemon published (its token authenticates every envelope).
+    pub registration: Registration,
+    ownership: Mutex<Ownership>,
+    /// Signalled whenever ownership changes or the daemon starts stopping.
+    changed: Condvar,
+    stopping: AtomicBool,
+    connections: Mutex<HashMap<u64, UnixStream>>,
+    /// Signalled when a connection ends.
+    connection_ended: Condvar,
+    next_connection: AtomicU64,
+}
+
+impl Shared {
+    /// Shared state for a daemon that starts now.
+    pub fn new(service: TerminalService, registration: Registration) -> Arc<Shared> {
+        Arc::new(Shared {
+            service,
+            registration,
+            ownership: Mutex::new(Ownership::new(Instant::now())),
+            changed: Condvar::new(),
+            stopping: AtomicBool::new(false),
+            connections: Mutex::new(HashMap::new()),
+            connection_ended: Condvar::new(),
+            next_connection: AtomicU64::new(0),
+        })
+    }
+
+    /// The ownership state, locked. Whoever changes it calls [`Self::notify`].
+    pub fn ownership(&self) -> MutexGuard<'_, Ownership> {
+        self.ownership.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes the supervisor to look at ownership again.
+    pub fn notify(&self) {
+        self.changed.notify_all();
+    }
+
+    /// Starts an orderly stop (shutdown request, signal, owner loss).
+    pub fn stop(&self) {
+        self.ownership().stop();
+        self.stopping.store(true, Ordering::Release);
+        self.notify();
+    }
+
+    /// Whether the daemon is stopping.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Blocks until the daemon must stop: asked to, or an ownership deadline passed.
+    pub fn wait_for_stop(&self) {
+        let mut ownership = self.ownership();
+        loop {
+            if self.is_stopping() || ownership.tick(Instant::now()) {
+                drop(ownership);
+                self.stop();
+                return;
+            }
+            ownership = match ownership.next_deadline() {
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    self.changed.wait_timeout(ownership, left).unwrap_or_else(|e| e.into_inner()).0
+                }
+                None => self.changed.wait(ownership).unwrap_or_else(|e| e.into_inner()),
+            };
+        }
+    }
+
+    /// Registers an accepted connection; `None` when [`MAX_CONNECTIONS`] are open or the daemon is stopping.
+    fn register(&self, stream: &UnixStream) -> Option<u64> {
+        let clone = stream.try_clone().ok()?;
+        let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
+        if connections.len() >= MAX_CONNECTIONS || self.is_stopping() {
+            return None;
+        }
+        let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        connections.insert(id, clone);
+        Some(id)
+    }
+
+    fn unregister(&self, id: u64) {
+        self.connections.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        self.connection_ended.notify_all();
+    }
+
+    /// Shuts every open connection down (both directions), so no handler stays blocked on its socket.
+    pub fn close_connections(&self) {
+        for stream in self.connections.lock().unwrap_or_else(|e| e.into_inner()).values() {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Waits (at most `bound`) until every connection handler has finished.
+    pub fn wait_connections(&self, bound: Duration) -> bool {
+        let deadline = Instant::now() + bound;
+        let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
+        while !connections.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            connections = self.connection_ended.wait_timeout(connections, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        true
+    }
+}
+
+/// Accepts connections until the stop pipe closes, one handler thread each.
+pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
+    let _ = listener.set_nonblocking(true);
+    loop {
+        let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => {}
+            Err(Errno::EINTR) => continue,
+            Err(error) => {
+                eprintln!("opencode-pty: polling the socket failed: {error}");
+                shared.stop();
+                return;
+            }
+        }
+        if fds[1].revents().is_some_and(|r| !r.is_empty()) || shared.is_stopping() {
+            return;
+        }
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => {
+                // Out of descriptors, say: keep serving what is open.
+                eprintln!("opencode-pty: accepting a connection failed: {error}");
+                continue;
+            }
+        };
+        let _ = stream.set_nonblocking(false);
+        let Some(id) = shared.register(&stream) else {
+            super::connection::refuse(stream, "too many connections, or the daemon is stopping");
+            continue;
+        };
+        let handler_shared = shared.clone();
+        let spawned = std::thread::Builder::new().name(format!("opencode-pty-conn-{id}")).spawn(move || {
+            super::connection::handle(&handler_shared, stream);
+            handler_shared.unregister(id);
+        });
+        if let Err(error) = spawned {
+            eprintln!("opencode-pty: cannot start a connection thread: {error}");
+            shared.unregister(id);
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! SIGTERM and SIGINT as an orderly shutdown: the daemon blocks them in every thread (the mask is inherited by
+//! threads started later, so this runs first) and one thread takes them with `sigwait`. Children start with
+//! an empty mask and default dispositions (see `terminal/spawn.rs`), so signals still reach them normally.
+
+use std::sync::Arc;
+
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+
+use super::server::Shared;
+
+/// The signals handled as a shutdown request.
+pub fn termination_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTERM);
+    set.add(Signal::SIGINT);
+    set
+}
+
+/// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts afterwards.
+pub fn block() -> Result<(), nix::errno::Errno> {
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&termination_signals()), None)
+}
+
+/// Starts the thread that turns SIGTERM or SIGINT into [`Shared::stop`]. It lives as long as the process.
+pub fn spawn_handler(shared: Arc<Shared>) -> std::io::Result<()> {
+    std::thread::Builder::new().name("opencode-pty-signals".into()).spawn(move || {
+        let set = termination_signals();
+        loop {
+            match set.wait() {
+                Ok(signal) => {
+                    eprintln!("opencode-pty: {} received, shutting down", signal.as_str());
+                    shared.stop();
+                }
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(error) => {
+                    eprintln!("opencode-pty: waiting for signals failed: {error}");
+                    return;
+                }
+            }
+        }
+    })?;
+    Ok(())
+}

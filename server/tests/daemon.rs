@@ -1,0 +1,249 @@
+//! The daemon over its socket, against the real binary: authentication, request errors, ping, ownership and
+//! handoff, files and permissions, shutdown paths, and a subscription's ordering end to end.
+
+mod daemon_support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use daemon_support::{Daemon, WAIT, create_sh, eventually, process_exists, recv, recv_frame, send};
+use opencode_pty_protocol::{Frame, OWNER_DEADLINE};
+use serde_json::{Value, json};
+
+fn mode(path: impl AsRef<std::path::Path>) -> u32 {
+    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+}
+
+fn message(response: &Value) -> &str {
+    assert_eq!(response["type"], "error", "{response}");
+    response["message"].as_str().expect("message")
+}
+
+#[test]
+fn a_wrong_token_is_refused_and_the_connection_closed() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let mut stream = daemon.connect();
+    send(&mut stream, &json!({"token": "0".repeat(32), "request": {"op": "ping"}}));
+    assert_eq!(message(&recv(&mut stream).unwrap()), "authentication failed");
+    assert!(recv(&mut stream).is_none(), "closed after the refusal");
+    // The token is checked before the request is even looked at.
+    let mut stream = daemon.connect();
+    send(&mut stream, &json!({"token": "nope", "request": {"op": "no_such_op"}}));
+    assert_eq!(message(&recv(&mut stream).unwrap()), "authentication failed");
+}
+
+#[test]
+fn unknown_ops_and_bad_fields_are_answered_with_exact_texts() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    assert_eq!(message(&daemon.request(json!({"op": "frobnicate"}))), "unsupported request: frobnicate");
+    let bad = daemon.request(json!({"op": "get", "id": "seven"}));
+    assert!(message(&bad).starts_with("invalid get request: "), "{bad}");
+    assert_eq!(message(&daemon.request(json!({"op": "get", "id": 99}))), "process 99 not found");
+}
+
+#[test]
+fn ping_says_who_answers() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let pong = daemon.request(json!({"op": "ping"}));
+    assert_eq!(pong["type"], "pong");
+    assert_eq!(pong["protocol"], 8);
+    assert_eq!(pong["features"], json!([]));
+    assert_eq!(pong["instance_id"], daemon.registration.instance_id.as_str());
+    assert_eq!(pong["pid"], daemon.child.id());
+}
+
+#[test]
+fn files_are_private() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    assert_eq!(mode(daemon.dir()), 0o700);
+    assert_eq!(mode(daemon.dir().join("service.json")), 0o600);
+    assert_eq!(mode(&daemon.registration.socket), 0o600);
+    assert!(daemon.registration.socket.len() < 104, "{}", daemon.registration.socket);
+    let parent = std::path::Path::new(&daemon.registration.socket).parent().unwrap().to_path_buf();
+    assert_eq!(mode(parent), 0o700);
+    for id in [&daemon.registration.instance_id, &daemon.registration.token] {
+        assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()), "{id}");
+    }
+}
+
+#[test]
+fn an_unowned_daemon_exits_at_the_deadline_even_with_an_idle_connection() {
+    let mut daemon = Daemon::start();
+    let started = Instant::now();
+    let _idle = daemon.connect();
+    let status = daemon.wait_exit();
+    assert!(started.elapsed() >= OWNER_DEADLINE - Duration::from_secs(1));
+    assert!(started.elapsed() < OWNER_DEADLINE + WAIT);
+    assert!(status.success() || status.code() == Some(0), "{status:?}");
+    assert!(!daemon.dir().exists(), "the runtime directory is removed");
+    assert!(!std::path::Path::new(&daemon.registration.socket).exists(), "the socket is removed");
+}
+
+#[test]
+fn a_second_own_is_refused() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let mut second = daemon.connect();
+    send(&mut second, &daemon.envelope(json!({"op": "own", "instance_id": daemon.registration.instance_id})));
+    assert_eq!(message(&recv(&mut second).unwrap()), "daemon already has a live owner");
+    let mut wrong = daemon.connect();
+    send(&mut wrong, &daemon.envelope(json!({"op": "own", "instance_id": "f".repeat(32)})));
+    assert_eq!(message(&recv(&mut wrong).unwrap()), "daemon instance_id mismatch");
+}
+
+#[test]
+fn losing_the_owner_stops_the_daemon_its_children_and_its_files() {
+    let mut daemon = Daemon::start();
+    let owner = daemon.own();
+    let created = daemon.request(create_sh("sleep 60"));
+    let pid = created["process"]["pid"].as_u64().unwrap() as u32;
+    assert!(process_exists(pid));
+    drop(owner);
+    assert!(daemon.wait_exit().success());
+    assert!(!process_exists(pid), "the child is gone");
+    assert!(!daemon.dir().exists());
+    assert!(!std::path::Path::new(&daemon.registration.socket).exists());
+}
+
+#[test]
+fn handoff_tickets_replace_the_owner_once() {
+    let daemon = Daemon::start();
+    let mut owner = daemon.own();
+    // Only the owner channel prepares handoffs.
+    assert_eq!(message(&daemon.request(json!({"op": "prepare_handoff"}))), "handoff requires the owner connection");
+    send(&mut owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    let handoff = recv(&mut owner).unwrap();
+    assert_eq!(handoff["type"], "handoff", "{handoff}");
+    send(&mut owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    assert_eq!(recv(&mut owner).unwrap(), handoff, "the same ticket and deadline when repeated");
+    // The owner channel refuses ordinary requests.
+    send(&mut owner, &daemon.envelope(json!({"op": "ping"})));
+    assert_eq!(message(&recv(&mut owner).unwrap()), "owner connection only accepts prepare_handoff or shutdown");
+    let claim = |ticket: &str| {
+        let mut stream = daemon.connect();
+        let own = json!({"op": "own", "instance_id": daemon.registration.instance_id, "ticket": ticket});
+        send(&mut stream, &daemon.envelope(own));
+        (recv(&mut stream).unwrap(), stream)
+    };
+    assert_eq!(message(&claim(&"0".repeat(32)).0), "invalid handoff ticket");
+    let (owned, _successor) = claim(handoff["ticket"].as_str().unwrap());
+    assert_eq!(owned["type"], "owned", "a valid ticket replaces the live owner");
+    assert_eq!(message(&claim(handoff["ticket"].as_str().unwrap()).0), "invalid handoff ticket", "consumed");
+    // The superseded owner can do nothing more, and its leaving changes nothing.
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(message(&recv(&mut owner).unwrap()), "owner connection has been superseded");
+    assert!(recv(&mut owner).is_none());
+    drop(owner);
+    assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong", "the daemon still runs");
+}
+
+#[test]
+fn shutdown_stops_everything_and_exits_zero() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
+    assert_eq!(daemon.request(json!({"op": "shutdown"}))["type"], "ok");
+    assert!(daemon.wait_exit().success());
+    assert!(!process_exists(pid));
+    assert!(!daemon.dir().exists());
+}
+
+#[test]
+fn sigterm_is_an_orderly_shutdown() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon.child.id() as i32), nix::sys::signal::SIGTERM).unwrap();
+    assert!(daemon.wait_exit().success());
+    assert!(!process_exists(pid));
+    assert!(!daemon.dir().exists());
+    assert!(!std::path::Path::new(&daemon.registration.socket).exists());
+}
+
+#[test]
+fn exit_leaves_a_successors_registration_alone() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    // Someone else's registration now sits where ours was.
+    let path = daemon.dir().join("service.json");
+    let mut other = daemon.registration.clone();
+    other.instance_id = "a".repeat(32);
+    std::fs::write(&path, serde_json::to_vec(&other).unwrap()).unwrap();
+    assert_eq!(daemon.request(json!({"op": "shutdown"}))["type"], "ok");
+    assert!(daemon.wait_exit().success());
+    assert!(path.exists(), "a registration that is not ours is kept");
+}
+
+#[test]
+fn a_second_daemon_in_the_same_directory_fails_clearly() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let output = std::process::Command::new(daemon_support::binary())
+        .args(["daemon", "--name", &daemon.name, "--runtime-dir"])
+        .arg(daemon.root.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("already"), "{stderr}");
+}
+
+#[test]
+fn a_subscription_streams_replay_then_live_output_then_exited_last() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let created = daemon.request(create_sh("printf first; read go; seq 1 2000; exit 3"));
+    let id = created["process"]["id"].as_u64().unwrap();
+    // Wait until the first output is in the replay.
+    eventually("first output", || {
+        let got = daemon.request(json!({"op": "get", "id": id}));
+        (got["process"]["output_tail"].as_u64()? >= 5).then_some(())
+    });
+    let mut stream = daemon.connect();
+    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "controller",
+                           "takeover": false});
+    send(&mut stream, &daemon.envelope(subscribe));
+    let attached = recv(&mut stream).unwrap();
+    assert_eq!(attached["type"], "attached", "{attached}");
+    assert_eq!(attached["role"], "controller");
+    let mut end = attached["end_offset"].as_u64().unwrap();
+    assert!(end >= 5);
+    use base64::Engine;
+    let mut text = base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
+    let input = json!({"op": "write", "id": id, "attachment_id": "a", "data_base64": "Cg=="});
+    assert_eq!(daemon.request(input)["type"], "ok");
+    let mut messages = Vec::new();
+    loop {
+        match recv_frame(&mut stream) {
+            Some(Frame::Output { start, bytes }) => {
+                assert_eq!(start, end, "contiguous offsets");
+                end += bytes.len() as u64;
+                text.extend_from_slice(&bytes);
+            }
+            Some(Frame::Control(map)) => messages.push(Value::Object(map)),
+            None => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&text);
+    assert!(text.starts_with("first"), "{text}");
+    assert!(text.contains("1999\r\n2000"), "{text}");
+    let last = messages.last().expect("events");
+    assert_eq!(last["type"], "exited", "exited comes last: {messages:?}");
+    assert_eq!(last["exit_code"], 3);
+    assert_eq!(last["final_offset"], end);
+}
+
+#[test]
+fn a_failed_subscribe_is_answered() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let mut stream = daemon.connect();
+    let subscribe = json!({"op": "subscribe", "id": 5, "offset": 0, "attachment_id": "a", "role": "observer",
+                           "takeover": false});
+    send(&mut stream, &daemon.envelope(subscribe));
+    assert_eq!(message(&recv(&mut stream).unwrap()), "process 5 not found");
+}

@@ -1,0 +1,156 @@
+//! Helpers for tests of the real daemon binary: a daemon in a temporary runtime directory, raw framed
+//! requests over its socket, and bounded waits. Every daemon is killed when its guard drops.
+
+#![allow(dead_code)] // Each test binary uses a different subset.
+
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use opencode_pty_protocol::{Frame, Registration, read_frame};
+use serde_json::{Value, json};
+
+/// The longest any single wait in these tests may take.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Polls `probe` until it returns `Some`, for at most [`WAIT`] (for state outside the daemon's protocol).
+pub fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {WAIT:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A daemon process and its runtime directory.
+pub struct Daemon {
+    pub root: tempfile::TempDir,
+    pub name: String,
+    pub child: Child,
+    pub registration: Registration,
+}
+
+/// The daemon binary.
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_opencode-pty"))
+}
+
+impl Daemon {
+    /// Starts `opencode-pty daemon` in a fresh root and waits for its registration.
+    pub fn start() -> Daemon {
+        let root = tempfile::tempdir().expect("tempdir");
+        Daemon::start_in(root, "test")
+    }
+
+    /// Starts a daemon named `name` under `root`.
+    pub fn start_in(root: tempfile::TempDir, name: &str) -> Daemon {
+        let child = Command::new(binary())
+            .args(["daemon", "--name", name, "--runtime-dir"])
+            .arg(root.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn the daemon");
+        let path = root.path().join(name).join("service.json");
+        let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder() };
+        daemon.registration = eventually("the registration", || {
+            let bytes = std::fs::read(&path).ok()?;
+            serde_json::from_slice(&bytes).ok()
+        });
+        daemon
+    }
+
+    /// The runtime directory.
+    pub fn dir(&self) -> PathBuf {
+        self.root.path().join(&self.name)
+    }
+
+    /// A connection to the daemon's socket.
+    pub fn connect(&self) -> UnixStream {
+        let stream = UnixStream::connect(&self.registration.socket).expect("connect");
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        stream
+    }
+
+    /// Sends `request` with the right token on a new connection and returns the one response.
+    pub fn request(&self, request: Value) -> Value {
+        let mut stream = self.connect();
+        send(&mut stream, &json!({"token": self.registration.token, "request": request}));
+        recv(&mut stream).expect("a response")
+    }
+
+    /// Claims the daemon; the returned stream is the owner channel.
+    pub fn own(&self) -> UnixStream {
+        let mut stream = self.connect();
+        send(&mut stream, &self.envelope(json!({"op": "own", "instance_id": self.registration.instance_id})));
+        assert_eq!(recv(&mut stream).expect("owned")["type"], "owned");
+        stream
+    }
+
+    /// `request` wrapped in an envelope with this daemon's token.
+    pub fn envelope(&self, request: Value) -> Value {
+        json!({"token": self.registration.token, "request": request})
+    }
+
+    /// Waits (bounded) for the daemon to exit.
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        eventually("the daemon to exit", || self.child.try_wait().expect("try_wait"))
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn placeholder() -> Registration {
+    Registration {
+        instance_id: String::new(),
+        pid: 0,
+        protocol: 0,
+        features: Vec::new(),
+        socket: String::new(),
+        token: String::new(),
+    }
+}
+
+/// Writes one control frame.
+pub fn send(stream: &mut UnixStream, value: &Value) {
+    let Value::Object(map) = value else { panic!("not an object") };
+    stream.write_all(&opencode_pty_protocol::encode_control(map).unwrap()).expect("send");
+}
+
+/// Reads one control frame as JSON; `None` at the end of the stream.
+pub fn recv(stream: &mut UnixStream) -> Option<Value> {
+    match read_frame(stream).expect("a frame") {
+        Some(Frame::Control(map)) => Some(Value::Object(map)),
+        Some(Frame::Output { start, .. }) => panic!("unexpected output frame at {start}"),
+        None => None,
+    }
+}
+
+/// Reads one frame of either kind; `None` at the end of the stream.
+pub fn recv_frame(stream: &mut UnixStream) -> Option<Frame> {
+    read_frame(stream).expect("a frame")
+}
+
+/// Whether a process exists (zombies included).
+pub fn process_exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// A `create_pty` request for `sh -c script`.
+pub fn create_sh(script: &str) -> Value {
+    json!({"op": "create_pty", "program": "sh", "args": ["-c", script], "cwd": "/", "env": {}, "group_id": "g",
+           "title": "t", "cols": 80, "rows": 24})
+}
