@@ -213,7 +213,8 @@ fn a_subscription_streams_replay_then_live_output_then_exited_last() {
     let mut end = attached["end_offset"].as_u64().unwrap();
     assert!(end >= 5);
     use base64::Engine;
-    let mut text = base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
+    let mut text =
+        base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
     let input = json!({"op": "write", "id": id, "attachment_id": "a", "data_base64": "Cg=="});
     assert_eq!(daemon.request(input)["type"], "ok");
     let mut messages = Vec::new();

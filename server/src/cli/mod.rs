@@ -42,11 +42,6 @@ impl Location {
         validate_name(&self.name)?;
         Ok(self.runtime_dir.clone().unwrap_or_else(default_root))
     }
-
-    /// The runtime directory itself.
-    fn dir(&self) -> anyhow::Result<PathBuf> {
-        Ok(self.root()?.join(&self.name))
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,8 +82,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Daemon { location } => {
-            let options =
-                DaemonOptions { root: location.root()?, name: location.name.clone(), config: TerminalConfig::default() };
+            let options = DaemonOptions {
+                root: location.root()?,
+                name: location.name.clone(),
+                config: TerminalConfig::default(),
+            };
             run_daemon(options)?;
         }
     }

@@ -17,7 +17,8 @@ pub fn dispatch(service: &TerminalService, request: Request) -> Response {
 fn answer(service: &TerminalService, request: Request) -> Result<Response, ServiceError> {
     let response = match request {
         Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows } => {
-            let spec = PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() };
+            let spec =
+                PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() };
             Response::Created { process: service.create_pty(spec)? }
         }
         Request::List { mode: Mode::Pty } => Response::Processes { processes: service.list() },
@@ -68,7 +69,9 @@ fn answer(service: &TerminalService, request: Request) -> Result<Response, Servi
         Request::Wait { id } | Request::Signal { id, .. } | Request::SetMetadata { id, .. } => {
             // Every process this daemon runs is a PTY.
             service.get_handle(id)?;
-            return Err(ServiceError::invalid(format!("process {id} is a PTY; this request is only for pipe processes")));
+            return Err(ServiceError::invalid(format!(
+                "process {id} is a PTY; this request is only for pipe processes"
+            )));
         }
         Request::Ping
         | Request::Own { .. }

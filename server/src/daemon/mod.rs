@@ -1,5 +1,13 @@
 //! The persistent service: the runtime directory and registration, the socket, ownership and handoff,
 //! connections and request dispatch. The terminal runtime (`crate::terminal`) knows nothing of any of it.
 
+pub mod connection;
+pub mod dispatch;
+pub mod error;
+pub mod ownership;
+pub mod run;
 pub mod runtime;
+pub mod server;
+pub mod signals;
+pub mod subscription;
 pub mod sweep;
