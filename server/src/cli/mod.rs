@@ -1,4 +1,9 @@
-//! The command line: argument parsing (clap) and one function per command.
+//! The command line: argument parsing (clap) and one function per command. `daemon` runs the service on this
+//! thread; the others are clients of a daemon and run on a small tokio runtime.
+
+mod escape;
+mod observe;
+mod play;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,12 +47,50 @@ impl Location {
         validate_name(&self.name)?;
         Ok(self.runtime_dir.clone().unwrap_or_else(default_root))
     }
+
+    /// The runtime directory itself.
+    fn dir(&self) -> anyhow::Result<PathBuf> {
+        Ok(self.root()?.join(&self.name))
+    }
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon in the foreground; it needs an owner within 5 seconds.
     Daemon {
+        #[command(flatten)]
+        location: Location,
+    },
+    /// Start a new daemon, own it, and play with it interactively; leaving stops the daemon.
+    Play {
+        #[command(flatten)]
+        location: Location,
+    },
+    /// Show the running daemon: pid, instance, socket and process counts.
+    Status {
+        #[command(flatten)]
+        location: Location,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the daemon's processes.
+    List {
+        #[command(flatten)]
+        location: Location,
+        /// Print the processes as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy a process's raw output (from the start) to stdout until it exits.
+    Watch {
+        /// The process id.
+        id: u64,
+        #[command(flatten)]
+        location: Location,
+    },
+    /// Shut the daemon down (stopping every process) and wait until it is gone.
+    Stop {
         #[command(flatten)]
         location: Location,
     },
@@ -89,6 +132,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             run_daemon(options)?;
         }
+        Command::Play { location } => client_runtime()?.block_on(play::play(&location.root()?, &location.name))?,
+        Command::Status { location, json } => client_runtime()?.block_on(observe::status(&location.dir()?, json))?,
+        Command::List { location, json } => client_runtime()?.block_on(observe::list(&location.dir()?, json))?,
+        Command::Watch { id, location } => client_runtime()?.block_on(observe::watch(&location.dir()?, id))?,
+        Command::Stop { location } => client_runtime()?.block_on(observe::stop(&location.dir()?))?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The runtime the client commands run on: one thread is plenty for one connection at a time.
+fn client_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
 }

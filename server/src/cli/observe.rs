@@ -1,0 +1,131 @@
+//! The commands that observe or operate a running daemon: `status`, `list`, `watch` and `stop`. They find it
+//! through its registration (refusing another protocol, then pinging it) and never start one.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use opencode_pty_client::{Client, Event, Mode, ProcessInfo, Response, Role};
+use opencode_pty_protocol::Lifecycle;
+
+/// How long `stop` waits for the daemon to be gone after `shutdown` (its own cleanup is bounded by 5 s).
+pub const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// How often `stop` checks whether the daemon is gone.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// The daemon of `dir`, found and verified.
+pub async fn discover(dir: &Path) -> anyhow::Result<Client> {
+    Client::discover(dir).await.with_context(|| format!("no running daemon found in {}", dir.display()))
+}
+
+/// `status`: who the daemon is and how many processes it runs.
+pub async fn status(dir: &Path, json: bool) -> anyhow::Result<()> {
+    let client = discover(dir).await?;
+    let pong = client.ping().await?;
+    let (ptys, pipes) = (client.list(Mode::Pty).await?.len(), client.list(Mode::Pipe).await?.len());
+    let registration = client.registration();
+    if json {
+        let value = serde_json::json!({
+            "instance_id": pong.instance_id, "pid": pong.pid, "protocol": pong.protocol, "features": pong.features,
+            "socket": registration.socket, "runtime_dir": dir, "processes": {"pty": ptys, "pipe": pipes},
+        });
+        println!("{value}");
+    } else {
+        println!("daemon pid {} instance {} (protocol {})", pong.pid, pong.instance_id, pong.protocol);
+        println!("runtime directory {}", dir.display());
+        println!("socket {}", registration.socket);
+        println!("{ptys} pty and {pipes} pipe processes");
+    }
+    Ok(())
+}
+
+/// `list`: one line per process, PTYs then pipes, each in creation order.
+pub async fn list(dir: &Path, json: bool) -> anyhow::Result<()> {
+    let client = discover(dir).await?;
+    let mut processes = client.list(Mode::Pty).await?;
+    processes.extend(client.list(Mode::Pipe).await?);
+    if json {
+        println!("{}", serde_json::to_string(&processes)?);
+        return Ok(());
+    }
+    if processes.is_empty() {
+        println!("no processes");
+    }
+    for process in &processes {
+        println!("{}", describe(process));
+    }
+    Ok(())
+}
+
+/// One line about a process: id, mode, pid, lifecycle, size or line count, output offsets, title or file.
+pub fn describe(process: &ProcessInfo) -> String {
+    let pid = process.pid.map_or("-".to_owned(), |p| p.to_string());
+    let lifecycle = match &process.lifecycle {
+        Lifecycle::Running => "running".to_owned(),
+        Lifecycle::Exited { exit_code: Some(code), .. } => format!("exited {code}"),
+        Lifecycle::Exited { signal: Some(signal), .. } => format!("killed by {signal}"),
+        Lifecycle::Exited { .. } => "exited".to_owned(),
+        Lifecycle::Failed { message } => format!("failed: {message}"),
+    };
+    let offsets = format!("{}..{}", process.output_head, process.output_tail);
+    match (&process.pty, &process.pipe) {
+        (Some(pty), _) => {
+            let size = format!("{}x{}", pty.cols, pty.rows);
+            format!("{:>4}  pty   pid {pid:<8} {size:<8} {lifecycle:<12} {offsets:<14} {}", process.id, pty.title)
+        }
+        (_, Some(pipe)) => format!(
+            "{:>4}  pipe  pid {pid:<8} {:<8} {lifecycle:<12} {offsets:<14} {}",
+            process.id,
+            format!("{}L", pipe.output_lines),
+            pipe.output_path
+        ),
+        _ => format!("{:>4}  ?     pid {pid}", process.id),
+    }
+}
+
+/// `watch ID`: the raw output from offset 0 to stdout, until the process exits.
+pub async fn watch(dir: &Path, id: u64) -> anyhow::Result<()> {
+    let client = discover(dir).await?;
+    let attachment = format!("watch-{}", std::process::id());
+    let mut subscription = client.subscribe(id, 0, &attachment, Role::Observer, false).await?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&subscription.attached().replay)?;
+    stdout.flush()?;
+    while let Some(event) = subscription.next().await {
+        match event? {
+            Event::Output { bytes, .. } => {
+                stdout.write_all(&bytes)?;
+                stdout.flush()?;
+            }
+            Event::Message(message) if matches!(*message, Response::Exited { .. }) => return Ok(()),
+            Event::Message(_) => {}
+        }
+    }
+    bail!("the subscription to process {id} ended before the process exited")
+}
+
+/// `stop`: `shutdown`, then wait until the daemon's process is gone.
+pub async fn stop(dir: &Path) -> anyhow::Result<()> {
+    let client = discover(dir).await?;
+    let pid = client.registration().pid;
+    client.shutdown().await?;
+    let deadline = Instant::now() + STOP_WAIT;
+    while process_exists(pid) {
+        if Instant::now() >= deadline {
+            bail!("daemon pid {pid} is still running {STOP_WAIT:?} after shutdown");
+        }
+        tokio::time::sleep(STOP_POLL).await;
+    }
+    println!("stopped daemon pid {pid}");
+    Ok(())
+}
+
+/// Whether `pid` names a live process (a zombie counts as gone: it has stopped running).
+fn process_exists(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,260 @@
+//! `play`: starts a new daemon, owns it, and runs an interactive playground on stdin/stdout. Leaving the
+//! playground (`quit`, or the end of its input) drops ownership, which stops the daemon and its processes.
+
+use std::num::NonZeroU16;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use opencode_pty_client::{Client, CreatePty, Event, Mode, Owner, Response, Role};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::escape::{parse_escapes, show_bytes};
+use super::observe::describe;
+
+/// How long `play` waits for the daemon it started to publish its registration.
+pub const START_WAIT: Duration = Duration::from_secs(5);
+
+/// How long `run` waits for the screen to settle after sending a command.
+const SETTLE_MAX: Duration = Duration::from_secs(2);
+
+/// How long the output must stay still for the screen to count as settled.
+const SETTLE_QUIET: Duration = Duration::from_millis(150);
+
+/// How long the playground waits for its daemon to exit after giving up ownership.
+const EXIT_WAIT: Duration = Duration::from_secs(10);
+
+const HELP: &str = "commands:
+  new [PROGRAM ARGS...]   start a terminal (default: $SHELL or /bin/sh) and use it
+  list                    list the processes
+  use ID                  make ID the current terminal
+  run COMMAND             type COMMAND and Enter, then show the screen
+  send TEXT               type TEXT (escapes: \\r \\n \\t \\e \\\\ \\xHH)
+  screen [ID]             show the screen
+  rows [N]                show the last N rows, history included
+  replay [OFFSET]         show the raw output kept from OFFSET
+  resize COLS ROWS        resize the current terminal
+  rename [TITLE]          set (or clear) the user title
+  wait [MS]               pause (default 250 ms)
+  kill [ID]               terminate a process
+  demo                    a program asks the terminal where its cursor is, and the daemon's emulator answers
+  help                    this text
+  quit, exit              stop the daemon and leave";
+
+/// The playground's state.
+struct Play {
+    client: Client,
+    current: Option<u64>,
+}
+
+/// Runs the playground for a new daemon in `root/name`.
+pub async fn play(root: &Path, name: &str) -> anyhow::Result<()> {
+    let dir = root.join(name);
+    let mut daemon = start_daemon(root, name)?;
+    let (client, owner) = match connect(&dir, &mut daemon).await {
+        Ok(connected) => connected,
+        Err(error) => {
+            let _ = daemon.kill();
+            let _ = daemon.wait();
+            return Err(error);
+        }
+    };
+    println!("playground: daemon pid {} in {} (type `help`)", daemon.id(), dir.display());
+    let mut play = Play { client, current: None };
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await? {
+        let line = line.trim();
+        if matches!(line, "quit" | "exit") {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        if let Err(error) = play.command(line).await {
+            println!("error: {error:#}");
+        }
+    }
+    // Giving up ownership stops the daemon.
+    drop(owner);
+    let deadline = Instant::now() + EXIT_WAIT;
+    loop {
+        if let Some(status) = daemon.try_wait()? {
+            println!("daemon stopped ({status})");
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            let _ = daemon.kill();
+            let _ = daemon.wait();
+            bail!("the daemon did not stop within {EXIT_WAIT:?}; killed it");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Starts `opencode-pty daemon` for `root/name` in the background.
+fn start_daemon(root: &Path, name: &str) -> anyhow::Result<Child> {
+    let exe: PathBuf = std::env::current_exe().context("cannot find the opencode-pty binary")?;
+    Command::new(exe)
+        .args(["daemon", "--name", name, "--runtime-dir"])
+        .arg(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start the daemon")
+}
+
+/// Waits for the new daemon's registration, then claims it.
+async fn connect(dir: &Path, daemon: &mut Child) -> anyhow::Result<(Client, Owner)> {
+    let deadline = Instant::now() + START_WAIT;
+    loop {
+        if let Some(status) = daemon.try_wait()? {
+            bail!("the daemon exited before it could be used ({status})");
+        }
+        if let Ok(client) = Client::discover(dir).await
+            && client.registration().pid == daemon.id()
+        {
+            let owner = client.own(None).await.context("cannot own the new daemon")?;
+            return Ok((client, owner));
+        }
+        if Instant::now() >= deadline {
+            bail!("the daemon did not register in {} within {START_WAIT:?}", dir.display());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+impl Play {
+    fn current(&self, given: Option<&str>) -> anyhow::Result<u64> {
+        match given {
+            Some(id) => id.parse().with_context(|| format!("not a process id: {id}")),
+            None => self.current.context("no current terminal: use `new` or `use ID`"),
+        }
+    }
+
+    async fn command(&mut self, line: &str) -> anyhow::Result<()> {
+        let (word, rest) = line.split_once(' ').map_or((line, ""), |(w, r)| (w, r.trim()));
+        let arg = (!rest.is_empty()).then_some(rest);
+        match word {
+            "help" => println!("{HELP}"),
+            "new" => {
+                let mut words = rest.split_whitespace().map(str::to_owned);
+                let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+                let program = words.next().unwrap_or(shell);
+                let id = self.new_terminal(program, words.collect()).await?;
+                println!("started process {id}");
+            }
+            "list" => {
+                let mut processes = self.client.list(Mode::Pty).await?;
+                processes.extend(self.client.list(Mode::Pipe).await?);
+                processes.iter().for_each(|p| println!("{}", describe(p)));
+            }
+            "use" => {
+                let id = self.current(arg)?;
+                self.client.get(id).await?;
+                self.current = Some(id);
+            }
+            "run" => {
+                let id = self.current(None)?;
+                self.client.write(id, None, format!("{rest}\r").as_bytes()).await?;
+                self.settle(id).await?;
+                self.show_screen(id).await?;
+            }
+            "send" => self.client.write(self.current(None)?, None, &parse_escapes(rest)?).await?,
+            "screen" => self.show_screen(self.current(arg)?).await?,
+            "rows" => {
+                let rows = arg.map(|n| n.parse::<NonZeroU16>()).transpose().context("rows must be 1 to 65535")?;
+                let read = self.client.read_rows(self.current(None)?, rows).await?;
+                read.lines.iter().for_each(|line| println!("{line}"));
+            }
+            "replay" => {
+                let offset = arg.map(str::parse).transpose().context("not an offset")?.unwrap_or(0);
+                let replay = self.client.replay(self.current(None)?, offset).await?;
+                let lost = if replay.truncated { " (older output was dropped)" } else { "" };
+                println!("{}..{}{lost}", replay.available_offset, replay.end_offset);
+                println!("{}", show_bytes(&replay.bytes));
+            }
+            "resize" => {
+                let mut numbers = rest.split_whitespace().map(str::parse::<NonZeroU16>);
+                let (Some(Ok(cols)), Some(Ok(rows)), None) = (numbers.next(), numbers.next(), numbers.next()) else {
+                    bail!("usage: resize COLS ROWS");
+                };
+                self.client.resize(self.current(None)?, None, cols, rows).await?;
+            }
+            "rename" => self.client.rename(self.current(None)?, arg).await?,
+            "wait" => {
+                let ms = arg.map(str::parse).transpose().context("not a number of milliseconds")?.unwrap_or(250);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+            "kill" => {
+                let id = self.current(arg)?;
+                self.client.terminate(id).await?;
+                if self.current == Some(id) {
+                    self.current = None;
+                }
+                println!("terminated process {id}");
+            }
+            "demo" => self.demo().await?,
+            other => bail!("unknown command {other:?} (type `help`)"),
+        }
+        Ok(())
+    }
+
+    async fn new_terminal(&mut self, program: String, args: Vec<String>) -> anyhow::Result<u64> {
+        let cwd = std::env::current_dir().map_or("/".into(), |d| d.display().to_string());
+        let mut params = CreatePty::new(program, cwd);
+        params.args = args;
+        params.cols = NonZeroU16::new(100).unwrap_or(NonZeroU16::MIN);
+        params.rows = NonZeroU16::new(30).unwrap_or(NonZeroU16::MIN);
+        let process = self.client.create_pty(params).await?;
+        self.current = Some(process.id);
+        Ok(process.id)
+    }
+
+    /// Waits until the output stops growing (at most [`SETTLE_MAX`]).
+    async fn settle(&self, id: u64) -> anyhow::Result<()> {
+        let deadline = Instant::now() + SETTLE_MAX;
+        let mut last = (self.client.get(id).await?.output_tail, Instant::now());
+        while Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let tail = self.client.get(id).await?.output_tail;
+            if tail != last.0 {
+                last = (tail, Instant::now());
+            } else if last.1.elapsed() >= SETTLE_QUIET {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    async fn show_screen(&self, id: u64) -> anyhow::Result<()> {
+        let snapshot = self.client.snapshot(id).await?;
+        let title = snapshot.process.pty.map(|p| p.title).unwrap_or_default();
+        println!("--- process {id}: {title} (cursor {},{})", snapshot.cursor_x, snapshot.cursor_y);
+        println!("{}", snapshot.text.trim_end_matches('\n'));
+        println!("---");
+        Ok(())
+    }
+
+    /// A child asks where the cursor is (`ESC [ 6 n`); nobody but the daemon's emulator can answer, and the
+    /// child prints the answer it read.
+    async fn demo(&mut self) -> anyhow::Result<()> {
+        let script = "stty raw -echo; printf '\\033[6n'; reply=$(dd bs=1 count=6 2>/dev/null); \
+                      printf '\\r\\nthe child asked for the cursor position and read back:\\r\\n'; \
+                      printf '%s' \"$reply\" | od -An -c; printf '\\r\\n'";
+        let id = self.new_terminal("sh".into(), vec!["-c".into(), script.into()]).await?;
+        let mut subscription = self.client.subscribe(id, 0, "playground-demo", Role::Observer, false).await?;
+        let deadline = tokio::time::Instant::now() + SETTLE_MAX * 5;
+        loop {
+            match tokio::time::timeout_at(deadline, subscription.next()).await {
+                Ok(Some(Ok(Event::Message(message)))) if matches!(*message, Response::Exited { .. }) => break,
+                Ok(Some(Ok(_))) => {}
+                Ok(Some(Err(error))) => return Err(error.into()),
+                Ok(None) => bail!("the demo's subscription ended early"),
+                Err(_) => bail!("the demo did not finish in time"),
+            }
+        }
+        self.show_screen(id).await
+    }
+}

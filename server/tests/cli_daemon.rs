@@ -1,0 +1,111 @@
+//! The command line against a real daemon: `status`, `list`, `watch` and `stop` observe or operate one and
+//! never start one; `play` starts its own, shows a terminal query answered, and stops it on `quit`.
+
+mod daemon_support;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use daemon_support::{Daemon, WAIT, binary, create_sh};
+use serde_json::{Value, json};
+
+/// Runs the binary with `args` plus the daemon's location, killed if it outlives [`WAIT`].
+fn run_at(daemon_root: &std::path::Path, name: &str, args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(binary())
+        .args(args)
+        .args(["--name", name, "--runtime-dir"])
+        .arg(daemon_root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    let guard = std::thread::spawn(move || {
+        if finished.recv_timeout(WAIT * 2).is_err() {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::SIGKILL);
+        }
+    });
+    let output = child.wait_with_output().expect("output");
+    let _ = done.send(());
+    guard.join().unwrap();
+    output
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn status_list_watch_and_stop_operate_a_running_daemon() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    let created = daemon.request(create_sh("read go; echo watched-output; exit 4"));
+    let id = created["process"]["id"].as_u64().unwrap();
+    let root = daemon.root.path().to_path_buf();
+
+    let status = run_at(&root, &daemon.name, &["status", "--json"], b"");
+    assert!(status.status.success(), "{}", text(&status.stderr));
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["pid"], daemon.child.id());
+    assert_eq!(status["protocol"], 8);
+    assert_eq!(status["processes"], json!({"pty": 1, "pipe": 0}));
+
+    let list = run_at(&root, &daemon.name, &["list", "--json"], b"");
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(list[0]["id"], id);
+    let human = run_at(&root, &daemon.name, &["list"], b"");
+    assert!(text(&human.stdout).contains("running"), "{}", text(&human.stdout));
+
+    // `watch` streams from offset 0 and returns when the process exits.
+    let watcher = {
+        let (root, name) = (root.clone(), daemon.name.clone());
+        std::thread::spawn(move || run_at(&root, &name, &["watch", &id.to_string()], b""))
+    };
+    // Whether the watcher attaches before or after the exit, it gets everything from offset 0, then `exited`.
+    let write = json!({"op": "write", "id": id, "attachment_id": null, "data_base64": "Cg=="});
+    assert_eq!(daemon.request(write)["type"], "ok");
+    let watched = watcher.join().unwrap();
+    assert!(watched.status.success(), "{}", text(&watched.stderr));
+    assert!(text(&watched.stdout).contains("watched-output"), "{}", text(&watched.stdout));
+
+    let stop = run_at(&root, &daemon.name, &["stop"], b"");
+    assert!(stop.status.success(), "{}", text(&stop.stderr));
+    assert!(daemon.wait_exit().success());
+    assert!(!daemon.dir().exists());
+}
+
+#[test]
+fn observers_never_start_a_daemon() {
+    let root = tempfile::tempdir().unwrap();
+    for command in ["status", "list", "stop"] {
+        let output = run_at(root.path(), "absent", &[command], b"");
+        assert!(!output.status.success(), "{command}");
+        assert!(text(&output.stderr).contains("no running daemon found"), "{}", text(&output.stderr));
+    }
+    let output = run_at(root.path(), "absent", &["watch", "1"], b"");
+    assert!(!output.status.success());
+    assert!(!root.path().join("absent").exists(), "nothing was created");
+}
+
+#[test]
+fn a_bad_name_is_refused_clearly() {
+    let root = tempfile::tempdir().unwrap();
+    let output = run_at(root.path(), "../escape", &["status"], b"");
+    assert!(!output.status.success());
+    assert!(text(&output.stderr).contains("invalid runtime name"), "{}", text(&output.stderr));
+}
+
+#[test]
+fn play_demo_shows_a_query_answered_by_the_parser_and_quit_stops_the_daemon() {
+    let root = tempfile::tempdir().unwrap();
+    let output = run_at(root.path(), "play", &["play"], b"demo\nlist\nquit\n");
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
+    // The child printed the cursor-position report it read back: ESC [ 1 ; 1 R.
+    assert!(stdout.contains("033   [   1   ;   1   R"), "{stdout}");
+    assert!(stdout.contains("daemon stopped"), "{stdout}");
+    assert!(!root.path().join("play").exists(), "the daemon cleaned up");
+}
