@@ -6,6 +6,10 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list --unsorted
 
+# Start a new daemon and play with it (the README's run command).
+play name="playground":
+    cargo run --release -- play --name {{name}}
+
 # Run every test, exactly as CI and the README do.
 test:
     cargo test --workspace --locked
