@@ -1,3 +1,51 @@
-//! Typed async Rust client for the opencode-pty daemon: will connect through the registration file, check the
-//! protocol version and offer one method per request op. It depends on `opencode-pty-protocol` only and treats
-//! the daemon as a black box behind its socket.
+//! Typed async Rust client for the opencode-pty daemon (protocol 8), on tokio. It finds a daemon through its
+//! registration file, checks the protocol version and the daemon's identity, and offers one method per request
+//! op. It depends on `opencode-pty-protocol` only and treats the daemon as a black box behind its socket.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), opencode_pty_client::ClientError> {
+//! use opencode_pty_client::{Client, CreatePty, Event, Role};
+//! let client = Client::discover(std::path::Path::new("/run/user/1000/opencode-pty")).await?;
+//! let process = client.create_pty(CreatePty::new("bash", "/home/me")).await?;
+//! let mut subscription = client.subscribe(process.id, 0, "me", Role::Controller, false).await?;
+//! while let Some(event) = subscription.next().await {
+//!     if let Event::Output { bytes, .. } = event? {
+//!         print!("{}", String::from_utf8_lossy(&bytes));
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Every request is its own connection (SPEC E8): [`Client`] holds only the registration, and each call
+//! connects, sends one envelope and reads one answer within [`REQUEST_TIMEOUT`]. Three requests keep their
+//! connection: [`Client::subscribe`] returns a [`Subscription`], [`Client::own`] an [`Owner`], and
+//! [`Client::wait`] waits without a limit for its one answer.
+//!
+//! Module map: `client` (discovery, timeouts, generic and raw requests, the long-lived requests), `ops` (the
+//! typed one-shot requests), `params` (`create_pty` and `create_pipe` parameters), `types` (the returned
+//! values), `owner`, `subscription`, `conn` (one framed socket connection), `registration` (reading the file,
+//! checking a `pong`), `error`.
+#![deny(missing_docs)]
+
+mod client;
+mod conn;
+mod error;
+mod ops;
+mod owner;
+mod params;
+mod registration;
+mod subscription;
+mod types;
+
+pub use client::{Client, REQUEST_TIMEOUT};
+pub use conn::READ_CHUNK_BYTES;
+pub use error::{AUTHENTICATION_FAILED, ClientError};
+pub use owner::Owner;
+pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS};
+pub use registration::{MAX_REGISTRATION_BYTES, REGISTRATION_FILE, read_registration};
+pub use subscription::Subscription;
+pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Rows, Snapshot, response_type};
+
+/// The protocol crate, for the types this crate's API uses beyond those re-exported below.
+pub use opencode_pty_protocol as protocol;
+pub use opencode_pty_protocol::{Mode, PROTOCOL_VERSION, ProcessInfo, Registration, Request, Response, Role, Signal};

@@ -248,3 +248,78 @@ fn a_failed_subscribe_is_answered() {
     send(&mut stream, &daemon.envelope(subscribe));
     assert_eq!(message(&recv(&mut stream).unwrap()), "process 5 not found");
 }
+
+/// Prepares a handoff on `owner` and returns the ticket.
+fn prepare(daemon: &Daemon, owner: &mut std::os::unix::net::UnixStream) -> String {
+    send(owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    let handoff = recv(owner).unwrap();
+    assert_eq!(handoff["type"], "handoff", "{handoff}");
+    handoff["ticket"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_handoff_left_unclaimed_stops_the_daemon_when_it_expires() {
+    // Tickets last 300 ms here instead of 120 s.
+    let mut daemon = Daemon::start_with(&["--handoff-ttl-ms", "300"]);
+    let mut owner = daemon.own();
+    let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
+    prepare(&daemon, &mut owner);
+    let left = Instant::now();
+    drop(owner);
+    // The daemon waits for a successor (its processes keep running) until the ticket expires, then stops.
+    assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
+    assert!(daemon.wait_exit().success());
+    assert!(left.elapsed() >= Duration::from_millis(300));
+    assert!(!process_exists(pid));
+}
+
+#[test]
+fn a_handoff_claimed_after_the_owner_left_keeps_everything_running() {
+    let daemon = Daemon::start();
+    let mut owner = daemon.own();
+    let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
+    let ticket = prepare(&daemon, &mut owner);
+    drop(owner);
+    let mut successor = daemon.connect();
+    let own = json!({"op": "own", "instance_id": daemon.registration.instance_id, "ticket": ticket});
+    send(&mut successor, &daemon.envelope(own));
+    assert_eq!(recv(&mut successor).unwrap()["type"], "owned");
+    assert!(process_exists(pid), "the processes survived the restart");
+    assert_eq!(daemon.request(json!({"op": "list", "mode": "pty"}))["processes"][0]["pid"], pid);
+}
+
+#[test]
+fn an_expired_handoff_only_cancels_while_the_owner_is_connected() {
+    let daemon = Daemon::start_with(&["--handoff-ttl-ms", "200"]);
+    let mut owner = daemon.own();
+    send(&mut owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    let handoff = recv(&mut owner).unwrap();
+    let (ticket, expires_at) = (handoff["ticket"].as_str().unwrap(), handoff["expires_at"].as_u64().unwrap());
+    // Expiry is a moment on the clock, so this test waits for the clock (claiming earlier would succeed).
+    let now_ms = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    while now_ms() <= expires_at + 20 {
+        std::thread::sleep(Duration::from_millis(expires_at + 21 - now_ms().min(expires_at + 21)));
+    }
+    let mut stream = daemon.connect();
+    let own = json!({"op": "own", "instance_id": daemon.registration.instance_id, "ticket": ticket});
+    send(&mut stream, &daemon.envelope(own));
+    assert_eq!(message(&recv(&mut stream).unwrap()), "invalid handoff ticket");
+    // The owner keeps the daemon, and a new preparation makes a new ticket.
+    let fresh = prepare(&daemon, &mut owner);
+    assert_ne!(fresh, ticket);
+    assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
+}
+
+#[test]
+fn malformed_frames_are_answered_and_closed() {
+    use std::io::Write;
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let mut stream = daemon.connect();
+    stream.write_all(&[0, 0, 0, 3, b'a', b'b', b'c']).unwrap();
+    assert!(message(&recv(&mut stream).unwrap()).starts_with("invalid frame: "));
+    assert!(recv(&mut stream).is_none());
+    let mut stream = daemon.connect();
+    stream.write_all(&opencode_pty_protocol::encode_output(0, b"x").unwrap()).unwrap();
+    assert!(message(&recv(&mut stream).unwrap()).starts_with("expected a request envelope"));
+}

@@ -60,6 +60,9 @@ enum Command {
     Daemon {
         #[command(flatten)]
         location: Location,
+        /// How long handoff tickets last, in milliseconds (for tests of their expiry; the protocol says 120 s).
+        #[arg(long, hide = true, default_value_t = opencode_pty_protocol::HANDOFF_TTL.as_millis() as u64)]
+        handoff_ttl_ms: u64,
     },
     /// Start a new daemon, own it, and play with it interactively; leaving stops the daemon.
     Play {
@@ -124,11 +127,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        Command::Daemon { location } => {
+        Command::Daemon { location, handoff_ttl_ms } => {
             let options = DaemonOptions {
                 root: location.root()?,
                 name: location.name.clone(),
                 config: TerminalConfig::default(),
+                handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
             };
             run_daemon(options)?;
         }

@@ -51,12 +51,18 @@ enum State {
 pub struct Ownership {
     state: State,
     generation: u64,
+    handoff_ttl: Duration,
 }
 
 impl Ownership {
-    /// A daemon started at `now`, waiting for its first owner.
+    /// A daemon started at `now`, waiting for its first owner, with the protocol's deadlines.
     pub fn new(now: Instant) -> Ownership {
-        Ownership { state: State::Starting(now + OWNER_DEADLINE), generation: 0 }
+        Ownership::with_handoff_ttl(now, HANDOFF_TTL)
+    }
+
+    /// The same with another handoff lifetime (the daemon's hidden `--handoff-ttl-ms`, for tests).
+    pub fn with_handoff_ttl(now: Instant, handoff_ttl: Duration) -> Ownership {
+        Ownership { state: State::Starting(now + OWNER_DEADLINE), generation: 0, handoff_ttl }
     }
 
     /// Applies the deadlines that passed by `now`; true when the daemon must stop.
@@ -123,8 +129,8 @@ impl Ownership {
         let State::Owned(prepared) = &mut self.state else { return Err(OwnershipError::NotOwner) };
         let handoff = prepared.get_or_insert_with(|| Handoff {
             ticket: ticket(),
-            expires_at: wall_ms + duration_ms(HANDOFF_TTL),
-            deadline: now + HANDOFF_TTL,
+            expires_at: wall_ms + duration_ms(self.handoff_ttl),
+            deadline: now + self.handoff_ttl,
         });
         Ok(handoff.clone())
     }

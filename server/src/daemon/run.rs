@@ -36,6 +36,8 @@ pub struct DaemonOptions {
     pub name: String,
     /// Buffer sizes of each terminal.
     pub config: TerminalConfig,
+    /// How long a handoff ticket lasts: `HANDOFF_TTL`, except in tests of its expiry.
+    pub handoff_ttl: Duration,
 }
 
 /// Runs the daemon until it stops; `Ok` means an orderly stop (exit status 0).
@@ -49,7 +51,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         .name("opencode-pty-sweep".into())
         .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| start("starting the sweep", &e))?;
-    let shared = Shared::new(TerminalService::new(options.config), runtime.registration().clone());
+    let shared = Shared::new(TerminalService::new(options.config), runtime.registration().clone(), options.handoff_ttl);
     super::signals::spawn_handler(shared.clone()).map_err(|e| start("starting the signal thread", &e))?;
     let listener = runtime.listener().try_clone().map_err(|e| start("duplicating the socket", &e))?;
     let (stop_read, stop_write) =

@@ -36,12 +36,12 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Shared state for a daemon that starts now.
-    pub fn new(service: TerminalService, registration: Registration) -> Arc<Shared> {
+    /// Shared state for a daemon that starts now, whose handoff tickets last `handoff_ttl`.
+    pub fn new(service: TerminalService, registration: Registration, handoff_ttl: Duration) -> Arc<Shared> {
         Arc::new(Shared {
             service,
             registration,
-            ownership: Mutex::new(Ownership::new(Instant::now())),
+            ownership: Mutex::new(Ownership::with_handoff_ttl(Instant::now(), handoff_ttl)),
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
             connections: Mutex::new(HashMap::new()),

@@ -43,15 +43,21 @@ pub fn binary() -> PathBuf {
 impl Daemon {
     /// Starts `opencode-pty daemon` in a fresh root and waits for its registration.
     pub fn start() -> Daemon {
+        Daemon::start_with(&[])
+    }
+
+    /// The same with extra daemon arguments.
+    pub fn start_with(extra: &[&str]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
-        Daemon::start_in(root, "test")
+        Daemon::start_in(root, "test", extra)
     }
 
     /// Starts a daemon named `name` under `root`.
-    pub fn start_in(root: tempfile::TempDir, name: &str) -> Daemon {
+    pub fn start_in(root: tempfile::TempDir, name: &str, extra: &[&str]) -> Daemon {
         let child = Command::new(binary())
             .args(["daemon", "--name", name, "--runtime-dir"])
             .arg(root.path())
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

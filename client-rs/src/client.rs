@@ -1,0 +1,212 @@
+//! [`Client`]: finds a daemon through its registration and runs requests against it, one connection per request
+//! (SPEC E8). This module holds the plumbing (discovery, timeouts, the generic and raw requests) and the three
+//! requests that keep their connection: `own`, `subscribe` and `wait`. The typed one-shot requests are in
+//! `ops.rs`.
+
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+use opencode_pty_protocol::{Registration, Request, Response, Role};
+use serde_json::{Map, Value};
+
+use crate::conn::{Connection, describe, envelope, refuse, request_value};
+use crate::error::ClientError;
+use crate::owner::Owner;
+use crate::registration::{REGISTRATION_FILE, check_identity, read_registration};
+use crate::subscription::Subscription;
+use crate::types::{Attached, Exited, Pong};
+
+/// How long a request waits by default (30 s) for its whole exchange: connecting, sending and reading the
+/// answer. It matches the daemon's own bound on how long a request waits for its terminal, so a busy but healthy
+/// daemon answers in time. `wait` and an open subscription or owner channel wait without a limit once their
+/// request is sent; connecting, sending and the first answer are still bounded. Change it per client with
+/// [`Client::with_request_timeout`].
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A handle on one daemon: its registration and a request timeout. Cheap to clone; holds no connection.
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// Where the daemon listens and how to authenticate.
+    registration: Registration,
+    /// How long one exchange may take.
+    request_timeout: Duration,
+}
+
+impl Client {
+    /// A client for the daemon a registration describes, trusted as is: nothing is read or checked.
+    pub fn from_registration(registration: Registration) -> Client {
+        Client { registration, request_timeout: REQUEST_TIMEOUT }
+    }
+
+    /// Finds the daemon of a runtime directory: reads `runtime_dir/`[`REGISTRATION_FILE`], refuses another
+    /// protocol version before anything else, then pings the daemon and requires its `pong` to match the
+    /// registration.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`read_registration`](crate::read_registration), then those of [`Client::verify`].
+    pub async fn discover(runtime_dir: &Path) -> Result<Client, ClientError> {
+        let registration = read_registration(&runtime_dir.join(REGISTRATION_FILE)).await?;
+        let client = Client::from_registration(registration);
+        client.verify().await?;
+        Ok(client)
+    }
+
+    /// Pings the daemon and checks that the `pong` names the registration's protocol, instance id and pid.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Client::ping`], or [`ClientError::IdentityMismatch`].
+    pub async fn verify(&self) -> Result<Pong, ClientError> {
+        let pong = self.ping().await?;
+        check_identity(&self.registration, &pong)?;
+        Ok(pong)
+    }
+
+    /// The same client with another request timeout (see [`REQUEST_TIMEOUT`]).
+    pub fn with_request_timeout(self, request_timeout: Duration) -> Client {
+        Client { request_timeout, ..self }
+    }
+
+    /// The registration this client uses.
+    pub fn registration(&self) -> &Registration {
+        &self.registration
+    }
+
+    /// How long one exchange may take.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Sends any request and returns the daemon's answer as it came, an `error` included (as
+    /// `Ok(Response::Error)`). Only the first answer is read, so for `subscribe`, `own` and `wait` this is a
+    /// probe: the connection is dropped after it.
+    ///
+    /// # Errors
+    ///
+    /// Connecting, sending or reading failed, the answer does not decode, the connection closed before it
+    /// ([`ClientError::Closed`]), or it took longer than the request timeout.
+    pub async fn request(&self, request: Request) -> Result<Response, ClientError> {
+        self.send_raw(request_value(&request)?).await
+    }
+
+    /// Sends `{"token": <registration token>, "request": request}` whatever `request` holds, for probing how the
+    /// daemon treats malformed requests; otherwise as [`Client::request`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::request`].
+    pub async fn send_raw(&self, request: Value) -> Result<Response, ClientError> {
+        self.send_envelope(envelope(&self.registration.token, request)).await
+    }
+
+    /// Sends a whole envelope as given, without adding the token, for probing authentication; otherwise as
+    /// [`Client::request`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::request`].
+    pub async fn send_envelope(&self, envelope: Map<String, Value>) -> Result<Response, ClientError> {
+        let what = describe(&envelope);
+        self.bounded(what, async {
+            let mut connection = self.open(&envelope).await?;
+            connection.read_response().await
+        })
+        .await
+    }
+
+    /// Claims ownership of the daemon (SPEC §7): sends `own` with the registration's instance id and, when taking
+    /// over from a previous owner, its handoff ticket. The connection then stays open as the owner channel.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::request`]; a refused claim is [`ClientError::Daemon`], any answer but `owned` is
+    /// [`ClientError::Unexpected`].
+    pub async fn own(&self, ticket: Option<String>) -> Result<Owner, ClientError> {
+        let instance_id = self.registration.instance_id.clone();
+        let envelope = self.envelope(&Request::Own { instance_id, ticket })?;
+        let connection = self
+            .bounded(describe(&envelope), async {
+                let mut connection = self.open(&envelope).await?;
+                match connection.read_response().await? {
+                    Response::Owned => Ok(connection),
+                    other => Err(refuse("owned", other)),
+                }
+            })
+            .await?;
+        Ok(Owner::new(connection, self.registration.token.clone(), self.request_timeout))
+    }
+
+    /// Attaches to a process: the first answer must be `attached`, whose replay is returned decoded by
+    /// [`Subscription::attached`]; events and output frames follow through [`Subscription::next`]. Only the
+    /// exchange up to `attached` is bounded by the request timeout.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::request`]; a refused subscription is [`ClientError::Daemon`], an end of stream before
+    /// `attached` is [`ClientError::Closed`].
+    pub async fn subscribe(
+        &self,
+        id: u64,
+        offset: u64,
+        attachment_id: &str,
+        role: Role,
+        takeover: bool,
+    ) -> Result<Subscription, ClientError> {
+        let request = Request::Subscribe { attachment_id: attachment_id.to_owned(), id, offset, role, takeover };
+        let envelope = self.envelope(&request)?;
+        self.bounded(describe(&envelope), async {
+            let mut connection = self.open(&envelope).await?;
+            let attached = Attached::from_response(connection.read_response().await?)?;
+            Ok(Subscription::new(connection, attached))
+        })
+        .await
+    }
+
+    /// Waits for a pipe process to exit (SPEC §5.2 `wait`). Connecting and sending are bounded by the request
+    /// timeout; the wait for the answer is not, since the daemon holds the request until the process exits.
+    /// Cancel safe: dropping the future closes the connection and nothing else.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::request`]; a process removed by `terminate` first is [`ClientError::Daemon`] `terminated`.
+    pub async fn wait(&self, id: u64) -> Result<Exited, ClientError> {
+        let envelope = self.envelope(&Request::Wait { id })?;
+        let mut connection = self.bounded(describe(&envelope), self.open(&envelope)).await?;
+        Exited::from_response(connection.read_response().await?)
+    }
+
+    /// Wraps a request in an envelope with the registration's token.
+    fn envelope(&self, request: &Request) -> Result<Map<String, Value>, ClientError> {
+        Ok(envelope(&self.registration.token, request_value(request)?))
+    }
+
+    /// Connects to the daemon and sends one envelope.
+    async fn open(&self, envelope: &Map<String, Value>) -> Result<Connection, ClientError> {
+        let mut connection = Connection::connect(&self.registration.socket).await?;
+        connection.send(envelope).await?;
+        Ok(connection)
+    }
+
+    /// Runs `exchange` within the request timeout; `what` names it in the timeout error.
+    async fn bounded<T>(
+        &self,
+        what: String,
+        exchange: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        bounded(self.request_timeout, what, exchange).await
+    }
+}
+
+/// Runs `exchange` within `limit`; `what` names it in the timeout error.
+pub(crate) async fn bounded<T>(
+    limit: Duration,
+    what: String,
+    exchange: impl Future<Output = Result<T, ClientError>>,
+) -> Result<T, ClientError> {
+    match tokio::time::timeout(limit, exchange).await {
+        Ok(result) => result,
+        Err(_elapsed) => Err(ClientError::Timeout { what, seconds: limit.as_secs_f64() }),
+    }
+}

@@ -1,0 +1,144 @@
+//! `ClientError`: every way a call through the client can fail, from a refused connection to a daemon that
+//! answered with `error` or broke the protocol. Each variant's `Display` is one sentence that says what was being
+//! done, so that a log line is enough.
+
+use std::path::PathBuf;
+
+use opencode_pty_protocol::FrameError;
+
+/// The exact message a daemon answers a missing or wrong token with (SPEC E3). A client that gets it should
+/// re-read the registration file: the daemon may have been replaced.
+pub const AUTHENTICATION_FAILED: &str = "authentication failed";
+
+/// Why a call through the client failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The daemon answered with `{"type": "error", "message": ...}`. The `Display` text is the message as sent.
+    #[error("{message}")]
+    Daemon {
+        /// The daemon's message, such as `process 7 not found` or `unsupported request: teleport`.
+        message: String,
+    },
+
+    /// Connecting to the socket, sending a request or reading an answer failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, such as `cannot connect to /run/opencode-pty/socket`.
+        context: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A frame could not be encoded (a request over `MAX_FRAME_BYTES`) or the daemon sent one that does not
+    /// decode (SPEC §2). The connection is dropped.
+    #[error("framing: {0}")]
+    Frame(#[from] FrameError),
+
+    /// The daemon sent well-formed frames that break the protocol: a response that does not decode, an output
+    /// frame outside a subscription, output frames that are not contiguous, invalid base64, and so on.
+    #[error("the daemon broke the protocol: {0}")]
+    Protocol(String),
+
+    /// A request could not be serialized to JSON.
+    #[error("cannot encode the request: {0}")]
+    Encode(#[source] serde_json::Error),
+
+    /// The registration names a protocol version other than this client's (SPEC V3).
+    #[error("the daemon speaks protocol {found}, but this client speaks protocol {expected}")]
+    VersionMismatch {
+        /// This client's version, `PROTOCOL_VERSION`.
+        expected: u64,
+        /// The version the registration names.
+        found: u64,
+    },
+
+    /// The registration file cannot be read, is too large, is not JSON or does not fit the registration schema.
+    #[error("cannot use the registration file {}: {reason}", path.display())]
+    Registration {
+        /// The file's path.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// `ping` was answered by a daemon other than the one the registration describes.
+    #[error("the daemon answered ping with {field} {answered}, but its registration says {registered}")]
+    IdentityMismatch {
+        /// The member that differs: `protocol`, `instance_id` or `pid`.
+        field: &'static str,
+        /// The value in the registration.
+        registered: String,
+        /// The value in the `pong`.
+        answered: String,
+    },
+
+    /// The daemon answered with a response of another type than the request calls for.
+    #[error("expected a `{expected}` response, got `{got}`")]
+    Unexpected {
+        /// The response type the request calls for.
+        expected: &'static str,
+        /// The response type the daemon sent.
+        got: String,
+    },
+
+    /// The connection ended before the answer (or, on a subscription, before `exited`).
+    #[error("the daemon closed the connection before answering")]
+    Closed,
+
+    /// No answer came in time.
+    #[error("{what} got no answer within {seconds} s")]
+    Timeout {
+        /// What was waiting, such as `get request`.
+        what: String,
+        /// How long it waited, in seconds.
+        seconds: f64,
+    },
+
+    /// An earlier request on this owner channel did not complete (it was cancelled or timed out), so its answer
+    /// may still be on the way and the channel cannot be used for another request.
+    #[error("an earlier request on this owner channel did not complete, so the channel cannot be used")]
+    Interrupted,
+}
+
+impl ClientError {
+    /// Whether this is the daemon's answer to a wrong token (SPEC E3): re-read the registration and retry.
+    pub fn is_authentication_failure(&self) -> bool {
+        matches!(self, ClientError::Daemon { message } if message == AUTHENTICATION_FAILED)
+    }
+
+    /// An [`Io`](Self::Io) error with its context.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> ClientError {
+        ClientError::Io { context: context.into(), source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_daemon_error_displays_the_message_as_sent() {
+        let error = ClientError::Daemon { message: "process 7 not found".into() };
+        assert_eq!(error.to_string(), "process 7 not found");
+        assert!(!error.is_authentication_failure());
+        assert!(ClientError::Daemon { message: AUTHENTICATION_FAILED.into() }.is_authentication_failure());
+    }
+
+    #[test]
+    fn io_errors_say_what_was_being_done() {
+        let source = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let error = ClientError::io("cannot connect to /tmp/x/socket", source);
+        assert_eq!(error.to_string(), "cannot connect to /tmp/x/socket: No such file or directory");
+    }
+
+    #[test]
+    fn mismatches_name_both_sides() {
+        let error = ClientError::VersionMismatch { expected: 8, found: 9 };
+        assert_eq!(error.to_string(), "the daemon speaks protocol 9, but this client speaks protocol 8");
+        let error = ClientError::IdentityMismatch { field: "pid", registered: "1".into(), answered: "2".into() };
+        assert_eq!(error.to_string(), "the daemon answered ping with pid 2, but its registration says 1");
+        let error = ClientError::Timeout { what: "get request".into(), seconds: 0.5 };
+        assert_eq!(error.to_string(), "get request got no answer within 0.5 s");
+    }
+}

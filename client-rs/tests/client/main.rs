@@ -1,0 +1,9 @@
+//! Integration tests of the client against a scripted fake daemon (`fake`): each test plays the daemon's side
+//! of one or more connections next to the client's calls, and everything is bounded by `fake::bounded`.
+
+mod discover;
+mod fake;
+mod framing;
+mod owner;
+mod requests;
+mod subscription;

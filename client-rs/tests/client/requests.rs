@@ -1,0 +1,214 @@
+//! One-shot requests: the exact envelope on the wire, typed answers, and each way an answer can go wrong.
+
+use std::num::NonZeroU16;
+use std::time::Duration;
+
+use opencode_pty_client::{ClientError, CreatePty, Mode, Response, Signal};
+use serde_json::json;
+
+use crate::fake::{FakeDaemon, TOKEN, bounded, exited, pty_process};
+
+#[tokio::test]
+async fn a_request_sends_the_exact_envelope_and_parses_the_answer() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let answer = json!({"type": "process", "process": pty_process(7)});
+        let (process, envelope) = tokio::join!(client.get(7), daemon.answer(answer));
+        assert_eq!(envelope, json!({"token": TOKEN, "request": {"op": "get", "id": 7}}));
+        let process = process.expect("process");
+        assert_eq!(process.id, 7);
+        assert_eq!(process.mode, Mode::Pty);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn typed_requests_put_their_fields_on_the_wire() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let ok = json!({"type": "ok"});
+        let size = |n| NonZeroU16::new(n).expect("nonzero");
+
+        let created = json!({"type": "created", "process": pty_process(1)});
+        let (process, envelope) = tokio::join!(client.create_pty(CreatePty::new("sh", "/tmp")), daemon.answer(created));
+        assert_eq!(process.expect("created").id, 1);
+        let expected = json!({"op": "create_pty", "program": "sh", "args": [], "cwd": "/tmp", "env": {},
+                              "group_id": "", "title": "sh", "cols": 80, "rows": 24});
+        assert_eq!(envelope["request"], expected);
+
+        let (result, envelope) = tokio::join!(client.write(1, None, b"hi\n"), daemon.answer(ok.clone()));
+        result.expect("write");
+        assert_eq!(envelope["request"], json!({"op": "write", "id": 1, "attachment_id": null, "data_base64": "aGkK"}));
+
+        let (result, envelope) =
+            tokio::join!(client.input(1, "tab", size(100), size(30), b""), daemon.answer(ok.clone()));
+        result.expect("input");
+        assert_eq!(
+            envelope["request"],
+            json!({"op": "input", "id": 1, "attachment_id": "tab", "cols": 100, "rows": 30, "data_base64": ""})
+        );
+
+        let (result, envelope) = tokio::join!(client.rename(1, None), daemon.answer(ok.clone()));
+        result.expect("rename");
+        assert_eq!(envelope["request"], json!({"op": "rename", "id": 1, "title": null}));
+
+        let (result, envelope) = tokio::join!(client.signal(2, Signal::Sigint), daemon.answer(ok));
+        result.expect("signal");
+        assert_eq!(envelope["request"], json!({"op": "signal", "id": 2, "signal": "SIGINT"}));
+
+        let rows =
+            json!({"type": "rows", "process": pty_process(1), "lines": ["$ ", ""], "cursor_x": 2, "cursor_y": 0});
+        let (result, envelope) = tokio::join!(client.read_rows(1, None), daemon.answer(rows));
+        assert_eq!(result.expect("rows").lines, ["$ ", ""]);
+        assert_eq!(envelope["request"], json!({"op": "read_rows", "id": 1}), "a default row count is left out");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn base64_members_are_decoded() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let answer = json!({"type": "replay", "requested_offset": 0, "available_offset": 3, "end_offset": 8,
+                            "truncated": true, "data_base64": "aGVsbG8="});
+        let (replay, envelope) = tokio::join!(client.replay(4, 0), daemon.answer(answer));
+        assert_eq!(envelope["request"], json!({"op": "replay", "id": 4, "offset": 0}));
+        let replay = replay.expect("replay");
+        assert_eq!((replay.available_offset, replay.end_offset, replay.truncated), (3, 8, true));
+        assert_eq!(replay.bytes, b"hello");
+
+        let answer = json!({"type": "snapshot", "process": pty_process(4), "text": "$", "checkpoint_base64": "G1sy",
+                            "cursor_x": 1, "cursor_y": 0});
+        let (snapshot, _) = tokio::join!(client.snapshot(4), daemon.answer(answer));
+        assert_eq!(snapshot.expect("snapshot").checkpoint, b"\x1b[2");
+
+        let answer = json!({"type": "snapshot", "process": pty_process(4), "text": "", "checkpoint_base64": "!!",
+                            "cursor_x": 0, "cursor_y": 0});
+        let (snapshot, _) = tokio::join!(client.snapshot(4), daemon.answer(answer));
+        assert!(matches!(snapshot, Err(ClientError::Protocol(_))), "{snapshot:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_error_response_is_a_daemon_error() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let answer = json!({"type": "error", "message": "process 9 not found"});
+        let (result, _) = tokio::join!(client.terminate(9), daemon.answer(answer));
+        let error = result.unwrap_err();
+        assert!(matches!(&error, ClientError::Daemon { message } if message == "process 9 not found"));
+        assert_eq!(error.to_string(), "process 9 not found");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_response_of_the_wrong_type_is_unexpected() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let (result, _) = tokio::join!(client.list(Mode::Pipe), daemon.answer(json!({"type": "ok"})));
+        let error = result.unwrap_err();
+        assert!(matches!(&error, ClientError::Unexpected { expected: "processes", got } if got == "ok"), "{error:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn eof_before_the_response_is_closed() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let close_after_reading = async {
+            let mut peer = daemon.accept().await;
+            peer.read_envelope().await;
+        };
+        let (result, ()) = tokio::join!(client.shutdown(), close_after_reading);
+        assert!(matches!(result, Err(ClientError::Closed)), "{result:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn raw_requests_return_errors_as_values() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let answer = json!({"type": "error", "message": "unsupported request: teleport"});
+        let (response, envelope) =
+            tokio::join!(client.send_raw(json!({"op": "teleport", "to": 3})), daemon.answer(answer));
+        assert_eq!(envelope, json!({"token": TOKEN, "request": {"op": "teleport", "to": 3}}));
+        assert_eq!(response.expect("answered"), Response::Error { message: "unsupported request: teleport".into() });
+
+        let (response, envelope) =
+            tokio::join!(client.request(opencode_pty_client::Request::Shutdown), daemon.answer(json!({"type": "ok"})));
+        assert_eq!(envelope["request"], json!({"op": "shutdown"}));
+        assert_eq!(response.expect("answered"), Response::Ok);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_silent_daemon_times_out() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client().with_request_timeout(Duration::from_millis(50));
+        let stay_silent = async {
+            let mut peer = daemon.accept().await;
+            peer.read_envelope().await;
+            // The client gives up and closes; only then does this side end.
+            peer.expect_eof().await;
+        };
+        let (result, ()) = tokio::join!(client.ping(), stay_silent);
+        assert!(matches!(&result, Err(ClientError::Timeout { what, .. }) if what == "ping request"), "{result:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn wait_outlasts_the_request_timeout() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client().with_request_timeout(Duration::from_millis(50));
+        let (exited, ()) = tokio::join!(client.wait(3), async {
+            let mut waiter = daemon.accept().await;
+            assert_eq!(waiter.read_envelope().await["request"], json!({"op": "wait", "id": 3}));
+            // A request bounded by the same timeout expires first; the wait must still be waiting.
+            let stay_silent = async {
+                let mut peer = daemon.accept().await;
+                peer.read_envelope().await;
+                peer.expect_eof().await;
+            };
+            let (ping, ()) = tokio::join!(client.ping(), stay_silent);
+            assert!(matches!(ping, Err(ClientError::Timeout { .. })), "{ping:?}");
+            waiter.send_json(&exited(12)).await;
+        });
+        assert_eq!(exited.expect("exited").final_offset, 12);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cancelling_wait_closes_its_connection() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let received = async {
+            let mut peer = daemon.accept().await;
+            peer.read_envelope().await;
+            peer
+        };
+        let mut peer = tokio::select! {
+            result = client.wait(5) => panic!("nothing answered, yet wait returned {result:?}"),
+            peer = received => peer,
+        };
+        // The wait future was dropped when `select!` finished.
+        peer.expect_eof().await;
+    })
+    .await;
+}
