@@ -323,3 +323,50 @@ fn malformed_frames_are_answered_and_closed() {
     stream.write_all(&opencode_pty_protocol::encode_output(0, b"x").unwrap()).unwrap();
     assert!(message(&recv(&mut stream).unwrap()).starts_with("expected a request envelope"));
 }
+
+#[test]
+fn every_pty_op_is_dispatched() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let id = daemon.request(create_sh("printf 'hello'; read line; echo \"got $line\"; sleep 60"))["process"]["id"]
+        .as_u64()
+        .unwrap();
+    eventually("hello on the screen", || {
+        let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
+        (snapshot["text"] == "hello").then_some(())
+    });
+    // The last physical rows of the screen: `hello` is on the first of its 24.
+    let rows = daemon.request(json!({"op": "read_rows", "id": id}));
+    assert_eq!((rows["lines"].as_array().unwrap().len(), &rows["lines"][0]), (24, &json!("hello")), "{rows}");
+    let replay = daemon.request(json!({"op": "replay", "id": id, "offset": 2}));
+    assert_eq!((replay["type"].as_str(), replay["data_base64"].as_str()), (Some("replay"), Some("bGxv")));
+    assert_eq!(daemon.request(json!({"op": "rename", "id": id, "title": "mine"}))["type"], "ok");
+    let got = daemon.request(json!({"op": "get", "id": id}));
+    assert_eq!(got["process"]["pty"]["title"], "mine");
+    let resize = json!({"op": "resize", "id": id, "attachment_id": null, "cols": 90, "rows": 20});
+    assert_eq!(daemon.request(resize)["type"], "ok");
+    // `control` and `input` need a subscribed attachment.
+    let mut subscription = daemon.connect();
+    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "observer",
+                           "takeover": false});
+    send(&mut subscription, &daemon.envelope(subscribe));
+    assert_eq!(recv(&mut subscription).unwrap()["type"], "attached");
+    let control = json!({"op": "control", "id": id, "attachment_id": "a", "cols": 90, "rows": 20});
+    assert_eq!(daemon.request(control)["type"], "ok");
+    let input = json!({"op": "input", "id": id, "attachment_id": "a", "cols": 90, "rows": 20, "data_base64": "eW8K"});
+    assert_eq!(daemon.request(input)["type"], "ok");
+    eventually("the typed line echoed", || {
+        let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
+        snapshot["text"].as_str()?.contains("got yo").then_some(())
+    });
+    let bad = json!({"op": "write", "id": id, "attachment_id": null, "data_base64": "eA=="});
+    assert_eq!(message(&daemon.request(bad)), "terminal input requires the active controller attachment");
+    let bad = json!({"op": "write", "id": id, "attachment_id": "a", "data_base64": "!!"});
+    assert_eq!(message(&daemon.request(bad)), "invalid input base64");
+    for op in ["wait", "signal", "set_metadata"] {
+        let request = json!({"op": op, "id": id, "signal": "SIGTERM", "metadata": {}});
+        assert!(message(&daemon.request(request)).contains("only for pipe processes"), "{op}");
+    }
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+    assert_eq!(message(&daemon.request(json!({"op": "terminate", "id": id}))), format!("process {id} not found"));
+}
