@@ -20,6 +20,19 @@ pub enum ServiceError {
     /// The terminal's runtime has stopped (terminated, or the daemon is shutting down).
     #[error("process {0} is no longer running its terminal")]
     Gone(u64),
+    /// A pipe process was terminated before it exited (the answer to a pending `wait`).
+    #[error("terminated")]
+    Terminated,
+    /// The request is for the other kind of process (PTY-only ops on a pipe process, or the reverse).
+    #[error("process {id} is {what}; this request is only for {wanted}")]
+    WrongMode {
+        /// The process.
+        id: u64,
+        /// What it is: `a pipe process` or `a PTY`.
+        what: &'static str,
+        /// What the request needs: `PTYs` or `pipe processes`.
+        wanted: &'static str,
+    },
     /// The terminal did not answer in time.
     #[error("process {id} did not answer within {seconds} s")]
     Timeout {

@@ -1,16 +1,18 @@
 //! The opencode-pty daemon as a library: the terminal runtime and its service, used by the binary and tested
 //! in-process before any socket exists.
 //!
-//! Module map: `service` (the registry of terminals, in creation order), `terminal` (one PTY: spawn, the
-//! actor that owns its emulator, the reader, writer and wait threads, replay, fan-out, titles), `procinfo`
-//! (the foreground process of a PTY), `error` (what a client is told), `daemon` (the persistent service:
-//! runtime directory, registration, socket, ownership, dispatch).
+//! Module map: `service` (the registry of PTYs and pipe processes, in creation order), `terminal` (one PTY:
+//! spawn, the actor that owns its emulator, the reader, writer and wait threads, replay, fan-out, titles),
+//! `pipe` (one pipe process: its output file, reader and wait threads), `procinfo` (the foreground process
+//! of a PTY), `error` (what a client is told), `daemon` (the persistent service: runtime directory,
+//! registration, socket, ownership, dispatch).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 pub mod daemon;
 pub mod error;
+pub mod pipe;
 pub mod procinfo;
 pub mod service;
 pub mod terminal;

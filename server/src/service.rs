@@ -1,81 +1,150 @@
-//! The terminal service: the registry of terminals by id, in creation order, and the operations that span
-//! them (create, list, get, terminate, shutdown).
+//! The process service: the registry of PTYs and pipe processes by id, in creation order (one id sequence for
+//! both), and the operations that span them (create, list, get, terminate, shutdown).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use opencode_pty_protocol::ProcessInfo;
+use opencode_pty_protocol::{Mode, ProcessInfo};
 
 use crate::error::ServiceError;
+use crate::pipe::{PipeHandle, PipeSpec};
 use crate::terminal::{PtySpec, TerminalConfig, TerminalHandle};
 
-/// Every terminal of one daemon.
+/// One registered process of either kind.
+#[derive(Debug, Clone)]
+enum Process {
+    Pty(Arc<TerminalHandle>),
+    Pipe(Arc<PipeHandle>),
+}
+
+impl Process {
+    fn mode(&self) -> Mode {
+        match self {
+            Process::Pty(_) => Mode::Pty,
+            Process::Pipe(_) => Mode::Pipe,
+        }
+    }
+
+    fn info(&self) -> Result<ProcessInfo, ServiceError> {
+        match self {
+            Process::Pty(handle) => handle.info(),
+            Process::Pipe(handle) => Ok(handle.info()),
+        }
+    }
+
+    /// Kills the process and joins its threads. A pipe's pending waiters are answered `terminated` only when
+    /// `answer_waiters` (a `terminate`); on shutdown they are just disconnected.
+    fn terminate(&self, answer_waiters: bool) {
+        match self {
+            Process::Pty(handle) => {
+                handle.terminate();
+            }
+            Process::Pipe(handle) if answer_waiters => {
+                handle.terminate();
+            }
+            Process::Pipe(handle) => {
+                handle.stop();
+            }
+        }
+    }
+}
+
+/// Every process of one daemon.
 #[derive(Debug)]
 pub struct TerminalService {
     config: TerminalConfig,
     next_id: AtomicU64,
     /// Ordered by id, which is creation order. `None` once shut down: nothing more is created.
-    terminals: Mutex<Option<BTreeMap<u64, Arc<TerminalHandle>>>>,
+    processes: Mutex<Option<BTreeMap<u64, Process>>>,
 }
 
 impl TerminalService {
     /// An empty service whose terminals use `config`.
     pub fn new(config: TerminalConfig) -> TerminalService {
-        TerminalService { config, next_id: AtomicU64::new(1), terminals: Mutex::new(Some(BTreeMap::new())) }
+        TerminalService { config, next_id: AtomicU64::new(1), processes: Mutex::new(Some(BTreeMap::new())) }
     }
 
-    fn terminals(&self) -> MutexGuard<'_, Option<BTreeMap<u64, Arc<TerminalHandle>>>> {
-        self.terminals.lock().unwrap_or_else(|e| e.into_inner())
+    fn processes(&self) -> MutexGuard<'_, Option<BTreeMap<u64, Process>>> {
+        self.processes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts a terminal; ids are assigned in creation order and never reused.
-    pub fn create_pty(&self, spec: PtySpec) -> Result<ProcessInfo, ServiceError> {
-        if self.terminals().is_none() {
+    /// Starts a process with the next id and registers it; ids are assigned in creation order and never reused.
+    fn create(&self, start: impl FnOnce(u64) -> Result<Process, ServiceError>) -> Result<ProcessInfo, ServiceError> {
+        if self.processes().is_none() {
             return Err(ServiceError::invalid("the daemon is shutting down"));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let handle = Arc::new(TerminalHandle::spawn(id, spec, self.config)?);
-        let info = handle.info()?;
-        let mut terminals = self.terminals();
-        let Some(terminals) = terminals.as_mut() else {
-            // Shut down meanwhile: the new terminal goes with the rest (dropping the handle terminates it).
+        let process = start(id)?;
+        let info = process.info()?;
+        let mut processes = self.processes();
+        let Some(processes) = processes.as_mut() else {
+            // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
             return Err(ServiceError::invalid("the daemon is shutting down"));
         };
-        terminals.insert(id, handle);
+        processes.insert(id, process);
         Ok(info)
     }
 
-    /// The terminal with this id.
+    /// Starts a terminal.
+    pub fn create_pty(&self, spec: PtySpec) -> Result<ProcessInfo, ServiceError> {
+        let config = self.config;
+        self.create(|id| Ok(Process::Pty(Arc::new(TerminalHandle::spawn(id, spec, config)?))))
+    }
+
+    /// Starts a pipe process.
+    pub fn create_pipe(&self, spec: PipeSpec) -> Result<ProcessInfo, ServiceError> {
+        self.create(|id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec)?))))
+    }
+
+    fn process(&self, id: u64) -> Result<Process, ServiceError> {
+        self.processes().as_ref().and_then(|p| p.get(&id)).cloned().ok_or(ServiceError::NotFound(id))
+    }
+
+    /// The terminal with this id; a pipe process is refused (PTY-only requests).
     pub fn get_handle(&self, id: u64) -> Result<Arc<TerminalHandle>, ServiceError> {
-        self.terminals().as_ref().and_then(|t| t.get(&id)).cloned().ok_or(ServiceError::NotFound(id))
+        match self.process(id)? {
+            Process::Pty(handle) => Ok(handle),
+            Process::Pipe(_) => Err(ServiceError::WrongMode { id, what: "a pipe process", wanted: "PTYs" }),
+        }
     }
 
-    /// One terminal, its foreground process refreshed.
+    /// The pipe process with this id; a PTY is refused (pipe-only requests).
+    pub fn get_pipe(&self, id: u64) -> Result<Arc<PipeHandle>, ServiceError> {
+        match self.process(id)? {
+            Process::Pipe(handle) => Ok(handle),
+            Process::Pty(_) => Err(ServiceError::WrongMode { id, what: "a PTY", wanted: "pipe processes" }),
+        }
+    }
+
+    /// One process of either kind (a PTY's foreground process refreshed).
     pub fn get(&self, id: u64) -> Result<ProcessInfo, ServiceError> {
-        self.get_handle(id)?.info()
+        self.process(id)?.info()
     }
 
-    /// Every terminal in creation order, foreground processes refreshed. A terminal that stops answering is
-    /// left out rather than failing the whole list.
-    pub fn list(&self) -> Vec<ProcessInfo> {
-        let handles: Vec<_> = self.terminals().iter().flat_map(|t| t.values().cloned()).collect();
-        handles.iter().filter_map(|h| h.info().ok()).collect()
+    /// Every process of `mode` in creation order (PTYs' foreground processes refreshed). A terminal that stops
+    /// answering is left out rather than failing the whole list.
+    pub fn list(&self, mode: Mode) -> Vec<ProcessInfo> {
+        let processes: Vec<_> =
+            self.processes().iter().flat_map(|p| p.values().filter(|p| p.mode() == mode).cloned()).collect();
+        processes.iter().filter_map(|p| p.info().ok()).collect()
     }
 
-    /// Removes a terminal, kills its child and joins its threads. A second call for the same id fails.
+    /// Removes a process of either kind, kills it (and its process group) and joins its threads; a pipe
+    /// process's pending waiters are answered `terminated`. A second call for the same id fails.
     pub fn terminate(&self, id: u64) -> Result<(), ServiceError> {
-        let handle = self.terminals().as_mut().and_then(|t| t.remove(&id)).ok_or(ServiceError::NotFound(id))?;
-        handle.terminate();
+        let process = self.processes().as_mut().and_then(|p| p.remove(&id)).ok_or(ServiceError::NotFound(id))?;
+        process.terminate(true);
         Ok(())
     }
 
-    /// Terminates every terminal in parallel and joins them all; afterwards nothing more can be created.
+    /// Stops every process in parallel and joins them all; afterwards nothing more can be created. Pending
+    /// pipe waiters are disconnected without an answer.
     pub fn shutdown(&self) {
-        let handles: Vec<_> = self.terminals().take().into_iter().flat_map(|t| t.into_values()).collect();
+        let processes: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_values()).collect();
         std::thread::scope(|scope| {
-            for handle in &handles {
-                scope.spawn(move || handle.terminate());
+            for process in &processes {
+                scope.spawn(move || process.terminate(false));
             }
         });
     }

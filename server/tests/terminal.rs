@@ -4,7 +4,7 @@ mod support;
 
 use base64::Engine;
 use opencode_pty::ServiceError;
-use opencode_pty_protocol::{Lifecycle, Response, Role};
+use opencode_pty_protocol::{Lifecycle, Mode, Response, Role};
 use support::{Seen, is_output, log_until, observe, process_exists, read_until, service, sh, until_exit};
 
 fn output_contains(text: &'static str) -> impl Fn(&Seen) -> bool {
@@ -171,7 +171,7 @@ fn bad_specs_are_refused_before_anything_runs() {
     let result = service.create_pty(bad_exec);
     std::fs::remove_file(&script).unwrap();
     assert!(matches!(result, Err(ServiceError::Spawn { .. })), "{result:?}");
-    assert!(service.list().is_empty(), "a failed start is never listed");
+    assert!(service.list(Mode::Pty).is_empty(), "a failed start is never listed");
 }
 
 #[test]
@@ -191,12 +191,12 @@ fn one_exit_does_not_stop_another_and_shutdown_stops_all() {
     let short = service.create_pty(sh("exit 0")).expect("create");
     let long = service.create_pty(sh("sleep 30")).expect("create");
     until_exit(&service, short.id);
-    let list = service.list();
+    let list = service.list(Mode::Pty);
     assert_eq!(list.iter().map(|p| p.id).collect::<Vec<_>>(), [short.id, long.id], "creation order");
     assert_eq!(list[1].lifecycle, Lifecycle::Running);
     service.shutdown();
     assert!(!process_exists(long.pid.unwrap()));
-    assert!(service.list().is_empty());
+    assert!(service.list(Mode::Pty).is_empty());
     let refused = service.create_pty(sh("true")).unwrap_err();
     assert_eq!(refused.to_string(), "the daemon is shutting down", "nothing starts after shutdown");
 }
@@ -249,7 +249,7 @@ fn the_foreground_process_is_refreshed_by_get_and_published() {
     read_until(&subscription, &mut seen, |s| {
         s.messages.iter().any(|m| *m == Response::ForegroundProcessChanged { process: Some("sleep".into()) })
     });
-    assert_eq!(service.list()[0].pty.as_ref().unwrap().foreground_process.as_deref(), Some("sleep"));
+    assert_eq!(service.list(Mode::Pty)[0].pty.as_ref().unwrap().foreground_process.as_deref(), Some("sleep"));
     // Terminate kills the background `tail` too (the whole process group).
     service.terminate(info.id).unwrap();
 }

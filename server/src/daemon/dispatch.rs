@@ -21,7 +21,7 @@ fn answer(service: &TerminalService, request: Request) -> Result<Response, Servi
                 PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() };
             Response::Created { process: service.create_pty(spec)? }
         }
-        Request::List { mode: Mode::Pty } => Response::Processes { processes: service.list() },
+        Request::List { mode: Mode::Pty } => Response::Processes { processes: service.list(Mode::Pty) },
         // Pipe processes arrive with their own issue; until then there are none to list.
         Request::List { mode: Mode::Pipe } => Response::Processes { processes: Vec::new() },
         Request::Get { id } => Response::Process { process: service.get(id)? },

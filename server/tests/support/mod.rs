@@ -1,4 +1,5 @@
-//! Helpers for the terminal runtime tests: a service, PTY specs, and bounded waits on subscription events.
+//! Helpers for the runtime tests: a service, PTY and pipe specs, and bounded waits on subscription events and
+//! exits.
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
@@ -6,6 +7,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use opencode_pty::TerminalService;
+use opencode_pty::pipe::{PipeHandle, PipeSpec};
 use opencode_pty::terminal::{Event, PtySpec, Subscription, TerminalConfig};
 use opencode_pty_protocol::Response;
 
@@ -29,6 +31,31 @@ pub fn sh(script: &str) -> PtySpec {
         cols: 80,
         rows: 24,
     }
+}
+
+/// A pipe process running `program args` in `/`, with a `PATH` and nothing else in its environment, writing to
+/// `out.log` in `dir`.
+pub fn pipe_spec(dir: &std::path::Path, program: &str, args: &[&str]) -> PipeSpec {
+    PipeSpec {
+        program: program.into(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        cwd: "/".into(),
+        env: HashMap::from([("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())]),
+        group_id: "test".into(),
+        output_path: dir.join("out.log"),
+        metadata: serde_json::Map::new(),
+    }
+}
+
+/// A pipe process running `sh -c script` (see [`pipe_spec`]).
+pub fn pipe_sh(dir: &std::path::Path, script: &str) -> PipeSpec {
+    pipe_spec(dir, "sh", &["-c", script])
+}
+
+/// Waits (bounded by [`WAIT`]) for a pipe process's `exited`.
+pub fn exited_pipe(handle: &PipeHandle) -> Response {
+    let answer = handle.wait().recv_timeout(WAIT).expect("exited within the bound");
+    answer.expect("exited, not terminated")
 }
 
 /// What a subscription delivered until a condition held.

@@ -1,0 +1,177 @@
+//! Starts a pipe process: checks the request, opens the output file, and starts the child without a terminal.
+//!
+//! The order is the spec's: everything that can be checked without the file system is checked first, so a
+//! rejected request never creates or truncates the output file; then the file is opened (a failure starts
+//! nothing); then the child is started (a missing program or cwd fails here, after the file was opened).
+//!
+//! The child gets exactly the request's environment, its own process group, stdin on `/dev/null`, and one pipe
+//! for both stdout and stderr, so their bytes stay in order. Its `pre_exec` hook restores default signal
+//! dispositions and an empty signal mask (the daemon blocks SIGTERM and SIGINT, and a mask survives `exec`).
+//!
+//! This module is allowed `unsafe` for that hook only.
+
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
+use nix::sys::stat::Mode;
+use opencode_pty_protocol::MAX_METADATA_BYTES;
+use serde_json::{Map, Value};
+
+use super::PipeSpec;
+use crate::error::ServiceError;
+
+/// The mode a new output file is created with, before the daemon's umask is applied.
+pub const OUTPUT_FILE_MODE: u32 = 0o666;
+
+/// Signals whose disposition the child gets back as the default. The daemon may ignore or handle these, and
+/// an ignored disposition would survive `exec`.
+const RESET_SIGNALS: [libc::c_int; 7] =
+    [libc::SIGCHLD, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM, libc::SIGPIPE];
+
+/// Refuses `metadata` whose serialized JSON is over [`MAX_METADATA_BYTES`]. Serialization stops as soon as the
+/// bound is passed, so an oversized object costs no more than the bound.
+pub fn check_metadata(metadata: &Map<String, Value>) -> Result<(), ServiceError> {
+    /// Counts bytes and fails once there are too many.
+    struct Budget(usize);
+
+    impl Write for Budget {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            if self.0 > MAX_METADATA_BYTES {
+                return Err(std::io::Error::other("over the limit"));
+            }
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    serde_json::to_writer(Budget(0), metadata)
+        .map_err(|_| ServiceError::invalid(format!("metadata is over the {MAX_METADATA_BYTES}-byte limit")))
+}
+
+/// Checks a spec before anything touches the file system.
+pub(crate) fn validate(spec: &PipeSpec) -> Result<(), ServiceError> {
+    if spec.program.trim().is_empty() {
+        return Err(ServiceError::invalid("program cannot be empty"));
+    }
+    if !spec.cwd.is_absolute() {
+        return Err(ServiceError::invalid(format!("cwd must be an absolute path (got {})", spec.cwd.display())));
+    }
+    if !spec.output_path.is_absolute() {
+        return Err(ServiceError::invalid(format!(
+            "output_path must be an absolute path (got {})",
+            spec.output_path.display()
+        )));
+    }
+    check_metadata(&spec.metadata)
+}
+
+/// Opens (creating or truncating) the output file for writing, refusing a symlink as its final component.
+///
+/// The descriptor is non-blocking, so a FIFO without a reader fails here instead of hanging the request, and a
+/// slow one makes the reader wait in `poll` where it can still be stopped. Regular files are unaffected.
+pub(crate) fn open_output(path: &Path) -> Result<File, ServiceError> {
+    let flags = OFlag::O_WRONLY
+        | OFlag::O_CREAT
+        | OFlag::O_TRUNC
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_CLOEXEC
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY;
+    let fd = open(path, flags, Mode::from_bits_truncate(OUTPUT_FILE_MODE)).map_err(|errno| {
+        let reason = match errno {
+            Errno::ELOOP => "its final component is a symbolic link".to_owned(),
+            other => std::io::Error::from(other).to_string(),
+        };
+        ServiceError::invalid(format!("cannot open output file {}: {reason}", path.display()))
+    })?;
+    Ok(File::from(fd))
+}
+
+/// A started child and the daemon's end of its output pipe.
+#[derive(Debug)]
+pub(crate) struct Spawned {
+    /// The child's process id (also its process group id).
+    pub(crate) pid: u32,
+    /// The read end of the stdout/stderr pipe: non-blocking and close-on-exec.
+    pub(crate) output: OwnedFd,
+}
+
+/// Starts the child. A program or cwd that cannot be used is a [`ServiceError::Spawn`], and nothing runs.
+pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
+    let fail = |reason: String| ServiceError::Spawn { program: spec.program.clone(), reason };
+    if !spec.cwd.is_dir() {
+        return Err(fail(format!("cwd {} is not a directory", spec.cwd.display())));
+    }
+    // Close-on-exec: no other child of the daemon inherits either end.
+    let (read, write) =
+        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| fail(format!("cannot create the output pipe: {e}")))?;
+    let stderr = write.try_clone().map_err(|e| fail(format!("cannot duplicate the output pipe: {e}")))?;
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(&spec.env)
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::from(stderr))
+        .process_group(0);
+    // Safety: the hook runs in the child between fork and exec and only calls async-signal-safe functions
+    // (signal, sigemptyset, sigprocmask) on values it owns; it allocates nothing.
+    unsafe {
+        command.pre_exec(child_setup);
+    }
+    let child = command.spawn().map_err(|e| fail(e.to_string()))?;
+    // The command holds the daemon's copies of the write end: dropping it leaves the child (and whatever it
+    // starts) as the only writers, so EOF arrives when they are all done. The std handle is dropped without
+    // waiting: the wait thread waits for the pid itself, and terminate reaps it.
+    drop(command);
+    let pid = child.id();
+    drop(child);
+    let flags = OFlag::from_bits_truncate(fcntl(&read, FcntlArg::F_GETFL).map_err(|e| fail(e.to_string()))?);
+    // Only the read end (its own open file description) becomes non-blocking; the child's end stays blocking.
+    if let Err(error) = fcntl(&read, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)) {
+        abandon(pid);
+        return Err(fail(format!("cannot make the output pipe non-blocking: {error}")));
+    }
+    Ok(Spawned { pid, output: read })
+}
+
+/// Kills and reaps a child that will not get a runtime.
+pub(crate) fn abandon(pid: u32) {
+    let pid = nix::unistd::Pid::from_raw(pid as i32);
+    let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    let _ = nix::sys::wait::waitpid(pid, None);
+}
+
+/// In the child: default signal dispositions and an empty signal mask.
+fn child_setup() -> std::io::Result<()> {
+    for signal in RESET_SIGNALS {
+        // Safety: resetting a disposition to SIG_DFL is async-signal-safe and affects only this child.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
+    // Safety: an all-zero sigset_t is a valid value to initialise; sigemptyset and sigprocmask are
+    // async-signal-safe and the pointers are to locals.
+    let result = unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut())
+    };
+    if result == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
