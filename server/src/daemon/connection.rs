@@ -124,9 +124,11 @@ pub fn handle(shared: &Shared, mut stream: UnixStream) {
             shared.stop();
         }
         Request::Subscribe { id, offset, attachment_id, role, takeover } => {
+            // Writes to a controller that does not read block on purpose: that is its backpressure.
             let _ = stream.set_write_timeout(None);
             super::subscription::serve(shared, stream, id, offset, attachment_id, role, takeover);
         }
+        Request::Wait { id } => super::subscription::wait(shared, stream, id),
         other => {
             let response = super::dispatch::dispatch(&shared.service, other);
             send(&mut stream, &response);

@@ -1,11 +1,13 @@
-//! One ordinary request, one response: maps every one-shot op onto the terminal service. Ownership, `shutdown`,
-//! `subscribe` and `wait` need the connection itself and are handled in `connection.rs`.
+//! One ordinary request, one response: maps every one-shot op onto the process service. Ownership, `shutdown`,
+//! `subscribe` and `wait` need the connection itself and are handled in `connection.rs` and
+//! `subscription.rs`.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use opencode_pty_protocol::{MAX_INPUT_BYTES, Mode, Request, Response};
+use opencode_pty_protocol::{MAX_INPUT_BYTES, Request, Response};
 
 use crate::error::ServiceError;
+use crate::pipe::PipeSpec;
 use crate::service::TerminalService;
 use crate::terminal::PtySpec;
 
@@ -21,9 +23,12 @@ fn answer(service: &TerminalService, request: Request) -> Result<Response, Servi
                 PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() };
             Response::Created { process: service.create_pty(spec)? }
         }
-        Request::List { mode: Mode::Pty } => Response::Processes { processes: service.list(Mode::Pty) },
-        // Pipe processes arrive with their own issue; until then there are none to list.
-        Request::List { mode: Mode::Pipe } => Response::Processes { processes: Vec::new() },
+        Request::CreatePipe { program, args, cwd, env, group_id, output_path, metadata } => {
+            let spec =
+                PipeSpec { program, args, cwd: cwd.into(), env, group_id, output_path: output_path.into(), metadata };
+            Response::Created { process: service.create_pipe(spec)? }
+        }
+        Request::List { mode } => Response::Processes { processes: service.list(mode) },
         Request::Get { id } => Response::Process { process: service.get(id)? },
         Request::Write { id, attachment_id, data_base64 } => {
             let data = decode_input(&data_base64)?;
@@ -50,7 +55,11 @@ fn answer(service: &TerminalService, request: Request) -> Result<Response, Servi
             Response::Ok
         }
         Request::Replay { id, offset } => {
-            let read = service.get_handle(id)?.replay(offset)?;
+            let read = match service.get_pipe(id) {
+                Ok(pipe) => pipe.replay(offset)?,
+                Err(ServiceError::WrongMode { .. }) => service.get_handle(id)?.replay(offset)?,
+                Err(error) => return Err(error),
+            };
             Response::Replay {
                 requested_offset: read.requested,
                 available_offset: read.available,
@@ -63,17 +72,16 @@ fn answer(service: &TerminalService, request: Request) -> Result<Response, Servi
             service.terminate(id)?;
             Response::Ok
         }
-        Request::CreatePipe { .. } => {
-            return Err(ServiceError::invalid("create_pipe is not supported by this daemon yet"));
+        Request::Signal { id, signal } => {
+            service.get_pipe(id)?.signal(signal)?;
+            Response::Ok
         }
-        Request::Wait { id } | Request::Signal { id, .. } | Request::SetMetadata { id, .. } => {
-            // Every process this daemon runs is a PTY.
-            service.get_handle(id)?;
-            return Err(ServiceError::invalid(format!(
-                "process {id} is a PTY; this request is only for pipe processes"
-            )));
+        Request::SetMetadata { id, metadata } => {
+            service.get_pipe(id)?.set_metadata(metadata)?;
+            Response::Ok
         }
         Request::Ping
+        | Request::Wait { .. }
         | Request::Own { .. }
         | Request::PrepareHandoff
         | Request::Subscribe { .. }

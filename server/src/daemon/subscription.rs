@@ -1,21 +1,70 @@
-//! A subscription connection: `attached` (with the replay), then JSON events and binary output frames in the
-//! order the terminal published them, until `exited`. The daemon then half-closes and waits (bounded) for the
-//! client to close. A client that goes away detaches its subscription at once.
+//! The connections that stay open: a subscription (`attached` with the replay, then JSON events and binary
+//! output frames in the order the process published them, until `exited`, after which the daemon half-closes
+//! and waits, bounded, for the client to close) and a pipe process's `wait` (held until one `exited`). A
+//! client that goes away ends either at once, detaching its subscription.
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{bounded, select};
+use crossbeam_channel::{Receiver, bounded, select};
 use opencode_pty_protocol::{Response, Role, encode_output};
 
 use super::connection::{response_frame, send};
 use super::server::Shared;
-use crate::terminal::Event;
+use crate::error::ServiceError;
+use crate::terminal::{Event, Subscription};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// What keeps a subscription attached: a PTY's subscription detaches when dropped; a pipe's is only a channel.
+enum Attachment {
+    Pty(Subscription),
+    Pipe(Receiver<Event>),
+}
+
+impl Attachment {
+    fn receiver(&self) -> &Receiver<Event> {
+        match self {
+            Attachment::Pty(subscription) => subscription.receiver(),
+            Attachment::Pipe(receiver) => receiver,
+        }
+    }
+}
+
+/// Starts a thread that reads (and discards) whatever the client sends; the returned channel disconnects when
+/// the client closes its side or the socket is shut down.
+fn watch_close(stream: &UnixStream, id: u64) -> Option<(Receiver<()>, JoinHandle<()>)> {
+    let (gone_tx, gone) = bounded::<()>(1);
+    let mut watched = stream.try_clone().ok()?;
+    let watcher = std::thread::Builder::new().name(format!("opencode-pty-peer-{id}")).spawn(move || {
+        let mut sink = [0u8; 256];
+        while matches!(watched.read(&mut sink), Ok(n) if n > 0) {}
+        drop(gone_tx);
+    });
+    Some((gone, watcher.ok()?))
+}
+
+/// Attaches to process `id`, PTY or pipe.
+fn attach(
+    shared: &Shared,
+    id: u64,
+    offset: u64,
+    attachment: String,
+    role: Role,
+    takeover: bool,
+) -> Result<Attachment, ServiceError> {
+    match shared.service.get_pipe(id) {
+        Ok(pipe) => pipe.subscribe(offset).map(Attachment::Pipe),
+        Err(ServiceError::WrongMode { .. }) => {
+            shared.service.get_handle(id)?.subscribe(offset, attachment, role, takeover).map(Attachment::Pty)
+        }
+        Err(error) => Err(error),
+    }
+}
 
 /// Streams one subscription until the process exits, the client leaves or the daemon stops.
 pub fn serve(
@@ -27,30 +76,21 @@ pub fn serve(
     role: Role,
     takeover: bool,
 ) {
-    let subscribed = shared.service.get_handle(id).and_then(|h| h.subscribe(offset, attachment, role, takeover));
-    let subscription = match subscribed {
-        Ok(subscription) => subscription,
+    let attached = match attach(shared, id, offset, attachment, role, takeover) {
+        Ok(attached) => attached,
         Err(refused) => {
             send(&mut stream, &Response::Error { message: refused.to_string() });
             return;
         }
     };
-    // A watcher notices the client closing (its read returns 0) while this thread waits for events.
-    let (gone_tx, gone) = bounded::<()>(1);
-    let Ok(mut watched) = stream.try_clone() else { return };
-    let watcher = std::thread::Builder::new().name(format!("opencode-pty-sub-{id}")).spawn(move || {
-        let mut sink = [0u8; 256];
-        while matches!(watched.read(&mut sink), Ok(n) if n > 0) {}
-        let _ = gone_tx.send(());
-    });
-    let Ok(watcher) = watcher else { return };
+    let Some((gone, watcher)) = watch_close(&stream, id) else { return };
     let mut finished = false;
     loop {
         let event = select! {
-            recv(subscription.receiver()) -> event => event,
+            recv(attached.receiver()) -> event => event,
             recv(gone) -> _ => break,
         };
-        // Disconnected: the terminal ended this subscription (it was terminated, or the observer fell behind).
+        // Disconnected: the process ended this subscription (terminated, or an observer fell behind).
         let Ok(event) = event else { break };
         let (frame, last) = match &event {
             Event::Output { start, bytes } => (encode_output(*start, bytes).ok(), false),
@@ -67,11 +107,39 @@ pub fn serve(
             break;
         }
     }
-    drop(subscription);
+    drop(attached);
     if finished {
         // Half-close after the final frame, then give the client a bounded time to read it and close.
         let _ = stream.shutdown(Shutdown::Write);
         let _ = gone.recv_timeout(CLOSE_GRACE);
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+    let _ = watcher.join();
+}
+
+/// `wait`: answers one `exited` when pipe process `id` exits (at once if it has), `error` `terminated` if it
+/// is terminated first, and nothing (the connection just closes) if the daemon stops or the client leaves.
+pub fn wait(shared: &Shared, mut stream: UnixStream, id: u64) {
+    let outcome = match shared.service.get_pipe(id) {
+        Ok(pipe) => pipe.wait(),
+        Err(refused) => {
+            send(&mut stream, &Response::Error { message: refused.to_string() });
+            return;
+        }
+    };
+    let Some((gone, watcher)) = watch_close(&stream, id) else { return };
+    let answer = select! {
+        recv(outcome) -> answer => answer.ok(),
+        recv(gone) -> _ => None,
+    };
+    match answer {
+        Some(Ok(exited)) => {
+            send(&mut stream, &exited);
+        }
+        Some(Err(error)) if !shared.is_stopping() => {
+            send(&mut stream, &Response::Error { message: error.to_string() });
+        }
+        _ => {}
     }
     let _ = stream.shutdown(Shutdown::Both);
     let _ = watcher.join();

@@ -160,3 +160,14 @@ pub fn create_sh(script: &str) -> Value {
     json!({"op": "create_pty", "program": "sh", "args": ["-c", script], "cwd": "/", "env": {}, "group_id": "g",
            "title": "t", "cols": 80, "rows": 24})
 }
+
+/// How many threads of process `pid` have a name starting with `prefix` (the kernel keeps 15 bytes of it).
+pub fn threads_named(pid: u32, prefix: &str) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    let prefix = &prefix[..prefix.len().min(15)];
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+        .filter(|name| name.trim_end().starts_with(prefix))
+        .count()
+}
