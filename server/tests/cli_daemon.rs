@@ -109,3 +109,18 @@ fn play_demo_shows_a_query_answered_by_the_parser_and_quit_stops_the_daemon() {
     assert!(stdout.contains("daemon stopped"), "{stdout}");
     assert!(!root.path().join("play").exists(), "the daemon cleaned up");
 }
+
+#[test]
+fn play_starts_and_inspects_a_pipe_process() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("pipe.log");
+    // printf itself turns the two-character `\\n` into newlines.
+    let script = format!("pipe {} printf a\\nb\\n\nawait 1\ninfo 1\nlist\nquit\n", out.display());
+    let output = run_at(root.path(), "pipes", &["play"], script.as_bytes());
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
+    assert!(stdout.contains("started pipe process 1"), "{stdout}");
+    assert!(stdout.contains("exited: exit code 0, 4 bytes, 2 lines"), "{stdout}");
+    assert!(stdout.contains("\"mode\": \"pipe\""), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "a\nb\n");
+}

@@ -189,7 +189,8 @@ fn a_second_daemon_in_the_same_directory_fails_clearly() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("already"), "{stderr}");
+    let expected = format!("another opencode-pty daemon already runs in {}", daemon.dir().display());
+    assert!(stderr.contains(&expected), "{stderr}");
 }
 
 #[test]
@@ -259,17 +260,18 @@ fn prepare(daemon: &Daemon, owner: &mut std::os::unix::net::UnixStream) -> Strin
 
 #[test]
 fn a_handoff_left_unclaimed_stops_the_daemon_when_it_expires() {
-    // Tickets last 300 ms here instead of 120 s.
-    let mut daemon = Daemon::start_with(&["--handoff-ttl-ms", "300"]);
+    // Tickets last 2 s here instead of 120 s.
+    let mut daemon = Daemon::start_with(&["--handoff-ttl-ms", "2000"]);
     let mut owner = daemon.own();
     let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
+    let prepared = Instant::now();
     prepare(&daemon, &mut owner);
-    let left = Instant::now();
     drop(owner);
     // The daemon waits for a successor (its processes keep running) until the ticket expires, then stops.
     assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
+    assert!(process_exists(pid));
     assert!(daemon.wait_exit().success());
-    assert!(left.elapsed() >= Duration::from_millis(300));
+    assert!(prepared.elapsed() >= Duration::from_millis(2000));
     assert!(!process_exists(pid));
 }
 
@@ -316,8 +318,8 @@ fn malformed_frames_are_answered_and_closed() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
     let mut stream = daemon.connect();
+    // A malformed frame is never answered: the connection just closes (SPEC F11).
     stream.write_all(&[0, 0, 0, 3, b'a', b'b', b'c']).unwrap();
-    assert!(message(&recv(&mut stream).unwrap()).starts_with("invalid frame: "));
     assert!(recv(&mut stream).is_none());
     let mut stream = daemon.connect();
     stream.write_all(&opencode_pty_protocol::encode_output(0, b"x").unwrap()).unwrap();
@@ -369,4 +371,93 @@ fn every_pty_op_is_dispatched() {
     }
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
     assert_eq!(message(&daemon.request(json!({"op": "terminate", "id": id}))), format!("process {id} not found"));
+}
+
+#[test]
+fn the_owner_channel_survives_a_bad_token_and_its_shutdown_stops_the_daemon() {
+    let mut daemon = Daemon::start();
+    let mut owner = daemon.own();
+    send(&mut owner, &json!({"token": "wrong", "request": {"op": "shutdown"}}));
+    assert_eq!(message(&recv(&mut owner).unwrap()), "authentication failed");
+    send(&mut owner, &daemon.envelope(json!({"op": "frobnicate"})));
+    assert_eq!(message(&recv(&mut owner).unwrap()), "unsupported request: frobnicate");
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(recv(&mut owner).unwrap()["type"], "ok");
+    assert!(daemon.wait_exit().success());
+    assert!(!daemon.dir().exists());
+}
+
+#[test]
+fn a_superseded_owner_gets_exactly_one_answer() {
+    let daemon = Daemon::start();
+    let mut owner = daemon.own();
+    let ticket = prepare(&daemon, &mut owner);
+    let mut successor = daemon.connect();
+    let own = json!({"op": "own", "instance_id": daemon.registration.instance_id, "ticket": ticket});
+    send(&mut successor, &daemon.envelope(own));
+    assert_eq!(recv(&mut successor).unwrap()["type"], "owned");
+    // Even a request that would be refused for its own reasons gets only the one answer.
+    send(&mut owner, &json!({"token": "wrong", "request": {"op": "ping"}}));
+    assert_eq!(message(&recv(&mut owner).unwrap()), "owner connection has been superseded");
+    assert!(recv(&mut owner).is_none());
+}
+
+#[test]
+fn sigint_is_an_orderly_shutdown_too() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon.child.id() as i32), nix::sys::signal::SIGINT).unwrap();
+    assert!(daemon.wait_exit().success());
+    assert!(!process_exists(pid));
+    assert!(!daemon.dir().exists());
+}
+
+#[test]
+fn a_client_that_drips_its_first_request_is_cut_off_at_the_deadline() {
+    use std::io::Write;
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let mut stream = daemon.connect();
+    let started = Instant::now();
+    // A header announcing 200 bytes, then one byte every half second: each read succeeds, but the whole
+    // request never arrives.
+    stream.write_all(&[0, 0, 0, 200]).unwrap();
+    let closed = loop {
+        if stream.write_all(b" ").is_err() {
+            break true;
+        }
+        let mut probe = [0u8; 1];
+        stream.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        match std::io::Read::read(&mut stream, &mut probe) {
+            Ok(0) => break true,
+            Ok(_) => panic!("no answer expected"),
+            Err(_) if started.elapsed() < WAIT => {}
+            Err(_) => break false,
+        }
+    };
+    assert!(closed, "the connection was never closed");
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_secs(9) && elapsed < Duration::from_secs(15), "{elapsed:?}");
+}
+
+#[test]
+fn stopping_never_waits_for_a_subscriber_that_does_not_read() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    let id = daemon.request(create_sh("stty raw -echo; cat /dev/zero"))["process"]["id"].as_u64().unwrap();
+    // A controller that never reads: the daemon's write to it blocks (backpressure), for ever if need be.
+    let mut stuck = daemon.connect();
+    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "c", "role": "controller",
+                           "takeover": false});
+    send(&mut stuck, &daemon.envelope(subscribe));
+    eventually("the socket to fill", || {
+        let got = daemon.request(json!({"op": "get", "id": id}));
+        (got["process"]["output_tail"].as_u64()? > 4 * 1024 * 1024).then_some(())
+    });
+    let started = Instant::now();
+    assert_eq!(daemon.request(json!({"op": "shutdown"}))["type"], "ok");
+    assert!(daemon.wait_exit().success(), "an orderly stop, not the watchdog");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    drop(stuck);
 }

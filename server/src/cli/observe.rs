@@ -17,7 +17,10 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// The daemon of `dir`, found and verified.
 pub async fn discover(dir: &Path) -> anyhow::Result<Client> {
-    Client::discover(dir).await.with_context(|| format!("no running daemon found in {}", dir.display()))
+    if !dir.join(opencode_pty_client::REGISTRATION_FILE).exists() {
+        bail!("no running daemon found in {} (it has no registration)", dir.display());
+    }
+    Client::discover(dir).await.with_context(|| format!("cannot reach the daemon registered in {}", dir.display()))
 }
 
 /// `status`: who the daemon is and how many processes it runs.
@@ -122,10 +125,14 @@ pub async fn stop(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether `pid` names a live process (a zombie counts as gone: it has stopped running).
+/// Whether `pid` names a live process (on Linux a zombie counts as gone: it has stopped running).
 fn process_exists(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
+    if cfg!(target_os = "linux") {
+        return match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+            Err(_) => false,
+        };
     }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
+    !matches!(nix::sys::signal::kill(pid, None), Err(nix::errno::Errno::ESRCH))
 }

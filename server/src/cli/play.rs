@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use opencode_pty_client::{Client, CreatePty, Event, Mode, Owner, Response, Role};
+use opencode_pty_client::{Client, CreatePipe, CreatePty, Event, Mode, Owner, Response, Role, Signal};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::escape::{parse_escapes, show_bytes};
@@ -38,6 +38,10 @@ const HELP: &str = "commands:
   rename [TITLE]          set (or clear) the user title
   wait [MS]               pause (default 250 ms)
   kill [ID]               terminate a process
+  pipe FILE PROGRAM ARGS  start a pipe process (no terminal) writing stdout and stderr to FILE
+  info ID                 describe a process (JSON)
+  await ID                wait until pipe process ID exits and show how
+  signal ID SIGNAL        send SIGTERM, SIGINT or SIGKILL to pipe process ID
   demo                    a program asks the terminal where its cursor is, and the daemon's emulator answers
   help                    this text
   quit, exit              stop the daemon and leave";
@@ -196,6 +200,43 @@ impl Play {
                 println!("terminated process {id}");
             }
             "demo" => self.demo().await?,
+            "pipe" => {
+                let mut words = rest.split_whitespace();
+                let (Some(file), Some(program)) = (words.next(), words.next()) else {
+                    bail!("usage: pipe FILE PROGRAM [ARGS...]");
+                };
+                let cwd = std::env::current_dir().context("no current directory")?;
+                let mut params = CreatePipe::new(program, cwd.display().to_string(), absolute(&cwd, file));
+                params.args = words.map(str::to_owned).collect();
+                // A pipe process gets exactly this environment; the playground passes its own on.
+                params.env = std::env::vars().collect();
+                let process = self.client.create_pipe(params).await?;
+                println!("started pipe process {} writing to {}", process.id, absolute(&cwd, file));
+            }
+            "info" => {
+                let process = self.client.get(self.current(arg)?).await?;
+                println!("{}", describe(&process));
+                println!("{}", serde_json::to_string_pretty(&process)?);
+            }
+            "await" => {
+                let exited = self.client.wait(self.current(arg)?).await?;
+                let how = match (&exited.exit_code, &exited.signal) {
+                    (Some(code), _) => format!("exit code {code}"),
+                    (None, Some(signal)) => format!("killed by {signal}"),
+                    (None, None) => "unknown status".to_owned(),
+                };
+                let lines = exited.output_lines.map_or(String::new(), |n| format!(", {n} lines"));
+                println!("exited: {how}, {} bytes{lines}", exited.final_offset);
+            }
+            "signal" => {
+                let mut words = rest.split_whitespace();
+                let (Some(id), Some(signal), None) = (words.next(), words.next(), words.next()) else {
+                    bail!("usage: signal ID SIGTERM|SIGINT|SIGKILL");
+                };
+                let signal: Signal = serde_json::from_value(serde_json::Value::String(signal.to_owned()))
+                    .with_context(|| format!("unknown signal {signal}: use SIGTERM, SIGINT or SIGKILL"))?;
+                self.client.signal(self.current(Some(id))?, signal).await?;
+            }
             other => bail!("unknown command {other:?} (type `help`)"),
         }
         Ok(())
@@ -257,4 +298,9 @@ impl Play {
         }
         self.show_screen(id).await
     }
+}
+
+/// `file` made absolute against `cwd`.
+fn absolute(cwd: &Path, file: &str) -> String {
+    cwd.join(file).display().to_string()
 }

@@ -1,23 +1,70 @@
 //! One connection: the envelope's token is checked (in constant time) before anything else, then the request
 //! is decoded and answered. Ordinary requests get one response and the connection closes; `own` turns the
-//! connection into the owner channel; `subscribe` streams (see `subscription.rs`).
+//! connection into the owner channel; `subscribe` and `wait` stay open (see `subscription.rs`).
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use opencode_pty_protocol::{
-    Frame, FrameError, PROTOCOL_VERSION, Request, RequestEnvelope, Response, encode_control, read_frame,
-};
+use opencode_pty_protocol::{Frame, FrameError, PROTOCOL_VERSION, Request, RequestEnvelope, Response, encode_control};
 
 use super::ownership::{OwnershipError, constant_time_eq};
 use super::server::Shared;
 
-/// How long a new connection may take to send its request before it is closed.
+/// How long a new connection may take to send its whole first request before it is closed.
 pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long writing one response may take before the client counts as gone.
+/// How long writing one whole response may take before the client counts as gone.
 pub const RESPONSE_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A socket whose reads and writes all end by one deadline (a per-call timeout would restart with every
+/// byte, so a client sending one byte at a time could hold a connection for ever).
+#[derive(Debug)]
+pub struct Deadline<'a> {
+    stream: &'a UnixStream,
+    deadline: Option<Instant>,
+}
+
+impl<'a> Deadline<'a> {
+    /// Reads and writes on `stream` that must finish within `bound` from now (`None`: no bound).
+    pub fn new(stream: &'a UnixStream, bound: Option<Duration>) -> Deadline<'a> {
+        Deadline { stream, deadline: bound.map(|b| Instant::now() + b) }
+    }
+
+    /// Sets the socket timeouts to what is left; fails once nothing is.
+    fn arm(&self) -> std::io::Result<()> {
+        let left = match self.deadline {
+            None => None,
+            Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => Some(left),
+                _ => return Err(std::io::ErrorKind::TimedOut.into()),
+            },
+        };
+        self.stream.set_read_timeout(left)?;
+        self.stream.set_write_timeout(left)
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.arm()?;
+        let mut stream = self.stream;
+        stream.read(buf)
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.arm()?;
+        let mut stream = self.stream;
+        stream.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// Encodes a response as a control frame.
 pub fn response_frame(response: &Response) -> Vec<u8> {
@@ -35,9 +82,9 @@ pub fn response_frame(response: &Response) -> Vec<u8> {
     })
 }
 
-/// Writes one response; false when the client is gone.
-pub fn send(stream: &mut UnixStream, response: &Response) -> bool {
-    stream.write_all(&response_frame(response)).is_ok()
+/// Writes one response within [`RESPONSE_WRITE_TIMEOUT`]; false when the client is gone or too slow.
+pub fn send(stream: &UnixStream, response: &Response) -> bool {
+    Deadline::new(stream, Some(RESPONSE_WRITE_TIMEOUT)).write_all(&response_frame(response)).is_ok()
 }
 
 fn error(message: impl Into<String>) -> Response {
@@ -45,105 +92,94 @@ fn error(message: impl Into<String>) -> Response {
 }
 
 /// Answers a connection the daemon will not serve, and closes it.
-pub fn refuse(mut stream: UnixStream, message: &str) {
-    let _ = stream.set_write_timeout(Some(RESPONSE_WRITE_TIMEOUT));
-    send(&mut stream, &error(message));
+pub fn refuse(stream: &UnixStream, message: &str) {
+    send(stream, &error(message));
 }
 
-/// What one envelope turned out to be.
+/// What one frame from a client turned out to be.
 enum Envelope {
     /// Authenticated and decoded.
     Request(Request),
-    /// Answered already (bad token, unknown op, bad fields); whether to keep the connection.
-    Answered { keep: bool },
-    /// The connection ended or broke.
-    Closed,
+    /// Not a request this daemon can carry out; the error message, and whether the connection may go on.
+    Refused { message: String, keep: bool },
 }
 
-/// Reads one envelope and authenticates it. A wrong token ends an ordinary connection; on the owner
-/// channel (`keep_on_bad_token`) it is answered and the channel stays.
-fn read_envelope(shared: &Shared, stream: &mut UnixStream, keep_on_bad_token: bool) -> Envelope {
-    let map = match read_frame(stream) {
-        Ok(Some(Frame::Control(map))) => map,
-        Ok(Some(Frame::Output { .. })) => {
-            send(stream, &error("expected a request envelope, got an output frame"));
-            return Envelope::Answered { keep: false };
-        }
-        Ok(None) => return Envelope::Closed,
-        Err(FrameError::Io(_)) => return Envelope::Closed,
+/// Reads one frame from `reader`: `None` when the connection ended, broke, or sent a malformed frame (which
+/// is never answered, SPEC F11); an answer for a frame that is well formed but not a request.
+fn read_envelope_frame(reader: &mut impl Read) -> Option<Result<serde_json::Map<String, serde_json::Value>, String>> {
+    match opencode_pty_protocol::read_frame(reader) {
+        Ok(Some(Frame::Control(map))) => Some(Ok(map)),
+        Ok(Some(Frame::Output { .. })) => Some(Err("expected a request envelope, got an output frame".into())),
+        Ok(None) | Err(FrameError::Io(_)) => None,
         Err(frame_error) => {
-            send(stream, &error(format!("invalid frame: {frame_error}")));
-            return Envelope::Answered { keep: false };
+            eprintln!("opencode-pty: closing a connection that sent a malformed frame: {frame_error}");
+            None
         }
-    };
+    }
+}
+
+/// Authenticates and decodes one envelope. A wrong token is answered; on an ordinary connection it also ends
+/// the connection, while the owner channel (`owner_channel`) goes on.
+fn authenticate(shared: &Shared, map: serde_json::Map<String, serde_json::Value>, owner_channel: bool) -> Envelope {
     let envelope = match RequestEnvelope::from_frame(map) {
         Ok(envelope) if constant_time_eq(envelope.token.as_bytes(), shared.registration.token.as_bytes()) => envelope,
-        _ => {
-            send(stream, &error("authentication failed"));
-            return Envelope::Answered { keep: keep_on_bad_token };
-        }
+        _ => return Envelope::Refused { message: "authentication failed".into(), keep: owner_channel },
     };
     match envelope.decode() {
         Ok(request) => Envelope::Request(request),
-        Err(decode_error) => {
-            let keep = send(stream, &error(decode_error.to_string()));
-            Envelope::Answered { keep: keep && keep_on_bad_token }
-        }
+        Err(decode_error) => Envelope::Refused { message: decode_error.to_string(), keep: owner_channel },
     }
 }
 
-/// Serves one accepted connection until it is done.
-pub fn handle(shared: &Shared, mut stream: UnixStream) {
-    if let Err(refused) = super::runtime::check_peer(&stream) {
-        eprintln!("opencode-pty: {refused}");
-        return;
-    }
-    let _ = stream.set_read_timeout(Some(FIRST_REQUEST_TIMEOUT));
-    let _ = stream.set_write_timeout(Some(RESPONSE_WRITE_TIMEOUT));
-    let Envelope::Request(request) = read_envelope(shared, &mut stream, false) else { return };
-    let _ = stream.set_read_timeout(None);
+/// Serves one accepted connection (its peer already checked) until it is done.
+pub fn handle(shared: &Shared, stream: Arc<UnixStream>) {
+    let first = read_envelope_frame(&mut Deadline::new(&stream, Some(FIRST_REQUEST_TIMEOUT)));
+    let request = match first.map(|frame| frame.map(|map| authenticate(shared, map, false))) {
+        Some(Ok(Envelope::Request(request))) => request,
+        Some(Ok(Envelope::Refused { message, .. }) | Err(message)) => {
+            send(&stream, &error(message));
+            return;
+        }
+        None => return,
+    };
     match request {
         Request::Ping => {
             let registration = &shared.registration;
-            send(
-                &mut stream,
-                &Response::Pong {
-                    features: registration.features.clone(),
-                    instance_id: registration.instance_id.clone(),
-                    pid: registration.pid,
-                    protocol: PROTOCOL_VERSION,
-                },
-            );
+            let pong = Response::Pong {
+                features: registration.features.clone(),
+                instance_id: registration.instance_id.clone(),
+                pid: registration.pid,
+                protocol: PROTOCOL_VERSION,
+            };
+            send(&stream, &pong);
         }
-        Request::Own { instance_id, ticket } => own(shared, stream, &instance_id, ticket.as_deref()),
+        Request::Own { instance_id, ticket } => own(shared, &stream, &instance_id, ticket.as_deref()),
         Request::PrepareHandoff => {
-            send(&mut stream, &error(OwnershipError::NotOwner.to_string()));
+            send(&stream, &error(OwnershipError::NotOwner.to_string()));
         }
         Request::Shutdown => {
-            send(&mut stream, &Response::Ok);
+            send(&stream, &Response::Ok);
             shared.stop();
         }
         Request::Subscribe { id, offset, attachment_id, role, takeover } => {
-            // Writes to a controller that does not read block on purpose: that is its backpressure.
-            let _ = stream.set_write_timeout(None);
             super::subscription::serve(shared, stream, id, offset, attachment_id, role, takeover);
         }
         Request::Wait { id } => super::subscription::wait(shared, stream, id),
         other => {
             let response = super::dispatch::dispatch(&shared.service, other);
-            send(&mut stream, &response);
+            send(&stream, &response);
         }
     }
 }
 
 /// `own`: claims the daemon and, once `owned` is sent, serves the owner channel until it closes.
-fn own(shared: &Shared, mut stream: UnixStream, instance_id: &str, ticket: Option<&str>) {
+fn own(shared: &Shared, stream: &UnixStream, instance_id: &str, ticket: Option<&str>) {
     if instance_id != shared.registration.instance_id {
-        send(&mut stream, &error("daemon instance_id mismatch"));
+        send(stream, &error("daemon instance_id mismatch"));
         return;
     }
     if shared.is_stopping() {
-        send(&mut stream, &error("daemon is stopping"));
+        send(stream, &error("daemon is stopping"));
         return;
     }
     let claimed = shared.ownership().claim(ticket, Instant::now());
@@ -151,57 +187,71 @@ fn own(shared: &Shared, mut stream: UnixStream, instance_id: &str, ticket: Optio
     let generation = match claimed {
         Ok(generation) => generation,
         Err(refused) => {
-            send(&mut stream, &error(refused.to_string()));
+            send(stream, &error(refused.to_string()));
             return;
         }
     };
-    let _ = stream.set_write_timeout(Some(RESPONSE_WRITE_TIMEOUT));
-    if send(&mut stream, &Response::Owned) {
-        owner_channel(shared, &mut stream, generation);
+    if send(stream, &Response::Owned) {
+        owner_channel(shared, stream, generation);
     }
     shared.ownership().disconnect(generation);
     shared.notify();
 }
 
-/// The owner channel: `prepare_handoff` and `shutdown`, until it closes or is superseded.
-fn owner_channel(shared: &Shared, stream: &mut UnixStream, generation: u64) {
+/// The owner channel: `prepare_handoff` and `shutdown`, until it closes or is superseded. It has no read
+/// deadline: an owner may stay silent for the daemon's whole life.
+fn owner_channel(shared: &Shared, stream: &UnixStream, generation: u64) {
     loop {
-        let envelope = read_envelope(shared, stream, true);
+        let Some(frame) = read_envelope_frame(&mut Deadline::new(stream, None)) else { return };
+        // A superseded channel gets this one answer, whatever it sent.
         if !shared.ownership().is_owner(generation) {
-            if !matches!(envelope, Envelope::Closed) {
-                send(stream, &error("owner connection has been superseded"));
-            }
+            send(stream, &error("owner connection has been superseded"));
             return;
         }
-        let request = match envelope {
-            Envelope::Request(request) => request,
-            Envelope::Answered { keep: true } => continue,
-            Envelope::Answered { keep: false } | Envelope::Closed => return,
-        };
-        match request {
-            Request::PrepareHandoff => {
-                let prepared = shared.ownership().prepare(generation, Instant::now(), crate::now_ms(), random_hex);
-                shared.notify();
-                let response = match prepared {
-                    Ok(handoff) => Response::Handoff { ticket: handoff.ticket, expires_at: handoff.expires_at },
-                    Err(refused) => error(refused.to_string()),
-                };
-                if !send(stream, &response) {
-                    return;
-                }
-            }
-            Request::Shutdown => {
-                send(stream, &Response::Ok);
-                if shared.ownership().is_owner(generation) {
-                    shared.stop();
+        let request = match frame.map(|map| authenticate(shared, map, true)) {
+            Ok(Envelope::Request(request)) => request,
+            Ok(Envelope::Refused { message, keep }) => {
+                if send(stream, &error(message)) && keep {
+                    continue;
                 }
                 return;
             }
-            _ => {
-                if !send(stream, &error("owner connection only accepts prepare_handoff or shutdown")) {
-                    return;
+            Err(message) => {
+                send(stream, &error(message));
+                return;
+            }
+        };
+        let answer = match request {
+            Request::PrepareHandoff => {
+                let prepared = shared.ownership().prepare(generation, Instant::now(), crate::now_ms(), random_hex);
+                shared.notify();
+                match prepared {
+                    Ok(handoff) => Response::Handoff { ticket: handoff.ticket, expires_at: handoff.expires_at },
+                    Err(refused) => error(refused.to_string()),
                 }
             }
+            Request::Shutdown => {
+                // Decided under the ownership lock, so a claim cannot slip in between `ok` and the stop.
+                let stopping = {
+                    let mut ownership = shared.ownership();
+                    let owner = ownership.is_owner(generation);
+                    if owner {
+                        ownership.stop();
+                    }
+                    owner
+                };
+                if !stopping {
+                    send(stream, &error("owner connection has been superseded"));
+                    return;
+                }
+                send(stream, &Response::Ok);
+                shared.stop();
+                return;
+            }
+            _ => error("owner connection only accepts prepare_handoff or shutdown"),
+        };
+        if !send(stream, &answer) {
+            return;
         }
     }
 }

@@ -26,10 +26,12 @@ pub enum RuntimeError {
         /// The runtime directory.
         dir: PathBuf,
     },
-    /// The socket directory exists but cannot be trusted.
-    #[error("refusing socket directory {}: {reason}", path.display())]
-    UnsafeSocketRoot {
-        /// The socket directory.
+    /// The socket directory or the runtime directory exists but cannot be trusted.
+    #[error("refusing {what} {}: {reason}", path.display())]
+    UnsafeDirectory {
+        /// Which directory: `socket directory` or `runtime directory`.
+        what: &'static str,
+        /// The directory.
         path: PathBuf,
         /// What is wrong with it.
         reason: String,

@@ -2,11 +2,15 @@
 //! until told to stop (shutdown, a signal, owner loss or an ownership deadline), then stop every process and
 //! clean up, with a watchdog so a stuck child cannot keep the daemon alive.
 
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::runtime::{REGISTRATION_FILE, Runtime, RuntimeError};
 use super::server::{Shared, accept_loop};
+use super::sweep::SweepReport;
 use crate::service::TerminalService;
 use crate::terminal::TerminalConfig;
 
@@ -40,27 +44,29 @@ pub struct DaemonOptions {
     pub handoff_ttl: Duration,
 }
 
+/// The threads and handles of a started daemon.
+struct Started {
+    shared: Arc<Shared>,
+    acceptor: JoinHandle<()>,
+    sweeper: JoinHandle<SweepReport>,
+    /// Dropping it wakes the accept loop to stop.
+    stop_accepting: OwnedFd,
+}
+
 /// Runs the daemon until it stops; `Ok` means an orderly stop (exit status 0).
 pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
-    let start = |what: &str, e: &dyn std::fmt::Display| DaemonError::Start(format!("{what}: {e}"));
-    super::signals::block().map_err(|e| start("blocking SIGTERM and SIGINT", &e))?;
-    let runtime = Runtime::bind(&options.root, &options.name)?;
-    let root = options.root.clone();
-    let own_dir = runtime.dir().to_path_buf();
-    let sweeper = std::thread::Builder::new()
-        .name("opencode-pty-sweep".into())
-        .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
-        .map_err(|e| start("starting the sweep", &e))?;
-    let shared = Shared::new(TerminalService::new(options.config), runtime.registration().clone(), options.handoff_ttl);
-    super::signals::spawn_handler(shared.clone()).map_err(|e| start("starting the signal thread", &e))?;
-    let listener = runtime.listener().try_clone().map_err(|e| start("duplicating the socket", &e))?;
-    let (stop_read, stop_write) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| start("creating a pipe", &e))?;
-    let accept_shared = shared.clone();
-    let acceptor = std::thread::Builder::new()
-        .name("opencode-pty-accept".into())
-        .spawn(move || accept_loop(accept_shared, listener, stop_read))
-        .map_err(|e| start("starting the accept thread", &e))?;
+    super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM and SIGINT: {e}")))?;
+    raise_descriptor_limit();
+    let mut runtime = Runtime::bind(&options.root, &options.name)?;
+    let started = match start(&options, &mut runtime) {
+        Ok(started) => started,
+        Err(error) => {
+            // Nothing is served: leave no registration or socket behind for clients to find.
+            runtime.cleanup();
+            return Err(error);
+        }
+    };
+    let Started { shared, acceptor, sweeper, stop_accepting } = started;
 
     shared.wait_for_stop();
 
@@ -74,15 +80,53 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             std::process::exit(1);
         }
     });
-    drop(stop_write);
+    // The accept loop owns the listener and closes it as it returns: nobody connects to a stopping daemon.
+    drop(stop_accepting);
     let _ = acceptor.join();
     shared.close_connections();
     shared.service.shutdown();
     shared.wait_connections(CONNECTION_DRAIN);
-    let _ = sweeper.join();
+    if let Ok(report) = sweeper.join() {
+        for error in report.errors {
+            eprintln!("opencode-pty: sweeping stale runtime directories: {error}");
+        }
+    }
     runtime.cleanup();
     let _ = done.send(());
     Ok(())
+}
+
+/// Starts the sweep, the signal thread and the accept loop.
+fn start(options: &DaemonOptions, runtime: &mut Runtime) -> Result<Started, DaemonError> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| DaemonError::Start(format!("{what}: {e}"));
+    let (root, own_dir) = (options.root.clone(), runtime.dir().to_path_buf());
+    let sweeper = std::thread::Builder::new()
+        .name("opencode-pty-sweep".into())
+        .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
+        .map_err(|e| fail("starting the sweep", &e))?;
+    let service = TerminalService::new(options.config);
+    let shared = Shared::new(service, runtime.registration().clone(), options.handoff_ttl);
+    super::signals::spawn_handler(shared.clone()).map_err(|e| fail("starting the signal thread", &e))?;
+    let listener = runtime.take_listener().ok_or_else(|| fail("serving the socket", &"it was already taken"))?;
+    let (stop_read, stop_accepting) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| fail("creating a pipe", &e))?;
+    let accept_shared = shared.clone();
+    let acceptor = std::thread::Builder::new()
+        .name("opencode-pty-accept".into())
+        .spawn(move || accept_loop(accept_shared, listener, stop_read))
+        .map_err(|e| fail("starting the accept thread", &e))?;
+    Ok(Started { shared, acceptor, sweeper, stop_accepting })
+}
+
+/// Raises the soft limit on open descriptors to the hard limit: every terminal and connection needs some.
+fn raise_descriptor_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+        && let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
+    {
+        eprintln!("opencode-pty: cannot raise the open-file limit from {soft} to {hard}: {error}");
+    }
 }
 
 /// Removes `dir`'s registration if it still names `instance` (the watchdog's last act).

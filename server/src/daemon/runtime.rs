@@ -106,8 +106,14 @@ pub(crate) fn prepare_socket_root(root: &Path, euid: u32) -> Result<(), RuntimeE
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(RuntimeError::io("create socket directory", root, e)),
     }
-    let meta = fs::symlink_metadata(root).map_err(|e| RuntimeError::io("inspect socket directory", root, e))?;
-    let refuse = |reason: String| Err(RuntimeError::UnsafeSocketRoot { path: root.to_owned(), reason });
+    check_private_dir(root, euid, "socket directory")?;
+    set_mode(root, PRIVATE_DIR_MODE, "set permissions of socket directory")
+}
+
+/// Refuses `path` unless it is a real directory (not a symbolic link) owned by `euid`.
+fn check_private_dir(path: &Path, euid: u32, what: &'static str) -> Result<(), RuntimeError> {
+    let meta = fs::symlink_metadata(path).map_err(|e| RuntimeError::io("inspect", path, e))?;
+    let refuse = |reason: String| Err(RuntimeError::UnsafeDirectory { what, path: path.to_owned(), reason });
     if meta.file_type().is_symlink() {
         return refuse("it is a symbolic link".into());
     }
@@ -117,7 +123,7 @@ pub(crate) fn prepare_socket_root(root: &Path, euid: u32) -> Result<(), RuntimeE
     if meta.uid() != euid {
         return refuse(format!("it is owned by uid {}, not by uid {euid}", meta.uid()));
     }
-    set_mode(root, PRIVATE_DIR_MODE, "set permissions of socket directory")
+    Ok(())
 }
 
 /// Reads and parses `dir/service.json`.
@@ -161,7 +167,8 @@ fn peer_uid(stream: &UnixStream) -> Result<u32, RuntimeError> {
 pub struct Runtime {
     dir: PathBuf,
     lock: Flock<File>,
-    listener: UnixListener,
+    /// Taken by the accept loop ([`Runtime::take_listener`]), which closes it as soon as the daemon stops.
+    listener: Option<UnixListener>,
     socket_path: PathBuf,
     /// The socket file's (device, inode), to unlink it only while it is still ours.
     socket_id: (u64, u64),
@@ -192,7 +199,8 @@ impl Runtime {
             socket: socket_path.to_string_lossy().into_owned(),
             token: random_hex(),
         };
-        let runtime = Runtime { dir, lock, listener, socket_path, socket_id: (meta.dev(), meta.ino()), registration };
+        let socket_id = (meta.dev(), meta.ino());
+        let runtime = Runtime { dir, lock, listener: Some(listener), socket_path, socket_id, registration };
         let finished = set_mode(&runtime.socket_path, PRIVATE_FILE_MODE, "set permissions of socket")
             .and_then(|()| write_registration(&runtime.dir, &runtime.registration));
         match finished {
@@ -209,9 +217,14 @@ impl Runtime {
         &self.dir
     }
 
-    /// The listening socket.
-    pub fn listener(&self) -> &UnixListener {
-        &self.listener
+    /// The listening socket, until it is taken.
+    pub fn listener(&self) -> Option<&UnixListener> {
+        self.listener.as_ref()
+    }
+
+    /// Takes the listening socket, so that whoever serves it can close it early.
+    pub fn take_listener(&mut self) -> Option<UnixListener> {
+        self.listener.take()
     }
 
     /// The registration written for this daemon.
@@ -251,6 +264,8 @@ fn lock_runtime_dir(dir: &Path) -> Result<Flock<File>, RuntimeError> {
     let path = dir.join(LOCK_FILE);
     for _ in 0..LOCK_ATTEMPTS {
         fs::create_dir_all(dir).map_err(|e| RuntimeError::io("create runtime directory", dir, e))?;
+        // Never follow a symbolic link planted where the runtime directory should be.
+        check_private_dir(dir, geteuid().as_raw(), "runtime directory")?;
         set_mode(dir, PRIVATE_DIR_MODE, "set permissions of runtime directory")?;
         let mut options = OpenOptions::new();
         options.read(true).write(true).create(true).truncate(false).mode(PRIVATE_FILE_MODE);
@@ -407,7 +422,7 @@ mod tests {
         assert_eq!(names.len(), 2, "no temp file is left: {names:?}");
 
         let _client = UnixStream::connect(socket).unwrap();
-        let (server, _) = runtime.listener().accept().unwrap();
+        let (server, _) = runtime.listener().unwrap().accept().unwrap();
         check_peer(&server).unwrap();
         runtime.cleanup();
     }

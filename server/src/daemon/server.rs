@@ -29,7 +29,8 @@ pub struct Shared {
     /// Signalled whenever ownership changes or the daemon starts stopping.
     changed: Condvar,
     stopping: AtomicBool,
-    connections: Mutex<HashMap<u64, UnixStream>>,
+    /// The open connections, shared with their handlers (no duplicated descriptors).
+    connections: Mutex<HashMap<u64, Arc<UnixStream>>>,
     /// Signalled when a connection ends.
     connection_ended: Condvar,
     next_connection: AtomicU64,
@@ -91,16 +92,18 @@ impl Shared {
         }
     }
 
-    /// Registers an accepted connection; `None` when [`MAX_CONNECTIONS`] are open or the daemon is stopping.
-    fn register(&self, stream: &UnixStream) -> Option<u64> {
-        let clone = stream.try_clone().ok()?;
+    /// Registers an accepted connection, or says why it cannot be served.
+    fn register(&self, stream: &Arc<UnixStream>) -> Result<u64, &'static str> {
         let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
-        if connections.len() >= MAX_CONNECTIONS || self.is_stopping() {
-            return None;
+        if self.is_stopping() {
+            return Err("the daemon is stopping");
+        }
+        if connections.len() >= MAX_CONNECTIONS {
+            return Err("too many connections: the daemon serves at most 1024 at once");
         }
         let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        connections.insert(id, clone);
-        Some(id)
+        connections.insert(id, stream.clone());
+        Ok(id)
     }
 
     fn unregister(&self, id: u64) {
@@ -130,9 +133,15 @@ impl Shared {
     }
 }
 
-/// Accepts connections until the stop pipe closes, one handler thread each.
+/// How long the accept loop pauses after a failed `accept` (out of descriptors, say), so a pending connection
+/// it cannot take does not make it spin.
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Accepts connections until the stop pipe closes, one handler thread each. The listener is closed when this
+/// returns.
 pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
     let _ = listener.set_nonblocking(true);
+    let mut last_complaint: Option<Instant> = None;
     loop {
         let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::NONE) {
@@ -152,15 +161,28 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
             Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(error) => {
-                // Out of descriptors, say: keep serving what is open.
-                eprintln!("opencode-pty: accepting a connection failed: {error}");
+                // Keep serving what is open; complain at most once a second, and do not spin.
+                if last_complaint.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                    eprintln!("opencode-pty: accepting a connection failed: {error}");
+                    last_complaint = Some(Instant::now());
+                }
+                std::thread::sleep(ACCEPT_BACKOFF);
                 continue;
             }
         };
         let _ = stream.set_nonblocking(false);
-        let Some(id) = shared.register(&stream) else {
-            super::connection::refuse(stream, "too many connections, or the daemon is stopping");
+        // Another user's process gets nothing at all, not even a refusal.
+        if let Err(refused) = super::runtime::check_peer(&stream) {
+            eprintln!("opencode-pty: {refused}");
             continue;
+        }
+        let stream = Arc::new(stream);
+        let id = match shared.register(&stream) {
+            Ok(id) => id,
+            Err(reason) => {
+                super::connection::refuse(&stream, reason);
+                continue;
+            }
         };
         let handler_shared = shared.clone();
         let spawned = std::thread::Builder::new().name(format!("opencode-pty-conn-{id}")).spawn(move || {

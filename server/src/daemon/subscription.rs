@@ -3,9 +3,10 @@
 //! and waits, bounded, for the client to close) and a pipe process's `wait` (held until one `exited`). A
 //! client that goes away ends either at once, detaching its subscription.
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -33,16 +34,58 @@ impl Attachment {
             Attachment::Pipe(receiver) => receiver,
         }
     }
+
+    /// Whether the process has let go of this subscription. A pipe's subscription holds two small events and
+    /// can never fall behind.
+    fn is_ended(&self) -> bool {
+        match self {
+            Attachment::Pty(subscription) => subscription.is_ended(),
+            Attachment::Pipe(_) => false,
+        }
+    }
+}
+
+/// How often a write blocked on a client that does not read looks up whether it should give up: when the
+/// daemon stops or the terminal has dropped the subscriber (an observer that fell too far behind). A
+/// controller is never given up on: its blocked writes are its backpressure.
+pub const STALLED_WRITE_CHECK: Duration = Duration::from_secs(1);
+
+/// Writes one frame, however long the client takes, unless the subscription is given up; false then.
+fn write_frame(shared: &Shared, stream: &UnixStream, attached: &Attachment, frame: &[u8]) -> bool {
+    let _ = stream.set_write_timeout(Some(STALLED_WRITE_CHECK));
+    let mut rest = frame;
+    let mut writer = stream;
+    while !rest.is_empty() {
+        match writer.write(rest) {
+            Ok(0) => return false,
+            Ok(n) => rest = &rest[n..],
+            Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if shared.is_stopping() || attached.is_ended() {
+                    return false;
+                }
+            }
+            Err(error) if error.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// Starts a thread that reads (and discards) whatever the client sends; the returned channel disconnects when
 /// the client closes its side or the socket is shut down.
-fn watch_close(stream: &UnixStream, id: u64) -> Option<(Receiver<()>, JoinHandle<()>)> {
+fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinHandle<()>)> {
     let (gone_tx, gone) = bounded::<()>(1);
-    let mut watched = stream.try_clone().ok()?;
+    let watched = stream.clone();
     let watcher = std::thread::Builder::new().name(format!("opencode-pty-peer-{id}")).spawn(move || {
         let mut sink = [0u8; 256];
-        while matches!(watched.read(&mut sink), Ok(n) if n > 0) {}
+        let mut reader: &UnixStream = &watched;
+        loop {
+            match reader.read(&mut sink) {
+                Ok(n) if n > 0 => {}
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                _ => break,
+            }
+        }
         drop(gone_tx);
     });
     Some((gone, watcher.ok()?))
@@ -69,7 +112,7 @@ fn attach(
 /// Streams one subscription until the process exits, the client leaves or the daemon stops.
 pub fn serve(
     shared: &Shared,
-    mut stream: UnixStream,
+    stream: Arc<UnixStream>,
     id: u64,
     offset: u64,
     attachment: String,
@@ -79,7 +122,7 @@ pub fn serve(
     let attached = match attach(shared, id, offset, attachment, role, takeover) {
         Ok(attached) => attached,
         Err(refused) => {
-            send(&mut stream, &Response::Error { message: refused.to_string() });
+            send(&stream, &Response::Error { message: refused.to_string() });
             return;
         }
     };
@@ -99,7 +142,7 @@ pub fn serve(
             }
         };
         let Some(frame) = frame else { break };
-        if stream.write_all(&frame).is_err() {
+        if !write_frame(shared, &stream, &attached, &frame) {
             break;
         }
         if last {
@@ -119,11 +162,11 @@ pub fn serve(
 
 /// `wait`: answers one `exited` when pipe process `id` exits (at once if it has), `error` `terminated` if it
 /// is terminated first, and nothing (the connection just closes) if the daemon stops or the client leaves.
-pub fn wait(shared: &Shared, mut stream: UnixStream, id: u64) {
+pub fn wait(shared: &Shared, stream: Arc<UnixStream>, id: u64) {
     let outcome = match shared.service.get_pipe(id) {
         Ok(pipe) => pipe.wait(),
         Err(refused) => {
-            send(&mut stream, &Response::Error { message: refused.to_string() });
+            send(&stream, &Response::Error { message: refused.to_string() });
             return;
         }
     };
@@ -134,10 +177,10 @@ pub fn wait(shared: &Shared, mut stream: UnixStream, id: u64) {
     };
     match answer {
         Some(Ok(exited)) => {
-            send(&mut stream, &exited);
+            send(&stream, &exited);
         }
         Some(Err(error)) if !shared.is_stopping() => {
-            send(&mut stream, &Response::Error { message: error.to_string() });
+            send(&stream, &Response::Error { message: error.to_string() });
         }
         _ => {}
     }

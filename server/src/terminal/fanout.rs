@@ -49,6 +49,8 @@ pub struct Subscription {
     receiver: Receiver<Event>,
     key: u64,
     alive: Arc<AtomicBool>,
+    /// Set once the terminal has let go of this subscriber (it fell behind, detached, or the terminal stopped).
+    ended: Arc<AtomicBool>,
     commands: Sender<Command>,
 }
 
@@ -62,6 +64,11 @@ impl Subscription {
     /// The channel itself, to wait on it together with others.
     pub fn receiver(&self) -> &Receiver<Event> {
         &self.receiver
+    }
+
+    /// Whether the terminal has let go of this subscription: no event will follow those already queued.
+    pub fn is_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
     }
 }
 
@@ -82,9 +89,16 @@ pub(crate) struct Subscriber {
     pub(crate) last_control: u64,
     sender: Sender<Event>,
     alive: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
     /// Events waiting for room in the channel, oldest first, and the output bytes among them.
     backlog: VecDeque<Event>,
     backlog_bytes: usize,
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        self.ended.store(true, Ordering::Release);
+    }
 }
 
 impl Subscriber {
@@ -146,16 +160,18 @@ impl Fanout {
         self.next_key += 1;
         let key = self.next_key;
         let alive = Arc::new(AtomicBool::new(true));
+        let ended = Arc::new(AtomicBool::new(false));
         self.subscribers.push(Subscriber {
             key,
             attachment,
             last_control: 0,
             sender,
             alive: alive.clone(),
+            ended: ended.clone(),
             backlog: VecDeque::new(),
             backlog_bytes: 0,
         });
-        (key, Subscription { receiver, key, alive, commands })
+        (key, Subscription { receiver, key, alive, ended, commands })
     }
 
     /// Removes a subscriber by key.

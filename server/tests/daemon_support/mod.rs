@@ -66,6 +66,9 @@ impl Daemon {
         let path = root.path().join(name).join("service.json");
         let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder() };
         daemon.registration = eventually("the registration", || {
+            if let Some(status) = daemon.child.try_wait().expect("try_wait") {
+                panic!("the daemon exited at startup: {status}");
+            }
             let bytes = std::fs::read(&path).ok()?;
             serde_json::from_slice(&bytes).ok()
         });
@@ -111,10 +114,21 @@ impl Daemon {
 }
 
 impl Drop for Daemon {
+    /// Stops the daemon the orderly way (SIGTERM), so it takes its children and files with it; kills it if
+    /// that takes too long, and then removes the socket it could not.
     fn drop(&mut self) {
         if self.child.try_wait().ok().flatten().is_none() {
+            let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::SIGTERM);
+            let deadline = Instant::now() + WAIT;
+            while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             let _ = self.child.kill();
             let _ = self.child.wait();
+        }
+        if !self.registration.socket.is_empty() {
+            let _ = std::fs::remove_file(&self.registration.socket);
         }
     }
 }
