@@ -47,5 +47,10 @@ checkpoint-fidelity n="1000":
 bench-terminals:
     cargo run --release -p opencode-pty --example measure_terminals
 
+# Daemon figures over the socket: ping round trip vs a bare socket echo, a pipe process vs `cat > file`.
+bench-daemon:
+    cargo build --release -p opencode-pty --bins --examples
+    cargo run --release -p opencode-pty --example measure_daemon
+
 # Run every benchmark.
-bench: bench-vt bench-terminals
+bench: bench-vt bench-terminals bench-daemon
