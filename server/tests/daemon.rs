@@ -461,3 +461,32 @@ fn stopping_never_waits_for_a_subscriber_that_does_not_read() {
     assert!(started.elapsed() < Duration::from_secs(5));
     drop(stuck);
 }
+
+#[test]
+fn pty_children_get_default_dispositions_even_for_signals_the_daemon_inherited_ignored() {
+    // Whoever started the daemon left SIGUSR1 and SIGWINCH ignored; `exec` keeps that unless the daemon resets it.
+    let daemon = Daemon::start_ignoring(&["USR1", "WINCH"]);
+    let _owner = daemon.own();
+    let created = daemon
+        .request(json!({"op": "create_pty", "program": "grep", "args": ["^SigIgn", "/proc/self/status"],
+        "cwd": "/", "env": {}, "group_id": "g", "title": "t", "cols": 80, "rows": 24}));
+    let id = created["process"]["id"].as_u64().unwrap();
+    let mut stream = daemon.connect();
+    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "observer",
+                           "takeover": false});
+    send(&mut stream, &daemon.envelope(subscribe));
+    let attached = recv(&mut stream).unwrap();
+    use base64::Engine;
+    let mut output =
+        base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
+    while let Some(frame) = recv_frame(&mut stream) {
+        if let Frame::Output { bytes, .. } = frame {
+            output.extend_from_slice(&bytes);
+        }
+    }
+    let text = String::from_utf8_lossy(&output);
+    let mask = text.trim().strip_prefix("SigIgn:").map(str::trim).unwrap_or_else(|| panic!("{text:?}"));
+    let ignored = u64::from_str_radix(mask, 16).unwrap();
+    // glibc keeps its internal signals 32 and 33 to itself; everything else must be back to the default.
+    assert_eq!(ignored & !((1u64 << 31) | (1u64 << 32)), 0, "the PTY child ignores {ignored:016x}");
+}

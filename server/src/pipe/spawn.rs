@@ -31,11 +31,6 @@ use crate::error::ServiceError;
 /// The mode a new output file is created with, before the daemon's umask is applied.
 pub const OUTPUT_FILE_MODE: u32 = 0o666;
 
-/// Signals whose disposition the child gets back as the default. The daemon may ignore or handle these, and
-/// an ignored disposition would survive `exec`.
-const RESET_SIGNALS: [libc::c_int; 7] =
-    [libc::SIGCHLD, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM, libc::SIGPIPE];
-
 /// Refuses `metadata` whose serialized JSON is over [`MAX_METADATA_BYTES`]. Serialization stops as soon as the
 /// bound is passed, so an oversized object costs no more than the bound.
 pub fn check_metadata(metadata: &Map<String, Value>) -> Result<(), ServiceError> {
@@ -159,19 +154,5 @@ pub(crate) fn abandon(pid: u32) {
 
 /// In the child: default signal dispositions and an empty signal mask.
 fn child_setup() -> std::io::Result<()> {
-    for signal in RESET_SIGNALS {
-        // Safety: resetting a disposition to SIG_DFL is async-signal-safe and affects only this child.
-        unsafe { libc::signal(signal, libc::SIG_DFL) };
-    }
-    // Safety: an all-zero sigset_t is a valid value to initialise; sigemptyset and sigprocmask are
-    // async-signal-safe and the pointers are to locals.
-    let result = unsafe {
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut())
-    };
-    if result == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    crate::terminal::reset_signals()
 }

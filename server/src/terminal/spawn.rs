@@ -121,25 +121,35 @@ pub(crate) fn spawn(spec: &PtySpec) -> Result<Spawned, ServiceError> {
 /// In the child: default signal dispositions, an empty signal mask (the daemon blocks SIGTERM and SIGINT), a
 /// new session, and the PTY (already on stdin) as the controlling terminal.
 fn child_setup() -> std::io::Result<()> {
-    for signal in
-        [libc::SIGCHLD, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM, libc::SIGPIPE]
-    {
-        // Safety: resetting a disposition to SIG_DFL is async-signal-safe and affects only this child.
-        unsafe { libc::signal(signal, libc::SIG_DFL) };
-    }
-    // Safety: an all-zero sigset_t is a valid value to initialise; sigemptyset and sigprocmask are
-    // async-signal-safe and the pointers are to locals.
-    unsafe {
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    }
+    reset_signals()?;
     // Safety: setsid takes no arguments and is async-signal-safe.
     if unsafe { libc::setsid() } == -1 {
         return Err(std::io::Error::last_os_error());
     }
     // Safety: TIOCSCTTY on stdin (the PTY slave) with argument 0 makes it the controlling terminal.
     if unsafe { libc::ioctl(0, libc::TIOCSCTTY as _, 0) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// In a child between fork and exec: every signal's disposition back to the default (an ignored one would
+/// survive `exec`, whatever the daemon inherited or set), and an empty signal mask. Shared by PTY and pipe
+/// children. Signals that cannot be changed (SIGKILL, SIGSTOP, and the C library's own) are left alone.
+pub(crate) fn reset_signals() -> std::io::Result<()> {
+    for signal in 1..=libc::SIGRTMAX() {
+        // Safety: setting a disposition to SIG_DFL is async-signal-safe and affects only this child; a
+        // signal that cannot be changed just fails, which is fine.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
+    // Safety: an all-zero sigset_t is a valid value to initialise; sigemptyset and sigprocmask are
+    // async-signal-safe and the pointers are to locals.
+    let result = unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut())
+    };
+    if result == -1 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

@@ -185,3 +185,58 @@ pub fn threads_named(pid: u32, prefix: &str) -> usize {
         .filter(|name| name.trim_end().starts_with(prefix))
         .count()
 }
+
+impl Daemon {
+    /// Starts `opencode-pty daemon` in a fresh root with `vars` added to the environment it inherits, and waits
+    /// for its registration.
+    pub fn start_with_env(vars: &[(&str, &str)]) -> Daemon {
+        let root = tempfile::tempdir().expect("tempdir");
+        let mut command = Command::new(binary());
+        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path()).envs(vars.iter().copied());
+        Daemon::launch(command, root, "test")
+    }
+
+    /// Starts `opencode-pty daemon` in a fresh root with `signals` ignored, as a careless launcher would leave
+    /// them (names as `trap` takes them, like `USR1`): `/bin/sh` ignores them and then execs the daemon in its
+    /// place (same pid), and an ignored disposition survives `exec`.
+    pub fn start_ignoring(signals: &[&str]) -> Daemon {
+        let root = tempfile::tempdir().expect("tempdir");
+        let script = format!("trap '' {}; exec \"$0\" \"$@\"", signals.join(" "));
+        let mut command = Command::new("/bin/sh");
+        command.args(["-c", &script]).arg(binary()).args(["daemon", "--name", "test", "--runtime-dir"]);
+        command.arg(root.path());
+        Daemon::launch(command, root, "test")
+    }
+
+    /// Spawns `command` (a daemon named `name` under `root`, possibly through an `exec`ing wrapper) and waits for
+    /// its registration.
+    fn launch(mut command: Command, root: tempfile::TempDir, name: &str) -> Daemon {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn the daemon");
+        let path = root.path().join(name).join("service.json");
+        let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder() };
+        daemon.registration = eventually("the registration", || {
+            if let Some(status) = daemon.child.try_wait().expect("try_wait") {
+                panic!("the daemon exited at startup: {status}");
+            }
+            let bytes = std::fs::read(&path).ok()?;
+            serde_json::from_slice(&bytes).ok()
+        });
+        daemon
+    }
+}
+
+/// The state letter of `/proc/<pid>/stat` (`Z` for a zombie), or `None` once the process is gone.
+pub fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// The pid a test script wrote to `path`, once it is there (bounded).
+pub fn pid_from(path: &Path) -> u32 {
+    eventually("a pid in the file", || std::fs::read_to_string(path).ok()?.trim().parse().ok())
+}
