@@ -185,3 +185,19 @@ fn list_then_wait_after_a_client_restart_never_misses_an_exit() {
         assert_eq!(exited["exit_code"], i as u64, "{exited}");
     }
 }
+
+#[test]
+fn exits_are_reported_even_when_the_daemon_was_started_with_sigchld_ignored() {
+    // An ignored SIGCHLD would make the kernel reap children before the daemon could learn how they exited.
+    let daemon = Daemon::start_ignoring(&["CHLD"]);
+    let _owner = daemon.own();
+    let out = tempfile::tempdir().unwrap();
+    let id = daemon.request(create_pipe(out.path(), "exit 7"))["process"]["id"].as_u64().unwrap();
+    assert_eq!(recv(&mut start_wait(&daemon, id)).unwrap()["exit_code"], 7);
+    let pty = daemon.request(create_sh("exit 9"))["process"]["id"].as_u64().unwrap();
+    let exited = eventually("the PTY to exit", || {
+        let got = daemon.request(json!({"op": "get", "id": pty}));
+        (got["process"]["lifecycle"]["status"] != "running").then_some(got)
+    });
+    assert_eq!(exited["process"]["lifecycle"], json!({"status": "exited", "exit_code": 9}));
+}

@@ -28,7 +28,7 @@ pub use fanout::{
 };
 pub use replay::ReplayRead;
 pub use spawn::PtySpec;
-pub(crate) use spawn::reset_signals;
+pub(crate) use spawn::{default_sigchld, reset_signals};
 
 use crate::error::ServiceError;
 use command::{Command, Reply};

@@ -6,7 +6,8 @@
 //! to report a failed `exec`, so a program that cannot run would look like a running terminal.) Every
 //! descriptor the daemon opens is close-on-exec, so children inherit none of them.
 //!
-//! This is the one module of the daemon allowed `unsafe`: the `pre_exec` hook and the two PTY `ioctl`s.
+//! This is the one module of the daemon allowed `unsafe`: the `pre_exec` hook, the two PTY `ioctl`s, and the
+//! daemon's own SIGCHLD reset at startup.
 
 #![allow(unsafe_code)]
 
@@ -150,6 +151,17 @@ pub(crate) fn reset_signals() -> std::io::Result<()> {
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut())
     };
     if result == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// In the daemon, at startup: the default disposition for SIGCHLD. Were it ignored (inherited from whoever
+/// started the daemon, which `exec` keeps), the kernel would reap children at once and the wait threads could
+/// never learn how they exited.
+pub(crate) fn default_sigchld() -> std::io::Result<()> {
+    // Safety: setting SIGCHLD's disposition to SIG_DFL installs no handler; it runs before any child exists.
+    if unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) } == libc::SIG_ERR {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

@@ -197,14 +197,16 @@ impl Daemon {
     }
 
     /// Starts `opencode-pty daemon` in a fresh root with `signals` ignored, as a careless launcher would leave
-    /// them (names as `trap` takes them, like `USR1`): `/bin/sh` ignores them and then execs the daemon in its
-    /// place (same pid), and an ignored disposition survives `exec`.
+    /// them (names without `SIG`, like `USR1`): Python ignores them and then execs the daemon in its place (same
+    /// pid), and an ignored disposition survives `exec`. (dash's `trap ''` does not keep SIGCHLD ignored.)
     pub fn start_ignoring(signals: &[&str]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
-        let script = format!("trap '' {}; exec \"$0\" \"$@\"", signals.join(" "));
-        let mut command = Command::new("/bin/sh");
-        command.args(["-c", &script]).arg(binary()).args(["daemon", "--name", "test", "--runtime-dir"]);
-        command.arg(root.path());
+        let script = "import os, signal, sys\n\
+                      for name in sys.argv[1].split(','): signal.signal(getattr(signal, 'SIG' + name), signal.SIG_IGN)\n\
+                      os.execv(sys.argv[2], sys.argv[2:])";
+        let mut command = Command::new("python3");
+        command.args(["-c", script, &signals.join(",")]).arg(binary());
+        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
         Daemon::launch(command, root, "test")
     }
 
