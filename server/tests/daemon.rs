@@ -490,3 +490,73 @@ fn pty_children_get_default_dispositions_even_for_signals_the_daemon_inherited_i
     // glibc keeps its internal signals 32 and 33 to itself; everything else must be back to the default.
     assert_eq!(ignored & !((1u64 << 31) | (1u64 << 32)), 0, "the PTY child ignores {ignored:016x}");
 }
+
+#[test]
+fn startup_sweeps_stale_siblings_and_keeps_the_rest() {
+    let root = tempfile::tempdir().unwrap();
+    let eleven_minutes_ago = std::time::SystemTime::now() - Duration::from_secs(11 * 60);
+    let make = |name: &str, files: &[(&str, &str)], old: bool| {
+        let dir = root.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        for (file, text) in files {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+        if old {
+            std::fs::File::open(&dir).unwrap().set_modified(eleven_minutes_ago).unwrap();
+        }
+        dir
+    };
+    let registration = json!({"instance_id": "a".repeat(32), "pid": 4_000_000, "protocol": 8, "features": [],
+                              "socket": "/nonexistent", "token": "b".repeat(32)})
+    .to_string();
+    let stale = make("stale", &[("service.lock", ""), ("service.json", &registration)], true);
+    let fresh = make("fresh", &[("service.lock", ""), ("service.json", &registration)], false);
+    let foreign = make("foreign", &[("service.lock", ""), ("notes.txt", "mine")], true);
+    let empty = make("empty", &[], true);
+    let daemon = Daemon::start_in(root, "test", &[]);
+    let _owner = daemon.own();
+    eventually("the stale sibling to be swept", || (!stale.exists()).then_some(()));
+    for kept in [&fresh, &foreign, &empty] {
+        assert!(kept.exists(), "{} was kept", kept.display());
+    }
+}
+
+#[test]
+fn another_users_connection_gets_no_answer() {
+    // Only root can act as another user here; as anyone else the positive half still runs.
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let ping = daemon.envelope(json!({"op": "ping"})).to_string();
+    // Prints how many bytes came back, 0 when the daemon closed the connection unanswered, and `no connection`
+    // when the socket could not even be reached (that would prove nothing about the peer check).
+    let script = "import os, socket, struct, sys\n\
+                  uid = int(sys.argv[3])\n\
+                  if uid != os.geteuid(): os.setgid(uid); os.setuid(uid)\n\
+                  s = socket.socket(socket.AF_UNIX); s.settimeout(15)\n\
+                  try: s.connect(sys.argv[1])\n\
+                  except OSError as e: print('no connection', e); sys.exit(0)\n\
+                  try: s.sendall(struct.pack('>I', len(sys.argv[2])) + sys.argv[2].encode()); print(len(s.recv(65536)))\n\
+                  except (BrokenPipeError, ConnectionResetError): print(0)";
+    let run_as = |path: &std::path::Path, uid: u32| {
+        let output = std::process::Command::new("python3")
+            .args(["-c", script, path.to_str().unwrap(), &ping, &uid.to_string()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    };
+    let socket = std::path::Path::new(&daemon.registration.socket);
+    assert_ne!(run_as(socket, nix::unistd::geteuid().as_raw()), "0", "our own user is answered");
+    if nix::unistd::geteuid().is_root() {
+        // A second name for the socket in a directory anyone may enter, so that only the peer check stands in
+        // the way (the socket's own directory stays private).
+        let open = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let link = open.path().join("daemon.sock");
+        std::fs::hard_link(socket, &link).unwrap();
+        std::fs::set_permissions(&link, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let answered = run_as(&link, 65534);
+        std::fs::set_permissions(&link, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(answered, "0", "connected, then closed without a single byte");
+    }
+}
