@@ -1,10 +1,11 @@
 //! Starts a PTY child and hands out what the runtime threads need.
 //!
-//! The PTY is opened with `openpty` and the child started with `std::process::Command`, whose `pre_exec`
-//! makes it a session leader with the PTY as its controlling terminal, default signal dispositions and an
-//! empty signal mask. (portable-pty's spawn closes every descriptor in the child, including the pipe std uses
-//! to report a failed `exec`, so a program that cannot run would look like a running terminal.) Every
-//! descriptor the daemon opens is close-on-exec, so children inherit none of them.
+//! The PTY is opened with `posix_openpt` (close-on-exec from the start) and the child started with
+//! `std::process::Command`, whose `pre_exec` makes it a session leader with the PTY as its controlling
+//! terminal, default signal dispositions and an empty signal mask. (portable-pty's spawn closes every
+//! descriptor in the child, including the pipe std uses to report a failed `exec`, so a program that cannot
+//! run would look like a running terminal.) Every descriptor the daemon opens is close-on-exec when it is
+//! created, so children inherit none of them, even children another thread starts at the same moment.
 //!
 //! This is the one module of the daemon allowed `unsafe`: the `pre_exec` hook, the two PTY `ioctl`s, and the
 //! daemon's own SIGCHLD reset at startup.
@@ -17,8 +18,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
-use nix::pty::{Winsize, openpty};
+use nix::fcntl::OFlag;
+use nix::pty::{Winsize, grantpt, posix_openpt, ptsname_r, unlockpt};
 
 use crate::error::ServiceError;
 
@@ -93,12 +94,8 @@ pub(crate) fn spawn(spec: &PtySpec) -> Result<Spawned, ServiceError> {
     if !Path::new(&spec.cwd).is_dir() {
         return Err(fail(format!("cwd {} is not a directory", spec.cwd.display())));
     }
-    let size = Winsize { ws_row: spec.rows, ws_col: spec.cols, ws_xpixel: 0, ws_ypixel: 0 };
-    let pty = openpty(&size, None).map_err(|e| fail(format!("cannot open a PTY: {e}")))?;
-    for fd in [&pty.master, &pty.slave] {
-        fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(|e| fail(format!("cannot set close-on-exec: {e}")))?;
-    }
-    let tty = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).ok();
+    let pty = open_pty(spec.cols, spec.rows).map_err(|e| fail(format!("cannot open a PTY: {e}")))?;
+    let tty = Some(pty.path.clone());
     let stdio = || pty.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("cannot duplicate the PTY: {e}")));
     let mut command = command(spec);
     command.stdin(stdio()?).stdout(stdio()?).stderr(stdio()?);
@@ -113,10 +110,31 @@ pub(crate) fn spawn(spec: &PtySpec) -> Result<Spawned, ServiceError> {
     drop(pty.slave);
     let pid = child.id();
     drop(child);
-    let flags = OFlag::from_bits_truncate(fcntl(&pty.master, FcntlArg::F_GETFL).map_err(|e| fail(e.to_string()))?);
-    fcntl(&pty.master, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))
-        .map_err(|e| fail(format!("cannot make the master non-blocking: {e}")))?;
     Ok(Spawned { master: pty.master, tty, pid })
+}
+
+/// A freshly opened PTY pair.
+struct Pty {
+    /// Non-blocking.
+    master: OwnedFd,
+    slave: OwnedFd,
+    /// The slave's path (`/dev/pts/N`).
+    path: PathBuf,
+}
+
+/// Opens a PTY pair of the given size whose descriptors are close-on-exec from the moment they exist. (`openpty`
+/// sets that only afterwards, and a child another thread starts in between would inherit them: a pipe process
+/// holding a terminal's slave would keep that terminal's output from ever ending.)
+fn open_pty(cols: u16, rows: u16) -> nix::Result<Pty> {
+    let flags = OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let master = posix_openpt(flags | OFlag::O_NONBLOCK)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let path = ptsname_r(&master)?;
+    let slave = nix::fcntl::open(path.as_str(), flags, nix::sys::stat::Mode::empty())?;
+    let master = OwnedFd::from(master);
+    resize(&master, cols, rows).map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(0)))?;
+    Ok(Pty { master, slave, path: PathBuf::from(path) })
 }
 
 /// In the child: default signal dispositions, an empty signal mask (the daemon blocks SIGTERM and SIGINT), a
