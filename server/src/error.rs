@@ -23,6 +23,27 @@ pub enum ServiceError {
     /// A pipe process was terminated before it exited (the answer to a pending `wait`).
     #[error("terminated")]
     Terminated,
+    /// Waiting for a pipe process's child failed, so its exit will never be known (the final answer to
+    /// `wait`, and the reason in its `failed` lifecycle).
+    #[error("waiting for the child failed: {0}")]
+    WaitFailed(String),
+    /// A pipe process whose child was lost (waiting for it failed) is never signalled again: its pid may
+    /// already belong to another process.
+    #[error("process {id} can no longer be signalled: {reason}")]
+    Unsignallable {
+        /// The process.
+        id: u64,
+        /// Why: the wait failure.
+        reason: String,
+    },
+    /// Metadata that would bring the daemon's live pipe processes over their total budget.
+    #[error("metadata would bring the daemon's pipe processes to {total} bytes, over the {limit}-byte total")]
+    MetadataBudget {
+        /// The total the request would have led to.
+        total: usize,
+        /// The budget (`MAX_TOTAL_METADATA_BYTES`).
+        limit: usize,
+    },
     /// The request is for the other kind of process (PTY-only ops on a pipe process, or the reverse).
     #[error("process {id} is {what}; this request is only for {wanted}")]
     WrongMode {

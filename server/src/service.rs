@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use opencode_pty_protocol::{Mode, ProcessInfo};
 
 use crate::error::ServiceError;
-use crate::pipe::{PipeHandle, PipeSpec};
+use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
 use crate::terminal::{PtySpec, TerminalConfig, TerminalHandle};
 
 /// One registered process of either kind.
@@ -55,6 +55,8 @@ impl Process {
 pub struct TerminalService {
     config: TerminalConfig,
     next_id: AtomicU64,
+    /// What the live pipe processes' metadata holds together (at most `MAX_TOTAL_METADATA_BYTES`).
+    metadata: Arc<MetadataBudget>,
     /// Ordered by id, which is creation order. `None` once shut down: nothing more is created.
     processes: Mutex<Option<BTreeMap<u64, Process>>>,
 }
@@ -62,7 +64,12 @@ pub struct TerminalService {
 impl TerminalService {
     /// An empty service whose terminals use `config`.
     pub fn new(config: TerminalConfig) -> TerminalService {
-        TerminalService { config, next_id: AtomicU64::new(1), processes: Mutex::new(Some(BTreeMap::new())) }
+        TerminalService {
+            config,
+            next_id: AtomicU64::new(1),
+            metadata: Arc::new(MetadataBudget::new()),
+            processes: Mutex::new(Some(BTreeMap::new())),
+        }
     }
 
     fn processes(&self) -> MutexGuard<'_, Option<BTreeMap<u64, Process>>> {
@@ -92,9 +99,16 @@ impl TerminalService {
         self.create(|id| Ok(Process::Pty(Arc::new(TerminalHandle::spawn(id, spec, config)?))))
     }
 
-    /// Starts a pipe process.
+    /// Starts a pipe process. Its metadata must fit in the daemon's total (`MAX_TOTAL_METADATA_BYTES`) with
+    /// that of every live pipe process; terminating one releases its share.
     pub fn create_pipe(&self, spec: PipeSpec) -> Result<ProcessInfo, ServiceError> {
-        self.create(|id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec)?))))
+        let budget = self.metadata.clone();
+        self.create(|id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec, budget)?))))
+    }
+
+    /// The metadata bytes the live pipe processes hold together.
+    pub fn metadata_bytes(&self) -> usize {
+        self.metadata.used()
     }
 
     fn process(&self, id: u64) -> Result<Process, ServiceError> {

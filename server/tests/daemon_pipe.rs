@@ -1,6 +1,7 @@
 //! Pipe processes over the socket, against the real binary: create, list by mode, wait (held, immediate,
-//! several, terminated, daemon stopping), signal, set_metadata, subscribe without output, and clear errors
-//! for the other kind's requests.
+//! several, terminated, daemon stopping), signal, set_metadata, subscribe without output (attached before the
+//! exit, then `exited`), waiters and subscribers that closed their connections, and clear errors for the other
+//! kind's requests.
 
 mod daemon_support;
 
@@ -8,6 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 use daemon_support::{Daemon, create_sh, eventually, recv, recv_frame, send, threads_named};
+use opencode_pty::pipe::MAX_PIPE_WAITERS;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
 
@@ -28,20 +30,43 @@ fn start_wait(daemon: &Daemon, id: u64) -> UnixStream {
     stream
 }
 
+/// The name prefix of the thread the daemon starts for each held `wait` or subscription (it watches the peer).
+const PEER_THREAD: &str = "opencode-pty-peer";
+
+/// A script that waits for `go` in `dir` to exist (the test creates it) before `then`.
+fn after_go(dir: &Path, then: &str) -> String {
+    format!("while [ ! -e {} ]; do sleep 0.02; done; {then}", dir.join("go").display())
+}
+
+/// Sends `subscribe` for `id` from offset 0 on a new connection, and returns it with the `attached` answer.
+fn subscribe(daemon: &Daemon, id: u64) -> (UnixStream, Value) {
+    let mut stream = daemon.connect();
+    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "s", "role": "observer",
+                           "takeover": false});
+    send(&mut stream, &daemon.envelope(subscribe));
+    let attached = recv(&mut stream).expect("an answer to subscribe");
+    (stream, attached)
+}
+
 #[test]
 fn a_pipe_process_runs_into_its_file_and_wait_answers_its_exit() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
     let out = tempfile::tempdir().unwrap();
-    let created = daemon.request(create_pipe(out.path(), "read x < /dev/null; echo one; echo two >&2; exit 5"));
+    let created = daemon.request(create_pipe(out.path(), &after_go(out.path(), "echo one; echo two >&2; exit 5")));
     assert_eq!(created["type"], "created", "{created}");
     let process = &created["process"];
     assert_eq!(process["mode"], "pipe");
     assert!(process.get("pty").is_none(), "no pty key for a pipe process");
     assert_eq!(process["pipe"]["metadata"], json!({"k": 1}));
     let id = process["id"].as_u64().unwrap();
-    // Two waiters on one process both get the answer.
+    // Two waiters on one process, both held while it runs, both get the answer.
     let (mut first, mut second) = (start_wait(&daemon, id), start_wait(&daemon, id));
+    let pid = daemon.child.id();
+    eventually("both waits to be held", || (threads_named(pid, PEER_THREAD) == 2).then_some(()));
+    let running = daemon.request(json!({"op": "get", "id": id}));
+    assert_eq!(running["process"]["lifecycle"], json!({"status": "running"}), "still running while both wait");
+    std::fs::write(out.path().join("go"), "").unwrap();
     for stream in [&mut first, &mut second] {
         let exited = recv(stream).unwrap();
         assert_eq!(exited["type"], "exited", "{exited}");
@@ -148,11 +173,7 @@ fn metadata_subscribe_and_wrong_kind_requests() {
         assert_eq!(message(&refused), format!("process {id} is a pipe process; this request is only for PTYs"));
     }
     // A subscription carries offsets and events only: `attached` with an empty replay, then `exited`.
-    let mut stream = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "s", "role": "observer",
-                           "takeover": false});
-    send(&mut stream, &daemon.envelope(subscribe));
-    let attached = recv(&mut stream).unwrap();
+    let (mut stream, attached) = subscribe(&daemon, id);
     assert_eq!((attached["type"].as_str(), attached["replay_base64"].as_str()), (Some("attached"), Some("")));
     let replay = daemon.request(json!({"op": "replay", "id": id, "offset": 0}));
     assert_eq!((replay["type"].as_str(), replay["data_base64"].as_str()), (Some("replay"), Some("")));
@@ -165,6 +186,56 @@ fn metadata_subscribe_and_wrong_kind_requests() {
     let Frame::Control(exited) = &frames[0] else { panic!("output frame for a pipe process") };
     assert_eq!(exited["type"], "exited");
     assert_eq!(exited["final_offset"], 5);
+}
+
+#[test]
+fn a_live_subscription_receives_exited_while_attached() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let out = tempfile::tempdir().unwrap();
+    let created = daemon.request(create_pipe(out.path(), &after_go(out.path(), "echo done; exit 2")));
+    let id = created["process"]["id"].as_u64().unwrap();
+    let (mut stream, attached) = subscribe(&daemon, id);
+    assert_eq!(attached["type"], "attached", "{attached}");
+    assert_eq!(attached["process"]["lifecycle"], json!({"status": "running"}), "attached before the exit");
+    eventually("the subscription to be held", || (threads_named(daemon.child.id(), PEER_THREAD) == 1).then_some(()));
+    std::fs::write(out.path().join("go"), "").unwrap();
+    let Some(Frame::Control(exited)) = recv_frame(&mut stream) else { panic!("no exited") };
+    assert_eq!(exited["type"], "exited", "{exited:?}");
+    assert_eq!((exited["exit_code"].as_u64(), exited["final_offset"].as_u64()), (Some(2), Some(5)));
+    assert!(recv_frame(&mut stream).is_none(), "closed after exited");
+}
+
+#[test]
+fn waiters_and_subscribers_that_closed_their_connections_never_fill_the_caps() {
+    /// Waits held at once, then closed together; enough batches pass the cap.
+    const BATCH: usize = 100;
+    const CYCLES: usize = MAX_PIPE_WAITERS + 76;
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let out = tempfile::tempdir().unwrap();
+    let id = daemon.request(create_pipe(out.path(), "exec sleep 60"))["process"]["id"].as_u64().unwrap();
+    let pid = daemon.child.id();
+    for _ in 0..CYCLES.div_ceil(BATCH) {
+        let held: Vec<UnixStream> = (0..BATCH).map(|_| start_wait(&daemon, id)).collect();
+        eventually("the batch of waits to be held", || (threads_named(pid, PEER_THREAD) == BATCH).then_some(()));
+        drop(held);
+        eventually("the closed waits to end", || (threads_named(pid, PEER_THREAD) == 0).then_some(()));
+    }
+    for _ in 0..CYCLES {
+        let (stream, attached) = subscribe(&daemon, id);
+        assert_eq!(attached["type"], "attached", "{attached}");
+        drop(stream);
+    }
+    eventually("the closed subscriptions to end", || (threads_named(pid, PEER_THREAD) == 0).then_some(()));
+    // Both still work: held, then answered.
+    let mut waiting = start_wait(&daemon, id);
+    let (mut subscribed, attached) = subscribe(&daemon, id);
+    assert_eq!(attached["type"], "attached", "{attached}");
+    eventually("the wait to be held", || (threads_named(pid, PEER_THREAD) == 2).then_some(()));
+    assert_eq!(daemon.request(json!({"op": "signal", "id": id, "signal": "SIGTERM"}))["type"], "ok");
+    assert_eq!(recv(&mut waiting).expect("an answer")["signal"], "SIGTERM");
+    assert_eq!(recv(&mut subscribed).expect("exited")["signal"], "SIGTERM");
 }
 
 #[test]

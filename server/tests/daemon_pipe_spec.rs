@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use daemon_support::{Daemon, WAIT, eventually, pid_from, proc_state, process_exists, recv, send, threads_named};
-use opencode_pty::pipe::LINGER;
+use opencode_pty::pipe::{LINGER, MAX_TOTAL_METADATA_BYTES};
 use opencode_pty_protocol::MAX_METADATA_BYTES;
 use serde_json::{Value, json};
 
@@ -415,6 +415,38 @@ fn terminate_never_waits_on_a_descendant_that_left_the_group() {
     assert!(matches!(proc_state(escaped), Some(state) if state != 'Z'), "the escaped descendant still runs");
     drop(cleanup);
     eventually("the escaped descendant to die", || matches!(proc_state(escaped), None | Some('Z')).then_some(()));
+}
+
+#[test]
+fn the_metadata_of_all_pipe_processes_is_bounded_so_list_always_fits_one_frame() {
+    /// Attempts, each with metadata near the per-process limit: together far over one frame.
+    const ATTEMPTS: usize = 9;
+    /// Each one's metadata: four fit in the total, five do not.
+    const EACH: usize = 950 * 1024;
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let blob = "x".repeat(EACH);
+    let request = |i: usize| {
+        let mut request = create_sh(&dir.path().join(format!("out-{i}.log")), "exec sleep 60");
+        request["metadata"] = json!({"blob": blob});
+        request
+    };
+    let size = serde_json::to_string(&json!({"blob": blob})).unwrap().len();
+    let answers: Vec<Value> = (0..ATTEMPTS).map(|i| daemon.request(request(i))).collect();
+    let ids: Vec<u64> = answers.iter().filter(|a| a["type"] == "created").map(|a| created(a).0).collect();
+    assert_eq!(ids.len(), MAX_TOTAL_METADATA_BYTES / size, "as many as fit in the total");
+    let expected = format!(
+        "metadata would bring the daemon's pipe processes to {} bytes, over the {MAX_TOTAL_METADATA_BYTES}-byte total",
+        (ids.len() + 1) * size
+    );
+    for refused in &answers[ids.len()..] {
+        assert_eq!(message(refused), expected);
+    }
+    assert_eq!(listed_pipes(&daemon), ids, "list answers in one frame");
+    // Terminating one releases its share.
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": ids[0]}))["type"], "ok");
+    created(&daemon.request(request(ATTEMPTS)));
 }
 
 #[test]

@@ -1,19 +1,28 @@
 //! Pipe processes in-process: validation before the file system, the output file, the child's environment and
-//! signals, line counting, write errors, the one-second linger, zombies, terminate, wait, signal, metadata,
-//! replay and subscribe, and the service's registry of both kinds. Every wait is bounded; no process is left.
+//! signals, line counting, write errors, the one-second linger (also with an output FIFO that stalls), zombies,
+//! terminate, wait, signal, metadata and its daemon-wide budget, replay and subscribe, waiters and subscribers
+//! that leave, a lost child and a failing reader, and the service's registry of both kinds. Every wait is
+//! bounded; no process is left.
 
 mod support;
 
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 use opencode_pty::ServiceError;
-use opencode_pty::pipe::{LINGER, PipeHandle};
+use opencode_pty::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES, PipeHandle, stalled_output_error};
 use opencode_pty::terminal::Event;
-use opencode_pty_protocol::{Lifecycle, MAX_METADATA_BYTES, Mode, Response, Signal};
+use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_METADATA_BYTES, Mode, Response, Signal};
 use serde_json::{Map, Value, json};
 use support::{WAIT, eventually, exited_pipe, pipe_sh, pipe_spec, process_exists, service, sh};
+
+/// How much later than the linger allows an `exited` may arrive in these tests (scheduling, a loaded machine).
+const LINGER_SLACK: Duration = Duration::from_secs(3);
 
 fn read(path: &Path) -> String {
     String::from_utf8_lossy(&std::fs::read(path).expect("read the file")).into_owned()
@@ -33,6 +42,19 @@ fn fields(response: &Response) -> (Option<u32>, Option<String>, u64, Option<u64>
 fn proc_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// SIGKILLs a process the test reached outside the service (one that left the child's group) when dropped, even
+/// when an assertion failed first, unless it is already gone or a zombie.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if matches!(proc_state(self.0), Some(state) if state != 'Z') {
+            let _ =
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0 as i32), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
 }
 
 /// A pid a test script wrote to `path`, once it is there.
@@ -218,8 +240,10 @@ fn output_lines_always_match_the_tail() {
     let handle = service.get_pipe(service.create_pipe(spec.clone()).expect("create").id).unwrap();
     let done = handle.wait();
     let sample = || {
+        let deadline = Instant::now() + WAIT;
         let mut samples = 0;
-        while done.is_empty() {
+        while done.receiver().is_empty() {
+            assert!(Instant::now() < deadline, "still running after {WAIT:?}");
             let info = handle.info();
             let (tail, lines) = (info.output_tail, info.pipe.unwrap().output_lines);
             let bytes = std::fs::read(&spec.output_path).unwrap();
@@ -234,7 +258,7 @@ fn output_lines_always_match_the_tail() {
         let others: Vec<_> = (0..2).map(|_| s.spawn(sample)).collect();
         others.into_iter().map(|t| t.join().unwrap()).sum()
     });
-    let exited = done.recv_timeout(WAIT).expect("exited in time").expect("not terminated");
+    let exited = done.receiver().recv_timeout(WAIT).expect("exited in time").expect("not terminated");
     let (_, _, final_offset, lines, _, _) = fields(&exited);
     assert_eq!(lines, Some(LINES));
     assert_eq!(std::fs::metadata(&spec.output_path).unwrap().len(), final_offset);
@@ -320,17 +344,17 @@ fn terminate_kills_the_group_and_never_waits_on_a_descendant_that_left_it() {
     let pidfile = dir.path().join("escaped.pid");
     let script = format!("setsid sh -c 'echo $$ > {}; exec sleep 60' & exec sleep 60", pidfile.display());
     let info = service.create_pipe(pipe_sh(dir.path(), &script)).expect("create");
-    let escaped = pid_from(&pidfile);
+    let escaped = KillOnDrop(pid_from(&pidfile));
     let started = Instant::now();
     service.terminate(info.id).expect("terminate");
     let took = started.elapsed();
-    let still_running = process_exists(escaped);
-    // Leave nothing behind before asserting.
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(escaped as i32), nix::sys::signal::Signal::SIGKILL);
-    eventually(|| matches!(proc_state(escaped), None | Some('Z')).then_some(()));
     assert!(took < Duration::from_secs(2), "terminate took {took:?}");
+    let still_running = matches!(proc_state(escaped.0), Some(state) if state != 'Z');
     assert!(still_running, "the escaped descendant was outside the group and still held the pipe");
     assert!(!process_exists(info.pid.unwrap()));
+    let pid = escaped.0;
+    drop(escaped);
+    eventually(|| matches!(proc_state(pid), None | Some('Z')).then_some(()));
 }
 
 #[test]
@@ -341,15 +365,16 @@ fn waiters_get_exited_and_a_late_wait_is_answered_at_once() {
     let spec = pipe_sh(dir.path(), &format!("while [ ! -e {} ]; do sleep 0.02; done; echo done", go.display()));
     let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
     let waiters: Vec<_> = (0..3).map(|_| handle.wait()).collect();
-    assert!(waiters.iter().all(|w| w.is_empty()));
+    assert!(waiters.iter().all(|w| w.receiver().is_empty()));
     std::fs::write(&go, "").unwrap();
-    let answers: Vec<_> = waiters.iter().map(|w| w.recv_timeout(WAIT).expect("answered").expect("exited")).collect();
+    let answers: Vec<_> =
+        waiters.iter().map(|w| w.receiver().recv_timeout(WAIT).expect("answered").expect("exited")).collect();
     assert!(answers.iter().all(|a| a == &answers[0]));
     assert_eq!(fields(&answers[0]).2, 5);
     let late = handle.wait();
-    assert_eq!(late.try_recv().expect("answered at once").expect("exited"), answers[0]);
+    assert_eq!(late.receiver().try_recv().expect("answered at once").expect("exited"), answers[0]);
     for waiter in waiters.iter().chain([&late]) {
-        assert_eq!(waiter.recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected), "one answer each");
+        assert_eq!(waiter.receiver().recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected), "one answer each");
     }
 }
 
@@ -360,12 +385,12 @@ fn terminate_answers_waiters_terminated_and_shutdown_just_disconnects_them() {
     let first = service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).expect("create");
     let waiter = service.get_pipe(first.id).unwrap().wait();
     service.terminate(first.id).expect("terminate");
-    let answer = waiter.recv_timeout(WAIT).expect("answered");
+    let answer = waiter.receiver().recv_timeout(WAIT).expect("answered");
     assert_eq!(answer.unwrap_err().to_string(), "terminated");
     let second = service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).expect("create");
     let waiter = service.get_pipe(second.id).unwrap().wait();
     service.shutdown();
-    assert_eq!(waiter.recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
+    assert_eq!(waiter.receiver().recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
     assert!(!process_exists(second.pid.unwrap()));
 }
 
@@ -411,7 +436,8 @@ fn replay_and_subscribe_give_offsets_only_then_exited() {
     assert_eq!((read.requested, read.available, read.end, read.truncated, read.bytes.len()), (2, 6, 6, true, 0));
     assert!(!handle.replay(6).unwrap().truncated);
     assert_eq!(handle.replay(7).unwrap_err().to_string(), "requested offset 7 is beyond tail 6");
-    let live = handle.subscribe(0).unwrap();
+    let subscription = handle.subscribe(0).unwrap();
+    let live = subscription.receiver();
     let attached = |event: Event| match event {
         Event::Message(m) => match m.as_ref() {
             Response::Attached { requested_offset, available_offset, end_offset, truncated, replay_base64, .. } => {
@@ -428,6 +454,7 @@ fn replay_and_subscribe_give_offsets_only_then_exited() {
     assert!(is_exited(live.recv_timeout(WAIT).unwrap()));
     assert_eq!(live.recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
     let late = handle.subscribe(6).unwrap();
+    let late = late.receiver();
     assert_eq!(attached(late.recv_timeout(WAIT).unwrap()), (6, 6, 6, false, String::new()));
     assert!(is_exited(late.recv_timeout(WAIT).unwrap()));
     assert_eq!(late.recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
@@ -455,6 +482,317 @@ fn the_registry_keeps_both_kinds_in_creation_order_and_refuses_the_wrong_kind() 
     let pids: Vec<u32> = [&first, &pty, &second].iter().map(|p| p.pid.unwrap()).collect();
     drop(service);
     assert!(pids.iter().all(|&pid| !process_exists(pid)), "dropping the service stops every process");
+}
+
+/// A new FIFO at `path`.
+fn fifo(path: &Path) {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+}
+
+/// Opens `path` for writing (when `write`) or reading, with `O_NONBLOCK`, which never blocks on a FIFO.
+fn open_nonblocking(path: &Path, write: bool) -> File {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(!write).write(write).custom_flags(libc::O_NONBLOCK);
+    options.open(path).expect("open without blocking")
+}
+
+#[test]
+fn an_output_fifo_nobody_reads_delays_exited_by_at_most_the_linger() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = service();
+    let output = dir.path().join("out.fifo");
+    fifo(&output);
+    // A reader that never reads: without one the non-blocking open fails.
+    let _reader = open_nonblocking(&output, false);
+    let mut spec = pipe_sh(dir.path(), "exec head -c 1000000 /dev/zero");
+    spec.output_path = output.clone();
+    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    // The FIFO is full once even one more byte does not fit (this test's bytes only help fill it). Then the
+    // reader holds a chunk it cannot write, and the child is blocked with more to come.
+    let mut filler = open_nonblocking(&output, true);
+    eventually(|| match filler.write(b"x") {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Some(()),
+        _ => None,
+    });
+    // Taken first: the linger starts only once the exit is seen, after the signal.
+    let killed = Instant::now();
+    handle.signal(Signal::Sigkill).expect("signal");
+    let answer = handle.wait().receiver().recv_timeout(LINGER + LINGER_SLACK);
+    let exited = answer.expect("exited despite the stalled file").expect("not terminated");
+    assert!(killed.elapsed() >= LINGER, "the linger was waited out: {:?}", killed.elapsed());
+    let (exit_code, signal, final_offset, _, output_error, _) = fields(&exited);
+    assert_eq!((exit_code, signal.as_deref()), (None, Some("SIGKILL")));
+    assert_eq!(output_error, Some(stalled_output_error()));
+    let info = handle.info();
+    assert_eq!(info.lifecycle, Lifecycle::Exited { exit_code: None, signal: Some("SIGKILL".into()) });
+    assert_eq!((info.output_tail, info.pipe.unwrap().output_error), (final_offset, Some(stalled_output_error())));
+}
+
+#[test]
+fn a_busy_pipe_and_a_slow_output_fifo_still_end_within_the_linger() {
+    /// What the paced reader takes at a time, and how long it rests after each read: about 6 MB/s, far slower
+    /// than `cat /dev/zero`, so the pipe always has data and the reader often waits for the FIFO.
+    const PACE_BYTES: usize = 64 * 1024;
+    const PACE_REST: Duration = Duration::from_millis(10);
+    /// How long the child runs before it exits, leaving its busy background writer.
+    const CHILD_RUNS: Duration = Duration::from_secs(1);
+    let dir = tempfile::tempdir().unwrap();
+    let service = service();
+    let output = dir.path().join("out.fifo");
+    fifo(&output);
+    let mut reader = open_nonblocking(&output, false);
+    let script = format!("cat /dev/zero & sleep {}; exit 0", CHILD_RUNS.as_secs());
+    let mut spec = pipe_sh(dir.path(), &script);
+    spec.output_path = output;
+    let created = Instant::now();
+    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    // Paces the reading (the rest is rate, not synchronisation); ends at EOF, once the daemon closed the FIFO
+    // (it opened it before the create answered, so EOF cannot come earlier), or after WAIT.
+    let paced = std::thread::spawn(move || {
+        let deadline = Instant::now() + WAIT;
+        let mut buffer = vec![0u8; PACE_BYTES];
+        let mut total = 0usize;
+        while Instant::now() < deadline {
+            match reader.read(&mut buffer) {
+                Ok(0) => return total,
+                Ok(n) => total += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("reading the FIFO: {e}"),
+            }
+            std::thread::sleep(PACE_REST);
+        }
+        total
+    });
+    let answer = handle.wait().receiver().recv_timeout(CHILD_RUNS + LINGER + LINGER_SLACK);
+    let exited = answer.expect("exited although the pipe never ran dry").expect("not terminated");
+    let elapsed = created.elapsed();
+    assert!(elapsed >= CHILD_RUNS, "exited after {elapsed:?}");
+    let (exit_code, _, final_offset, _, output_error, _) = fields(&exited);
+    assert_eq!(exit_code, Some(0));
+    assert!(output_error.is_none() || output_error == Some(stalled_output_error()), "{output_error:?}");
+    assert!(final_offset > 0);
+    // The daemon closed the FIFO, so the paced reader saw EOF.
+    let taken = paced.join().expect("the paced reader");
+    assert!(taken as u64 <= final_offset, "read {taken} of {final_offset}");
+    service.terminate(handle.id()).expect("terminate");
+}
+
+#[test]
+fn waiters_and_subscribers_that_left_never_fill_the_caps() {
+    const CYCLES: usize = MAX_PIPE_WAITERS + 76;
+    let dir = tempfile::tempdir().unwrap();
+    let service = service();
+    let handle = service.get_pipe(service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).unwrap().id).unwrap();
+    for _ in 0..CYCLES {
+        drop(handle.wait());
+    }
+    let waiter = handle.wait();
+    assert_eq!(waiter.receiver().try_recv(), Err(TryRecvError::Empty), "held, not refused");
+    for _ in 0..CYCLES {
+        drop(handle.subscribe(0).expect("a subscription"));
+    }
+    let subscription = handle.subscribe(0).expect("not refused");
+    handle.signal(Signal::Sigterm).expect("signal");
+    let exited = waiter.receiver().recv_timeout(WAIT).expect("answered").expect("exited");
+    assert_eq!(fields(&exited).1.as_deref(), Some("SIGTERM"));
+    let events: Vec<Event> = std::iter::from_fn(|| subscription.receiver().recv_timeout(WAIT).ok()).collect();
+    assert!(
+        matches!(&events[..], [Event::Message(a), Event::Message(e)]
+        if matches!(a.as_ref(), Response::Attached { .. }) && **e == exited),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn the_metadata_of_all_pipe_processes_shares_one_budget() {
+    /// Each process's metadata: under the per-process limit, and four of them fit in the total but five do not.
+    const EACH: usize = 900 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let service = service();
+    let big = Map::from_iter([("blob".to_owned(), Value::String("x".repeat(EACH)))]);
+    let size = serde_json::to_string(&big).unwrap().len();
+    assert!(size <= MAX_METADATA_BYTES && 4 * size <= MAX_TOTAL_METADATA_BYTES && 5 * size > MAX_TOTAL_METADATA_BYTES);
+    let spec = |i: usize, metadata: &Map<String, Value>| {
+        let mut spec = pipe_sh(dir.path(), "exec sleep 30");
+        spec.output_path = dir.path().join(format!("out-{i}.log"));
+        spec.metadata = metadata.clone();
+        spec
+    };
+    let small = Map::from_iter([("k".to_owned(), json!(1))]);
+    let small_size = serde_json::to_string(&small).unwrap().len();
+    let ids: Vec<u64> = (0..4).map(|i| service.create_pipe(spec(i, &big)).expect("fits").id).collect();
+    let refused = service.create_pipe(spec(4, &big)).map(|info| info.id).unwrap_err();
+    let expected = format!(
+        "metadata would bring the daemon's pipe processes to {} bytes, over the {MAX_TOTAL_METADATA_BYTES}-byte total",
+        5 * size
+    );
+    assert_eq!(refused.to_string(), expected);
+    assert!(!dir.path().join("out-4.log").exists(), "a refused request opens no file");
+    assert_eq!(service.metadata_bytes(), 4 * size);
+    // Growing metadata is refused the same way, and changes nothing.
+    let fifth = service.create_pipe(spec(5, &small)).expect("small metadata fits").id;
+    let refused = service.get_pipe(fifth).unwrap().set_metadata(big.clone()).unwrap_err();
+    assert!(matches!(refused, ServiceError::MetadataBudget { .. }), "{refused}");
+    assert_eq!(service.get(fifth).unwrap().pipe.unwrap().metadata, small);
+    assert_eq!(service.metadata_bytes(), 4 * size + small_size);
+    // `list` still fits in one frame.
+    let list = serde_json::to_vec(&Response::Processes { processes: service.list(Mode::Pipe) }).unwrap();
+    assert!(list.len() <= MAX_FRAME_BYTES, "list is {} bytes", list.len());
+    // Terminating a process releases its share.
+    service.terminate(ids[0]).expect("terminate");
+    assert_eq!(service.metadata_bytes(), 3 * size + small_size);
+    service.get_pipe(fifth).unwrap().set_metadata(big.clone()).expect("fits now");
+    assert_eq!(service.metadata_bytes(), 4 * size);
+    // Shrinking always fits.
+    service.get_pipe(fifth).unwrap().set_metadata(Map::new()).expect("smaller");
+    assert_eq!(service.metadata_bytes(), 3 * size + 2);
+}
+
+#[test]
+fn a_symlink_loop_earlier_in_the_path_and_a_fifo_without_a_reader_are_named_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = service();
+    let looped = dir.path().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let mut spec = pipe_sh(dir.path(), "true");
+    spec.output_path = looped.join("out.log");
+    let error = service.create_pipe(spec.clone()).unwrap_err().to_string();
+    let expected = format!("cannot open output file {}: ", spec.output_path.display());
+    let reason = error.strip_prefix(&expected).unwrap_or_else(|| panic!("{error}"));
+    assert!(reason.contains("symbolic links") && !reason.contains("final component"), "{error}");
+    let output = dir.path().join("out.fifo");
+    fifo(&output);
+    spec.output_path = output.clone();
+    let error = service.create_pipe(spec).unwrap_err().to_string();
+    assert_eq!(error, format!("cannot open output file {}: it is a FIFO with no reader", output.display()));
+    assert!(service.list(Mode::Pipe).is_empty());
+}
+
+/// How long an isolated copy of this test binary may run: longer than any one wait inside it ([`WAIT`]), so its
+/// own failure message is what shows.
+const ISOLATED_RUN: Duration = Duration::from_secs(3 * WAIT.as_secs());
+
+/// Names, in the environment of a copy of this test binary, the one `isolated_*` test it runs.
+const ISOLATED: &str = "OPENCODE_PTY_ISOLATED_TEST";
+
+/// Whether this process is the copy that runs `name` alone (see [`run_isolated`]).
+fn isolated(name: &str) -> bool {
+    std::env::var(ISOLATED).is_ok_and(|v| v == name)
+}
+
+/// Runs test `name` alone in a fresh copy of this test binary, where [`isolated`] is true for it (started through `wrapper` when given,
+/// which must `exec` it), so it may change process-wide state (signal dispositions, resource limits) without
+/// disturbing the tests beside this one. Fails with its output if it fails or outlives [`ISOLATED_RUN`].
+fn run_isolated(name: &str, wrapper: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let out = File::create(&log).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut command = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut command = Command::new(program);
+            command.args(args).arg(&exe);
+            command
+        }
+        None => Command::new(&exe),
+    };
+    command.args([name, "--exact", "--test-threads=1", "--nocapture"]).env(ISOLATED, name);
+    command.stdin(Stdio::null()).stdout(out.try_clone().unwrap()).stderr(out);
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start {:?} for {name}: {e}", wrapper));
+    let deadline = Instant::now() + ISOLATED_RUN;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let output = read(&log);
+    assert!(status.is_some_and(|s| s.success()), "{name} failed ({status:?}):\n{output}");
+    assert!(output.contains("1 passed"), "{name} did not run:\n{output}");
+}
+
+/// Ignores SIGCHLD, then `exec`s its arguments: the disposition survives `exec` (Rust keeps it).
+const IGNORE_SIGCHLD: &str =
+    "import os, signal, sys\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\nos.execv(sys.argv[1], sys.argv[1:])";
+
+#[test]
+fn a_child_that_cannot_be_waited_for_gets_a_final_answer_and_is_never_signalled() {
+    const NAME: &str = "a_child_that_cannot_be_waited_for_gets_a_final_answer_and_is_never_signalled";
+    if !isolated(NAME) {
+        if std::process::Command::new("python3").arg("--version").stdout(Stdio::null()).status().is_err() {
+            panic!("this test needs python3 on PATH, to start a copy of itself with SIGCHLD ignored");
+        }
+        run_isolated(NAME, &["python3", "-c", IGNORE_SIGCHLD]);
+        return;
+    }
+    // From here on this is the isolated copy, started with SIGCHLD ignored.
+    // With SIGCHLD ignored the kernel reaps the child as it exits, so waiting for it fails with ECHILD: as if
+    // someone else had reaped it. Its pid may then be reused, so it must never be signalled again.
+    let dir = tempfile::tempdir().unwrap();
+    let service = service();
+    let spec = pipe_sh(dir.path(), "echo hi; exit 3");
+    let info = service.create_pipe(spec.clone()).expect("create");
+    let handle = service.get_pipe(info.id).unwrap();
+    let answer = handle.wait().receiver().recv_timeout(WAIT).expect("a final answer");
+    let reason = "waiting for the child failed: ECHILD: No child processes";
+    assert_eq!(answer, Err(ServiceError::WaitFailed("ECHILD: No child processes".into())));
+    assert_eq!(answer.unwrap_err().to_string(), reason);
+    assert_eq!(read(&spec.output_path), "hi\n", "the output was read to its end");
+    let after = handle.info();
+    assert_eq!(after.lifecycle, Lifecycle::Failed { message: reason.into() });
+    assert_eq!((after.exited_at, after.output_tail), (None, 3));
+    // A late waiter and a late subscriber get the same answer at once.
+    assert_eq!(handle.wait().receiver().try_recv().expect("at once").unwrap_err().to_string(), reason);
+    let subscription = handle.subscribe(0).expect("subscribe");
+    let events: Vec<Event> = subscription.receiver().try_iter().collect();
+    let error = Response::Error { message: reason.into() };
+    assert!(matches!(&events[..], [Event::Message(_), Event::Message(e)] if **e == error), "{events:?}");
+    let refused = handle.signal(Signal::Sigkill).unwrap_err();
+    assert_eq!(refused.to_string(), format!("process {} can no longer be signalled: {reason}", info.id));
+    service.terminate(info.id).expect("terminate just forgets it");
+    assert!(service.list(Mode::Pipe).is_empty());
+}
+
+#[test]
+fn a_reader_that_cannot_poll_ends_the_output_and_the_exit_is_still_published() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    const NAME: &str = "a_reader_that_cannot_poll_ends_the_output_and_the_exit_is_still_published";
+    if !isolated(NAME) {
+        run_isolated(NAME, &[]);
+        return;
+    }
+    // From here on this is the isolated copy, free to lower its own descriptor limit.
+    let dir = tempfile::tempdir().unwrap();
+    let service = service();
+    let go = dir.path().join("go");
+    fifo(&go);
+    // Read and write, so it neither blocks here nor lets the child's `read` see EOF; opened before the limit.
+    let mut trigger = std::fs::OpenOptions::new().read(true).write(true).open(&go).unwrap();
+    let spec = pipe_sh(dir.path(), &format!("echo before; read x < {}; echo after; exit 4", go.display()));
+    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    let waiter = handle.wait();
+    eventually(|| (handle.info().output_tail == 7).then_some(()));
+    // poll(2) refuses more descriptors than RLIMIT_NOFILE (EINVAL): the reader's next poll fails.
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, 1, hard).unwrap();
+    trigger.write_all(b"go\n").unwrap();
+    let answer = waiter.receiver().recv_timeout(WAIT);
+    setrlimit(Resource::RLIMIT_NOFILE, soft, hard).unwrap();
+    let exited = answer.expect("exited although the reader failed").expect("not terminated");
+    let (exit_code, signal, final_offset, _, output_error, _) = fields(&exited);
+    let failure = "polling the output pipe failed: EINVAL: Invalid argument";
+    assert_eq!(output_error.as_deref(), Some(failure));
+    // The child's `echo after` may come before the failure or hit the closed pipe (SIGPIPE).
+    assert!(matches!((exit_code, signal.as_deref()), (Some(4), None) | (None, Some("SIGPIPE"))), "{exited:?}");
+    assert!(final_offset == 7 || final_offset == 13, "{exited:?}");
+    let info = handle.info();
+    assert_eq!(info.lifecycle, Lifecycle::Exited { exit_code, signal }, "get agrees with the published exited");
+    assert_eq!(info.pipe.unwrap().output_error.as_deref(), Some(failure));
 }
 
 /// Type check: a handle is shareable across threads, as the daemon needs.

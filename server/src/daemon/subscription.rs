@@ -1,7 +1,7 @@
 //! The connections that stay open: a subscription (`attached` with the replay, then JSON events and binary
 //! output frames in the order the process published them, until `exited`, after which the daemon half-closes
 //! and waits, bounded, for the client to close) and a pipe process's `wait` (held until one `exited`). A
-//! client that goes away ends either at once, detaching its subscription.
+//! client that goes away ends either at once, detaching its subscription or removing its waiter.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
@@ -16,22 +16,23 @@ use opencode_pty_protocol::{Response, Role, encode_output};
 use super::connection::{response_frame, send};
 use super::server::Shared;
 use crate::error::ServiceError;
+use crate::pipe::PipeSubscription;
 use crate::terminal::{Event, Subscription};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
-/// What keeps a subscription attached: a PTY's subscription detaches when dropped; a pipe's is only a channel.
+/// What keeps a subscription attached; either detaches when dropped.
 enum Attachment {
     Pty(Subscription),
-    Pipe(Receiver<Event>),
+    Pipe(PipeSubscription),
 }
 
 impl Attachment {
     fn receiver(&self) -> &Receiver<Event> {
         match self {
             Attachment::Pty(subscription) => subscription.receiver(),
-            Attachment::Pipe(receiver) => receiver,
+            Attachment::Pipe(subscription) => subscription.receiver(),
         }
     }
 
@@ -137,9 +138,11 @@ pub fn serve(
         let Ok(event) = event else { break };
         let (frame, last) = match &event {
             Event::Output { start, bytes } => (encode_output(*start, bytes).ok(), false),
-            Event::Message(message) => {
-                (Some(response_frame(message)), matches!(message.as_ref(), Response::Exited { .. }))
-            }
+            // A pipe subscription ends with `error` instead when waiting for the child failed.
+            Event::Message(message) => (
+                Some(response_frame(message)),
+                matches!(message.as_ref(), Response::Exited { .. } | Response::Error { .. }),
+            ),
         };
         let Some(frame) = frame else { break };
         if !write_frame(shared, &stream, &attached, &frame) {
@@ -161,9 +164,11 @@ pub fn serve(
 }
 
 /// `wait`: answers one `exited` when pipe process `id` exits (at once if it has), `error` `terminated` if it
-/// is terminated first, and nothing (the connection just closes) if the daemon stops or the client leaves.
+/// is terminated first (or the failure when waiting for the child failed), and nothing (the connection just
+/// closes) if the daemon stops or the client leaves. The waiter is held until the connection ends, and removed
+/// then.
 pub fn wait(shared: &Shared, stream: Arc<UnixStream>, id: u64) {
-    let outcome = match shared.service.get_pipe(id) {
+    let waiter = match shared.service.get_pipe(id) {
         Ok(pipe) => pipe.wait(),
         Err(refused) => {
             send(&stream, &Response::Error { message: refused.to_string() });
@@ -172,7 +177,7 @@ pub fn wait(shared: &Shared, stream: Arc<UnixStream>, id: u64) {
     };
     let Some((gone, watcher)) = watch_close(&stream, id) else { return };
     let answer = select! {
-        recv(outcome) -> answer => answer.ok(),
+        recv(waiter.receiver()) -> answer => answer.ok(),
         recv(gone) -> _ => None,
     };
     match answer {
@@ -184,6 +189,7 @@ pub fn wait(shared: &Shared, stream: Arc<UnixStream>, id: u64) {
         }
         _ => {}
     }
+    drop(waiter);
     let _ = stream.shutdown(Shutdown::Both);
     let _ = watcher.join();
 }

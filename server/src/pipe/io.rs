@@ -2,10 +2,13 @@
 //! writer of the output file, and the wait thread, which learns the child's exit without reaping it.
 //!
 //! The reader waits in `poll` on the pipe, a stop pipe (closed by terminate) and an exit pipe (closed by the
-//! wait thread when the child exits). Every chunk is written to the file before it is counted. After the exit
-//! it drains the pipe until EOF, but for at most [`LINGER`]: a descendant that keeps the pipe open (`cmd &`)
-//! cannot delay `exited` longer. Then it closes the file and the pipe (so leftover writers get SIGPIPE) and
-//! reports the end of the output.
+//! wait thread when the child exits, or when waiting for it failed). Every chunk is written to the file before
+//! it is counted. After the exit it drains the pipe until EOF, but for at most [`LINGER`]: neither a
+//! descendant that keeps the pipe open (`cmd &`) and busy, nor an output file that stops taking data (a FIFO
+//! nobody reads) can delay `exited` longer. The exit is noticed while the pipe has data and while a write waits
+//! for room; a write still waiting when the linger runs out is given up (see [`stalled_output_error`]). Then
+//! the reader closes the file and the pipe (so leftover writers get SIGPIPE) and reports the end of the output;
+//! a failure to poll or read the pipe ends it the same way, with the failure as the output error.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -38,6 +41,8 @@ pub(crate) struct Reader {
     /// Readable (hung up) once the wait thread saw the exit.
     pub(crate) exit: OwnedFd,
     pub(crate) shared: Arc<Shared>,
+    /// When the linger ends; set once the exit was seen.
+    pub(crate) deadline: Option<Instant>,
 }
 
 /// What woke the reader.
@@ -51,6 +56,14 @@ enum Wake {
     Deadline,
     /// Terminate: leave at once.
     Stop,
+    /// `poll` itself failed: the output cannot be read any more.
+    Failed(Errno),
+}
+
+/// The output error when the linger ran out while the output file could not take more (a FIFO whose reader
+/// stalled): the rest of the output is counted but not in the file.
+pub fn stalled_output_error() -> String {
+    format!("the output file did not accept more output within {} s of the exit", LINGER.as_secs())
 }
 
 /// Whether a descriptor polled ready for anything at all (data, hang-up or error).
@@ -67,30 +80,45 @@ fn timeout_until(deadline: Option<Instant>) -> PollTimeout {
 }
 
 impl Reader {
-    /// Waits for data, the exit (while `watch_exit`), the deadline or the stop pipe.
-    fn wait(&self, watch_exit: bool, deadline: Option<Instant>) -> Wake {
+    /// Whether the linger has run out.
+    fn lingered(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Starts the linger: the child exited.
+    fn start_linger(&mut self) {
+        self.deadline = Some(Instant::now() + LINGER);
+    }
+
+    /// Waits for data, the exit (until it was seen), the end of the linger or the stop pipe.
+    fn wait(&self) -> Wake {
         loop {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            if self.lingered() {
                 return Wake::Deadline;
             }
-            let mut fds = vec![
+            let watch_exit = self.deadline.is_none();
+            let mut all = [
                 PollFd::new(self.stop.as_fd(), PollFlags::POLLIN),
                 PollFd::new(self.pipe.as_fd(), PollFlags::POLLIN),
+                PollFd::new(self.exit.as_fd(), PollFlags::POLLIN),
             ];
-            if watch_exit {
-                fds.push(PollFd::new(self.exit.as_fd(), PollFlags::POLLIN));
-            }
-            match poll(&mut fds, timeout_until(deadline)) {
+            let fds = &mut all[..2 + usize::from(watch_exit)];
+            match poll(fds, timeout_until(self.deadline)) {
                 Ok(_) if fired(&fds[0]) => return Wake::Stop,
-                Ok(_) if fired(&fds[1]) => return Wake::Readable,
+                // The exit before the pipe: a pipe that always has data must not hide it, or the linger would
+                // never start.
                 Ok(_) if watch_exit && fired(&fds[2]) => return Wake::Exited,
+                Ok(_) if fired(&fds[1]) => return Wake::Readable,
                 Ok(_) | Err(Errno::EINTR) => {}
-                Err(_) => return Wake::Stop,
+                Err(errno) => return Wake::Failed(errno),
             }
         }
     }
 
     /// Writes a chunk to the file (unless writing already failed), then counts it. False means stop.
+    ///
+    /// A file that cannot take more (a full FIFO) is waited for, but once the child has exited only until the
+    /// linger runs out; then writing stops for good with [`stalled_output_error`].
     fn deliver(&mut self, chunk: &[u8]) -> bool {
         let mut newlines = 0u64;
         let mut error = None;
@@ -108,15 +136,29 @@ impl Reader {
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        // A FIFO or device that is full: wait for room, or for terminate.
-                        let mut fds = [
+                        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                            error = Some(stalled_output_error());
+                            break;
+                        }
+                        // Full: wait for room, for terminate, and for the exit (which starts the linger), or
+                        // after the exit until the linger runs out.
+                        let watch_exit = self.deadline.is_none();
+                        let mut all = [
                             PollFd::new(self.stop.as_fd(), PollFlags::POLLIN),
                             PollFd::new(file.as_fd(), PollFlags::POLLOUT),
+                            PollFd::new(self.exit.as_fd(), PollFlags::POLLIN),
                         ];
-                        match poll(&mut fds, PollTimeout::NONE) {
+                        let fds = &mut all[..2 + usize::from(watch_exit)];
+                        match poll(fds, timeout_until(self.deadline)) {
                             Ok(_) if fired(&fds[0]) => return false,
+                            Ok(_) if watch_exit && fired(&fds[2]) => {
+                                self.deadline = Some(Instant::now() + LINGER);
+                            }
                             Ok(_) | Err(Errno::EINTR) => {}
-                            Err(_) => return false,
+                            Err(errno) => {
+                                error = Some(format!("waiting for the output file failed: {errno}"));
+                                break;
+                            }
                         }
                     }
                     Err(e) => {
@@ -139,15 +181,18 @@ impl Reader {
 /// without reporting anything when stopped.
 pub(crate) fn reader(mut reader: Reader) {
     let mut buffer = vec![0u8; PIPE_READ_CHUNK_BYTES];
-    let mut deadline: Option<Instant> = None;
     let mut failure = None;
     loop {
-        match reader.wait(deadline.is_none(), deadline) {
+        match reader.wait() {
             Wake::Stop => return,
             Wake::Deadline => break,
             Wake::Exited => {
-                deadline = Some(Instant::now() + LINGER);
+                reader.start_linger();
                 continue;
+            }
+            Wake::Failed(errno) => {
+                failure = Some(format!("polling the output pipe failed: {errno}"));
+                break;
             }
             Wake::Readable => {}
         }
@@ -172,7 +217,8 @@ pub(crate) fn reader(mut reader: Reader) {
 }
 
 /// The wait thread: records the child's exit without reaping it, so its pid and process group stay reserved
-/// (and safe to signal) until terminate, then tells the reader by closing `exit`.
+/// (and safe to signal) until terminate, then tells the reader by closing `exit`. When waiting fails (the
+/// child was reaped by someone else), it records that instead: the pid is never touched again.
 pub(crate) fn waiter(pid: u32, exit: OwnedFd, shared: Arc<Shared>) {
     let pid = Pid::from_raw(pid as i32);
     loop {
@@ -187,10 +233,46 @@ pub(crate) fn waiter(pid: u32, exit: OwnedFd, shared: Arc<Shared>) {
             }
             Ok(_) | Err(Errno::EINTR) => {}
             Err(error) => {
-                shared.wait_failed(format!("waiting for the child failed: {error}"));
+                shared.wait_failed(error.to_string());
                 break;
             }
         }
     }
     drop(exit);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use serde_json::Map;
+
+    use super::*;
+
+    /// A reader of a fresh pipe holding `data`, whose exit pipe has already hung up (the child exited), and the
+    /// write ends it must not see closed.
+    fn reader_after_exit(data: &[u8]) -> (Reader, OwnedFd, File) {
+        let (pipe, mut writer) = nix::unistd::pipe().map(|(r, w)| (File::from(r), File::from(w))).unwrap();
+        writer.write_all(data).unwrap();
+        let (stop, stop_write) = nix::unistd::pipe().unwrap();
+        let (exit, exit_write) = nix::unistd::pipe().unwrap();
+        drop(exit_write);
+        let shared = Arc::new(Shared::new(0, Map::new(), 0));
+        (Reader { pipe, file: None, stop, exit, shared, deadline: None }, stop_write, writer)
+    }
+
+    #[test]
+    fn the_exit_is_seen_while_the_pipe_has_data() {
+        let (reader, _stop, _writer) = reader_after_exit(b"busy");
+        assert_eq!(reader.wait(), Wake::Exited, "a busy pipe must not hide the exit");
+    }
+
+    #[test]
+    fn after_the_exit_the_pipe_is_drained_until_the_linger_ends() {
+        let (mut reader, _stop, _writer) = reader_after_exit(b"busy");
+        reader.start_linger();
+        assert_eq!(reader.wait(), Wake::Readable);
+        reader.deadline = Some(Instant::now());
+        assert_eq!(reader.wait(), Wake::Deadline);
+    }
 }

@@ -4,8 +4,12 @@
 //! Nothing parses the output and nothing keeps it: the file is the only copy. The daemon only counts it
 //! (`output_tail`, and the newlines that reached the file as `output_lines`), and publishes `exited` once both
 //! the exit status and the end of the output are known. The child stays a zombie until [`PipeHandle::terminate`],
-//! so its pid and process group id stay reserved and signalling them can never reach an unrelated process.
+//! so its pid and process group id stay reserved and signalling them can never reach an unrelated process. If
+//! waiting for the child fails (someone else reaped it), that pid is never signalled or waited for again.
+//!
+//! The metadata of all of a daemon's live pipe processes shares one [`MetadataBudget`].
 
+mod budget;
 mod io;
 mod spawn;
 mod state;
@@ -17,7 +21,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crossbeam_channel::Receiver;
 use nix::errno::Errno;
 use nix::sys::signal::{kill, killpg};
 use nix::sys::wait::waitpid;
@@ -25,12 +28,13 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::{Mode, PipeInfo, ProcessInfo, Response, Role, Signal};
 use serde_json::{Map, Value};
 
-pub use io::{LINGER, PIPE_READ_CHUNK_BYTES};
+pub use budget::{MAX_TOTAL_METADATA_BYTES, MetadataBudget};
+pub use io::{LINGER, PIPE_READ_CHUNK_BYTES, stalled_output_error};
 pub use spawn::{OUTPUT_FILE_MODE, check_metadata};
-pub use state::{MAX_PIPE_WAITERS, PIPE_SUBSCRIPTION_EVENTS, WaitResult};
+pub use state::{MAX_PIPE_WAITERS, PIPE_SUBSCRIPTION_EVENTS, PipeSubscription, PipeWait, WaitResult};
 
 use crate::error::ServiceError;
-use crate::terminal::{Event, ReplayRead};
+use crate::terminal::ReplayRead;
 use state::{Shared, State};
 
 /// What a pipe process is started with.
@@ -63,10 +67,37 @@ pub struct PipeHandle {
     output_path: String,
     started_at: u64,
     shared: Arc<Shared>,
+    /// The daemon-wide metadata budget this process's metadata counts against until terminate.
+    budget: Arc<MetadataBudget>,
     /// The stop pipe's write end, dropped to stop the reader. `None` once terminated; held while signalling, so
     /// no signal can follow the reaping of the pid.
     stop: Mutex<Option<OwnedFd>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Everything a pipe process needs that can fail, made before it runs.
+struct Prepared {
+    file: File,
+    /// The stop pipe: (read end for the reader, write end for the handle).
+    stop: (OwnedFd, OwnedFd),
+    /// The exit pipe: (read end for the reader, write end for the wait thread).
+    exit: (OwnedFd, OwnedFd),
+    spawned: spawn::Spawned,
+}
+
+impl Prepared {
+    /// In order: the output file, the stop and exit pipes (so running out of descriptors starts nothing), then
+    /// the child, which comes last.
+    fn new(spec: &PipeSpec) -> Result<Prepared, ServiceError> {
+        let file = spawn::open_output(&spec.output_path)?;
+        let pipe = || {
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+                .map_err(|e| ServiceError::invalid(format!("cannot create a pipe: {e}")))
+        };
+        let (stop, exit) = (pipe()?, pipe()?);
+        let spawned = spawn::spawn(spec)?;
+        Ok(Prepared { file, stop, exit, spawned })
+    }
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,22 +105,25 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl PipeHandle {
-    /// Checks the spec, opens the output file, starts the child, and starts its two threads, named
-    /// `opencode-pty-pipe-reader-<id>` and `opencode-pty-pipe-wait-<id>`.
-    pub fn spawn(id: u64, spec: PipeSpec) -> Result<PipeHandle, ServiceError> {
-        spawn::validate(&spec)?;
-        let file = spawn::open_output(&spec.output_path)?;
-        let spawned = spawn::spawn(&spec)?;
+    /// Checks the spec, reserves the metadata in `budget`, opens the output file, makes the stop and exit pipes,
+    /// starts the child, and starts its two threads, named `opencode-pty-pipe-reader-<id>` and
+    /// `opencode-pty-pipe-wait-<id>`. Every failure before the child starts starts nothing and releases the
+    /// reservation.
+    pub fn spawn(id: u64, spec: PipeSpec, budget: Arc<MetadataBudget>) -> Result<PipeHandle, ServiceError> {
+        let metadata_bytes = spawn::validate(&spec)?;
+        budget.replace(0, metadata_bytes)?;
+        let Prepared { file, stop: (stop_read, stop_write), exit: (exit_read, exit_write), spawned } =
+            match Prepared::new(&spec) {
+                Ok(prepared) => prepared,
+                Err(error) => {
+                    let _ = budget.replace(metadata_bytes, 0);
+                    return Err(error);
+                }
+            };
         let started_at = crate::now_ms();
         let pid = spawned.pid;
-        let pipes = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .and_then(|stop| Ok((stop, nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)));
-        let ((stop_read, stop_write), (exit_read, exit_write)) = pipes.map_err(|e| {
-            spawn::abandon(pid);
-            ServiceError::invalid(format!("cannot create a pipe: {e}"))
-        })?;
         let PipeSpec { program, args, cwd, group_id, output_path, metadata, .. } = spec;
-        let shared = Arc::new(Shared::new(started_at, metadata));
+        let shared = Arc::new(Shared::new(started_at, metadata, metadata_bytes));
         let handle = PipeHandle {
             id,
             pid,
@@ -99,6 +133,7 @@ impl PipeHandle {
             output_path: output_path.display().to_string(),
             started_at,
             shared: shared.clone(),
+            budget,
             stop: Mutex::new(Some(stop_write)),
             threads: Mutex::new(Vec::new()),
         };
@@ -108,6 +143,7 @@ impl PipeHandle {
             stop: stop_read,
             exit: exit_read,
             shared: shared.clone(),
+            deadline: None,
         };
         let start = |role: &str, body: Box<dyn FnOnce() + Send>| {
             let thread = std::thread::Builder::new().name(format!("opencode-pty-pipe-{role}-{id}")).spawn(body);
@@ -118,6 +154,7 @@ impl PipeHandle {
         let started = start("reader", Box::new(move || io::reader(reader)))
             .and_then(|()| start("wait", Box::new(move || io::waiter(pid, exit_write, shared))));
         if let Err(error) = started {
+            // Kills and reaps the child, joins the thread that did start, and releases the metadata.
             handle.terminate();
             return Err(error);
         }
@@ -168,37 +205,44 @@ impl PipeHandle {
         empty_replay(offset, self.shared.lock().tail)
     }
 
-    /// Attaches an observer: `attached` (with an empty replay), then `exited` when it happens (at once when it
-    /// already has), then the channel disconnects. No output is ever sent. Refused after terminate.
-    pub fn subscribe(&self, offset: u64) -> Result<Receiver<Event>, ServiceError> {
-        let mut state = self.shared.lock();
-        let read = empty_replay(offset, state.tail)?;
-        let attached = Response::Attached {
-            process: self.info_locked(&state),
-            role: Role::Observer,
-            generation: 0,
-            requested_offset: read.requested,
-            available_offset: read.available,
-            end_offset: read.end,
-            truncated: read.truncated,
-            replay_base64: String::new(),
-        };
-        state.add_subscriber(self.id, attached)
+    /// Attaches an observer: `attached` (with an empty replay), then the final answer when it comes (at once
+    /// when it already has): `exited`, or `error` when waiting for the child failed; then the channel
+    /// disconnects. No output is ever sent. Refused after terminate. Dropping the subscription detaches it.
+    pub fn subscribe(&self, offset: u64) -> Result<PipeSubscription, ServiceError> {
+        PipeSubscription::new(&self.shared, self.id, |state| {
+            let read = empty_replay(offset, state.tail)?;
+            Ok(Response::Attached {
+                process: self.info_locked(state),
+                role: Role::Observer,
+                generation: 0,
+                requested_offset: read.requested,
+                available_offset: read.available,
+                end_offset: read.end,
+                truncated: read.truncated,
+                replay_base64: String::new(),
+            })
+        })
     }
 
-    /// Receives `exited` once the process has exited (at once when it already has), or
-    /// [`ServiceError::Terminated`] when it is terminated first. Disconnects without an answer when the process
-    /// is stopped with the daemon ([`Self::stop`], or dropping the handle).
-    pub fn wait(&self) -> Receiver<WaitResult> {
-        self.shared.lock().add_waiter(self.id)
+    /// A waiter that receives `exited` once the process has exited (at once when it already has),
+    /// [`ServiceError::Terminated`] when it is terminated first, or [`ServiceError::WaitFailed`] when waiting
+    /// for the child failed. Disconnects without an answer when the process is stopped with the daemon
+    /// ([`Self::stop`], or dropping the handle). Dropping the waiter removes it.
+    pub fn wait(&self) -> PipeWait {
+        PipeWait::new(&self.shared, self.id)
     }
 
     /// Sends `signal` to the child's process group and to the child. An empty group is not an error: the
-    /// zombie child keeps the group id reserved. Fails after terminate.
+    /// zombie child keeps the group id reserved. Fails after terminate, and once waiting for the child failed
+    /// (its pid may belong to another process by then).
     pub fn signal(&self, signal: Signal) -> Result<(), ServiceError> {
         let stop = locked(&self.stop);
         if stop.is_none() {
             return Err(ServiceError::NotFound(self.id));
+        }
+        if let Some(reason) = self.shared.lock().lost() {
+            let reason = ServiceError::WaitFailed(reason.to_owned()).to_string();
+            return Err(ServiceError::Unsignallable { id: self.id, reason });
         }
         let signal = match signal {
             Signal::Sigterm => nix::sys::signal::Signal::SIGTERM,
@@ -215,14 +259,17 @@ impl PipeHandle {
         Ok(())
     }
 
-    /// Replaces the metadata (at most `MAX_METADATA_BYTES` serialized). Fails after terminate.
+    /// Replaces the metadata (at most `MAX_METADATA_BYTES` serialized, and within the daemon's
+    /// [`MAX_TOTAL_METADATA_BYTES`] with everything else). Fails after terminate; a refusal changes nothing.
     pub fn set_metadata(&self, metadata: Map<String, Value>) -> Result<(), ServiceError> {
-        check_metadata(&metadata)?;
+        let bytes = check_metadata(&metadata)?;
         let mut state = self.shared.lock();
         if state.terminated {
             return Err(ServiceError::NotFound(self.id));
         }
+        self.budget.replace(state.metadata_bytes, bytes)?;
         state.metadata = metadata;
+        state.metadata_bytes = bytes;
         Ok(())
     }
 
@@ -242,17 +289,25 @@ impl PipeHandle {
         let stop = locked(&self.stop).take();
         let Some(stop) = stop else { return false };
         // First, so the exit our SIGKILL causes is never published.
-        self.shared.terminate(answer_waiters);
-        // The child is not reaped before this point (the wait thread only observes), so its pid is still ours.
+        let released = self.shared.terminate(answer_waiters);
+        let _ = self.budget.replace(released, 0);
+        // The child is not reaped before this point (the wait thread only observes), so its pid is still ours,
+        // unless waiting for it failed: then someone else reaped it, and the pid is left alone.
+        let lost = self.shared.lock().lost().is_some();
         let pid = Pid::from_raw(self.pid as i32);
-        let _ = killpg(pid, nix::sys::signal::Signal::SIGKILL);
-        let _ = kill(pid, nix::sys::signal::Signal::SIGKILL);
+        if !lost {
+            let _ = killpg(pid, nix::sys::signal::Signal::SIGKILL);
+            let _ = kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
         drop(stop);
         let threads = std::mem::take(&mut *locked(&self.threads));
         for thread in threads {
             let _ = thread.join();
         }
-        let _ = waitpid(pid, None);
+        // Joined: the wait thread's verdict is final.
+        if self.shared.lock().lost().is_none() {
+            let _ = waitpid(pid, None);
+        }
         true
     }
 }

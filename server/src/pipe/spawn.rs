@@ -2,7 +2,9 @@
 //!
 //! The order is the spec's: everything that can be checked without the file system is checked first, so a
 //! rejected request never creates or truncates the output file; then the file is opened (a failure starts
-//! nothing); then the child is started (a missing program or cwd fails here, after the file was opened).
+//! nothing); then the child is started (a missing program or cwd fails here, after the file was opened). Every
+//! descriptor the daemon needs is made before the spawn, so nothing can fail once the child runs and no child is
+//! ever left untracked.
 //!
 //! The child gets exactly the request's environment, its own process group, stdin on `/dev/null`, and one pipe
 //! for both stdout and stderr, so their bytes stay in order. Its `pre_exec` hook restores default signal
@@ -31,9 +33,9 @@ use crate::error::ServiceError;
 /// The mode a new output file is created with, before the daemon's umask is applied.
 pub const OUTPUT_FILE_MODE: u32 = 0o666;
 
-/// Refuses `metadata` whose serialized JSON is over [`MAX_METADATA_BYTES`]. Serialization stops as soon as the
-/// bound is passed, so an oversized object costs no more than the bound.
-pub fn check_metadata(metadata: &Map<String, Value>) -> Result<(), ServiceError> {
+/// Refuses `metadata` whose serialized JSON is over [`MAX_METADATA_BYTES`], or answers its serialized size.
+/// Serialization stops as soon as the bound is passed, so an oversized object costs no more than the bound.
+pub fn check_metadata(metadata: &Map<String, Value>) -> Result<usize, ServiceError> {
     /// Counts bytes and fails once there are too many.
     struct Budget(usize);
 
@@ -51,12 +53,14 @@ pub fn check_metadata(metadata: &Map<String, Value>) -> Result<(), ServiceError>
         }
     }
 
-    serde_json::to_writer(Budget(0), metadata)
-        .map_err(|_| ServiceError::invalid(format!("metadata is over the {MAX_METADATA_BYTES}-byte limit")))
+    let mut budget = Budget(0);
+    serde_json::to_writer(&mut budget, metadata)
+        .map_err(|_| ServiceError::invalid(format!("metadata is over the {MAX_METADATA_BYTES}-byte limit")))?;
+    Ok(budget.0)
 }
 
-/// Checks a spec before anything touches the file system.
-pub(crate) fn validate(spec: &PipeSpec) -> Result<(), ServiceError> {
+/// Checks a spec before anything touches the file system; answers the metadata's serialized size.
+pub(crate) fn validate(spec: &PipeSpec) -> Result<usize, ServiceError> {
     if spec.program.trim().is_empty() {
         return Err(ServiceError::invalid("program cannot be empty"));
     }
@@ -85,13 +89,23 @@ pub(crate) fn open_output(path: &Path) -> Result<File, ServiceError> {
         | OFlag::O_NONBLOCK
         | OFlag::O_NOCTTY;
     let fd = open(path, flags, Mode::from_bits_truncate(OUTPUT_FILE_MODE)).map_err(|errno| {
-        let reason = match errno {
-            Errno::ELOOP => "its final component is a symbolic link".to_owned(),
-            other => std::io::Error::from(other).to_string(),
-        };
-        ServiceError::invalid(format!("cannot open output file {}: {reason}", path.display()))
+        ServiceError::invalid(format!("cannot open output file {}: {}", path.display(), open_failure(path, errno)))
     })?;
     Ok(File::from(fd))
+}
+
+/// Why opening the output file failed, in words that fit the cause: `O_NOFOLLOW`'s ELOOP only means a symlink
+/// when the final component is one (a loop earlier in the path gives the same errno), and `O_NONBLOCK`'s ENXIO
+/// on a FIFO means nothing reads it.
+fn open_failure(path: &Path, errno: Errno) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    // lstat, never following the final component.
+    let file_type = std::fs::symlink_metadata(path).ok().map(|m| m.file_type());
+    match (errno, file_type) {
+        (Errno::ELOOP, Some(t)) if t.is_symlink() => "its final component is a symbolic link".to_owned(),
+        (Errno::ENXIO, Some(t)) if t.is_fifo() => "it is a FIFO with no reader".to_owned(),
+        (other, _) => std::io::Error::from(other).to_string(),
+    }
 }
 
 /// A started child and the daemon's end of its output pipe.
@@ -112,6 +126,12 @@ pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
     // Close-on-exec: no other child of the daemon inherits either end.
     let (read, write) =
         nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| fail(format!("cannot create the output pipe: {e}")))?;
+    // Only the read end (its own open file description) becomes non-blocking; the child's end stays blocking.
+    // Done before the spawn, so nothing can fail once the child runs.
+    let flags =
+        fcntl(&read, FcntlArg::F_GETFL).map_err(|e| fail(format!("cannot read the output pipe's flags: {e}")))?;
+    fcntl(&read, FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK))
+        .map_err(|e| fail(format!("cannot make the output pipe non-blocking: {e}")))?;
     let stderr = write.try_clone().map_err(|e| fail(format!("cannot duplicate the output pipe: {e}")))?;
     let mut command = Command::new(&spec.program);
     command
@@ -135,21 +155,7 @@ pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
     drop(command);
     let pid = child.id();
     drop(child);
-    let flags = OFlag::from_bits_truncate(fcntl(&read, FcntlArg::F_GETFL).map_err(|e| fail(e.to_string()))?);
-    // Only the read end (its own open file description) becomes non-blocking; the child's end stays blocking.
-    if let Err(error) = fcntl(&read, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)) {
-        abandon(pid);
-        return Err(fail(format!("cannot make the output pipe non-blocking: {error}")));
-    }
     Ok(Spawned { pid, output: read })
-}
-
-/// Kills and reaps a child that will not get a runtime.
-pub(crate) fn abandon(pid: u32) {
-    let pid = nix::unistd::Pid::from_raw(pid as i32);
-    let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-    let _ = nix::sys::wait::waitpid(pid, None);
 }
 
 /// In the child: default signal dispositions and an empty signal mask.

@@ -1,10 +1,15 @@
 //! The state one pipe process shares between its handle, its reader and its wait thread, behind one lock: the
 //! output offsets and line count, the exit, the metadata, and who is waiting for `exited`.
 //!
-//! Output is counted in one step (offset and lines together), so every `info` shows a matching pair.
-//! `exited` is published once, when both the exit status and the end of the output are known; from then on
-//! the lifecycle and `exited_at` say so, and waiters and subscribers get the same response.
+//! Output is counted in one step (offset and lines together), so every `info` shows a matching pair. The final
+//! answer is published once, when both the child's end (its exit status, or the failure to learn it) and the
+//! end of the output are known: `exited`, or an error when waiting for the child failed. From then on the
+//! lifecycle and `exited_at` say so, and waiters and subscribers get the same answer.
+//!
+//! Waiters and subscribers are keyed entries, and each is removed when its guard ([`PipeWait`],
+//! [`PipeSubscription`]) is dropped, so clients that left never count against the caps.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -14,13 +19,13 @@ use serde_json::{Map, Value};
 use crate::error::ServiceError;
 use crate::terminal::Event;
 
-/// Events in one pipe subscription's channel: `attached` and `exited` are all it ever carries, so a send
-/// never finds it full.
+/// Events in one pipe subscription's channel: `attached` and the final answer (`exited`, or `error` when
+/// waiting for the child failed) are all it ever carries, so a send never finds it full.
 pub const PIPE_SUBSCRIPTION_EVENTS: usize = 2;
 
-/// Waiters (and, separately, subscribers) one pipe process keeps before it refuses more. A waiter whose
-/// receiver was dropped stays counted until the exit, so this bounds what a client that keeps waiting and
-/// disconnecting can make the daemon hold. It matches the daemon's connection limit.
+/// Waiters (and, separately, subscribers) one pipe process keeps before it refuses more. Dropping a
+/// [`PipeWait`] or [`PipeSubscription`] removes its entry at once, so this bounds only the clients that are
+/// still waiting. It matches the daemon's connection limit.
 pub const MAX_PIPE_WAITERS: usize = 1024;
 
 /// How the child ended.
@@ -32,8 +37,42 @@ pub(crate) struct ExitStatus {
     pub(crate) signal: Option<String>,
 }
 
+/// What the wait thread learned about the child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ChildEnd {
+    /// It exited (it stays a zombie until terminate).
+    Exited(ExitStatus),
+    /// Waiting for it failed (it may have been reaped by someone else): its exit will never be known, and its
+    /// pid must never be signalled or waited for again.
+    Lost(String),
+}
+
 /// What a waiter receives: `exited`, or why there will be none.
 pub type WaitResult = Result<Response, ServiceError>;
+
+/// The final answer, once published.
+#[derive(Debug, Clone)]
+enum Published {
+    /// `exited`, for waiters and subscribers alike.
+    Exited(Arc<Response>),
+    /// Waiting for the child failed: waiters get [`ServiceError::WaitFailed`], subscribers an `error` event.
+    Failed { reason: String, event: Arc<Response> },
+}
+
+impl Published {
+    fn wait_result(&self) -> WaitResult {
+        match self {
+            Published::Exited(response) => Ok(response.as_ref().clone()),
+            Published::Failed { reason, .. } => Err(ServiceError::WaitFailed(reason.clone())),
+        }
+    }
+
+    fn event(&self) -> Event {
+        match self {
+            Published::Exited(response) | Published::Failed { event: response, .. } => Event::Message(response.clone()),
+        }
+    }
+}
 
 /// Everything that changes after the start.
 #[derive(Debug, Default)]
@@ -42,64 +81,91 @@ pub(crate) struct State {
     pub(crate) tail: u64,
     /// Newlines written to the file so far.
     pub(crate) lines: u64,
-    /// Why writing the file stopped.
+    /// Why writing the file (or reading the pipe) stopped.
     pub(crate) output_error: Option<String>,
     pub(crate) metadata: Map<String, Value>,
-    /// Reading the pipe or waiting for the child failed before the exit was published.
-    pub(crate) failure: Option<String>,
-    exit: Option<ExitStatus>,
+    /// The serialized size of `metadata`, as counted against the daemon's total.
+    pub(crate) metadata_bytes: usize,
+    child: Option<ChildEnd>,
     output_ended: bool,
-    /// The published `exited`, once both halves are known.
-    pub(crate) exited: Option<Arc<Response>>,
+    published: Option<Published>,
     pub(crate) exited_at: Option<u64>,
     /// Terminated: nothing more is published.
     pub(crate) terminated: bool,
-    waiters: Vec<Sender<WaitResult>>,
-    subscribers: Vec<Sender<Event>>,
+    next_key: u64,
+    waiters: BTreeMap<u64, Sender<WaitResult>>,
+    subscribers: BTreeMap<u64, Sender<Event>>,
 }
 
 impl State {
-    /// The lifecycle as `info` reports it.
+    /// The lifecycle as `info` reports it: it changes when the final answer is published, never before.
     pub(crate) fn lifecycle(&self) -> Lifecycle {
-        match (&self.failure, &self.exited, &self.exit) {
-            (Some(message), _, _) => Lifecycle::Failed { message: message.clone() },
-            (None, Some(_), Some(exit)) => Lifecycle::Exited { exit_code: exit.exit_code, signal: exit.signal.clone() },
-            _ => Lifecycle::Running,
+        match &self.published {
+            Some(Published::Exited(response)) => match response.as_ref() {
+                Response::Exited { exit_code, signal, .. } => {
+                    Lifecycle::Exited { exit_code: *exit_code, signal: signal.clone() }
+                }
+                _ => Lifecycle::Running,
+            },
+            Some(Published::Failed { reason, .. }) => {
+                Lifecycle::Failed { message: ServiceError::WaitFailed(reason.clone()).to_string() }
+            }
+            None => Lifecycle::Running,
         }
     }
 
-    /// A new waiter: answered at once when the outcome is already known.
-    pub(crate) fn add_waiter(&mut self, id: u64) -> Receiver<WaitResult> {
+    /// Why the child's pid must not be signalled (waiting for it failed), if it must not.
+    pub(crate) fn lost(&self) -> Option<&str> {
+        match &self.child {
+            Some(ChildEnd::Lost(reason)) => Some(reason),
+            _ => None,
+        }
+    }
+
+    fn key(&mut self) -> u64 {
+        self.next_key += 1;
+        self.next_key
+    }
+
+    /// A new waiter: answered at once when the outcome is already known (then it holds no entry).
+    fn add_waiter(&mut self, id: u64) -> (Receiver<WaitResult>, Option<u64>) {
         let (sender, receiver) = bounded(1);
         if self.terminated {
             let _ = sender.try_send(Err(ServiceError::Terminated));
-        } else if let Some(exited) = &self.exited {
-            let _ = sender.try_send(Ok(exited.as_ref().clone()));
+        } else if let Some(published) = &self.published {
+            let _ = sender.try_send(published.wait_result());
         } else if self.waiters.len() >= MAX_PIPE_WAITERS {
             let _ = sender.try_send(Err(too_many(id, "waiters")));
         } else {
-            self.waiters.push(sender);
+            let key = self.key();
+            self.waiters.insert(key, sender);
+            return (receiver, Some(key));
         }
-        receiver
+        (receiver, None)
     }
 
-    /// A new subscriber whose first event is `attached`; it also gets `exited` at once when that is known.
-    pub(crate) fn add_subscriber(&mut self, id: u64, attached: Response) -> Result<Receiver<Event>, ServiceError> {
+    /// A new subscriber whose first event is `attached`; it also gets the final answer at once when that is
+    /// known (then it holds no entry).
+    fn add_subscriber(&mut self, id: u64, attached: Response) -> Result<(Receiver<Event>, Option<u64>), ServiceError> {
         if self.terminated {
             return Err(ServiceError::NotFound(id));
         }
-        if self.exited.is_none() && self.subscribers.len() >= MAX_PIPE_WAITERS {
+        if self.published.is_none() && self.subscribers.len() >= MAX_PIPE_WAITERS {
             return Err(too_many(id, "subscribers"));
         }
         let (sender, receiver) = bounded(PIPE_SUBSCRIPTION_EVENTS);
         let _ = sender.try_send(Event::Message(Arc::new(attached)));
-        match &self.exited {
-            Some(exited) => {
-                let _ = sender.try_send(Event::Message(exited.clone()));
+        match &self.published {
+            Some(published) => {
+                let _ = sender.try_send(published.event());
+                Ok((receiver, None))
             }
-            None => self.subscribers.push(sender),
+            None => {
+                let key = self.key();
+                self.subscribers.insert(key, sender);
+                Ok((receiver, Some(key)))
+            }
         }
-        Ok(receiver)
     }
 }
 
@@ -115,8 +181,8 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(started_at: u64, metadata: Map<String, Value>) -> Shared {
-        Shared { started_at, state: Mutex::new(State { metadata, ..State::default() }) }
+    pub(crate) fn new(started_at: u64, metadata: Map<String, Value>, metadata_bytes: usize) -> Shared {
+        Shared { started_at, state: Mutex::new(State { metadata, metadata_bytes, ..State::default() }) }
     }
 
     /// The state, locked (a panic elsewhere never poisons it for good).
@@ -135,12 +201,13 @@ impl Shared {
         }
     }
 
-    /// The reader is done (the file is closed): EOF, the linger after the exit ran out, or a read failed.
+    /// The reader is done (the file is closed): EOF, the linger after the exit ran out, or reading the pipe
+    /// failed (`failure`, kept as the output error unless one is already set).
     pub(crate) fn output_ended(&self, failure: Option<String>) {
         let mut state = self.lock();
         state.output_ended = true;
-        if state.failure.is_none() && state.exited.is_none() {
-            state.failure = failure;
+        if state.output_error.is_none() {
+            state.output_error = failure;
         }
         self.maybe_publish(&mut state);
     }
@@ -148,53 +215,129 @@ impl Shared {
     /// The child exited (it stays a zombie until terminate).
     pub(crate) fn child_exited(&self, exit: ExitStatus) {
         let mut state = self.lock();
-        state.exit = Some(exit);
+        state.child = Some(ChildEnd::Exited(exit));
         self.maybe_publish(&mut state);
     }
 
-    /// Waiting for the child failed: the exit will never be known.
-    pub(crate) fn wait_failed(&self, message: String) {
+    /// Waiting for the child failed: its exit will never be known, and its pid is never touched again. The
+    /// failure is published (as the final answer) once the output has ended too.
+    pub(crate) fn wait_failed(&self, reason: String) {
         let mut state = self.lock();
-        if state.failure.is_none() && state.exited.is_none() {
-            state.failure = Some(message);
-        }
+        state.child = Some(ChildEnd::Lost(reason));
+        self.maybe_publish(&mut state);
     }
 
-    /// Publishes `exited` once both the exit status and the end of the output are known.
+    /// Publishes the final answer once both the child's end and the end of the output are known.
     fn maybe_publish(&self, state: &mut State) {
-        let (Some(exit), true, None, false) = (&state.exit, state.output_ended, &state.exited, state.terminated) else {
+        let (Some(child), true, None, false) = (&state.child, state.output_ended, &state.published, state.terminated)
+        else {
             return;
         };
-        let exited_at = crate::now_ms().max(self.started_at);
-        let response = Arc::new(Response::Exited {
-            exit_code: exit.exit_code,
-            signal: exit.signal.clone(),
-            final_offset: state.tail,
-            output_lines: Some(state.lines),
-            output_error: state.output_error.clone(),
-            exited_at,
-        });
-        state.exited_at = Some(exited_at);
-        state.exited = Some(response.clone());
-        for waiter in state.waiters.drain(..) {
-            let _ = waiter.try_send(Ok(response.as_ref().clone()));
+        let published = match child {
+            ChildEnd::Exited(exit) => {
+                let exited_at = crate::now_ms().max(self.started_at);
+                state.exited_at = Some(exited_at);
+                Published::Exited(Arc::new(Response::Exited {
+                    exit_code: exit.exit_code,
+                    signal: exit.signal.clone(),
+                    final_offset: state.tail,
+                    output_lines: Some(state.lines),
+                    output_error: state.output_error.clone(),
+                    exited_at,
+                }))
+            }
+            ChildEnd::Lost(reason) => {
+                let message = ServiceError::WaitFailed(reason.clone()).to_string();
+                Published::Failed { reason: reason.clone(), event: Arc::new(Response::Error { message }) }
+            }
+        };
+        for (_, waiter) in std::mem::take(&mut state.waiters) {
+            let _ = waiter.try_send(published.wait_result());
         }
-        // Each channel holds at most `attached` so far, so `exited` fits; dropping the sender then ends it.
-        for subscriber in state.subscribers.drain(..) {
-            let _ = subscriber.try_send(Event::Message(response.clone()));
+        // Each channel holds at most `attached` so far, so the answer fits; dropping the sender then ends it.
+        for (_, subscriber) in std::mem::take(&mut state.subscribers) {
+            let _ = subscriber.try_send(published.event());
         }
+        state.published = Some(published);
     }
 
     /// Marks the process terminated: nothing more is published, subscriptions end, and waiters are answered
-    /// with [`ServiceError::Terminated`] when `answer_waiters`, or else just disconnected.
-    pub(crate) fn terminate(&self, answer_waiters: bool) {
+    /// with [`ServiceError::Terminated`] when `answer_waiters`, or else just disconnected. Returns the metadata
+    /// bytes it held, now released.
+    pub(crate) fn terminate(&self, answer_waiters: bool) -> usize {
         let mut state = self.lock();
         state.terminated = true;
-        for waiter in state.waiters.drain(..) {
+        for (_, waiter) in std::mem::take(&mut state.waiters) {
             if answer_waiters {
                 let _ = waiter.try_send(Err(ServiceError::Terminated));
             }
         }
         state.subscribers.clear();
+        std::mem::take(&mut state.metadata_bytes)
+    }
+}
+
+/// A pending `wait`: [`Self::receiver`] gets `exited` (or why there is none). Dropping it removes the waiter
+/// at once, so a client that left never counts against [`MAX_PIPE_WAITERS`].
+#[derive(Debug)]
+pub struct PipeWait {
+    receiver: Receiver<WaitResult>,
+    entry: Option<(Arc<Shared>, u64)>,
+}
+
+impl PipeWait {
+    pub(crate) fn new(shared: &Arc<Shared>, id: u64) -> PipeWait {
+        let (receiver, key) = shared.lock().add_waiter(id);
+        PipeWait { receiver, entry: key.map(|key| (shared.clone(), key)) }
+    }
+
+    /// Where the one answer arrives; it disconnects without one when the daemon stops.
+    pub fn receiver(&self) -> &Receiver<WaitResult> {
+        &self.receiver
+    }
+}
+
+impl Drop for PipeWait {
+    fn drop(&mut self) {
+        if let Some((shared, key)) = self.entry.take() {
+            shared.lock().waiters.remove(&key);
+        }
+    }
+}
+
+/// An attached pipe subscription: [`Self::receiver`] gets `attached`, then the final answer. Dropping it
+/// removes the subscriber at once, so a client that left never counts against [`MAX_PIPE_WAITERS`].
+#[derive(Debug)]
+pub struct PipeSubscription {
+    receiver: Receiver<Event>,
+    entry: Option<(Arc<Shared>, u64)>,
+}
+
+impl PipeSubscription {
+    /// Subscribes with the `attached` that `attached` builds from the state, under the same lock, so nothing
+    /// can be published in between.
+    pub(crate) fn new(
+        shared: &Arc<Shared>,
+        id: u64,
+        attached: impl FnOnce(&State) -> Result<Response, ServiceError>,
+    ) -> Result<PipeSubscription, ServiceError> {
+        let mut state = shared.lock();
+        let attached = attached(&state)?;
+        let (receiver, key) = state.add_subscriber(id, attached)?;
+        drop(state);
+        Ok(PipeSubscription { receiver, entry: key.map(|key| (shared.clone(), key)) })
+    }
+
+    /// Where the events arrive; it disconnects after the final one, or when the process is terminated.
+    pub fn receiver(&self) -> &Receiver<Event> {
+        &self.receiver
+    }
+}
+
+impl Drop for PipeSubscription {
+    fn drop(&mut self) {
+        if let Some((shared, key)) = self.entry.take() {
+            shared.lock().subscribers.remove(&key);
+        }
     }
 }

@@ -204,6 +204,7 @@ impl Daemon {
         let script = "import os, signal, sys\n\
                       for name in sys.argv[1].split(','): signal.signal(getattr(signal, 'SIG' + name), signal.SIG_IGN)\n\
                       os.execv(sys.argv[2], sys.argv[2:])";
+        require_python3("start a daemon with signals ignored");
         let mut command = Command::new("python3");
         command.args(["-c", script, &signals.join(",")]).arg(binary());
         command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
@@ -229,6 +230,14 @@ impl Daemon {
             serde_json::from_slice(&bytes).ok()
         });
         daemon
+    }
+}
+
+/// Panics with a clear message unless `python3` can be run (some tests launch through it, to `why`).
+pub fn require_python3(why: &str) {
+    let found = Command::new("python3").arg("--version").stdin(Stdio::null()).stdout(Stdio::null()).status();
+    if let Err(error) = found {
+        panic!("this test needs python3 on PATH to {why}, and it cannot be run: {error}");
     }
 }
 

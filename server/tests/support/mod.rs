@@ -54,7 +54,7 @@ pub fn pipe_sh(dir: &std::path::Path, script: &str) -> PipeSpec {
 
 /// Waits (bounded by [`WAIT`]) for a pipe process's `exited`.
 pub fn exited_pipe(handle: &PipeHandle) -> Response {
-    let answer = handle.wait().recv_timeout(WAIT).expect("exited within the bound");
+    let answer = handle.wait().receiver().recv_timeout(WAIT).expect("exited within the bound");
     answer.expect("exited, not terminated")
 }
 
