@@ -90,6 +90,11 @@ impl FakeDaemon {
         peer.send_json(&answer).await;
         envelope
     }
+
+    /// Accepts one connection, reads its envelope and closes it without an answer.
+    pub async fn close_after_reading(&self) {
+        self.accept().await.read_envelope().await;
+    }
 }
 
 /// The daemon's end of one connection.

@@ -124,11 +124,7 @@ async fn eof_before_the_response_is_closed() {
     bounded(async {
         let daemon = FakeDaemon::start();
         let client = daemon.client();
-        let close_after_reading = async {
-            let mut peer = daemon.accept().await;
-            peer.read_envelope().await;
-        };
-        let (result, ()) = tokio::join!(client.shutdown(), close_after_reading);
+        let (result, ()) = tokio::join!(client.shutdown(), daemon.close_after_reading());
         assert!(matches!(result, Err(ClientError::Closed)), "{result:?}");
     })
     .await;

@@ -101,11 +101,8 @@ async fn eof_before_attached_is_closed() {
     bounded(async {
         let daemon = FakeDaemon::start();
         let client = daemon.client();
-        let close_after_reading = async {
-            let mut peer = daemon.accept().await;
-            peer.read_envelope().await;
-        };
-        let (result, ()) = tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), close_after_reading);
+        let (result, ()) =
+            tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), daemon.close_after_reading());
         assert!(matches!(result, Err(ClientError::Closed)), "{result:?}");
     })
     .await;

@@ -146,8 +146,7 @@ impl PipeHandle {
             deadline: None,
         };
         let start = |role: &str, body: Box<dyn FnOnce() + Send>| {
-            let thread = std::thread::Builder::new().name(format!("opencode-pty-pipe-{role}-{id}")).spawn(body);
-            let thread = thread.map_err(|e| ServiceError::invalid(format!("cannot start the {role} thread: {e}")))?;
+            let thread = crate::terminal::start_thread(&format!("opencode-pty-pipe-{role}-{id}"), role, body)?;
             locked(&handle.threads).push(thread);
             Ok::<_, ServiceError>(())
         };

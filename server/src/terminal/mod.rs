@@ -65,6 +65,16 @@ impl Default for TerminalConfig {
     }
 }
 
+/// Starts a thread named `name` running `body`; a failure names the thread's `role`.
+pub(crate) fn start_thread(
+    name: &str,
+    role: &str,
+    body: Box<dyn FnOnce() + Send>,
+) -> Result<JoinHandle<()>, ServiceError> {
+    let thread = std::thread::Builder::new().name(name.to_owned()).spawn(body);
+    thread.map_err(|e| ServiceError::invalid(format!("cannot start the {role} thread: {e}")))
+}
+
 /// A running terminal, as the service holds it.
 #[derive(Debug)]
 pub struct TerminalHandle {
@@ -130,11 +140,7 @@ impl TerminalHandle {
         };
         let mut threads = Vec::new();
         let mut start = |role: &str, body: Box<dyn FnOnce() + Send>| {
-            std::thread::Builder::new()
-                .name(format!("opencode-pty-{role}-{id}"))
-                .spawn(body)
-                .map(|t| threads.push(t))
-                .map_err(|e| ServiceError::invalid(format!("cannot start the {role} thread: {e}")))
+            start_thread(&format!("opencode-pty-{role}-{id}"), role, body).map(|t| threads.push(t))
         };
         let result = (|| {
             start("actor", Box::new(move || actor::run(parts, commands_rx, output_rx)))?;

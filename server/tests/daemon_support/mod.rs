@@ -54,25 +54,9 @@ impl Daemon {
 
     /// Starts a daemon named `name` under `root`.
     pub fn start_in(root: tempfile::TempDir, name: &str, extra: &[&str]) -> Daemon {
-        let child = Command::new(binary())
-            .args(["daemon", "--name", name, "--runtime-dir"])
-            .arg(root.path())
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn the daemon");
-        let path = root.path().join(name).join("service.json");
-        let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder() };
-        daemon.registration = eventually("the registration", || {
-            if let Some(status) = daemon.child.try_wait().expect("try_wait") {
-                panic!("the daemon exited at startup: {status}");
-            }
-            let bytes = std::fs::read(&path).ok()?;
-            serde_json::from_slice(&bytes).ok()
-        });
-        daemon
+        let mut command = Command::new(binary());
+        command.args(["daemon", "--name", name, "--runtime-dir"]).arg(root.path()).args(extra);
+        Daemon::launch(command, root, name)
     }
 
     /// The runtime directory.
