@@ -145,7 +145,9 @@ fn the_daemon_survives_signals_sent_to_a_childs_group() {
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal);
     }
     let id = created["process"]["id"].as_u64().unwrap();
-    assert_eq!(recv(&mut start_wait(&daemon, id)).unwrap()["signal"], "SIGINT");
+    // Whichever the kernel delivers first kills the child; what matters is that the daemon is untouched.
+    let exited = recv(&mut start_wait(&daemon, id)).unwrap();
+    assert!(exited["signal"] == "SIGINT" || exited["signal"] == "SIGTERM", "{exited}");
     assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong", "the daemon is untouched");
 }
 
