@@ -15,8 +15,11 @@ use opencode_pty_protocol::Registration;
 use super::ownership::Ownership;
 use crate::service::TerminalService;
 
-/// Connections open at once; one more is answered `error` and closed.
+/// Connections open at once; one more is answered `error` ([`TOO_MANY_CONNECTIONS`]) and closed.
 pub const MAX_CONNECTIONS: usize = 1024;
+
+/// The refusal of one connection too many (it names [`MAX_CONNECTIONS`]).
+const TOO_MANY_CONNECTIONS: &str = "too many connections: the daemon serves at most 1024 at once";
 
 /// Everything the daemon's threads share.
 #[derive(Debug)]
@@ -99,7 +102,7 @@ impl Shared {
             return Err("the daemon is stopping");
         }
         if connections.len() >= MAX_CONNECTIONS {
-            return Err("too many connections: the daemon serves at most 1024 at once");
+            return Err(TOO_MANY_CONNECTIONS);
         }
         let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
         connections.insert(id, stream.clone());
@@ -193,5 +196,13 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
             eprintln!("opencode-pty: cannot start a connection thread: {error}");
             shared.unregister(id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_refusal_names_the_bound() {
+        assert!(super::TOO_MANY_CONNECTIONS.contains(&super::MAX_CONNECTIONS.to_string()));
     }
 }

@@ -50,6 +50,9 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// (a terminal whose controller is not reading cannot answer until it does).
 pub const INFO_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// History lines a terminal's emulator keeps by default.
+pub const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
+
 /// Sizes of one terminal's buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TerminalConfig {
@@ -61,7 +64,7 @@ pub struct TerminalConfig {
 
 impl Default for TerminalConfig {
     fn default() -> Self {
-        TerminalConfig { replay_bytes: replay::DEFAULT_REPLAY_BYTES, scrollback_lines: 10_000 }
+        TerminalConfig { replay_bytes: replay::DEFAULT_REPLAY_BYTES, scrollback_lines: DEFAULT_SCROLLBACK_LINES }
     }
 }
 

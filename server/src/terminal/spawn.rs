@@ -7,8 +7,8 @@
 //! run would look like a running terminal.) Every descriptor the daemon opens is close-on-exec when it is
 //! created, so children inherit none of them, even children another thread starts at the same moment.
 //!
-//! This is the one module of the daemon allowed `unsafe`: the `pre_exec` hook, the two PTY `ioctl`s, and the
-//! daemon's own SIGCHLD reset at startup.
+//! With `pipe/spawn.rs`, one of the two modules of the daemon allowed `unsafe`: here the `pre_exec` hook and
+//! the signal reset it shares with pipe children, the two PTY `ioctl`s, and the daemon's SIGCHLD reset.
 
 #![allow(unsafe_code)]
 
