@@ -1,4 +1,5 @@
-//! Terminate joins every thread of a terminal (the only test in its binary, so thread counts are stable).
+//! Terminate and shutdown join every thread of a terminal (one test in its binary, so thread counts are
+//! stable).
 
 mod support;
 
@@ -18,7 +19,13 @@ fn thread_names() -> Vec<String> {
         .collect()
 }
 
+/// One test, so no other test thread of this binary comes or goes while threads are counted.
 #[test]
+fn terminate_and_shutdown_join_every_thread() {
+    terminate_joins_all_four_threads_of_each_terminal();
+    shutdown_joins_every_thread_of_every_terminal_and_their_children_are_gone();
+}
+
 fn terminate_joins_all_four_threads_of_each_terminal() {
     let service = service();
     let before = threads();
@@ -41,4 +48,17 @@ fn terminate_joins_all_four_threads_of_each_terminal() {
     // A joined thread can linger in /proc for a moment after `join` returns (the kernel wakes the joiner
     // before it removes the task), so the count is polled, within the usual bound.
     support::eventually(|| (threads() == before).then_some(()));
+}
+
+fn shutdown_joins_every_thread_of_every_terminal_and_their_children_are_gone() {
+    let before = threads();
+    let service = service();
+    let pids: Vec<u32> = (0..3).map(|_| service.create_pty(sh("sleep 30")).expect("create").pid.unwrap()).collect();
+    assert_eq!(threads(), before + 3 * 4);
+    service.shutdown();
+    support::eventually(|| (threads() == before).then_some(()));
+    for pid in pids {
+        assert!(!support::process_exists(pid), "child {pid} was reaped");
+    }
+    assert!(service.create_pty(sh("true")).is_err(), "nothing starts after shutdown");
 }

@@ -327,6 +327,25 @@ mod tests {
     }
 
     #[test]
+    fn a_failing_terminal_leaves_another_running() {
+        let failing = TerminalHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
+        let healthy = TerminalHandle::spawn(2, sh("read line; echo got-$line; read never"), TerminalConfig::default())
+            .expect("spawn");
+        failing.commands.send(Command::ReaderFailed("input/output error".into())).unwrap();
+        assert_eq!(failing.info().unwrap().lifecycle, Lifecycle::Failed { message: "input/output error".into() });
+        let subscription = healthy.subscribe(0, "probe".into(), Role::Observer, false).expect("subscribe");
+        healthy.write(None, b"ok\r".to_vec()).expect("the other terminal still takes input");
+        let mut output = Vec::new();
+        while !String::from_utf8_lossy(&output).contains("got-ok") {
+            match subscription.recv_timeout(REQUEST_TIMEOUT).expect("output before the timeout") {
+                Event::Output { bytes, .. } => output.extend_from_slice(&bytes),
+                Event::Message(_) => {}
+            }
+        }
+        assert_eq!(healthy.info().unwrap().lifecycle, Lifecycle::Running);
+    }
+
+    #[test]
     fn a_failure_before_the_exit_is_reported() {
         let handle = TerminalHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
         handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
