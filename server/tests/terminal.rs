@@ -314,6 +314,19 @@ fn the_replay_buffer_size_is_configurable() {
 }
 
 #[test]
+fn the_replay_keeps_the_last_2_mib_by_default() {
+    let service = service();
+    // 3 MiB without newlines, so the PTY adds nothing: the first MiB falls out of the replay.
+    let info = service.create_pty(sh("stty raw -echo; head -c 3145728 /dev/zero | tr '\\0' a")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());
+    let read = handle.replay(0).unwrap();
+    assert_eq!((read.available, read.end, read.truncated), (1 << 20, 3 << 20, true));
+    assert_eq!(read.bytes.len(), 2 << 20);
+    assert!(read.bytes.iter().all(|&b| b == b'a'));
+}
+
+#[test]
 fn terminate_kills_the_whole_process_group() {
     let service = service();
     let info = service.create_pty(sh("sleep 30 & printf 'bg=%s;' $!; wait")).expect("create");
