@@ -560,3 +560,62 @@ fn another_users_connection_gets_no_answer() {
         assert_eq!(answered, "0", "connected, then closed without a single byte");
     }
 }
+
+#[test]
+fn a_stop_that_hangs_is_ended_by_the_watchdog() {
+    // The hidden option makes the stop stall for 60 s; the watchdog must end the daemon after 5 s, with status 1,
+    // having removed its registration so that nobody finds a daemon that is going away.
+    let mut daemon = Daemon::start_with(&["--stop-stall-ms", "60000"]);
+    let _owner = daemon.own();
+    let started = Instant::now();
+    assert_eq!(daemon.request(json!({"op": "shutdown"}))["type"], "ok");
+    let status = daemon.wait_exit();
+    assert_eq!(status.code(), Some(1), "{status:?}");
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_secs(5) && elapsed < Duration::from_secs(15), "{elapsed:?}");
+    assert!(!daemon.dir().join("service.json").exists(), "the watchdog removed the registration");
+}
+
+#[test]
+fn pty_children_inherit_the_daemons_environment_overlaid_with_env_and_pipe_children_do_not() {
+    const MARKER: &str = "OPENCODE_PTY_TEST_MARKER";
+    let daemon = Daemon::start_with_env(&[(MARKER, "inherited")]);
+    let _owner = daemon.own();
+    let script = format!("printf '%s|%s' \"${MARKER}\" \"$OVERLAY\"");
+    let created = daemon.request(json!({"op": "create_pty", "program": "sh", "args": ["-c", script], "cwd": "/",
+        "env": {"OVERLAY": "given"}, "group_id": "g", "title": "t", "cols": 80, "rows": 24}));
+    assert_eq!(created["type"], "created", "{created}");
+    let id = created["process"]["id"].as_u64().unwrap();
+    let mut stream = daemon.connect();
+    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "observer",
+                           "takeover": false});
+    send(&mut stream, &daemon.envelope(subscribe));
+    let attached = recv(&mut stream).unwrap();
+    assert_eq!(attached["type"], "attached", "{attached}");
+    use base64::Engine;
+    let mut output =
+        base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
+    let mut messages = Vec::new();
+    while let Some(frame) = recv_frame(&mut stream) {
+        match frame {
+            Frame::Output { bytes, .. } => output.extend_from_slice(&bytes),
+            Frame::Control(map) => messages.push(Value::Object(map)),
+        }
+    }
+    assert_eq!(messages.last().map(|m| m["type"].clone()), Some(json!("exited")), "{messages:?}");
+    // Without the daemon's environment the marker would be empty; without the overlay, OVERLAY would be.
+    assert_eq!(String::from_utf8_lossy(&output), "inherited|given");
+
+    // A pipe child gets exactly `env`, so the same variable is absent there.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("env.log");
+    let created = daemon.request(json!({"op": "create_pipe", "program": "/usr/bin/env", "args": [], "cwd": "/",
+        "env": {"OVERLAY": "given"}, "group_id": "g", "output_path": path.to_str().unwrap()}));
+    assert_eq!(created["type"], "created", "{created}");
+    let mut waiting = daemon.connect();
+    send(&mut waiting, &daemon.envelope(json!({"op": "wait", "id": created["process"]["id"]})));
+    let exited = recv(&mut waiting).expect("exited");
+    assert_eq!((exited["type"].as_str(), exited["exit_code"].as_u64()), (Some("exited"), Some(0)), "{exited}");
+    let listed = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(listed, "OVERLAY=given\n", "no {MARKER} line");
+}

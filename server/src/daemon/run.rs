@@ -42,6 +42,8 @@ pub struct DaemonOptions {
     pub config: TerminalConfig,
     /// How long a handoff ticket lasts: `HANDOFF_TTL`, except in tests of its expiry.
     pub handoff_ttl: Duration,
+    /// A pause at the start of the orderly stop, zero except in tests of the watchdog (a stop that hangs).
+    pub stop_stall: Duration,
 }
 
 /// The threads and handles of a started daemon.
@@ -81,6 +83,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             std::process::exit(1);
         }
     });
+    if !options.stop_stall.is_zero() {
+        std::thread::sleep(options.stop_stall);
+    }
     // The accept loop owns the listener and closes it as it returns: nobody connects to a stopping daemon.
     drop(stop_accepting);
     let _ = acceptor.join();
