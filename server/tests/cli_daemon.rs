@@ -124,3 +124,83 @@ fn play_starts_and_inspects_a_pipe_process() {
     assert!(stdout.contains("\"mode\": \"pipe\""), "{stdout}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "a\nb\n");
 }
+
+#[test]
+fn status_without_json_names_the_daemon_and_counts_its_processes() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    assert_eq!(daemon.request(create_sh("sleep 60"))["type"], "created");
+    let status = run_at(daemon.root.path(), &daemon.name, &["status"], b"");
+    let stdout = text(&status.stdout);
+    assert!(status.status.success(), "{stdout}\n{}", text(&status.stderr));
+    let first = format!("daemon pid {} instance {} (protocol 8)", daemon.child.id(), daemon.registration.instance_id);
+    assert_eq!(stdout.lines().next(), Some(first.as_str()), "{stdout}");
+    assert!(stdout.lines().any(|line| line == "1 pty and 0 pipe processes"), "{stdout}");
+}
+
+/// The lines of `stdout` from the first one after `from` that satisfies `start` up to (not including) the next one
+/// equal to `end`: one block of `play` output.
+fn block<'a>(lines: &[&'a str], from: usize, start: impl Fn(&str) -> bool, end: &str) -> (usize, Vec<&'a str>) {
+    let first = from + lines[from..].iter().position(|l| start(l)).unwrap_or_else(|| panic!("no block: {lines:#?}"));
+    let last = first + 1 + lines[first + 1..].iter().position(|l| *l == end).expect("the block's end");
+    (last + 1, lines[first + 1..last].to_vec())
+}
+
+#[test]
+fn play_drives_a_terminal_with_every_pty_command() {
+    let root = tempfile::tempdir().unwrap();
+    // `run` types its command and prints the screen once the output settles; `printf` joins the marker's parts, so
+    // the echoed command line cannot pass for its output. `wait` pauses the playground itself.
+    let script = [
+        "new sh",
+        "wait 1000",
+        r#"run printf "%s-%s\n" play run-marker"#,
+        r"send echo sent-marker\r",
+        "wait 1000",
+        "screen",
+        "run seq 101 140",
+        "rows 5",
+        "replay 0",
+        "resize 90 20",
+        "rename my-title",
+        "resize x y",
+        "list",
+        "use 1",
+        "kill 1",
+        "list",
+        "quit",
+    ];
+    let output = run_at(root.path(), "drive", &["play"], format!("{}\n", script.join("\n")).as_bytes());
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = lines.iter().position(|l| *l == "started process 1").unwrap_or_else(|| panic!("{stdout}"));
+    let screen = |l: &str| l.starts_with("--- process 1: ");
+
+    let (at, ran) = block(&lines, at, screen, "---");
+    assert!(ran.contains(&"play-run-marker"), "`run` shows the command's output: {ran:#?}");
+    let (at, shown) = block(&lines, at, screen, "---");
+    assert!(shown.contains(&"sent-marker"), "`screen` shows the sent command's output: {shown:#?}");
+    let (at, seq) = block(&lines, at, screen, "---");
+    assert!(seq.contains(&"140"), "{seq:#?}");
+    // `rows 5`: the last five rows of the screen, the prompt below the last number.
+    let replay_header = at + lines[at..].iter().position(|l| l.starts_with("0..")).expect("the replay's range");
+    assert_eq!(replay_header - at, 5, "`rows 5` prints five lines: {:#?}", &lines[at..replay_header]);
+    assert_eq!(lines[at..at + 4], ["137", "138", "139", "140"]);
+    // `replay 0`: `0..<tail>`, then the raw output with control characters escaped.
+    let tail = lines[replay_header].strip_prefix("0..").unwrap();
+    assert!(tail.parse::<u64>().is_ok(), "{}", lines[replay_header]);
+    let error = "error: usage: resize COLS ROWS";
+    let (at, replay) = block(&lines, replay_header, |l| l.starts_with("0.."), error);
+    assert!(replay.contains(&r"play-run-marker\r\n"), "{replay:#?}");
+    assert!(replay.contains(&r"sent-marker\r\n"), "{replay:#?}");
+    // `list` after the resize and the rename, then `use 1` and `kill 1` (which prints), then an empty `list`
+    // (which prints nothing), then `quit`.
+    let listed: Vec<&str> = lines[at].split_whitespace().collect();
+    assert_eq!((listed[0], listed[1], listed[4]), ("1", "pty", "90x20"), "{}", lines[at]);
+    assert_eq!((listed[5], listed.last()), ("running", Some(&"my-title")), "{}", lines[at]);
+    assert_eq!(lines[at + 1], "terminated process 1", "{stdout}");
+    assert!(lines[at + 2].starts_with("daemon stopped"), "{stdout}");
+    assert_eq!(lines.len(), at + 3, "{stdout}");
+    assert!(!root.path().join("drive").exists(), "the daemon cleaned up");
+}

@@ -467,3 +467,85 @@ fn the_daemon_never_deletes_output_files() {
     assert_eq!(read(&first), "first\n", "shutdown keeps the files");
     assert_eq!(read(&second), "second\n");
 }
+
+/// Waits (bounded) until `pid` is gone or a zombie: a reparented process is reaped by whoever adopted it, if at
+/// all, so a zombie counts as dead.
+fn wait_dead(what: &str, pid: u32) {
+    eventually(what, || matches!(proc_state(pid), None | Some('Z')).then_some(()));
+}
+
+#[test]
+fn signal_reaches_the_whole_process_group() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("background.pid");
+    let script = format!("sleep 60 & echo $! > {}; wait", pidfile.display());
+    let (id, pid) = created(&daemon.request(create_sh(&dir.path().join("out.log"), &script)));
+    let background = pid_from(&pidfile);
+    let _cleanup = KillOnDrop(background);
+    assert_eq!(daemon.request(json!({"op": "signal", "id": id, "signal": "SIGTERM"}))["type"], "ok");
+    let exited = wait_exited(&daemon, id);
+    assert_eq!((exited["exit_code"].clone(), exited["signal"].clone()), (Value::Null, json!("SIGTERM")), "{exited}");
+    assert_eq!(proc_state(pid), Some('Z'), "the shell is dead and not yet reaped");
+    // A daemon that only signalled the child's pid would leave the background sleep running for a minute.
+    wait_dead("the background sleep to die of the group's SIGTERM", background);
+    assert_eq!(get(&daemon, id)["lifecycle"], json!({"status": "exited", "exit_code": null, "signal": "SIGTERM"}));
+}
+
+#[test]
+fn signal_after_the_exit_reaches_what_is_left_of_the_group() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("leftover.pid");
+    // The leftover holds nothing of the output pipe, so `exited` comes without the linger.
+    let script = format!("sleep 60 >/dev/null 2>&1 & echo $! > {}; exit 0", pidfile.display());
+    let (id, _) = created(&daemon.request(create_sh(&dir.path().join("out.log"), &script)));
+    let leftover = pid_from(&pidfile);
+    let _cleanup = KillOnDrop(leftover);
+    assert_eq!(wait_exited(&daemon, id)["exit_code"], 0);
+    assert!(matches!(proc_state(leftover), Some(state) if state != 'Z'), "the leftover still runs after the exit");
+    // The exited shell is an unreaped zombie, so its process group still exists and still holds the leftover. A
+    // daemon that refused to signal an exited process, or signalled only the zombie's pid, would leave it running.
+    assert_eq!(daemon.request(json!({"op": "signal", "id": id, "signal": "SIGKILL"}))["type"], "ok");
+    wait_dead("the leftover to die of the group's SIGKILL", leftover);
+    assert_eq!(get(&daemon, id)["lifecycle"], json!({"status": "exited", "exit_code": 0}), "the exit is kept");
+}
+
+#[test]
+fn terminate_kills_the_other_members_of_the_group() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("background.pid");
+    let script = format!("sleep 60 & echo $! > {}; sleep 60", pidfile.display());
+    let (id, pid) = created(&daemon.request(create_sh(&dir.path().join("out.log"), &script)));
+    let background = pid_from(&pidfile);
+    let _cleanup = KillOnDrop(background);
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+    assert!(!process_exists(pid), "the child is killed and reaped");
+    // A daemon that only killed the child's pid would leave the background sleep running for a minute.
+    wait_dead("the background sleep to die with its group", background);
+}
+
+#[test]
+fn the_childs_stdin_is_dev_null_even_when_the_daemons_is_not() {
+    let daemon = Daemon::start_with_stdin_data(b"leaked\n");
+    let _owner = daemon.own();
+    let daemon_stdin = std::fs::read_link(format!("/proc/{}/fd/0", daemon.child.id())).expect("the daemon's fd 0");
+    assert!(daemon_stdin.to_string_lossy().starts_with("pipe:"), "the daemon reads a pipe: {daemon_stdin:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("cat.log");
+    // With the daemon's stdin, cat would copy "leaked" and then block on the pipe that stays open, so `exited`
+    // would not come within the connection's read timeout.
+    let (id, _) = created(&daemon.request(create_pipe(&output, "/bin/cat", &[], json!({}))));
+    let exited = wait_exited(&daemon, id);
+    assert_eq!((exited["exit_code"].as_u64(), exited["final_offset"].as_u64()), (Some(0), Some(0)), "{exited}");
+    assert_eq!(read(&output), "");
+    let (id, pid) =
+        created(&daemon.request(create_pipe(&dir.path().join("sleep.log"), "/bin/sleep", &["60"], json!({}))));
+    let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0")).expect("the child's fd 0");
+    assert_eq!(stdin, Path::new("/dev/null"));
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+}

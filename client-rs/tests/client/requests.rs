@@ -208,3 +208,30 @@ async fn cancelling_wait_closes_its_connection() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn set_metadata_sends_the_whole_object_and_maps_ok() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let metadata = json!({"label": "build", "nested": {"n": [1, 2]}, "empty": null});
+        let serde_json::Value::Object(map) = metadata.clone() else { unreachable!() };
+        let (result, envelope) = tokio::join!(client.set_metadata(3, map), daemon.answer(json!({"type": "ok"})));
+        result.expect("set_metadata");
+        assert_eq!(envelope, json!({"token": TOKEN, "request": {"op": "set_metadata", "id": 3, "metadata": metadata}}));
+
+        // Any answer but `ok` is an error, so a refusal is never taken for success.
+        let refusal =
+            json!({"type": "error", "message": "process 3 is a PTY; this request is only for pipe processes"});
+        let (result, _) = tokio::join!(client.set_metadata(3, serde_json::Map::new()), daemon.answer(refusal));
+        assert!(
+            matches!(&result, Err(ClientError::Daemon { message }) if message.starts_with("process 3 is a PTY")),
+            "{result:?}"
+        );
+        let pong = json!({"type": "pong", "instance_id": "x", "pid": 1, "protocol": 8, "features": []});
+        let (result, envelope) = tokio::join!(client.set_metadata(4, serde_json::Map::new()), daemon.answer(pong));
+        assert_eq!(envelope["request"], json!({"op": "set_metadata", "id": 4, "metadata": {}}));
+        assert!(matches!(&result, Err(ClientError::Unexpected { expected: "ok", .. })), "{result:?}");
+    })
+    .await;
+}

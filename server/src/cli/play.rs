@@ -17,7 +17,7 @@ use super::observe::describe;
 pub const START_WAIT: Duration = Duration::from_secs(5);
 
 /// How long `run` waits for the screen to settle after sending a command.
-const SETTLE_MAX: Duration = Duration::from_secs(2);
+const SETTLE_MAX: Duration = Duration::from_secs(5);
 
 /// How long the output must stay still for the screen to count as settled.
 const SETTLE_QUIET: Duration = Duration::from_millis(150);
@@ -161,8 +161,9 @@ impl Play {
             }
             "run" => {
                 let id = self.current(None)?;
+                let before = self.client.get(id).await?.output_tail;
                 self.client.write(id, None, format!("{rest}\r").as_bytes()).await?;
-                self.settle(id).await?;
+                self.settle(id, before).await?;
                 self.show_screen(id).await?;
             }
             "send" => self.client.write(self.current(None)?, None, &parse_escapes(rest)?).await?,
@@ -253,16 +254,17 @@ impl Play {
         Ok(process.id)
     }
 
-    /// Waits until the output stops growing (at most [`SETTLE_MAX`]).
-    async fn settle(&self, id: u64) -> anyhow::Result<()> {
+    /// Waits until the output has grown past `before` (the echo of what was typed, at least) and then stopped
+    /// growing for [`SETTLE_QUIET`], at most [`SETTLE_MAX`] in all.
+    async fn settle(&self, id: u64, before: u64) -> anyhow::Result<()> {
         let deadline = Instant::now() + SETTLE_MAX;
-        let mut last = (self.client.get(id).await?.output_tail, Instant::now());
+        let mut last = (before, Instant::now());
         while Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(30)).await;
             let tail = self.client.get(id).await?.output_tail;
             if tail != last.0 {
                 last = (tail, Instant::now());
-            } else if last.1.elapsed() >= SETTLE_QUIET {
+            } else if tail != before && last.1.elapsed() >= SETTLE_QUIET {
                 break;
             }
         }

@@ -195,15 +195,28 @@ impl Daemon {
         Daemon::launch(command, root, "test")
     }
 
+    /// Starts `opencode-pty daemon` in a fresh root with its stdin a pipe that already holds `data` and stays
+    /// open (the write end lives in `child.stdin` until the guard drops), and waits for its registration.
+    pub fn start_with_stdin_data(data: &[u8]) -> Daemon {
+        let root = tempfile::tempdir().expect("tempdir");
+        let mut command = Command::new(binary());
+        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
+        let mut daemon = Daemon::launch_with_stdin(command, root, "test", Stdio::piped());
+        // Far less than a pipe's capacity, so this never blocks, whether or not anything reads.
+        daemon.child.stdin.as_mut().expect("the stdin pipe").write_all(data).expect("fill the daemon's stdin");
+        daemon
+    }
+
     /// Spawns `command` (a daemon named `name` under `root`, possibly through an `exec`ing wrapper) and waits for
     /// its registration.
-    fn launch(mut command: Command, root: tempfile::TempDir, name: &str) -> Daemon {
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn the daemon");
+    fn launch(command: Command, root: tempfile::TempDir, name: &str) -> Daemon {
+        Daemon::launch_with_stdin(command, root, name, Stdio::null())
+    }
+
+    /// [`Daemon::launch`] with `stdin` as the daemon's standard input.
+    fn launch_with_stdin(mut command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio) -> Daemon {
+        let child =
+            command.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("spawn the daemon");
         let path = root.path().join(name).join("service.json");
         let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder() };
         daemon.registration = eventually("the registration", || {
