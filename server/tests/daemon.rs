@@ -152,16 +152,21 @@ fn shutdown_stops_everything_and_exits_zero() {
     assert!(!daemon.dir().exists());
 }
 
-#[test]
-fn sigterm_is_an_orderly_shutdown() {
+/// Sends `signal` to a daemon running a child and checks it stops the orderly way: status 0, child and files gone.
+fn signal_stops_the_daemon_in_order(signal: nix::sys::signal::Signal) {
     let mut daemon = Daemon::start();
     let _owner = daemon.own();
     let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon.child.id() as i32), nix::sys::signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon.child.id() as i32), signal).unwrap();
     assert!(daemon.wait_exit().success());
     assert!(!process_exists(pid));
     assert!(!daemon.dir().exists());
     assert!(!std::path::Path::new(&daemon.registration.socket).exists());
+}
+
+#[test]
+fn sigterm_is_an_orderly_shutdown() {
+    signal_stops_the_daemon_in_order(nix::sys::signal::SIGTERM);
 }
 
 #[test]
@@ -404,13 +409,7 @@ fn a_superseded_owner_gets_exactly_one_answer() {
 
 #[test]
 fn sigint_is_an_orderly_shutdown_too() {
-    let mut daemon = Daemon::start();
-    let _owner = daemon.own();
-    let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon.child.id() as i32), nix::sys::signal::SIGINT).unwrap();
-    assert!(daemon.wait_exit().success());
-    assert!(!process_exists(pid));
-    assert!(!daemon.dir().exists());
+    signal_stops_the_daemon_in_order(nix::sys::signal::SIGINT);
 }
 
 #[test]
