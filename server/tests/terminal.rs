@@ -122,6 +122,11 @@ fn snapshot_and_rows_see_the_screen() {
     let handle = service.get_handle(info.id).unwrap();
     let mut seen = Seen::default();
     read_until(&observe(&service, info.id), &mut seen, output_contains("two"));
+    // `two` is printed just before the shell starts `sleep`: wait for that too.
+    support::eventually(|| {
+        let pty = service.get(info.id).ok()?.pty?;
+        (pty.foreground_process.as_deref() == Some("sleep")).then_some(())
+    });
     handle.rename(Some("named".into())).unwrap();
     let Response::Snapshot { process, text, cursor_x, cursor_y, checkpoint_base64 } = handle.snapshot().unwrap() else {
         panic!("not a snapshot")

@@ -52,7 +52,7 @@ impl Attachment {
 pub const STALLED_WRITE_CHECK: Duration = Duration::from_secs(1);
 
 /// Writes one frame, however long the client takes, unless the subscription is given up; false then.
-fn write_frame(shared: &Shared, stream: &UnixStream, attached: &Attachment, frame: &[u8]) -> bool {
+fn write_frame(shared: &Shared, stream: &UnixStream, attached: &Attachment, gone: &Receiver<()>, frame: &[u8]) -> bool {
     let _ = stream.set_write_timeout(Some(STALLED_WRITE_CHECK));
     let mut rest = frame;
     let mut writer = stream;
@@ -61,7 +61,9 @@ fn write_frame(shared: &Shared, stream: &UnixStream, attached: &Attachment, fram
             Ok(0) => return false,
             Ok(n) => rest = &rest[n..],
             Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if shared.is_stopping() || attached.is_ended() {
+                // Also give up once the client closed its side: it will never read this.
+                let client_left = matches!(gone.try_recv(), Err(crossbeam_channel::TryRecvError::Disconnected));
+                if shared.is_stopping() || attached.is_ended() || client_left {
                     return false;
                 }
             }
@@ -145,7 +147,7 @@ pub fn serve(
             ),
         };
         let Some(frame) = frame else { break };
-        if !write_frame(shared, &stream, &attached, &frame) {
+        if !write_frame(shared, &stream, &attached, &gone, &frame) {
             break;
         }
         if last {

@@ -17,7 +17,7 @@ use opencode_pty_vt::Terminal;
 
 use super::coalesce::{Batch, Coalescer};
 use super::command::{Command, ExitInfo};
-use super::fanout::{CONTROLLER_BACKLOG_EVENTS, Event, Fanout, Subscriber, Subscription};
+use super::fanout::{Event, Fanout, Subscriber, Subscription};
 use super::replay::{Replay, ReplayRead};
 use super::spawn::PtySpec;
 use super::title::Titles;
@@ -26,6 +26,14 @@ use crate::error::ServiceError;
 /// The most input and replies a terminal keeps waiting for its writer (4 MiB). Beyond it client input is
 /// refused and replies are dropped, so a child that never reads cannot make the daemon buffer without end.
 pub const MAX_PENDING_INPUT_BYTES: usize = 4 * 1024 * 1024;
+
+/// Requests a terminal holds back while its controller is stalled; when this many wait, it takes no more
+/// commands (their senders wait, bounded by their own timeouts).
+pub const MAX_DEFERRED_COMMANDS: usize = 128;
+
+/// Input and replies are handed to the writer in chunks of at most this many bytes, so the writer's queue
+/// (`WRITER_QUEUE_CHUNKS` chunks) holds at most 1 MiB beyond [`MAX_PENDING_INPUT_BYTES`].
+pub const WRITE_CHUNK_BYTES: usize = 8 * 1024;
 
 pub(crate) use crate::now_ms;
 
@@ -73,6 +81,8 @@ struct Actor {
     foreground: Option<String>,
     /// The reader has ended and dropped its channel.
     output_closed: bool,
+    /// Requests held back while the controller is stalled, in arrival order.
+    deferred: VecDeque<Command>,
 }
 
 /// Runs the actor until it is told to stop or every command sender is gone.
@@ -103,6 +113,7 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>, output: Receiv
         exited_at: None,
         foreground: None,
         output_closed: false,
+        deferred: VecDeque::new(),
     };
     actor.publish_info();
     actor.run(&commands, &output);
@@ -113,15 +124,25 @@ impl Actor {
         let stop = self.parts.stop.clone();
         let writer = self.parts.writer.clone();
         loop {
+            // A batch whose time is up goes out before anything else (a busy Select could otherwise hold it).
+            if self.batch.deadline().is_some_and(|deadline| Instant::now() >= deadline) {
+                self.flush();
+            }
+            let controller = self.controller.as_deref().and_then(|c| self.fanout.get(c));
+            let (behind, stalled) = controller.map_or((false, false), |c| (c.is_behind(), c.is_stalled()));
+            // Requests held back while the controller was stalled go first, in order, once it is not.
+            if !stalled && let Some(command) = self.deferred.pop_front() {
+                self.command(command);
+                continue;
+            }
             // One wait for everything the actor can do next. Input waiting for the writer and events held for
             // subscribers are offered alongside, so the actor never blocks on one slow party.
-            let controller_backlog = self.controller.as_deref().map_or(0, |c| self.fanout.backlog_of(c));
             let pending = self.fanout.pending();
             let mut select = Select::new();
             let stop_index = select.recv(&stop);
             // Output waits while the controller is behind: that is its backpressure on the reader and child.
-            let output_index = (controller_backlog == 0 && !self.output_closed).then(|| select.recv(output));
-            let command_index = (controller_backlog < CONTROLLER_BACKLOG_EVENTS).then(|| select.recv(commands));
+            let output_index = (!behind && !self.output_closed).then(|| select.recv(output));
+            let command_index = (self.deferred.len() < MAX_DEFERRED_COMMANDS).then(|| select.recv(commands));
             let write_index = (!self.pending.is_empty()).then(|| select.send(&writer));
             let first_delivery = pending.first().map(|p| select.send(&p.sender));
             for p in pending.iter().skip(1) {
@@ -159,33 +180,50 @@ impl Actor {
                 {
                     self.detached(vec![gone]);
                 }
-            } else {
-                debug_assert!(Some(index) == output_index || Some(index) == command_index);
-                let source = if Some(index) == output_index { output } else { commands };
-                let Ok(command) = operation.recv(source) else {
-                    // The reader's channel closes when it ends (after its last command); the command
-                    // channel never closes while this actor holds a sender for subscriptions.
-                    if Some(index) == output_index {
+            } else if Some(index) == output_index {
+                match operation.recv(output) {
+                    Ok(Command::Output(bytes)) => self.output(&bytes),
+                    Ok(other) => self.command(other),
+                    Err(_) => {
+                        // The reader's channel closed: after its end (EOF or a failure), or because the reader
+                        // stopped without saying why; then the output has ended all the same.
                         self.output_closed = true;
-                        continue;
+                        if !self.eof {
+                            self.command(Command::ReaderFailed("the PTY reader stopped unexpectedly".into()));
+                        }
                     }
+                }
+            } else {
+                debug_assert_eq!(Some(index), command_index);
+                // The command channel never closes while this actor holds a sender for subscriptions.
+                let Ok(command) = operation.recv(commands) else { return };
+                if matches!(command, Command::Shutdown) {
                     return;
-                };
-                match command {
-                    Command::Output(bytes) => {
-                        self.output(&bytes);
-                    }
-                    Command::Shutdown => return,
-                    other => {
-                        // Anything that is not output first lets the pending output out, in order.
-                        self.flush();
-                        self.prune_dropped();
-                        self.handle(other);
-                        self.publish_info();
-                    }
+                }
+                if stalled && !command.bypasses_stalled_controller() {
+                    // Held back, in order, until the controller reads again or goes (bounded; when full, no
+                    // more commands are taken).
+                    self.deferred.push_back(command);
+                } else {
+                    self.command(command);
                 }
             }
         }
+    }
+
+    /// Carries out one command that is not output, after letting the pending output out (in order). A request
+    /// whose requester gave up waiting is dropped unanswered.
+    fn command(&mut self, command: Command) {
+        if command.expired(Instant::now()) {
+            return;
+        }
+        if matches!(command, Command::Shutdown) {
+            return;
+        }
+        self.flush();
+        self.prune_dropped();
+        self.handle(command);
+        self.publish_info();
     }
 
     fn handle(&mut self, command: Command) {
@@ -212,36 +250,36 @@ impl Actor {
             }
             Command::Write { attachment, data, reply } => {
                 let result = self.authorize(attachment.as_deref()).and_then(|()| self.queue_input(data));
-                let _ = reply.send(result);
+                reply.send(result);
             }
             Command::Resize { attachment, cols, rows, reply } => {
                 let result = self.authorize(attachment.as_deref()).and_then(|()| self.resize(cols, rows));
-                let _ = reply.send(result);
+                reply.send(result);
             }
             Command::Control { attachment, cols, rows, reply } => {
-                let _ = reply.send(self.control(&attachment, cols, rows));
+                reply.send(self.control(&attachment, cols, rows));
             }
             Command::Input { attachment, cols, rows, data, reply } => {
                 let result = self.control(&attachment, cols, rows).and_then(|()| self.queue_input(data));
-                let _ = reply.send(result);
+                reply.send(result);
             }
             Command::Rename { title, reply } => {
                 if let Some(title) = self.titles.set_user(title) {
                     self.emit(Response::TitleChanged { title });
                 }
-                let _ = reply.send(Ok(()));
+                reply.send(Ok(()));
             }
             Command::Snapshot { reply } => {
-                let _ = reply.send(self.snapshot());
+                reply.send(self.snapshot());
             }
             Command::ReadRows { rows, reply } => {
-                let _ = reply.send(self.read_rows(rows));
+                reply.send(self.read_rows(rows));
             }
             Command::Replay { offset, reply } => {
-                let _ = reply.send(self.replay.read_from(offset).map_err(|e| ServiceError::invalid(e.to_string())));
+                reply.send(self.replay.read_from(offset).map_err(|e| ServiceError::invalid(e.to_string())));
             }
             Command::Subscribe { offset, attachment, role, takeover, reply } => {
-                let _ = reply.send(self.subscribe(offset, attachment, role, takeover));
+                reply.send(self.subscribe(offset, attachment, role, takeover));
             }
             Command::Detach { key } => {
                 if let Some(subscriber) = self.fanout.remove(key) {
@@ -250,7 +288,7 @@ impl Actor {
             }
             Command::Info { reply } => {
                 self.refresh_foreground();
-                let _ = reply.send(Ok(self.info()));
+                reply.send(Ok(self.info()));
             }
         }
     }
@@ -294,7 +332,9 @@ impl Actor {
         *self.parts.last_info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
     }
 
+    /// Publishes a JSON event, after any output read before it (D6).
     fn emit(&mut self, response: Response) {
+        self.flush();
         self.publish(&Event::Message(Arc::new(response)));
     }
 
@@ -326,24 +366,19 @@ impl Actor {
         }
     }
 
-    /// Hands bytes to the writer now if its queue has room (and nothing is waiting before them), else keeps
-    /// them for the main loop.
+    /// Hands bytes to the writer, in chunks of at most [`WRITE_CHUNK_BYTES`]: now if its queue has room (and
+    /// nothing is waiting before them), else kept (and counted) for the main loop.
     fn enqueue(&mut self, bytes: Vec<u8>) {
-        if bytes.is_empty() {
-            return;
-        }
-        if self.pending.is_empty() {
-            match self.parts.writer.try_send(bytes) {
-                Ok(()) | Err(TrySendError::Disconnected(_)) => return,
-                Err(TrySendError::Full(bytes)) => {
-                    self.pending_bytes += bytes.len();
-                    self.pending.push_back(bytes);
-                    return;
+        for chunk in bytes.chunks(WRITE_CHUNK_BYTES) {
+            if self.pending.is_empty() {
+                match self.parts.writer.try_send(chunk.to_vec()) {
+                    Ok(()) | Err(TrySendError::Disconnected(_)) => continue,
+                    Err(TrySendError::Full(_)) => {}
                 }
             }
+            self.pending_bytes += chunk.len();
+            self.pending.push_back(chunk.to_vec());
         }
-        self.pending_bytes += bytes.len();
-        self.pending.push_back(bytes);
     }
 
     fn fail(&mut self, message: String) {

@@ -1,6 +1,8 @@
 //! The closed set of commands a terminal's actor handles, and the values they carry. Everything the spec calls
 //! "one ordered actor command" is one variant, so its ordering guarantee is the order of this queue.
 
+use std::time::Instant;
+
 use crossbeam_channel::Sender;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
@@ -17,8 +19,30 @@ pub(crate) struct ExitInfo {
     pub(crate) signal: Option<String>,
 }
 
-/// A one-shot reply channel.
-pub(crate) type Reply<T> = Sender<Result<T, ServiceError>>;
+/// A one-shot reply channel, and when its requester stops waiting for it.
+#[derive(Debug)]
+pub(crate) struct Reply<T> {
+    sender: Sender<Result<T, ServiceError>>,
+    deadline: Instant,
+}
+
+impl<T> Reply<T> {
+    /// A reply its requester waits for until `deadline`.
+    pub(crate) fn new(sender: Sender<Result<T, ServiceError>>, deadline: Instant) -> Reply<T> {
+        Reply { sender, deadline }
+    }
+
+    /// Answers (nobody may be listening any more).
+    pub(crate) fn send(self, result: Result<T, ServiceError>) {
+        let _ = self.sender.send(result);
+    }
+
+    /// Whether the requester has given up: the command must not be carried out, since its caller was told it
+    /// failed (a retried `write` would otherwise type twice).
+    pub(crate) fn expired(&self, now: Instant) -> bool {
+        now >= self.deadline
+    }
+}
 
 /// Everything a terminal's actor does, in the order it arrives.
 #[derive(Debug)]
@@ -59,4 +83,33 @@ pub(crate) enum Command {
     Info { reply: Reply<ProcessInfo> },
     /// Stop: the actor returns and drops the emulator.
     Shutdown,
+}
+
+impl Command {
+    /// Whether this is a request whose requester has given up waiting (see [`Reply::expired`]).
+    pub(crate) fn expired(&self, now: Instant) -> bool {
+        match self {
+            Command::Write { reply, .. }
+            | Command::Resize { reply, .. }
+            | Command::Control { reply, .. }
+            | Command::Input { reply, .. }
+            | Command::Rename { reply, .. } => reply.expired(now),
+            Command::Snapshot { reply } | Command::ReadRows { reply, .. } => reply.expired(now),
+            Command::Replay { reply, .. } => reply.expired(now),
+            Command::Subscribe { reply, .. } => reply.expired(now),
+            Command::Info { reply } => reply.expired(now),
+            _ => false,
+        }
+    }
+
+    /// Whether a stalled controller must not hold this command back: a takeover (the way to replace that
+    /// controller), a detach, and `list`/`get` (which fall back to published info anyway).
+    pub(crate) fn bypasses_stalled_controller(&self) -> bool {
+        matches!(
+            self,
+            Command::Subscribe { role: Role::Controller, takeover: true, .. }
+                | Command::Detach { .. }
+                | Command::Info { .. }
+        )
+    }
 }

@@ -16,17 +16,29 @@ use super::command::Command;
 /// Events in one observer's channel. A 1 MiB burst is 128 live output events of 8 KiB, well within it.
 pub const OBSERVER_QUEUE_EVENTS: usize = 1024;
 
-/// Output bytes the actor holds for an observer whose channel is full before the observer counts as too slow
-/// and is disconnected (4 MiB).
+/// What the actor holds for an observer whose channel is full before the observer counts as too slow and is
+/// disconnected: 4 MiB, counting output bytes and the size of JSON events (a `resized` checkpoint can be
+/// megabytes) ...
 pub const OBSERVER_BACKLOG_BYTES: usize = 4 * 1024 * 1024;
+
+/// ... or this many events, whichever comes first (many tiny events cost more than their bytes).
+pub const OBSERVER_BACKLOG_EVENTS: usize = 4096;
 
 /// Events in the controller's channel.
 pub const CONTROLLER_QUEUE_EVENTS: usize = 1024;
 
 /// Events the actor holds for a controller whose channel is full. While it holds any, the actor takes no more
 /// output (the reader and the child wait); once it holds this many (requests that publish events while the
-/// controller does not read), it takes no more requests either, until the controller reads or goes.
+/// controller does not read), or [`CONTROLLER_BACKLOG_BYTES`], the controller counts as stalled: only a
+/// takeover, a detach and `list`/`get` are still handled, and other requests wait (see the actor).
 pub const CONTROLLER_BACKLOG_EVENTS: usize = 256;
+
+/// The size of what is held for a controller at which it counts as stalled (16 MiB, see
+/// [`CONTROLLER_BACKLOG_EVENTS`]).
+pub const CONTROLLER_BACKLOG_BYTES: usize = 16 * 1024 * 1024;
+
+/// What a JSON event without a large member is counted as in a backlog.
+const SMALL_EVENT_BYTES: usize = 256;
 
 /// What a subscriber receives after `attached`, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,21 +129,37 @@ impl Subscriber {
     }
 
     fn hold(&mut self, event: Event) {
-        self.backlog_bytes += event.output_len();
+        self.backlog_bytes += event.weight();
         self.backlog.push_back(event);
     }
 
-    /// Events held for this subscriber.
-    pub(crate) fn backlog_len(&self) -> usize {
-        self.backlog.len()
+    /// Whether this subscriber holds as much as a stalled controller ([`CONTROLLER_BACKLOG_EVENTS`],
+    /// [`CONTROLLER_BACKLOG_BYTES`]).
+    pub(crate) fn is_stalled(&self) -> bool {
+        self.backlog.len() >= CONTROLLER_BACKLOG_EVENTS || self.backlog_bytes >= CONTROLLER_BACKLOG_BYTES
+    }
+
+    /// Whether an observer holding this much is too slow to keep.
+    fn over_observer_bound(&self) -> bool {
+        self.backlog_bytes > OBSERVER_BACKLOG_BYTES || self.backlog.len() > OBSERVER_BACKLOG_EVENTS
+    }
+
+    /// Whether anything is held for this subscriber.
+    pub(crate) fn is_behind(&self) -> bool {
+        !self.backlog.is_empty()
     }
 }
 
 impl Event {
-    fn output_len(&self) -> usize {
+    /// Roughly what the event costs to hold: its output bytes, or the size of a JSON event's large member.
+    fn weight(&self) -> usize {
         match self {
             Event::Output { bytes, .. } => bytes.len(),
-            Event::Message(_) => 0,
+            Event::Message(message) => match message.as_ref() {
+                Response::Resized { checkpoint_base64, .. } => checkpoint_base64.len() + SMALL_EVENT_BYTES,
+                Response::Attached { replay_base64, .. } => replay_base64.len() + SMALL_EVENT_BYTES,
+                _ => SMALL_EVENT_BYTES,
+            },
         }
     }
 }
@@ -220,8 +248,7 @@ impl Fanout {
         while index < self.subscribers.len() {
             let subscriber = &mut self.subscribers[index];
             let is_controller = controller == Some(subscriber.attachment.as_str());
-            let keep = subscriber.deliver(event.clone())
-                && (is_controller || subscriber.backlog_bytes <= OBSERVER_BACKLOG_BYTES);
+            let keep = subscriber.deliver(event.clone()) && (is_controller || !subscriber.over_observer_bound());
             if keep {
                 index += 1;
             } else {
@@ -241,12 +268,12 @@ impl Fanout {
     pub(crate) fn take_pending(&mut self, key: u64) -> Option<Event> {
         let subscriber = self.subscribers.iter_mut().find(|s| s.key == key)?;
         let event = subscriber.backlog.pop_front()?;
-        subscriber.backlog_bytes -= event.output_len();
+        subscriber.backlog_bytes -= event.weight();
         Some(event)
     }
 
-    /// Events held for the subscriber with this attachment id.
-    pub(crate) fn backlog_of(&self, attachment: &str) -> usize {
-        self.subscribers.iter().find(|s| s.attachment == attachment).map_or(0, Subscriber::backlog_len)
+    /// The subscriber with this attachment id, to look at.
+    pub(crate) fn get(&self, attachment: &str) -> Option<&Subscriber> {
+        self.subscribers.iter().find(|s| s.attachment == attachment)
     }
 }

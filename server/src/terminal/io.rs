@@ -28,6 +28,8 @@ enum Ready {
     HungUp,
     /// The stop pipe was closed: the terminal is stopping.
     Stop,
+    /// `poll` itself failed.
+    Failed(Errno),
 }
 
 /// Waits until `fd` is ready for `events`, hangs up, or the stop pipe is closed.
@@ -48,7 +50,7 @@ fn wait_ready(fd: &OwnedFd, stop: &OwnedFd, events: PollFlags) -> Ready {
                 }
             }
             Err(Errno::EINTR) => continue,
-            Err(_) => return Ready::Stop,
+            Err(errno) => return Ready::Failed(errno),
         }
     }
 }
@@ -75,8 +77,13 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, commands: Sender<Comma
     let mut buffer = vec![0u8; READ_CHUNK_BYTES];
     loop {
         // A hang-up still lets the read report the end of the output (EOF or EIO).
-        if wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLIN) == Ready::Stop {
-            return;
+        match wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLIN) {
+            Ready::Stop => return,
+            Ready::Failed(errno) => {
+                send(&commands, &stop, Command::ReaderFailed(format!("polling the PTY failed: {errno}")));
+                return;
+            }
+            Ready::Yes | Ready::HungUp => {}
         }
         match file.read(&mut buffer) {
             Ok(0) => {
@@ -135,6 +142,11 @@ pub(crate) fn writer(
                         // The child's side is gone: this input can never be written; drop it.
                         Ready::HungUp => rest = &[],
                         Ready::Stop => return,
+                        Ready::Failed(errno) => {
+                            let failure = format!("polling the PTY failed: {errno}");
+                            send(&commands, &stop, Command::WriterFailed(failure));
+                            return;
+                        }
                     }
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}

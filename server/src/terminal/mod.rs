@@ -181,6 +181,7 @@ impl TerminalHandle {
         let deadline = std::time::Instant::now() + bound;
         let timeout = || ServiceError::Timeout { id: self.id, seconds: bound.as_secs().max(1) };
         let (reply, answer) = bounded(1);
+        let reply = Reply::new(reply, deadline);
         // Both waits also end when the terminal stops: a command still queued then is never answered.
         select! {
             send(self.commands, make(reply)) -> sent => sent.map_err(|_| ServiceError::Gone(self.id))?,
