@@ -5,7 +5,10 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use opencode_pty::terminal::{Event, OBSERVER_BACKLOG_BYTES, OBSERVER_QUEUE_EVENTS};
+use opencode_pty::terminal::{
+    CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
+    OBSERVER_QUEUE_EVENTS,
+};
 use opencode_pty_protocol::{Response, Role};
 use support::{Seen, is_output, log_until, read_until, service, sh};
 
@@ -285,4 +288,61 @@ fn resized_comes_before_any_later_output() {
     let after = log.iter().position(|e| is_output(e, "after")).expect("after");
     assert!(resized < after, "{log:?}");
     assert_eq!(service.get(info.id).unwrap().pty.map(|p| (p.cols.get(), p.rows.get())), Some((100, 30)));
+}
+
+#[test]
+fn a_takeover_gets_through_to_a_stalled_controller_and_held_requests_follow_in_order() {
+    let service = service();
+    let info = service.create_pty(sh("sleep 60")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let stalled = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
+    // Each rename publishes an event to the controller, which never reads: its channel fills, then the
+    // actor's backlog for it, and from then on renames are held back (their callers wait).
+    let renames = {
+        let handle = handle.clone();
+        std::thread::spawn(move || {
+            for i in 0..(CONTROLLER_QUEUE_EVENTS + CONTROLLER_BACKLOG_EVENTS + 50) {
+                handle.rename(Some(format!("title {i}"))).expect("rename");
+            }
+        })
+    };
+    // `get` is never held back, so it shows how far the renames got: close to where the controller stalls.
+    let number = |title: String| title.strip_prefix("title ").and_then(|n| n.parse::<usize>().ok());
+    let stall_point = CONTROLLER_QUEUE_EVENTS + CONTROLLER_BACKLOG_EVENTS - 10;
+    support::eventually(|| (number(service.get(info.id).ok()?.pty?.title)? >= stall_point).then_some(()));
+    let last = format!("title {}", CONTROLLER_QUEUE_EVENTS + CONTROLLER_BACKLOG_EVENTS + 49);
+    assert_ne!(service.get(info.id).unwrap().pty.unwrap().title, last, "the last renames are held back");
+    // The takeover is not held back behind the deferred renames (before, it waited for them: 30 s, then failed).
+    let started = Instant::now();
+    let taker = handle.subscribe(0, "t".into(), Role::Controller, true).expect("takeover");
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    // Now that the controller reads (it is `t`), the held renames run, in order.
+    renames.join().unwrap();
+    assert_eq!(service.get(info.id).unwrap().pty.unwrap().title, last);
+    let mut log = Vec::new();
+    log_until(&taker, &mut log, |e| e.contains(&last));
+    drop((stalled, taker));
+}
+
+#[test]
+fn an_idle_observer_is_dropped_for_too_many_json_events_too() {
+    let service = service();
+    let info = service.create_pty(sh("sleep 60")).expect("create");
+    let handle = service.get_handle(info.id).unwrap();
+    let idle = handle.subscribe(0, "idle".into(), Role::Observer, false).unwrap();
+    // Title events carry no output bytes; without a count bound they would pile up without end.
+    for i in 0..(OBSERVER_QUEUE_EVENTS + OBSERVER_BACKLOG_EVENTS + 100) {
+        handle.rename(Some(format!("t{i}"))).unwrap();
+    }
+    let mut received = 0;
+    loop {
+        match idle.recv_timeout(support::WAIT) {
+            Ok(_) => received += 1,
+            Err(error) => {
+                assert_eq!(error, crossbeam_channel::RecvTimeoutError::Disconnected, "dropped, not kept");
+                break;
+            }
+        }
+    }
+    assert!(received <= OBSERVER_QUEUE_EVENTS + OBSERVER_BACKLOG_EVENTS + 1, "{received}");
 }

@@ -22,9 +22,10 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 pub use actor::MAX_PENDING_INPUT_BYTES;
+pub use actor::{MAX_DEFERRED_COMMANDS, WRITE_CHUNK_BYTES};
 pub use fanout::{
-    CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_BACKLOG_BYTES, OBSERVER_QUEUE_EVENTS,
-    Subscription,
+    CONTROLLER_BACKLOG_BYTES, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_BACKLOG_BYTES,
+    OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS, Subscription,
 };
 pub use replay::ReplayRead;
 pub use spawn::PtySpec;
