@@ -6,7 +6,7 @@ mod daemon_support;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use daemon_support::{Daemon, WAIT, create_sh, eventually, process_exists, recv, recv_frame, send};
+use daemon_support::{Daemon, WAIT, create_sh, eventually, process_exists, read_subscription, recv, recv_frame, send};
 use opencode_pty_protocol::{Frame, OWNER_DEADLINE};
 use serde_json::{Value, json};
 
@@ -248,11 +248,8 @@ fn a_subscription_streams_replay_then_live_output_then_exited_last() {
 fn a_failed_subscribe_is_answered() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
-    let mut stream = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": 5, "offset": 0, "attachment_id": "a", "role": "observer",
-                           "takeover": false});
-    send(&mut stream, &daemon.envelope(subscribe));
-    assert_eq!(message(&recv(&mut stream).unwrap()), "process 5 not found");
+    let (_, answer) = daemon.subscribe(5, "a", "observer");
+    assert_eq!(message(&answer), "process 5 not found");
 }
 
 /// Prepares a handoff on `owner` and returns the ticket.
@@ -446,10 +443,7 @@ fn stopping_never_waits_for_a_subscriber_that_does_not_read() {
     let _owner = daemon.own();
     let id = daemon.request(create_sh("stty raw -echo; cat /dev/zero"))["process"]["id"].as_u64().unwrap();
     // A controller that never reads: the daemon's write to it blocks (backpressure), for ever if need be.
-    let mut stuck = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "c", "role": "controller",
-                           "takeover": false});
-    send(&mut stuck, &daemon.envelope(subscribe));
+    let (stuck, _) = daemon.subscribe(id, "c", "controller");
     eventually("the socket to fill", || {
         let got = daemon.request(json!({"op": "get", "id": id}));
         (got["process"]["output_tail"].as_u64()? > 4 * 1024 * 1024).then_some(())
@@ -470,19 +464,8 @@ fn pty_children_get_default_dispositions_even_for_signals_the_daemon_inherited_i
         .request(json!({"op": "create_pty", "program": "grep", "args": ["^SigIgn", "/proc/self/status"],
         "cwd": "/", "env": {}, "group_id": "g", "title": "t", "cols": 80, "rows": 24}));
     let id = created["process"]["id"].as_u64().unwrap();
-    let mut stream = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "observer",
-                           "takeover": false});
-    send(&mut stream, &daemon.envelope(subscribe));
-    let attached = recv(&mut stream).unwrap();
-    use base64::Engine;
-    let mut output =
-        base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
-    while let Some(frame) = recv_frame(&mut stream) {
-        if let Frame::Output { bytes, .. } = frame {
-            output.extend_from_slice(&bytes);
-        }
-    }
+    let (mut stream, attached) = daemon.subscribe(id, "a", "observer");
+    let (output, _) = read_subscription(&mut stream, &attached);
     let text = String::from_utf8_lossy(&output);
     let mask = text.trim().strip_prefix("SigIgn:").map(str::trim).unwrap_or_else(|| panic!("{text:?}"));
     let ignored = u64::from_str_radix(mask, 16).unwrap();
@@ -585,22 +568,9 @@ fn pty_children_inherit_the_daemons_environment_overlaid_with_env_and_pipe_child
         "env": {"OVERLAY": "given"}, "group_id": "g", "title": "t", "cols": 80, "rows": 24}));
     assert_eq!(created["type"], "created", "{created}");
     let id = created["process"]["id"].as_u64().unwrap();
-    let mut stream = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "observer",
-                           "takeover": false});
-    send(&mut stream, &daemon.envelope(subscribe));
-    let attached = recv(&mut stream).unwrap();
+    let (mut stream, attached) = daemon.subscribe(id, "a", "observer");
     assert_eq!(attached["type"], "attached", "{attached}");
-    use base64::Engine;
-    let mut output =
-        base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
-    let mut messages = Vec::new();
-    while let Some(frame) = recv_frame(&mut stream) {
-        match frame {
-            Frame::Output { bytes, .. } => output.extend_from_slice(&bytes),
-            Frame::Control(map) => messages.push(Value::Object(map)),
-        }
-    }
+    let (output, messages) = read_subscription(&mut stream, &attached);
     assert_eq!(messages.last().map(|m| m["type"].clone()), Some(json!("exited")), "{messages:?}");
     // Without the daemon's environment the marker would be empty; without the overlay, OVERLAY would be.
     assert_eq!(String::from_utf8_lossy(&output), "inherited|given");

@@ -38,16 +38,6 @@ fn after_go(dir: &Path, then: &str) -> String {
     format!("while [ ! -e {} ]; do sleep 0.02; done; {then}", dir.join("go").display())
 }
 
-/// Sends `subscribe` for `id` from offset 0 on a new connection, and returns it with the `attached` answer.
-fn subscribe(daemon: &Daemon, id: u64) -> (UnixStream, Value) {
-    let mut stream = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "s", "role": "observer",
-                           "takeover": false});
-    send(&mut stream, &daemon.envelope(subscribe));
-    let attached = recv(&mut stream).expect("an answer to subscribe");
-    (stream, attached)
-}
-
 #[test]
 fn a_pipe_process_runs_into_its_file_and_wait_answers_its_exit() {
     let daemon = Daemon::start();
@@ -175,7 +165,7 @@ fn metadata_subscribe_and_wrong_kind_requests() {
         assert_eq!(message(&refused), format!("process {id} is a pipe process; this request is only for PTYs"));
     }
     // A subscription carries offsets and events only: `attached` with an empty replay, then `exited`.
-    let (mut stream, attached) = subscribe(&daemon, id);
+    let (mut stream, attached) = daemon.subscribe(id, "s", "observer");
     assert_eq!((attached["type"].as_str(), attached["replay_base64"].as_str()), (Some("attached"), Some("")));
     let replay = daemon.request(json!({"op": "replay", "id": id, "offset": 0}));
     assert_eq!((replay["type"].as_str(), replay["data_base64"].as_str()), (Some("replay"), Some("")));
@@ -197,7 +187,7 @@ fn a_live_subscription_receives_exited_while_attached() {
     let out = tempfile::tempdir().unwrap();
     let created = daemon.request(create_pipe(out.path(), &after_go(out.path(), "echo done; exit 2")));
     let id = created["process"]["id"].as_u64().unwrap();
-    let (mut stream, attached) = subscribe(&daemon, id);
+    let (mut stream, attached) = daemon.subscribe(id, "s", "observer");
     assert_eq!(attached["type"], "attached", "{attached}");
     assert_eq!(attached["process"]["lifecycle"], json!({"status": "running"}), "attached before the exit");
     eventually("the subscription to be held", || (threads_named(daemon.child.id(), PEER_THREAD) == 1).then_some(()));
@@ -225,14 +215,14 @@ fn waiters_and_subscribers_that_closed_their_connections_never_fill_the_caps() {
         eventually("the closed waits to end", || (threads_named(pid, PEER_THREAD) == 0).then_some(()));
     }
     for _ in 0..CYCLES {
-        let (stream, attached) = subscribe(&daemon, id);
+        let (stream, attached) = daemon.subscribe(id, "s", "observer");
         assert_eq!(attached["type"], "attached", "{attached}");
         drop(stream);
     }
     eventually("the closed subscriptions to end", || (threads_named(pid, PEER_THREAD) == 0).then_some(()));
     // Both still work: held, then answered.
     let mut waiting = start_wait(&daemon, id);
-    let (mut subscribed, attached) = subscribe(&daemon, id);
+    let (mut subscribed, attached) = daemon.subscribe(id, "s", "observer");
     assert_eq!(attached["type"], "attached", "{attached}");
     eventually("the wait to be held", || (threads_named(pid, PEER_THREAD) == 2).then_some(()));
     assert_eq!(daemon.request(json!({"op": "signal", "id": id, "signal": "SIGTERM"}))["type"], "ok");

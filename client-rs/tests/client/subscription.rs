@@ -1,7 +1,7 @@
 //! Subscriptions: `attached` first, then contiguous output and events up to `exited`, then nothing; a refused
 //! or cut subscription, and output that skips or repeats bytes, are errors.
 
-use opencode_pty_client::{ClientError, Event, Response, Role};
+use opencode_pty_client::{ClientError, Event, Response, Role, Subscription};
 use serde_json::{Value, json};
 
 use crate::fake::{FakeDaemon, Peer, TOKEN, bounded, exited, pty_process};
@@ -19,6 +19,13 @@ async fn attach(daemon: &FakeDaemon) -> (Peer, Value) {
     let envelope = peer.read_envelope().await;
     peer.send_json(&attached()).await;
     (peer, envelope)
+}
+
+/// An observer subscription to process 3, attached, and the daemon's end of it.
+async fn observe(daemon: &FakeDaemon) -> (Subscription, Peer) {
+    let client = daemon.client();
+    let (subscription, (peer, _)) = tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), attach(daemon));
+    (subscription.expect("attached"), peer)
 }
 
 #[tokio::test]
@@ -67,10 +74,7 @@ async fn a_subscription_yields_replay_output_events_and_exited_then_ends() {
 async fn output_that_skips_bytes_breaks_the_protocol() {
     bounded(async {
         let daemon = FakeDaemon::start();
-        let client = daemon.client();
-        let (subscription, (mut peer, _)) =
-            tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), attach(&daemon));
-        let mut subscription = subscription.expect("attached");
+        let (mut subscription, mut peer) = observe(&daemon).await;
         // The replay ended at 5, so a frame from 6 leaves a gap.
         peer.send_output(6, b"x").await;
         let error = subscription.next().await.expect("an event").unwrap_err();
@@ -112,10 +116,7 @@ async fn eof_before_attached_is_closed() {
 async fn eof_before_exited_is_reported_once() {
     bounded(async {
         let daemon = FakeDaemon::start();
-        let client = daemon.client();
-        let (subscription, (peer, _)) =
-            tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), attach(&daemon));
-        let mut subscription = subscription.expect("attached");
+        let (mut subscription, peer) = observe(&daemon).await;
         drop(peer);
         assert!(matches!(subscription.next().await, Some(Err(ClientError::Closed))));
         assert!(subscription.next().await.is_none());
@@ -127,10 +128,7 @@ async fn eof_before_exited_is_reported_once() {
 async fn a_response_that_is_not_an_event_breaks_the_protocol() {
     bounded(async {
         let daemon = FakeDaemon::start();
-        let client = daemon.client();
-        let (subscription, (mut peer, _)) =
-            tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), attach(&daemon));
-        let mut subscription = subscription.expect("attached");
+        let (mut subscription, mut peer) = observe(&daemon).await;
         peer.send_json(&json!({"type": "ok"})).await;
         let error = subscription.next().await.expect("an event").unwrap_err();
         assert!(error.to_string().contains("a subscription carried a `ok`"), "{error}");

@@ -248,3 +248,32 @@ pub fn proc_state(pid: u32) -> Option<char> {
 pub fn pid_from(path: &Path) -> u32 {
     eventually("a pid in the file", || std::fs::read_to_string(path).ok()?.trim().parse().ok())
 }
+
+impl Daemon {
+    /// Sends `subscribe` for `id` from offset 0 on a new connection, and returns it with the answer
+    /// (`attached`, or an `error`).
+    pub fn subscribe(&self, id: u64, attachment: &str, role: &str) -> (UnixStream, Value) {
+        let mut stream = self.connect();
+        let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": attachment, "role": role,
+                               "takeover": false});
+        send(&mut stream, &self.envelope(subscribe));
+        let answer = recv(&mut stream).expect("an answer to subscribe");
+        (stream, answer)
+    }
+}
+
+/// Everything a subscription carries after `attached` until the daemon closes it: the replay followed by the
+/// live output, and the JSON events in order.
+pub fn read_subscription(stream: &mut UnixStream, attached: &Value) -> (Vec<u8>, Vec<Value>) {
+    use base64::Engine;
+    let replay = attached["replay_base64"].as_str().expect("replay_base64");
+    let mut output = base64::engine::general_purpose::STANDARD.decode(replay).expect("base64");
+    let mut messages = Vec::new();
+    while let Some(frame) = recv_frame(stream) {
+        match frame {
+            Frame::Output { bytes, .. } => output.extend_from_slice(&bytes),
+            Frame::Control(map) => messages.push(Value::Object(map)),
+        }
+    }
+    (output, messages)
+}
