@@ -7,6 +7,14 @@ use opencode_pty::ServiceError;
 use opencode_pty_protocol::{Lifecycle, Mode, Response, Role};
 use support::{Seen, is_output, log_until, observe, process_exists, read_until, service, sh, until_exit};
 
+/// Waits (bounded) until process `id`'s foreground process is `name`.
+fn until_foreground(service: &opencode_pty::TerminalService, id: u64, name: &str) {
+    support::eventually(|| {
+        let pty = service.get(id).ok()?.pty?;
+        (pty.foreground_process.as_deref() == Some(name)).then_some(())
+    });
+}
+
 fn output_contains(text: &'static str) -> impl Fn(&Seen) -> bool {
     move |seen: &Seen| seen.text().contains(text)
 }
@@ -123,10 +131,7 @@ fn snapshot_and_rows_see_the_screen() {
     let mut seen = Seen::default();
     read_until(&observe(&service, info.id), &mut seen, output_contains("two"));
     // `two` is printed just before the shell starts `sleep`: wait for that too.
-    support::eventually(|| {
-        let pty = service.get(info.id).ok()?.pty?;
-        (pty.foreground_process.as_deref() == Some("sleep")).then_some(())
-    });
+    until_foreground(&service, info.id, "sleep");
     handle.rename(Some("named".into())).unwrap();
     let Response::Snapshot { process, text, cursor_x, cursor_y, checkpoint_base64 } = handle.snapshot().unwrap() else {
         panic!("not a snapshot")
@@ -285,6 +290,9 @@ fn reading_rows_changes_nothing() {
     let info = service.create_pty(sh("printf 'a\\r\\nb'; sleep 30")).expect("create");
     let handle = service.get_handle(info.id).unwrap();
     read_until(&observe(&service, info.id), &mut Seen::default(), output_contains("b"));
+    // A snapshot also refreshes the foreground process: wait until the shell has started `sleep`, so the only
+    // thing that could change between the two snapshots is what the row reads did.
+    until_foreground(&service, info.id, "sleep");
     let before = handle.snapshot().unwrap();
     handle.read_rows(Some(5)).unwrap();
     handle.read_rows(None).unwrap();
