@@ -8,12 +8,27 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    init_logging();
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,
         Err(error) => {
+            // The command's own answer to its user, not a log line.
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Sends `tracing` events to stderr, filtered by `RUST_LOG` (default `info`).
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour)
+        .with_target(false)
+        .init();
 }

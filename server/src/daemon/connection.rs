@@ -112,7 +112,7 @@ fn read_envelope_frame(reader: &mut impl Read) -> Option<Result<serde_json::Map<
         Ok(Some(Frame::Output { .. })) => Some(Err("expected a request envelope, got an output frame".into())),
         Ok(None) | Err(FrameError::Io(_)) => None,
         Err(frame_error) => {
-            eprintln!("opencode-pty: closing a connection that sent a malformed frame: {frame_error}");
+            tracing::warn!(error = %frame_error, "closing a connection that sent a malformed frame");
             None
         }
     }

@@ -78,7 +78,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let instance = runtime.registration().instance_id.clone();
     let _ = std::thread::Builder::new().name("opencode-pty-watchdog".into()).spawn(move || {
         if finished.recv_timeout(CLEANUP_WATCHDOG).is_err() {
-            eprintln!("opencode-pty: stopping took over {CLEANUP_WATCHDOG:?}; exiting anyway");
+            tracing::error!(bound = ?CLEANUP_WATCHDOG, "stopping took too long; exiting anyway");
             remove_registration_if_ours(&dir, &instance);
             std::process::exit(1);
         }
@@ -94,7 +94,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     shared.wait_connections(CONNECTION_DRAIN);
     if let Ok(report) = sweeper.join() {
         for error in report.errors {
-            eprintln!("opencode-pty: sweeping stale runtime directories: {error}");
+            tracing::warn!(%error, "sweeping stale runtime directories");
         }
     }
     runtime.cleanup();
@@ -131,7 +131,7 @@ fn raise_descriptor_limit() {
         && soft < hard
         && let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
     {
-        eprintln!("opencode-pty: cannot raise the open-file limit from {soft} to {hard}: {error}");
+        tracing::warn!(soft, hard, %error, "cannot raise the open-file limit");
     }
 }
 

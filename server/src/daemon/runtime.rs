@@ -331,7 +331,7 @@ fn remove_logged(path: &Path) {
     if let Err(e) = fs::remove_file(path)
         && e.kind() != io::ErrorKind::NotFound
     {
-        eprintln!("opencode-pty: cannot remove {}: {e}", path.display());
+        tracing::warn!(path = %path.display(), error = %e, "cannot remove a runtime file");
     }
 }
 

@@ -151,7 +151,7 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
             Ok(_) => {}
             Err(Errno::EINTR) => continue,
             Err(error) => {
-                eprintln!("opencode-pty: polling the socket failed: {error}");
+                tracing::error!(%error, "polling the socket failed; stopping");
                 shared.stop();
                 return;
             }
@@ -166,7 +166,7 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
             Err(error) => {
                 // Keep serving what is open; complain at most once a second, and do not spin.
                 if last_complaint.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                    eprintln!("opencode-pty: accepting a connection failed: {error}");
+                    tracing::warn!(%error, "accepting a connection failed");
                     last_complaint = Some(Instant::now());
                 }
                 std::thread::sleep(ACCEPT_BACKOFF);
@@ -176,7 +176,7 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
         let _ = stream.set_nonblocking(false);
         // Another user's process gets nothing at all, not even a refusal.
         if let Err(refused) = super::runtime::check_peer(&stream) {
-            eprintln!("opencode-pty: {refused}");
+            tracing::warn!(%refused, "connection refused");
             continue;
         }
         let stream = Arc::new(stream);
@@ -193,7 +193,7 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
             handler_shared.unregister(id);
         });
         if let Err(error) = spawned {
-            eprintln!("opencode-pty: cannot start a connection thread: {error}");
+            tracing::error!(%error, "cannot start a connection thread");
             shared.unregister(id);
         }
     }

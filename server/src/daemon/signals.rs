@@ -28,12 +28,12 @@ pub fn spawn_handler(shared: Arc<Shared>) -> std::io::Result<()> {
         loop {
             match set.wait() {
                 Ok(signal) => {
-                    eprintln!("opencode-pty: {} received, shutting down", signal.as_str());
+                    tracing::info!(signal = signal.as_str(), "signal received, shutting down");
                     shared.stop();
                 }
                 Err(nix::errno::Errno::EINTR) => {}
                 Err(error) => {
-                    eprintln!("opencode-pty: waiting for signals failed: {error}");
+                    tracing::error!(%error, "waiting for signals failed");
                     return;
                 }
             }
