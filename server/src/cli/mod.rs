@@ -63,6 +63,10 @@ enum Command {
         /// How long handoff tickets last, in milliseconds (for tests of their expiry; the protocol says 120 s).
         #[arg(long, hide = true, default_value_t = opencode_pty_protocol::HANDOFF_TTL.as_millis() as u64)]
         handoff_ttl_ms: u64,
+        /// How long a new connection may take to send its first request, in milliseconds (for tests of what that
+        /// deadline must not cut).
+        #[arg(long, hide = true, default_value_t = opencode_pty::daemon::connection::FIRST_REQUEST_TIMEOUT.as_millis() as u64)]
+        first_request_timeout_ms: u64,
         /// A pause at the start of the stop, in milliseconds (for tests of the cleanup watchdog).
         #[arg(long, hide = true, default_value_t = 0)]
         stop_stall_ms: u64,
@@ -130,12 +134,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        Command::Daemon { location, handoff_ttl_ms, stop_stall_ms } => {
+        Command::Daemon { location, handoff_ttl_ms, first_request_timeout_ms, stop_stall_ms } => {
             let options = DaemonOptions {
                 root: location.root()?,
                 name: location.name.clone(),
                 config: TerminalConfig::default(),
                 handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
+                first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
                 stop_stall: std::time::Duration::from_millis(stop_stall_ms),
             };
             run_daemon(options)?;

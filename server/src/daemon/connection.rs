@@ -12,14 +12,18 @@ use opencode_pty_protocol::{Frame, FrameError, PROTOCOL_VERSION, Request, Reques
 use super::ownership::{OwnershipError, constant_time_eq};
 use super::server::Shared;
 
-/// How long a new connection may take to send its whole first request before it is closed.
+/// How long a new connection may take to send its whole first request before it is closed. It bounds only
+/// that request: once it is read, the socket has no read deadline, so a subscription, a `wait` or the owner
+/// channel lives as long as its process, its client and the daemon do (SPEC X4).
 pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long writing one whole response may take before the client counts as gone.
 pub const RESPONSE_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A socket whose reads and writes all end by one deadline (a per-call timeout would restart with every
-/// byte, so a client sending one byte at a time could hold a connection for ever).
+/// A socket whose reads (or writes) all end by one deadline (a per-call timeout would restart with every
+/// byte, so a client sending one byte at a time could hold a connection for ever). Reading arms only the read
+/// timeout and writing only the write timeout, so a deadline for one direction never outlives its use in the
+/// other: a subscription's close watcher reads with no timeout while its frames are written.
 #[derive(Debug)]
 pub struct Deadline<'a> {
     stream: &'a UnixStream,
@@ -27,28 +31,26 @@ pub struct Deadline<'a> {
 }
 
 impl<'a> Deadline<'a> {
-    /// Reads and writes on `stream` that must finish within `bound` from now (`None`: no bound).
+    /// Reads or writes on `stream` that must finish within `bound` from now (`None`: no bound).
     pub fn new(stream: &'a UnixStream, bound: Option<Duration>) -> Deadline<'a> {
         Deadline { stream, deadline: bound.map(|b| Instant::now() + b) }
     }
 
-    /// Sets the socket timeouts to what is left; fails once nothing is.
-    fn arm(&self) -> std::io::Result<()> {
-        let left = match self.deadline {
-            None => None,
+    /// What is left of the deadline (`None`: unbounded); fails once nothing is.
+    fn left(&self) -> std::io::Result<Option<Duration>> {
+        match self.deadline {
+            None => Ok(None),
             Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                Some(left) if !left.is_zero() => Some(left),
-                _ => return Err(std::io::ErrorKind::TimedOut.into()),
+                Some(left) if !left.is_zero() => Ok(Some(left)),
+                _ => Err(std::io::ErrorKind::TimedOut.into()),
             },
-        };
-        self.stream.set_read_timeout(left)?;
-        self.stream.set_write_timeout(left)
+        }
     }
 }
 
 impl Read for Deadline<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.arm()?;
+        self.stream.set_read_timeout(self.left()?)?;
         let mut stream = self.stream;
         stream.read(buf)
     }
@@ -56,7 +58,7 @@ impl Read for Deadline<'_> {
 
 impl Write for Deadline<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.arm()?;
+        self.stream.set_write_timeout(self.left()?)?;
         let mut stream = self.stream;
         stream.write(buf)
     }
@@ -133,7 +135,11 @@ fn authenticate(shared: &Shared, map: serde_json::Map<String, serde_json::Value>
 
 /// Serves one accepted connection (its peer already checked) until it is done.
 pub fn handle(shared: &Shared, stream: Arc<UnixStream>) {
-    let first = read_envelope_frame(&mut Deadline::new(&stream, Some(FIRST_REQUEST_TIMEOUT)));
+    let first = read_envelope_frame(&mut Deadline::new(&stream, Some(shared.first_request_timeout)));
+    // The first-request deadline ends here; whatever the connection does next has no read deadline.
+    if stream.set_read_timeout(None).is_err() {
+        return;
+    }
     let request = match first.map(|frame| frame.map(|map| authenticate(shared, map, false))) {
         Some(Ok(Envelope::Request(request))) => request,
         Some(Ok(Envelope::Refused { message, .. }) | Err(message)) => {

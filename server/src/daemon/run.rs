@@ -42,6 +42,9 @@ pub struct DaemonOptions {
     pub config: TerminalConfig,
     /// How long a handoff ticket lasts: `HANDOFF_TTL`, except in tests of its expiry.
     pub handoff_ttl: Duration,
+    /// How long a new connection may take to send its first request: `FIRST_REQUEST_TIMEOUT`, except in tests of
+    /// what that deadline must not cut.
+    pub first_request_timeout: Duration,
     /// A pause at the start of the orderly stop, zero except in tests of the watchdog (a stop that hangs).
     pub stop_stall: Duration,
 }
@@ -111,7 +114,8 @@ fn start(options: &DaemonOptions, runtime: &mut Runtime) -> Result<Started, Daem
         .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| fail("starting the sweep", &e))?;
     let service = TerminalService::new(options.config);
-    let shared = Shared::new(service, runtime.registration().clone(), options.handoff_ttl);
+    let shared =
+        Shared::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);
     super::signals::spawn_handler(shared.clone()).map_err(|e| fail("starting the signal thread", &e))?;
     let listener = runtime.take_listener().ok_or_else(|| fail("serving the socket", &"it was already taken"))?;
     let (stop_read, stop_accepting) =

@@ -28,6 +28,9 @@ pub struct Shared {
     pub service: TerminalService,
     /// What the daemon published (its token authenticates every envelope).
     pub registration: Registration,
+    /// How long a new connection may take to send its first request ([`super::connection::FIRST_REQUEST_TIMEOUT`],
+    /// shorter only in tests of what it must not cut).
+    pub first_request_timeout: Duration,
     ownership: Mutex<Ownership>,
     /// Signalled whenever ownership changes or the daemon starts stopping.
     changed: Condvar,
@@ -41,10 +44,16 @@ pub struct Shared {
 
 impl Shared {
     /// Shared state for a daemon that starts now, whose handoff tickets last `handoff_ttl`.
-    pub fn new(service: TerminalService, registration: Registration, handoff_ttl: Duration) -> Arc<Shared> {
+    pub fn new(
+        service: TerminalService,
+        registration: Registration,
+        handoff_ttl: Duration,
+        first_request_timeout: Duration,
+    ) -> Arc<Shared> {
         Arc::new(Shared {
             service,
             registration,
+            first_request_timeout,
             ownership: Mutex::new(Ownership::with_handoff_ttl(Instant::now(), handoff_ttl)),
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),

@@ -85,7 +85,10 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
         loop {
             match reader.read(&mut sink) {
                 Ok(n) if n > 0 => {}
-                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                // A timeout is not the client leaving (the socket has none, but never take one for a departure).
+                Err(error)
+                    if matches!(error.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                }
                 _ => break,
             }
         }

@@ -215,6 +215,10 @@ impl Daemon {
 
     /// [`Daemon::launch`] with `stdin` as the daemon's standard input.
     fn launch_with_stdin(mut command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio) -> Daemon {
+        // Only warnings and errors from test daemons, unless the run asks for more.
+        if std::env::var_os("RUST_LOG").is_none() {
+            command.env("RUST_LOG", "warn");
+        }
         let child =
             command.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("spawn the daemon");
         let path = root.path().join(name).join("service.json");
