@@ -371,6 +371,23 @@ impl FrameDecoder {
 /// [`FrameError::EofInHeader`] or [`FrameError::EofInPayload`] if the stream ends inside the frame, and the
 /// errors of [`decode_payload`].
 pub fn read_frame<R: Read + ?Sized>(reader: &mut R) -> Result<Option<Frame>, FrameError> {
+    match read_payload(reader)? {
+        Some(payload) => decode_payload(&payload).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Reads one frame's payload from a blocking reader without decoding it (a server reads a request envelope from
+/// it with [`crate::RequestEnvelope::parse`], which builds no JSON tree; [`decode_payload`] decodes any frame).
+///
+/// Returns `Ok(None)` if the stream ends cleanly before the first byte of a frame. The buffer grows as bytes
+/// arrive rather than to the declared length up front.
+///
+/// # Errors
+///
+/// [`FrameError::Io`] if reading fails, [`FrameError::FrameTooLarge`] before the payload is read,
+/// [`FrameError::EofInHeader`] or [`FrameError::EofInPayload`] if the stream ends inside the frame.
+pub fn read_payload<R: Read + ?Sized>(reader: &mut R) -> Result<Option<Vec<u8>>, FrameError> {
     let mut header = [0; FRAME_HEADER_BYTES];
     let mut got = 0;
     while got < FRAME_HEADER_BYTES {
@@ -394,7 +411,7 @@ pub fn read_frame<R: Read + ?Sized>(reader: &mut R) -> Result<Option<Frame>, Fra
     if got < expected {
         return Err(FrameError::EofInPayload { got, expected });
     }
-    decode_payload(&payload).map(Some)
+    Ok(Some(payload))
 }
 
 /// Encodes one frame and writes it to a blocking writer. It does not flush.

@@ -3,7 +3,7 @@
 //! limits. It knows nothing of terminals or sockets.
 //!
 //! Module map: `generated` (committed output of `opencode-pty-codegen`, never edited by hand), `envelope`
-//! (token first, then `op`, then fields), `frame` and `frame_error` (the codec), `limits`, `serde_rules`
+//! (token first, then `op`, then fields), `unique` (duplicate members), `frame` and `frame_error` (the codec), `limits`, `serde_rules`
 //! (decoding rules the generated types point at).
 #![deny(missing_docs)]
 
@@ -16,6 +16,7 @@ mod frame_error;
 mod generated;
 mod limits;
 mod serde_rules;
+mod unique;
 
 /// The JSON Schema of protocol 8, bundled into one draft-07 document (generated from `schema/`).
 pub const SCHEMA_JSON: &str = include_str!("schema.json");
@@ -24,10 +25,11 @@ pub use envelope::{RequestEnvelope, RequestError};
 pub use generated::*;
 pub use limits::*;
 pub use serde_rules::MAX_EXACT_INTEGER;
+pub use unique::{MAX_REPORTED_MEMBER_CHARS, first_duplicate};
 
 pub use frame::{
     FRAME_HEADER_BYTES, Frame, FrameDecoder, MAX_OUTPUT_BYTES, OUTPUT_PREFIX_BYTES, OUTPUT_TAG, decode_payload,
     encode_control, encode_control_into, encode_control_json, encode_frame, encode_frame_into, encode_output,
-    encode_output_into, read_frame, write_frame,
+    encode_output_into, read_frame, read_payload, write_frame,
 };
 pub use frame_error::FrameError;

@@ -1,6 +1,7 @@
 //! Measures the daemon over its socket: the round trip of `ping` (connect, authenticate, answer, close) against
 //! a bare Unix-socket echo in the same run, and a 256 MiB pipe process into its output file against the same
-//! `cat` redirected by the shell. Run: `just bench-daemon` (it builds the release binary first).
+//! `cat` redirected by the shell, and the daemon's peak memory growth for frames with a wrong token (one, then six at
+//! once) against the frames' own size. Run: `just bench-daemon` (it builds the release binary first).
 
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use opencode_pty_protocol::{Frame, Registration, encode_control, read_frame};
+use opencode_pty_protocol::{Frame, MAX_FRAME_BYTES, Registration, encode_control, read_frame};
 use serde_json::{Value, json};
 
 const PINGS: u32 = 2000;
@@ -79,9 +80,57 @@ fn echo_round_trips(dir: &Path) -> Duration {
     elapsed
 }
 
+/// The peak resident memory (`VmHWM`) of process `pid` so far, in bytes.
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("VmHWM");
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse::<u64>().ok()).expect("a number") * 1024
+}
+
+/// Sends `count` frames of `MAX_FRAME_BYTES` with a wrong token and an array of zeros at once, and returns how
+/// much the daemon's peak memory grew.
+fn unauthenticated_frames(registration: &Registration, pid: u32, count: usize) -> u64 {
+    let mut payload = br#"{"token":"wrong","x":[0"#.to_vec();
+    while payload.len() + 4 <= MAX_FRAME_BYTES {
+        payload.extend_from_slice(b",0");
+    }
+    payload.extend_from_slice(b"]}");
+    let mut frame = u32::try_from(payload.len()).expect("fits").to_be_bytes().to_vec();
+    frame.extend_from_slice(&payload);
+    let before = peak_memory(pid);
+    let senders: Vec<_> = (0..count)
+        .map(|_| {
+            let mut stream = UnixStream::connect(&registration.socket).expect("connect");
+            let frame = frame.clone();
+            std::thread::spawn(move || {
+                stream.write_all(&frame).expect("send");
+                let mut answer = Vec::new();
+                stream.read_to_end(&mut answer).expect("answer");
+                assert!(String::from_utf8_lossy(&answer).contains("authentication failed"));
+            })
+        })
+        .collect();
+    for sender in senders {
+        sender.join().expect("sender");
+    }
+    peak_memory(pid).saturating_sub(before)
+}
+
 fn main() {
     let root = tempfile::tempdir().expect("tempdir");
     let (mut child, registration, owner) = start(root.path());
+
+    // First, while the daemon's peak memory is still its start-up figure.
+    for count in [1, 6] {
+        let grown = unauthenticated_frames(&registration, child.id(), count);
+        let frames = (count * MAX_FRAME_BYTES) as f64;
+        println!(
+            "{count} unauthenticated 8 MiB frame(s) at once: peak memory +{:.1} MiB, {:.2}x their size",
+            grown as f64 / f64::from(1 << 20),
+            grown as f64 / frames
+        );
+    }
+
 
     let echo = echo_round_trips(root.path());
     let started = Instant::now();

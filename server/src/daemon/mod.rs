@@ -4,6 +4,7 @@
 pub mod connection;
 pub mod dispatch;
 pub mod error;
+pub mod log_limit;
 pub mod ownership;
 pub mod run;
 pub mod runtime;

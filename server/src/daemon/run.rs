@@ -100,6 +100,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             tracing::warn!(%error, "sweeping stale runtime directories");
         }
     }
+    super::log_limit::report_suppressed();
     runtime.cleanup();
     let _ = done.send(());
     Ok(())

@@ -12,6 +12,7 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use opencode_pty_protocol::Registration;
 
+use super::log_limit::{ACCEPT_FAILURES, CONNECTION_THREADS, FOREIGN_PEERS};
 use super::ownership::Ownership;
 use crate::service::TerminalService;
 
@@ -153,7 +154,6 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// returns.
 pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
     let _ = listener.set_nonblocking(true);
-    let mut last_complaint: Option<Instant> = None;
     loop {
         let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::NONE) {
@@ -173,11 +173,8 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
             Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(error) => {
-                // Keep serving what is open; complain at most once a second, and do not spin.
-                if last_complaint.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                    tracing::warn!(%error, "accepting a connection failed");
-                    last_complaint = Some(Instant::now());
-                }
+                // Keep serving what is open, and do not spin.
+                crate::limited_warn!(ACCEPT_FAILURES, %error, "accepting a connection failed");
                 std::thread::sleep(ACCEPT_BACKOFF);
                 continue;
             }
@@ -185,7 +182,7 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
         let _ = stream.set_nonblocking(false);
         // Another user's process gets nothing at all, not even a refusal.
         if let Err(refused) = super::runtime::check_peer(&stream) {
-            tracing::warn!(%refused, "connection refused");
+            crate::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
             continue;
         }
         let stream = Arc::new(stream);
@@ -202,7 +199,7 @@ pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
             handler_shared.unregister(id);
         });
         if let Err(error) = spawned {
-            tracing::error!(%error, "cannot start a connection thread");
+            crate::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
             shared.unregister(id);
         }
     }

@@ -214,13 +214,27 @@ impl Daemon {
     }
 
     /// [`Daemon::launch`] with `stdin` as the daemon's standard input.
-    fn launch_with_stdin(mut command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio) -> Daemon {
+    fn launch_with_stdin(command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio) -> Daemon {
+        Daemon::launch_with(command, root, name, stdin, Stdio::inherit())
+    }
+
+    /// Starts `opencode-pty daemon` in a fresh root with its log (stderr) written to `log`, and waits for its
+    /// registration.
+    pub fn start_logging_to(log: &Path) -> Daemon {
+        let root = tempfile::tempdir().expect("tempdir");
+        let mut command = Command::new(binary());
+        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
+        let file = std::fs::File::create(log).expect("create the log file");
+        Daemon::launch_with(command, root, "test", Stdio::null(), Stdio::from(file))
+    }
+
+    /// Spawns `command` with `stdin` and `stderr`, and waits for the registration.
+    fn launch_with(mut command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio, stderr: Stdio) -> Daemon {
         // Only warnings and errors from test daemons, unless the run asks for more.
         if std::env::var_os("RUST_LOG").is_none() {
             command.env("RUST_LOG", "warn");
         }
-        let child =
-            command.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("spawn the daemon");
+        let child = command.stdin(stdin).stdout(Stdio::null()).stderr(stderr).spawn().expect("spawn the daemon");
         let path = root.path().join(name).join("service.json");
         let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder() };
         daemon.registration = eventually("the registration", || {

@@ -1,0 +1,160 @@
+//! Bad input must cost the daemon little, against the real binary: a frame with a wrong token costs about its
+//! own size in memory however it is nested, duplicate members are refused at every level with no effect (a
+//! duplicated token is never tried), and malformed frames write a bounded number of log lines.
+
+mod daemon_support;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+
+use daemon_support::{Daemon, recv, send};
+use opencode_pty::daemon::log_limit::LOG_BURST;
+use opencode_pty_protocol::MAX_FRAME_BYTES;
+use serde_json::json;
+
+/// Sends `text` as one control frame (no re-encoding, so duplicate members reach the daemon as written).
+fn send_text(stream: &mut UnixStream, text: &str) {
+    let len = u32::try_from(text.len()).unwrap();
+    stream.write_all(&len.to_be_bytes()).unwrap();
+    stream.write_all(text.as_bytes()).unwrap();
+}
+
+/// The answer to `text` sent on a new connection.
+fn answer(daemon: &Daemon, text: &str) -> serde_json::Value {
+    let mut stream = daemon.connect();
+    send_text(&mut stream, text);
+    recv(&mut stream).expect("an answer")
+}
+
+fn error_of(value: &serde_json::Value) -> &str {
+    assert_eq!(value["type"], "error", "{value}");
+    value["message"].as_str().unwrap()
+}
+
+#[test]
+fn a_duplicated_token_is_refused_whichever_copy_is_good() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let token = &daemon.registration.token;
+    for text in [
+        format!(r#"{{"token":"wrong","token":"{token}","request":{{"op":"ping"}}}}"#),
+        format!(r#"{{"token":"{token}","token":"wrong","request":{{"op":"ping"}}}}"#),
+        format!(r#"{{"token":"{token}","request":{{"op":"ping"}},"token":"{token}"}}"#),
+    ] {
+        assert_eq!(error_of(&answer(&daemon, &text)), "invalid request: duplicate member `token`", "{text}");
+    }
+}
+
+#[test]
+fn duplicate_members_are_refused_at_every_level_with_no_effect() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    let token = &daemon.registration.token;
+    let shutdown = format!(r#"{{"token":"{token}","request":{{"op":"ping"}},"request":{{"op":"shutdown"}}}}"#);
+    assert_eq!(error_of(&answer(&daemon, &shutdown)), "invalid request: duplicate member `request`");
+    let op = format!(r#"{{"token":"{token}","request":{{"op":"ping","op":"shutdown"}}}}"#);
+    assert_eq!(error_of(&answer(&daemon, &op)), "invalid request: duplicate member `op`");
+    let env = format!(
+        r#"{{"token":"{token}","request":{{"op":"create_pty","program":"sh","args":[],"cwd":"/","env":{{"A":"1","A":"2"}},
+           "group_id":"g","title":"t","cols":80,"rows":24}}}}"#
+    );
+    assert_eq!(error_of(&answer(&daemon, &env)), "invalid request: duplicate member `A`");
+    // Nothing happened: the daemon runs and started no process.
+    assert!(daemon.child.try_wait().unwrap().is_none(), "the daemon must not have stopped");
+    assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
+    assert_eq!(daemon.request(json!({"op": "list", "mode": "pty"}))["processes"], json!([]));
+    drop(_owner);
+    daemon.wait_exit();
+}
+
+#[test]
+fn the_owner_channel_refuses_duplicates_and_goes_on() {
+    let mut daemon = Daemon::start();
+    let mut owner = daemon.own();
+    let token = daemon.registration.token.clone();
+    send_text(
+        &mut owner,
+        &format!(r#"{{"token":"{token}","request":{{"op":"prepare_handoff"}},"request":{{"op":"shutdown"}}}}"#),
+    );
+    assert_eq!(error_of(&recv(&mut owner).unwrap()), "invalid request: duplicate member `request`");
+    send_text(&mut owner, &format!(r#"{{"token":"wrong","token":"{token}","request":{{"op":"shutdown"}}}}"#));
+    assert_eq!(error_of(&recv(&mut owner).unwrap()), "invalid request: duplicate member `token`");
+    assert!(daemon.child.try_wait().unwrap().is_none(), "neither stopped the daemon");
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(recv(&mut owner).unwrap()["type"], "ok");
+    assert!(daemon.wait_exit().success());
+}
+
+/// The daemon's peak resident memory so far (`VmHWM`), in bytes.
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("VmHWM");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// A frame of exactly `MAX_FRAME_BYTES` payload with a wrong token and an array of zeros: the costliest shape
+/// for a JSON tree (each two-byte element would be a 32-byte value).
+fn zeros_frame() -> Vec<u8> {
+    let head = br#"{"token":"wrong","x":[0"#;
+    let tail = b"]}";
+    let mut payload = head.to_vec();
+    while payload.len() + 2 + tail.len() <= MAX_FRAME_BYTES {
+        payload.extend_from_slice(b",0");
+    }
+    payload.extend_from_slice(tail);
+    let mut frame = u32::try_from(payload.len()).unwrap().to_be_bytes().to_vec();
+    frame.extend_from_slice(&payload);
+    frame
+}
+
+#[test]
+fn an_unauthenticated_frame_costs_about_its_size() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let pid = daemon.child.id();
+    let frame = zeros_frame();
+    let before = peak_memory(pid);
+    const AT_ONCE: u64 = 6;
+    let senders: Vec<_> = (0..AT_ONCE)
+        .map(|_| {
+            let mut stream = daemon.connect();
+            let frame = frame.clone();
+            std::thread::spawn(move || {
+                stream.write_all(&frame).unwrap();
+                let mut answer = Vec::new();
+                stream.read_to_end(&mut answer).unwrap();
+                answer
+            })
+        })
+        .collect();
+    for sender in senders {
+        let answer = sender.join().unwrap();
+        assert!(String::from_utf8_lossy(&answer).contains("authentication failed"));
+    }
+    let grown = peak_memory(pid).saturating_sub(before);
+    // Twice the frames' size at most (they may all be in memory at once); a JSON tree of one would be ~16x.
+    let bound = AT_ONCE * 2 * MAX_FRAME_BYTES as u64;
+    assert!(grown <= bound, "peak memory grew by {grown} bytes for {AT_ONCE} frames, more than {bound}");
+}
+
+#[test]
+fn malformed_frames_write_a_bounded_number_of_log_lines() {
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("daemon.log");
+    let mut daemon = Daemon::start_logging_to(&log);
+    let mut owner = daemon.own();
+    let sent = 100;
+    for _ in 0..sent {
+        let mut stream = daemon.connect();
+        send_text(&mut stream, "not json");
+        assert!(recv(&mut stream).is_none(), "a malformed frame is closed unanswered");
+    }
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(recv(&mut owner).unwrap()["type"], "ok");
+    assert!(daemon.wait_exit().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines = text.lines().filter(|line| line.contains("closing a connection that sent a malformed frame")).count();
+    assert_eq!(lines, LOG_BURST as usize, "{text}");
+    let held_back = sent - LOG_BURST as usize;
+    assert!(text.contains(&format!("suppressed={held_back}")), "the stop reports what was held back:\n{text}");
+}
