@@ -41,6 +41,11 @@ pub const MAX_ROWS: u16 = 1000;
 /// checkpoint within one `snapshot` frame, and every operation on the largest terminal well under a second.
 pub const MAX_CELLS: u32 = 500_000;
 
+// The cell limit refuses something the per-field bounds let through, yet allows a full-width and a full-height
+// terminal.
+const _: () = assert!(MAX_CELLS < MAX_COLS as u32 * MAX_ROWS as u32);
+const _: () = assert!(MAX_CELLS >= MAX_COLS as u32 && MAX_CELLS >= MAX_ROWS as u32);
+
 /// The longest title, in characters (Unicode scalar values, as JSON Schema's `maxLength` counts): the
 /// `create_pty` title and the `rename` title are refused above it, and a longer title a program sets with
 /// OSC 0/2 is cut to it.
