@@ -98,7 +98,7 @@ impl Drop for Reservation {
 #[cfg(test)]
 mod tests {
     use opencode_pty_protocol::{
-        Lifecycle, MAX_FRAME_BYTES, MAX_EXACT_INTEGER, Mode, PipeInfo, ProcessInfo, PtyInfo, Response,
+        Lifecycle, MAX_EXACT_INTEGER, MAX_FRAME_BYTES, Mode, PipeInfo, ProcessInfo, PtyInfo, Response,
     };
 
     use super::*;

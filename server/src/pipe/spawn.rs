@@ -63,8 +63,7 @@ pub fn check_metadata(metadata: &Map<String, Value>) -> Result<usize, ServiceErr
 /// Checks the length of every string a pipe process reports back (program, args, cwd, group id, output path;
 /// see `bounds`); answers the size of its `command` as JSON.
 pub fn check_echoed(spec: &PipeSpec) -> Result<usize, ServiceError> {
-    let command_bytes =
-        bounds::check_process(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.group_id)?;
+    let command_bytes = bounds::check_process(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.group_id)?;
     bounds::check_chars("output_path", &spec.output_path.to_string_lossy(), MAX_PATH_CHARS)?;
     Ok(command_bytes)
 }
