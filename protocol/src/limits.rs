@@ -60,7 +60,8 @@ pub const MAX_ATTACHMENT_ID_CHARS: usize = 256;
 /// The longest `program`, `cwd` and `output_path`, in characters (Linux's `PATH_MAX` is 4096 bytes).
 pub const MAX_PATH_CHARS: usize = 4096;
 
-/// The longest single argument, in characters (Linux refuses a longer one at `exec`: `MAX_ARG_STRLEN`).
+/// The longest single argument, in characters: Linux's `MAX_ARG_STRLEN` (128 KiB with the final NUL), beyond
+/// which `exec` fails anyway.
 pub const MAX_ARG_CHARS: usize = 128 * 1024;
 
 /// The most arguments one process may be given.
