@@ -94,6 +94,10 @@ fn terminal_sizes_over_the_limits_are_refused_and_touch_nothing() {
     let resized: Vec<_> = seen.iter().filter(|e| e["type"] == "resized").collect();
     assert_eq!(resized.len(), 1, "only the valid resize was published");
     assert_eq!((resized[0]["cols"].as_u64(), resized[0]["rows"].as_u64()), (Some(80), Some(24)));
+    // The limits cut nothing they allow: the tallest terminal is a valid size too.
+    assert_eq!(daemon.request(resize(500, 1000))["type"], "ok");
+    let pty = &daemon.request(json!({"op": "get", "id": id}))["process"]["pty"];
+    assert_eq!((pty["cols"].as_u64(), pty["rows"].as_u64()), (Some(500), Some(1000)));
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
 }
 
