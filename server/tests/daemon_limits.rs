@@ -235,3 +235,40 @@ fn list_get_snapshot_and_subscribe_answer_at_the_largest_sizes() {
     assert_eq!(daemon.request(json!({"op": "terminate", "id": pipes.pop().unwrap()}))["type"], "ok");
     assert!(daemon.request(pipe(99))["process"]["id"].is_u64(), "room again after a terminate");
 }
+
+#[test]
+fn checkpoints_over_their_limit_fail_clearly_and_the_daemon_goes_on() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    // A full-width screen and history of coloured text, more than a 5 MiB checkpoint can hold.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("text");
+    let mut text = Vec::new();
+    for line in 0..6000usize {
+        for col in 0..1000usize {
+            if col % 8 == 0 {
+                text.extend_from_slice(format!("\x1b[38;5;{}m", (line + col) % 256).as_bytes());
+            }
+            text.push(b'a' + ((line + col) % 26) as u8);
+        }
+        text.extend_from_slice(b"\n");
+    }
+    std::fs::write(&file, &text).expect("write");
+    let created = daemon.request(sized(&format!("cat '{}'; read x", file.display()), 1000, 500));
+    let id = created["process"]["id"].as_u64().expect("created");
+    eventually("the text in the terminal", || {
+        let tail = daemon.request(json!({"op": "get", "id": id}))["process"]["output_tail"].as_u64()?;
+        (tail >= text.len() as u64).then_some(())
+    });
+    assert_eq!(message(&daemon.request(json!({"op": "snapshot", "id": id}))), "checkpoint exceeds 5242880 byte limit");
+    let resize = json!({"op": "resize", "id": id, "attachment_id": null, "cols": 500, "rows": 250});
+    assert_eq!(
+        message(&daemon.request(resize)),
+        "the terminal was resized to 500x250, but `resized` cannot be sent: checkpoint exceeds 5242880 byte limit"
+    );
+    let pty = &daemon.request(json!({"op": "get", "id": id}))["process"]["pty"];
+    assert_eq!((pty["cols"].as_u64(), pty["rows"].as_u64()), (Some(500), Some(250)), "the message says what happened");
+    let rows = daemon.request(json!({"op": "read_rows", "id": id}));
+    assert_eq!(rows["lines"].as_array().map(Vec::len), Some(250), "the terminal still answers");
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+}

@@ -429,7 +429,12 @@ impl Actor {
         // An in-band size report (mode 2048) is one of these replies: it reaches the child before later input.
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
-        let checkpoint = self.vt.vt_checkpoint().map_err(|e| ServiceError::invalid(e.to_string()))?;
+        // The size has changed by now; say so when its checkpoint cannot be made (SPEC C4, D8).
+        let checkpoint = self.vt.vt_checkpoint().map_err(|e| {
+            ServiceError::invalid(format!(
+                "the terminal was resized to {cols}x{rows}, but `resized` cannot be sent: {e}"
+            ))
+        })?;
         self.emit(Response::Resized {
             cols: nonzero(cols),
             rows: nonzero(rows),
