@@ -1,6 +1,7 @@
 //! The daemon's size and length limits over its socket, against the real binary: terminal sizes refused with
-//! the limit named (and a refused resize touching nothing), echoed strings bounded, program titles cut, and
-//! `list`, `get`, `snapshot` and `subscribe` answering at the largest sizes the limits allow.
+//! the limit named (and a refused resize touching nothing), echoed strings bounded, program titles cut,
+//! `list`, `get`, `snapshot` and `subscribe` answering at the largest sizes the limits allow, and a checkpoint
+//! over its limit failing with a clear error while the daemon goes on.
 
 mod daemon_support;
 
@@ -264,7 +265,7 @@ fn checkpoints_over_their_limit_fail_clearly_and_the_daemon_goes_on() {
     let resize = json!({"op": "resize", "id": id, "attachment_id": null, "cols": 500, "rows": 250});
     assert_eq!(
         message(&daemon.request(resize)),
-        "the terminal was resized to 500x250, but `resized` cannot be sent: checkpoint exceeds 5242880 byte limit"
+        "the terminal was resized to 500x250, but its resized event cannot be sent: checkpoint exceeds 5242880 byte limit"
     );
     let pty = &daemon.request(json!({"op": "get", "id": id}))["process"]["pty"];
     assert_eq!((pty["cols"].as_u64(), pty["rows"].as_u64()), (Some(500), Some(250)), "the message says what happened");

@@ -432,7 +432,7 @@ impl Actor {
         // The size has changed by now; say so when its checkpoint cannot be made (SPEC C4, D8).
         let checkpoint = self.vt.vt_checkpoint().map_err(|e| {
             ServiceError::invalid(format!(
-                "the terminal was resized to {cols}x{rows}, but `resized` cannot be sent: {e}"
+                "the terminal was resized to {cols}x{rows}, but its resized event cannot be sent: {e}"
             ))
         })?;
         self.emit(Response::Resized {
