@@ -52,5 +52,10 @@ bench-daemon:
     cargo build --release -p opencode-pty --bins --examples
     cargo run --release -p opencode-pty --example measure_daemon
 
+# The largest terminals the limits allow against 80x24: create, snapshot, resize, read_rows, terminate.
+bench-limits:
+    cargo build --release -p opencode-pty --bins --examples
+    cargo run --release -p opencode-pty --example measure_limits
+
 # Run every benchmark.
-bench: bench-vt bench-terminals bench-daemon
+bench: bench-vt bench-terminals bench-daemon bench-limits

@@ -237,9 +237,9 @@ pub struct PtyInfo {
     pub foreground_process: ::std::option::Option<::std::string::String>,
     ///Rows.
     pub rows: ::std::num::NonZeroU16,
-    ///The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation.
+    ///The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. At most 256 characters (`MAX_TITLE_CHARS`): longer program titles are cut.
     pub title: ::std::string::String,
-    ///The title set by `rename`, or null when none is set.
+    ///The title set by `rename`, or null when none is set. At most 256 characters.
     #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
     pub user_title: ::std::option::Option<::std::string::String>,
 }
@@ -291,40 +291,40 @@ pub enum Request {
     ///Starts a program in a new pseudo-terminal whose screen the daemon keeps. Answered with `created`.
     #[serde(rename = "create_pty")]
     CreatePty {
-        ///The arguments after the program name, in order.
+        ///The arguments after the program name, in order: at most 4096 (`MAX_ARGS`), each at most 131072 characters (`MAX_ARG_CHARS`), and with the program at most 262144 bytes as the JSON array `command` (`MAX_COMMAND_BYTES`, checked by the daemon).
         args: ::std::vec::Vec<::std::string::String>,
         ///The terminal width in columns.
         cols: ::std::num::NonZeroU16,
-        ///The absolute directory the child starts in.
+        ///The absolute directory the child starts in. At most 4096 characters (`MAX_PATH_CHARS`).
         cwd: ::std::string::String,
         ///Environment variables for the child.
         env: ::std::collections::HashMap<::std::string::String, ::std::string::String>,
-        ///An opaque grouping key chosen by the client, reported back as `group_id`.
+        ///An opaque grouping key chosen by the client, reported back as `group_id`. At most 256 characters (`MAX_GROUP_ID_CHARS`).
         group_id: ::std::string::String,
-        ///The program to start.
+        ///The program to start. At most 4096 characters (`MAX_PATH_CHARS`).
         program: ::std::string::String,
         ///The terminal height in rows.
         rows: ::std::num::NonZeroU16,
-        ///The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`.
+        ///The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`).
         title: ::std::string::String,
     },
     ///Starts a program without a terminal (Unix only): stdin reads /dev/null, and stdout and stderr share one pipe whose bytes the daemon writes to `output_path`. Answered with `created`.
     #[serde(rename = "create_pipe")]
     CreatePipe {
-        ///The arguments after the program name, in order.
+        ///The arguments after the program name, in order: at most 4096 (`MAX_ARGS`), each at most 131072 characters (`MAX_ARG_CHARS`), and with the program at most 262144 bytes as the JSON array `command` (`MAX_COMMAND_BYTES`, checked by the daemon).
         args: ::std::vec::Vec<::std::string::String>,
-        ///The absolute directory the child starts in.
+        ///The absolute directory the child starts in. At most 4096 characters (`MAX_PATH_CHARS`).
         cwd: ::std::string::String,
         ///The child's whole environment: nothing is inherited from the daemon and no terminal variables are added.
         env: ::std::collections::HashMap<::std::string::String, ::std::string::String>,
-        ///An opaque grouping key chosen by the client, reported back as `group_id`.
+        ///An opaque grouping key chosen by the client, reported back as `group_id`. At most 256 characters (`MAX_GROUP_ID_CHARS`).
         group_id: ::std::string::String,
         ///An opaque JSON object to keep with the process and report as `pipe.metadata`; left out, the process starts with an empty object.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
         metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-        ///The absolute path of the file that receives the output. It is truncated, or created, before the child starts; a symlink as its last component is refused.
+        ///The absolute path of the file that receives the output. It is truncated, or created, before the child starts; a symlink as its last component is refused. At most 4096 characters (`MAX_PATH_CHARS`).
         output_path: ::std::string::String,
-        ///The program to start.
+        ///The program to start. At most 4096 characters (`MAX_PATH_CHARS`).
         program: ::std::string::String,
     },
     ///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`.
@@ -368,7 +368,7 @@ pub enum Request {
     ///PTY only: sends bytes to the terminal's input. Answered with `ok`.
     #[serde(rename = "write")]
     Write {
-        ///The writing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller.
+        ///The writing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         attachment_id: ::std::option::Option<::std::string::String>,
         ///The bytes to send, standard base64 with padding.
@@ -380,7 +380,7 @@ pub enum Request {
     ///PTY only: resizes the terminal and its screen in one ordered step and always publishes `resized` with a checkpoint, even when the size does not change. Answered with `ok`.
     #[serde(rename = "resize")]
     Resize {
-        ///The resizing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller.
+        ///The resizing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         attachment_id: ::std::option::Option<::std::string::String>,
         ///The new width in columns.
@@ -394,7 +394,7 @@ pub enum Request {
     ///PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`.
     #[serde(rename = "control")]
     Control {
-        ///The attachment to promote; it must have an open subscription to this terminal.
+        ///The attachment to promote; it must have an open subscription to this terminal. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         attachment_id: ::std::string::String,
         ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
         cols: ::std::num::NonZeroU16,
@@ -407,7 +407,7 @@ pub enum Request {
     ///PTY only: does what `control` does, then sends the bytes, all in one ordered step, so a size report caused by the resize reaches the child before the input. Answered with `ok`.
     #[serde(rename = "input")]
     Input {
-        ///The attachment that is typing; it must have an open subscription to this terminal and becomes the controller.
+        ///The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         attachment_id: ::std::string::String,
         ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
         cols: ::std::num::NonZeroU16,
@@ -442,7 +442,7 @@ pub enum Request {
         ///The PTY to rename.
         #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
-        ///The new user title; null or an empty string clears it, so the latest program title or the creation title shows again.
+        ///The new user title; null or an empty string clears it, so the latest program title or the creation title shows again. At most 256 characters (`MAX_TITLE_CHARS`).
         #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         title: ::std::option::Option<::std::string::String>,
     },
@@ -459,7 +459,7 @@ pub enum Request {
     ///Attaches to a process and keeps the connection open: answered with `attached` (carrying the replay from `offset`), then live output frames and events (`resized`, `controller_changed`, `title_changed`, `foreground_process_changed`, `exited`) until the process exits or the connection closes.
     #[serde(rename = "subscribe")]
     Subscribe {
-        ///A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription.
+        ///A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         attachment_id: ::std::string::String,
         ///The process to attach to.
         #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
@@ -636,7 +636,7 @@ pub enum Response {
     ///Subscription event: the effective title changed, through `rename` or an OSC 0/2 sequence not hidden by a user title.
     #[serde(rename = "title_changed")]
     TitleChanged {
-        ///The new effective title.
+        ///The new effective title, at most 256 characters (`MAX_TITLE_CHARS`).
         title: ::std::string::String,
     },
     ///Subscription event: the process in the terminal's foreground changed.

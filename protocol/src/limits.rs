@@ -28,3 +28,45 @@ pub const MAX_LIVE_OUTPUT_BYTES: usize = 8 * 1024;
 
 /// How long the first byte of an output batch may wait for more before the batch is sent.
 pub const OUTPUT_COALESCE: Duration = Duration::from_millis(1);
+
+/// The widest terminal, in columns (`Dimension` in the schema). Wider sizes are refused by `create_pty`,
+/// `resize`, `control` and `input`.
+pub const MAX_COLS: u16 = 1000;
+
+/// The tallest terminal, in rows (`Dimension` in the schema).
+pub const MAX_ROWS: u16 = 1000;
+
+/// The most cells (columns times rows) one terminal may have: a cross-field bound the schema cannot state,
+/// checked by the daemon. It keeps a full screen's plain text (about a byte a cell) next to the largest
+/// checkpoint within one `snapshot` frame, and every operation on the largest terminal well under a second.
+pub const MAX_CELLS: u32 = 500_000;
+
+// The cell limit refuses something the per-field bounds let through, yet allows a full-width and a full-height
+// terminal.
+const _: () = assert!(MAX_CELLS < MAX_COLS as u32 * MAX_ROWS as u32);
+const _: () = assert!(MAX_CELLS >= MAX_COLS as u32 && MAX_CELLS >= MAX_ROWS as u32);
+
+/// The longest title, in characters (Unicode scalar values, as JSON Schema's `maxLength` counts): the
+/// `create_pty` title and the `rename` title are refused above it, and a longer title a program sets with
+/// OSC 0/2 is cut to it.
+pub const MAX_TITLE_CHARS: usize = 256;
+
+/// The longest `group_id`, in characters.
+pub const MAX_GROUP_ID_CHARS: usize = 256;
+
+/// The longest `attachment_id` (`subscribe`, `write`, `resize`, `control`, `input`), in characters.
+pub const MAX_ATTACHMENT_ID_CHARS: usize = 256;
+
+/// The longest `program`, `cwd` and `output_path`, in characters (Linux's `PATH_MAX` is 4096 bytes).
+pub const MAX_PATH_CHARS: usize = 4096;
+
+/// The longest single argument, in characters: Linux's `MAX_ARG_STRLEN` (128 KiB with the final NUL), beyond
+/// which `exec` fails anyway.
+pub const MAX_ARG_CHARS: usize = 128 * 1024;
+
+/// The most arguments one process may be given.
+pub const MAX_ARGS: usize = 4096;
+
+/// The most bytes `program` and `args` may take together as the JSON array `command` that `ProcessInfo`
+/// reports (256 KiB): a cross-field bound, checked by the daemon.
+pub const MAX_COMMAND_BYTES: usize = 256 * 1024;

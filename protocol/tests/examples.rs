@@ -63,10 +63,21 @@ fn valid_examples_validate_and_round_trip_exactly() {
     }
 }
 
-/// Invalid examples whose rule only the schema can state (the generated types accept them): exactly one of
-/// `pty` and `pipe` matching `mode`, and the registration's hex patterns.
-const SCHEMA_ONLY_RULES: &[&str] =
-    &["Response.process-with-pty-and-pipe", "Response.process-pipe-mode-with-pty", "Registration.bad-token"];
+/// Invalid examples whose rule only the schema states (the generated types accept them): exactly one of `pty`
+/// and `pipe` matching `mode`, the registration's hex patterns, and the size and length limits (`MAX_COLS`,
+/// `MAX_ROWS`, `MAX_TITLE_CHARS`, ...), which the daemon checks itself with messages that name the limit.
+const SCHEMA_ONLY_RULES: &[&str] = &[
+    "Response.process-with-pty-and-pipe",
+    "Response.process-pipe-mode-with-pty",
+    "Registration.bad-token",
+    "Request.create-pty-cols-too-large",
+    "Request.resize-rows-too-large",
+    "Request.create-pty-title-too-long",
+    "Request.rename-title-too-long",
+    "Request.subscribe-attachment-id-too-long",
+    "Request.create-pipe-group-id-too-long",
+    "Request.create-pipe-too-many-args",
+];
 
 #[test]
 fn invalid_examples_fail_validation_and_decoding() {

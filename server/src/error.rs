@@ -44,6 +44,14 @@ pub enum ServiceError {
         /// The budget (`MAX_TOTAL_METADATA_BYTES`).
         limit: usize,
     },
+    /// A process whose info would bring the live processes' share of `list` over its total budget.
+    #[error("the daemon's live processes would take {total} bytes of a list answer, over the {limit}-byte total")]
+    ListingBudget {
+        /// The total the request would have led to.
+        total: usize,
+        /// The budget (`MAX_TOTAL_INFO_BYTES`).
+        limit: usize,
+    },
     /// The request is for the other kind of process (PTY-only ops on a pipe process, or the reverse).
     #[error("process {id} is {what}; this request is only for {wanted}")]
     WrongMode {

@@ -4,14 +4,17 @@
 //! Module map: `service` (the registry of PTYs and pipe processes, in creation order), `terminal` (one PTY:
 //! spawn, the actor that owns its emulator, the reader, writer and wait threads, replay, fan-out, titles),
 //! `pipe` (one pipe process: its output file, reader and wait threads), `procinfo` (the foreground process
-//! of a PTY), `error` (what a client is told), `daemon` (the persistent service: runtime directory,
-//! registration, socket, ownership, dispatch).
+//! of a PTY), `error` (what a client is told), `bounds` (client-supplied sizes against the protocol's
+//! limits), `listing` (the daemon-wide budget that keeps `list` within one frame), `daemon` (the persistent
+//! service: runtime directory, registration, socket, ownership, dispatch).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod bounds;
 pub mod daemon;
 pub mod error;
+pub mod listing;
 pub mod pipe;
 pub mod procinfo;
 pub mod service;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use opencode_pty_protocol::{Mode, ProcessInfo};
 
 use crate::error::ServiceError;
+use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
 use crate::terminal::{PtySpec, TerminalConfig, TerminalHandle};
 
@@ -50,6 +51,14 @@ impl Process {
     }
 }
 
+/// A registered process and its share of the listing budget, given back when the entry is dropped (after
+/// `terminate` or shutdown has stopped the process).
+#[derive(Debug)]
+struct Entry {
+    process: Process,
+    _listing: Reservation,
+}
+
 /// Every process of one daemon.
 #[derive(Debug)]
 pub struct TerminalService {
@@ -57,8 +66,10 @@ pub struct TerminalService {
     next_id: AtomicU64,
     /// What the live pipe processes' metadata holds together (at most `MAX_TOTAL_METADATA_BYTES`).
     metadata: Arc<MetadataBudget>,
+    /// What the live processes' infos may take in `list` together (at most `MAX_TOTAL_INFO_BYTES`).
+    listing: Arc<ListingBudget>,
     /// Ordered by id, which is creation order. `None` once shut down: nothing more is created.
-    processes: Mutex<Option<BTreeMap<u64, Process>>>,
+    processes: Mutex<Option<BTreeMap<u64, Entry>>>,
 }
 
 impl TerminalService {
@@ -68,16 +79,22 @@ impl TerminalService {
             config,
             next_id: AtomicU64::new(1),
             metadata: Arc::new(MetadataBudget::new()),
+            listing: Arc::new(ListingBudget::default()),
             processes: Mutex::new(Some(BTreeMap::new())),
         }
     }
 
-    fn processes(&self) -> MutexGuard<'_, Option<BTreeMap<u64, Process>>> {
+    fn processes(&self) -> MutexGuard<'_, Option<BTreeMap<u64, Entry>>> {
         self.processes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts a process with the next id and registers it; ids are assigned in creation order and never reused.
-    fn create(&self, start: impl FnOnce(u64) -> Result<Process, ServiceError>) -> Result<ProcessInfo, ServiceError> {
+    /// Starts a process with the next id and registers it with its listing reservation; ids are assigned in
+    /// creation order and never reused.
+    fn create(
+        &self,
+        listing: Reservation,
+        start: impl FnOnce(u64) -> Result<Process, ServiceError>,
+    ) -> Result<ProcessInfo, ServiceError> {
         if self.processes().is_none() {
             return Err(ServiceError::invalid("the daemon is shutting down"));
         }
@@ -89,21 +106,31 @@ impl TerminalService {
             // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
             return Err(ServiceError::invalid("the daemon is shutting down"));
         };
-        processes.insert(id, process);
+        processes.insert(id, Entry { process, _listing: listing });
         Ok(info)
     }
 
-    /// Starts a terminal.
+    /// Starts a terminal, after checking its spec and reserving its share of `list` (`MAX_TOTAL_INFO_BYTES`).
     pub fn create_pty(&self, spec: PtySpec) -> Result<ProcessInfo, ServiceError> {
+        let command_bytes = crate::terminal::validate(&spec)?;
+        let listing = self.listing.reserve(listing::pty_cost(&spec, command_bytes))?;
         let config = self.config;
-        self.create(|id| Ok(Process::Pty(Arc::new(TerminalHandle::spawn(id, spec, config)?))))
+        self.create(listing, |id| Ok(Process::Pty(Arc::new(TerminalHandle::spawn(id, spec, config)?))))
     }
 
     /// Starts a pipe process. Its metadata must fit in the daemon's total (`MAX_TOTAL_METADATA_BYTES`) with
     /// that of every live pipe process; terminating one releases its share.
+    /// Its strings are checked and its share of `list` reserved before anything starts.
     pub fn create_pipe(&self, spec: PipeSpec) -> Result<ProcessInfo, ServiceError> {
+        let command_bytes = crate::pipe::check_echoed(&spec)?;
+        let listing = self.listing.reserve(listing::pipe_cost(&spec, command_bytes))?;
         let budget = self.metadata.clone();
-        self.create(|id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec, budget)?))))
+        self.create(listing, |id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec, budget)?))))
+    }
+
+    /// The bytes of `list` the live processes have reserved together.
+    pub fn listing_bytes(&self) -> usize {
+        self.listing.used()
     }
 
     /// The metadata bytes the live pipe processes hold together.
@@ -112,7 +139,8 @@ impl TerminalService {
     }
 
     fn process(&self, id: u64) -> Result<Process, ServiceError> {
-        self.processes().as_ref().and_then(|p| p.get(&id)).cloned().ok_or(ServiceError::NotFound(id))
+        let processes = self.processes();
+        processes.as_ref().and_then(|p| p.get(&id)).map(|e| e.process.clone()).ok_or(ServiceError::NotFound(id))
     }
 
     /// The terminal with this id; a pipe process is refused (PTY-only requests).
@@ -139,26 +167,29 @@ impl TerminalService {
     /// Every process of `mode` in creation order (PTYs' foreground processes refreshed). A terminal that stops
     /// answering is left out rather than failing the whole list.
     pub fn list(&self, mode: Mode) -> Vec<ProcessInfo> {
-        let processes: Vec<_> =
-            self.processes().iter().flat_map(|p| p.values().filter(|p| p.mode() == mode).cloned()).collect();
+        let processes: Vec<_> = self
+            .processes()
+            .iter()
+            .flat_map(|p| p.values().map(|e| &e.process).filter(|p| p.mode() == mode).cloned())
+            .collect();
         processes.iter().filter_map(|p| p.info().ok()).collect()
     }
 
     /// Removes a process of either kind, kills it (and its process group) and joins its threads; a pipe
     /// process's pending waiters are answered `terminated`. A second call for the same id fails.
     pub fn terminate(&self, id: u64) -> Result<(), ServiceError> {
-        let process = self.processes().as_mut().and_then(|p| p.remove(&id)).ok_or(ServiceError::NotFound(id))?;
-        process.terminate(true);
+        let entry = self.processes().as_mut().and_then(|p| p.remove(&id)).ok_or(ServiceError::NotFound(id))?;
+        entry.process.terminate(true);
         Ok(())
     }
 
     /// Stops every process in parallel and joins them all; afterwards nothing more can be created. Pending
     /// pipe waiters are disconnected without an answer.
     pub fn shutdown(&self) {
-        let processes: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_values()).collect();
+        let entries: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_values()).collect();
         std::thread::scope(|scope| {
-            for process in &processes {
-                scope.spawn(move || process.terminate(false));
+            for entry in &entries {
+                scope.spawn(move || entry.process.terminate(false));
             }
         });
     }

@@ -100,9 +100,9 @@ export interface PtyInfo {
   foreground_process: string | null;
   /** Rows. */
   rows: number;
-  /** The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. */
+  /** The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. At most 256 characters (`MAX_TITLE_CHARS`): longer program titles are cut. */
   title: string;
-  /** The title set by `rename`, or null when none is set. */
+  /** The title set by `rename`, or null when none is set. At most 256 characters. */
   user_title: string | null;
 }
 
@@ -149,43 +149,43 @@ export interface PrepareHandoffRequest {
 
 /** Starts a program in a new pseudo-terminal whose screen the daemon keeps. Answered with `created`. */
 export interface CreatePtyRequest {
-  /** The arguments after the program name, in order. */
+  /** The arguments after the program name, in order: at most 4096 (`MAX_ARGS`), each at most 131072 characters (`MAX_ARG_CHARS`), and with the program at most 262144 bytes as the JSON array `command` (`MAX_COMMAND_BYTES`, checked by the daemon). */
   args: string[];
   /** The terminal width in columns. */
   cols: number;
-  /** The absolute directory the child starts in. */
+  /** The absolute directory the child starts in. At most 4096 characters (`MAX_PATH_CHARS`). */
   cwd: string;
   /** Environment variables for the child. */
   env: Record<string, string>;
-  /** An opaque grouping key chosen by the client, reported back as `group_id`. */
+  /** An opaque grouping key chosen by the client, reported back as `group_id`. At most 256 characters (`MAX_GROUP_ID_CHARS`). */
   group_id: string;
   /** Tag: `create_pty`. */
   op: "create_pty";
-  /** The program to start. */
+  /** The program to start. At most 4096 characters (`MAX_PATH_CHARS`). */
   program: string;
   /** The terminal height in rows. */
   rows: number;
-  /** The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. */
+  /** The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`). */
   title: string;
 }
 
 /** Starts a program without a terminal (Unix only): stdin reads /dev/null, and stdout and stderr share one pipe whose bytes the daemon writes to `output_path`. Answered with `created`. */
 export interface CreatePipeRequest {
-  /** The arguments after the program name, in order. */
+  /** The arguments after the program name, in order: at most 4096 (`MAX_ARGS`), each at most 131072 characters (`MAX_ARG_CHARS`), and with the program at most 262144 bytes as the JSON array `command` (`MAX_COMMAND_BYTES`, checked by the daemon). */
   args: string[];
-  /** The absolute directory the child starts in. */
+  /** The absolute directory the child starts in. At most 4096 characters (`MAX_PATH_CHARS`). */
   cwd: string;
   /** The child's whole environment: nothing is inherited from the daemon and no terminal variables are added. */
   env: Record<string, string>;
-  /** An opaque grouping key chosen by the client, reported back as `group_id`. */
+  /** An opaque grouping key chosen by the client, reported back as `group_id`. At most 256 characters (`MAX_GROUP_ID_CHARS`). */
   group_id: string;
   /** An opaque JSON object to keep with the process and report as `pipe.metadata`; left out, the process starts with an empty object. */
   metadata?: Record<string, unknown>;
   /** Tag: `create_pipe`. */
   op: "create_pipe";
-  /** The absolute path of the file that receives the output. It is truncated, or created, before the child starts; a symlink as its last component is refused. */
+  /** The absolute path of the file that receives the output. It is truncated, or created, before the child starts; a symlink as its last component is refused. At most 4096 characters (`MAX_PATH_CHARS`). */
   output_path: string;
-  /** The program to start. */
+  /** The program to start. At most 4096 characters (`MAX_PATH_CHARS`). */
   program: string;
 }
 
@@ -235,7 +235,7 @@ export interface SetMetadataRequest {
 
 /** PTY only: sends bytes to the terminal's input. Answered with `ok`. */
 export interface WriteRequest {
-  /** The writing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. */
+  /** The writing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string | null;
   /** The bytes to send, standard base64 with padding. */
   data_base64: string;
@@ -247,7 +247,7 @@ export interface WriteRequest {
 
 /** PTY only: resizes the terminal and its screen in one ordered step and always publishes `resized` with a checkpoint, even when the size does not change. Answered with `ok`. */
 export interface ResizeRequest {
-  /** The resizing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. */
+  /** The resizing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string | null;
   /** The new width in columns. */
   cols: number;
@@ -261,7 +261,7 @@ export interface ResizeRequest {
 
 /** PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`. */
 export interface ControlRequest {
-  /** The attachment to promote; it must have an open subscription to this terminal. */
+  /** The attachment to promote; it must have an open subscription to this terminal. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string;
   /** The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size. */
   cols: number;
@@ -275,7 +275,7 @@ export interface ControlRequest {
 
 /** PTY only: does what `control` does, then sends the bytes, all in one ordered step, so a size report caused by the resize reaches the child before the input. Answered with `ok`. */
 export interface InputRequest {
-  /** The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. */
+  /** The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string;
   /** The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size. */
   cols: number;
@@ -313,7 +313,7 @@ export interface RenameRequest {
   id: number;
   /** Tag: `rename`. */
   op: "rename";
-  /** The new user title; null or an empty string clears it, so the latest program title or the creation title shows again. */
+  /** The new user title; null or an empty string clears it, so the latest program title or the creation title shows again. At most 256 characters (`MAX_TITLE_CHARS`). */
   title: string | null;
 }
 
@@ -329,7 +329,7 @@ export interface ReplayRequest {
 
 /** Attaches to a process and keeps the connection open: answered with `attached` (carrying the replay from `offset`), then live output frames and events (`resized`, `controller_changed`, `title_changed`, `foreground_process_changed`, `exited`) until the process exits or the connection closes. */
 export interface SubscribeRequest {
-  /** A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. */
+  /** A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string;
   /** The process to attach to. */
   id: number;
@@ -522,7 +522,7 @@ export interface ControllerChangedResponse {
 
 /** Subscription event: the effective title changed, through `rename` or an OSC 0/2 sequence not hidden by a user title. */
 export interface TitleChangedResponse {
-  /** The new effective title. */
+  /** The new effective title, at most 256 characters (`MAX_TITLE_CHARS`). */
   title: string;
   /** Tag: `title_changed`. */
   type: "title_changed";

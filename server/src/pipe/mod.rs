@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 
 pub use budget::{MAX_TOTAL_METADATA_BYTES, MetadataBudget};
 pub use io::{LINGER, PIPE_READ_CHUNK_BYTES, stalled_output_error};
-pub use spawn::{OUTPUT_FILE_MODE, check_metadata};
+pub use spawn::{OUTPUT_FILE_MODE, check_echoed, check_metadata};
 pub use state::{MAX_PIPE_WAITERS, PIPE_SUBSCRIPTION_EVENTS, PipeSubscription, PipeWait, WaitResult};
 
 use crate::error::ServiceError;

@@ -24,10 +24,11 @@ use std::process::{Command, Stdio};
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
 use nix::sys::stat::Mode;
-use opencode_pty_protocol::MAX_METADATA_BYTES;
+use opencode_pty_protocol::{MAX_METADATA_BYTES, MAX_PATH_CHARS};
 use serde_json::{Map, Value};
 
 use super::PipeSpec;
+use crate::bounds;
 use crate::error::ServiceError;
 
 /// The mode a new output file is created with, before the daemon's umask is applied.
@@ -59,11 +60,21 @@ pub fn check_metadata(metadata: &Map<String, Value>) -> Result<usize, ServiceErr
     Ok(budget.0)
 }
 
+/// Checks the length of every string a pipe process reports back (program, args, cwd, group id, output path;
+/// see `bounds`); answers the size of its `command` as JSON.
+pub fn check_echoed(spec: &PipeSpec) -> Result<usize, ServiceError> {
+    let command_bytes = bounds::check_process(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.group_id)?;
+    bounds::check_chars("output_path", &spec.output_path.to_string_lossy(), MAX_PATH_CHARS)?;
+    Ok(command_bytes)
+}
+
 /// Checks a spec before anything touches the file system; answers the metadata's serialized size.
 pub(crate) fn validate(spec: &PipeSpec) -> Result<usize, ServiceError> {
     if spec.program.trim().is_empty() {
         return Err(ServiceError::invalid("program cannot be empty"));
     }
+    // Lengths first: later messages quote the paths.
+    check_echoed(spec)?;
     if !spec.cwd.is_absolute() {
         return Err(ServiceError::invalid(format!("cwd must be an absolute path (got {})", spec.cwd.display())));
     }

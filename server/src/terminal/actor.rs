@@ -420,9 +420,8 @@ impl Actor {
 
     /// Resizes the PTY and the emulator in one step and publishes `resized` with a fresh checkpoint.
     fn resize(&mut self, cols: u16, rows: u16) -> Result<(), ServiceError> {
-        if cols == 0 || rows == 0 {
-            return Err(ServiceError::invalid(format!("terminal dimensions must be positive (got {cols}x{rows})")));
-        }
+        // The handle checked the size already; this keeps an unchecked one from reaching the PTY or emulator.
+        crate::bounds::check_size(cols, rows)?;
         super::spawn::resize(&self.parts.master_fd, cols, rows)
             .map_err(|e| ServiceError::invalid(format!("resizing the PTY failed: {e}")))?;
         self.vt.resize(cols, rows).map_err(|e| ServiceError::invalid(e.to_string()))?;
@@ -430,7 +429,12 @@ impl Actor {
         // An in-band size report (mode 2048) is one of these replies: it reaches the child before later input.
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
-        let checkpoint = self.vt.vt_checkpoint().map_err(|e| ServiceError::invalid(e.to_string()))?;
+        // The size has changed by now; say so when its checkpoint cannot be made (SPEC C4, D8).
+        let checkpoint = self.vt.vt_checkpoint().map_err(|e| {
+            ServiceError::invalid(format!(
+                "the terminal was resized to {cols}x{rows}, but its resized event cannot be sent: {e}"
+            ))
+        })?;
         self.emit(Response::Resized {
             cols: nonzero(cols),
             rows: nonzero(rows),

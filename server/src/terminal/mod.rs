@@ -28,7 +28,7 @@ pub use fanout::{
     OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS, Subscription,
 };
 pub use replay::ReplayRead;
-pub use spawn::PtySpec;
+pub use spawn::{PtySpec, validate};
 pub(crate) use spawn::{default_sigchld, reset_signals};
 
 use crate::error::ServiceError;
@@ -198,26 +198,35 @@ impl TerminalHandle {
 
     /// Raw input; `attachment` must be the controller's, or `None` while there is no controller.
     pub fn write(&self, attachment: Option<String>, data: Vec<u8>) -> Result<(), ServiceError> {
+        attachment.as_deref().map_or(Ok(()), crate::bounds::check_attachment)?;
         self.request(|reply| Command::Write { attachment, data, reply })
     }
 
-    /// Resizes (the controller's attachment, or `None` while there is none); always publishes `resized`.
+    /// Resizes (the controller's attachment, or `None` while there is none); always publishes `resized`. A
+    /// size out of bounds is refused here, before the terminal sees anything.
     pub fn resize(&self, attachment: Option<String>, cols: u16, rows: u16) -> Result<(), ServiceError> {
+        attachment.as_deref().map_or(Ok(()), crate::bounds::check_attachment)?;
+        crate::bounds::check_size(cols, rows)?;
         self.request(|reply| Command::Resize { attachment, cols, rows, reply })
     }
 
     /// Promotes a subscribed attachment and resizes to its size when that differs.
     pub fn control(&self, attachment: String, cols: u16, rows: u16) -> Result<(), ServiceError> {
+        crate::bounds::check_attachment(&attachment)?;
+        crate::bounds::check_size(cols, rows)?;
         self.request(|reply| Command::Control { attachment, cols, rows, reply })
     }
 
     /// [`Self::control`], then queues `data`, in one ordered step.
     pub fn input(&self, attachment: String, cols: u16, rows: u16, data: Vec<u8>) -> Result<(), ServiceError> {
+        crate::bounds::check_attachment(&attachment)?;
+        crate::bounds::check_size(cols, rows)?;
         self.request(|reply| Command::Input { attachment, cols, rows, data, reply })
     }
 
     /// Sets (or with `None` or empty, clears) the user title.
     pub fn rename(&self, title: Option<String>) -> Result<(), ServiceError> {
+        title.as_deref().map_or(Ok(()), crate::bounds::check_title)?;
         self.request(|reply| Command::Rename { title, reply })
     }
 
@@ -244,6 +253,7 @@ impl TerminalHandle {
         role: Role,
         takeover: bool,
     ) -> Result<Subscription, ServiceError> {
+        crate::bounds::check_attachment(&attachment)?;
         self.request(|reply| Command::Subscribe { offset, attachment, role, takeover, reply })
     }
 

@@ -21,6 +21,7 @@ use std::process::{Command, Stdio};
 use nix::fcntl::OFlag;
 use nix::pty::{Winsize, grantpt, posix_openpt, ptsname_r, unlockpt};
 
+use crate::bounds;
 use crate::error::ServiceError;
 
 /// What a PTY is started with.
@@ -55,21 +56,20 @@ pub(crate) struct Spawned {
     pub(crate) pid: u32,
 }
 
-/// Checks a spec before anything is started.
-pub(crate) fn validate(spec: &PtySpec) -> Result<(), ServiceError> {
+/// Checks a spec before anything is started: the program, the size (`MAX_COLS`, `MAX_ROWS`, `MAX_CELLS`), the
+/// cwd and the length of every string the terminal reports back. Answers the size of its `command` as JSON.
+pub fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
     if spec.program.trim().is_empty() {
         return Err(ServiceError::invalid("terminal program cannot be empty"));
     }
-    if spec.cols == 0 || spec.rows == 0 {
-        return Err(ServiceError::invalid(format!(
-            "terminal dimensions must be positive (got {}x{})",
-            spec.cols, spec.rows
-        )));
-    }
+    bounds::check_size(spec.cols, spec.rows)?;
+    // Lengths first: later messages quote the cwd and the program.
+    bounds::check_title(&spec.title)?;
+    let command_bytes = bounds::check_process(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.group_id)?;
     if !spec.cwd.is_absolute() {
         return Err(ServiceError::invalid(format!("cwd must be an absolute path (got {})", spec.cwd.display())));
     }
-    Ok(())
+    Ok(command_bytes)
 }
 
 /// The child's command: the daemon's environment overlaid with `env`, plus `TERM=xterm-256color` and

@@ -1,6 +1,8 @@
 //! A terminal's titles: the one given at creation, the latest OSC 0/2 title and the user's rename, and which of
 //! them is the effective title that clients see and that `TitleChanged` announces.
 
+use opencode_pty_protocol::MAX_TITLE_CHARS;
+
 /// The three titles of a PTY. The effective title is the user title, else the OSC title, else the creation
 /// title; an empty OSC or user title counts as unset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +23,14 @@ impl Titles {
 
     /// Records the title the emulator reports after an OSC 0/2 change (`None` or empty: the program reset it).
     /// Returns the new effective title when it changed, `None` when there is nothing to publish.
+    /// A title longer than `MAX_TITLE_CHARS` is cut to that many characters.
     pub(crate) fn set_osc(&mut self, title: Option<String>) -> Option<String> {
+        let title = title.map(|mut title| {
+            if let Some((end, _)) = title.char_indices().nth(MAX_TITLE_CHARS) {
+                title.truncate(end);
+            }
+            title
+        });
         let old = std::mem::replace(&mut self.osc, non_empty(title));
         self.changed_from(self.user.as_deref(), old.as_deref())
     }
@@ -120,6 +129,17 @@ mod tests {
         assert_eq!(titles.user(), Some("vim"));
         assert_eq!(titles.set_user(some("vim")), None);
         assert_eq!(titles.set_user(None), None, "the OSC title underneath is the same");
+    }
+
+    #[test]
+    fn a_long_osc_title_is_cut_to_the_limit() {
+        let mut titles = Titles::new("shell".into());
+        let long: String = std::iter::repeat_n('é', MAX_TITLE_CHARS + 5).collect();
+        let cut = titles.set_osc(Some(long)).expect("a change");
+        assert_eq!(cut.chars().count(), MAX_TITLE_CHARS);
+        assert!(cut.chars().all(|c| c == 'é'), "cut at a character boundary");
+        let exact: String = std::iter::repeat_n('x', MAX_TITLE_CHARS).collect();
+        assert_eq!(titles.set_osc(Some(exact.clone())), Some(exact), "a title at the limit is kept whole");
     }
 
     #[test]

@@ -1,0 +1,46 @@
+//! The bounds the schema states against the constants of `limits.rs`: each per-field limit is written in both
+//! places (the schema for validators and other languages, the constant for the daemon), and they must agree.
+
+use opencode_pty_protocol::{
+    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_GROUP_ID_CHARS, MAX_PATH_CHARS, MAX_ROWS,
+    MAX_TITLE_CHARS, SCHEMA_JSON,
+};
+use serde_json::Value;
+
+/// The properties of the request with this `op`.
+fn request(schema: &Value, op: &str) -> Value {
+    let variants = schema["definitions"]["Request"]["oneOf"].as_array().expect("Request variants");
+    let variant = variants.iter().find(|v| v["properties"]["op"]["const"] == op).expect("the op");
+    variant["properties"].clone()
+}
+
+/// A validation-only `allOf` bound (`maxLength`, `maxItems`) of a property.
+fn bound(property: &Value, keyword: &str) -> usize {
+    let rules = property["allOf"].as_array().unwrap_or_else(|| panic!("no allOf in {property}"));
+    let rule = rules.iter().find_map(|r| r[keyword].as_u64()).unwrap_or_else(|| panic!("no {keyword}"));
+    usize::try_from(rule).expect("fits")
+}
+
+#[test]
+fn the_schema_states_the_same_limits_as_the_constants() {
+    let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("bundled schema");
+    for op in ["create_pty", "resize", "control", "input"] {
+        let properties = request(&schema, op);
+        assert_eq!(properties["cols"]["maximum"], u64::from(MAX_COLS), "{op} cols");
+        assert_eq!(properties["rows"]["maximum"], u64::from(MAX_ROWS), "{op} rows");
+    }
+    for op in ["create_pty", "create_pipe"] {
+        let properties = request(&schema, op);
+        assert_eq!(bound(&properties["program"], "maxLength"), MAX_PATH_CHARS);
+        assert_eq!(bound(&properties["cwd"], "maxLength"), MAX_PATH_CHARS);
+        assert_eq!(bound(&properties["group_id"], "maxLength"), MAX_GROUP_ID_CHARS);
+        assert_eq!(bound(&properties["args"], "maxItems"), MAX_ARGS);
+        assert_eq!(bound(&properties["args"]["items"], "maxLength"), MAX_ARG_CHARS);
+    }
+    assert_eq!(bound(&request(&schema, "create_pty")["title"], "maxLength"), MAX_TITLE_CHARS);
+    assert_eq!(bound(&request(&schema, "rename")["title"], "maxLength"), MAX_TITLE_CHARS);
+    assert_eq!(bound(&request(&schema, "create_pipe")["output_path"], "maxLength"), MAX_PATH_CHARS);
+    for op in ["subscribe", "write", "resize", "control", "input"] {
+        assert_eq!(bound(&request(&schema, op)["attachment_id"], "maxLength"), MAX_ATTACHMENT_ID_CHARS, "{op}");
+    }
+}

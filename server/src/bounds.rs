@@ -1,0 +1,140 @@
+//! Checks of client-supplied sizes against the protocol's limits (`opencode_pty_protocol::limits`): terminal
+//! sizes, the length of every string the daemon reports back (titles, group ids, attachment ids, paths,
+//! arguments) and the size of a command. Each refusal names the field and the limit.
+//!
+//! Lengths are counted in characters (Unicode scalar values), as JSON Schema's `maxLength` counts them, so a
+//! request the schema accepts is never refused here for a string's length; only the cross-field bounds
+//! (`MAX_CELLS`, `MAX_COMMAND_BYTES`) are the daemon's alone.
+
+use opencode_pty_protocol::{
+    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_GROUP_ID_CHARS,
+    MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
+};
+
+use crate::error::ServiceError;
+
+/// Refuses a terminal size with a zero, more than [`MAX_COLS`] columns, more than [`MAX_ROWS`] rows or more
+/// than [`MAX_CELLS`] cells.
+pub fn check_size(cols: u16, rows: u16) -> Result<(), ServiceError> {
+    if cols == 0 || rows == 0 {
+        return Err(ServiceError::invalid(format!("terminal dimensions must be positive (got {cols}x{rows})")));
+    }
+    if cols > MAX_COLS {
+        return Err(ServiceError::invalid(format!("terminal width {cols} is over the {MAX_COLS}-column limit")));
+    }
+    if rows > MAX_ROWS {
+        return Err(ServiceError::invalid(format!("terminal height {rows} is over the {MAX_ROWS}-row limit")));
+    }
+    let cells = u32::from(cols) * u32::from(rows);
+    if cells > MAX_CELLS {
+        return Err(ServiceError::invalid(format!(
+            "terminal size {cols}x{rows} is {cells} cells, over the {MAX_CELLS}-cell limit"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses `value` when it has more than `limit` characters; `field` names it in the message.
+pub fn check_chars(field: &str, value: &str, limit: usize) -> Result<(), ServiceError> {
+    // A string of at most `limit` bytes has at most `limit` characters: only longer ones need counting.
+    if value.len() > limit && value.chars().count() > limit {
+        return Err(ServiceError::invalid(format!("{field} is over the {limit}-character limit")));
+    }
+    Ok(())
+}
+
+/// A title (`create_pty`, `rename`): at most [`MAX_TITLE_CHARS`].
+pub fn check_title(title: &str) -> Result<(), ServiceError> {
+    check_chars("title", title, MAX_TITLE_CHARS)
+}
+
+/// An attachment id: at most [`MAX_ATTACHMENT_ID_CHARS`].
+pub fn check_attachment(attachment: &str) -> Result<(), ServiceError> {
+    check_chars("attachment_id", attachment, MAX_ATTACHMENT_ID_CHARS)
+}
+
+/// What every process echoes back: `program`, `args` (at most [`MAX_ARGS`], each at most [`MAX_ARG_CHARS`],
+/// and together with the program at most [`MAX_COMMAND_BYTES`] as JSON), `cwd` and `group_id`. Answers the
+/// size of `command` as JSON.
+pub fn check_process(program: &str, args: &[String], cwd: &str, group_id: &str) -> Result<usize, ServiceError> {
+    check_chars("program", program, MAX_PATH_CHARS)?;
+    check_chars("cwd", cwd, MAX_PATH_CHARS)?;
+    check_chars("group_id", group_id, MAX_GROUP_ID_CHARS)?;
+    if args.len() > MAX_ARGS {
+        return Err(ServiceError::invalid(format!("args has {} items, over the {MAX_ARGS}-item limit", args.len())));
+    }
+    for (index, arg) in args.iter().enumerate() {
+        check_chars(&format!("argument {index}"), arg, MAX_ARG_CHARS)?;
+    }
+    // The JSON array `command`: brackets, one comma between items, each item as a JSON string.
+    let bytes = 2 + args.len() + json_len(program) + args.iter().map(|a| json_len(a)).sum::<usize>();
+    if bytes > MAX_COMMAND_BYTES {
+        return Err(ServiceError::invalid(format!(
+            "the command (program and args) takes {bytes} bytes as JSON, over the {MAX_COMMAND_BYTES}-byte limit"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The size of `value` as a JSON string, quotes included, as `serde_json` writes it.
+pub fn json_len(value: &str) -> usize {
+    2 + value
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum::<usize>()
+}
+
+/// The most bytes a string of `chars` characters can take as JSON (every character a `\u00XX` escape).
+pub const fn max_json_len(chars: usize) -> usize {
+    2 + 6 * chars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_len_matches_serde_json() {
+        for s in ["", "plain", "é→😀", "quote\" back\\slash", "\n\r\t\u{8}\u{c}", "\u{1}\u{1f}\u{7f}\u{9b}"] {
+            assert_eq!(json_len(s), serde_json::to_string(s).unwrap().len(), "{s:?}");
+        }
+        let worst: String = std::iter::repeat_n('\u{1}', 10).collect();
+        assert_eq!(json_len(&worst), max_json_len(10));
+    }
+
+    #[test]
+    fn sizes_up_to_each_limit_pass_and_one_more_is_refused() {
+        check_size(MAX_COLS, (MAX_CELLS / u32::from(MAX_COLS)) as u16).unwrap();
+        check_size((MAX_CELLS / u32::from(MAX_ROWS)) as u16, MAX_ROWS).unwrap();
+        check_size(1, 1).unwrap();
+        let error = |cols, rows| check_size(cols, rows).unwrap_err().to_string();
+        assert_eq!(error(MAX_COLS + 1, 1), "terminal width 1001 is over the 1000-column limit");
+        assert_eq!(error(1, MAX_ROWS + 1), "terminal height 1001 is over the 1000-row limit");
+        assert_eq!(error(1000, 501), "terminal size 1000x501 is 501000 cells, over the 500000-cell limit");
+        assert_eq!(error(0, 5), "terminal dimensions must be positive (got 0x5)");
+    }
+
+    #[test]
+    fn lengths_are_counted_in_characters() {
+        let wide: String = std::iter::repeat_n('😀', MAX_TITLE_CHARS).collect();
+        check_title(&wide).expect("256 characters of 4 bytes each");
+        let error = check_title(&format!("{wide}x")).unwrap_err().to_string();
+        assert_eq!(error, "title is over the 256-character limit");
+    }
+
+    #[test]
+    fn the_command_is_bounded_as_json() {
+        let arg = "a".repeat(MAX_ARG_CHARS);
+        check_process("sh", std::slice::from_ref(&arg), "/", "g").expect("one maximal argument");
+        let error = check_process("sh", &[arg.clone(), arg], "/", "g").unwrap_err().to_string();
+        assert!(error.contains("over the 262144-byte limit"), "{error}");
+        let many = vec![String::new(); MAX_ARGS + 1];
+        assert!(check_process("sh", &many, "/", "g").unwrap_err().to_string().contains("4096-item limit"));
+        let bytes = check_process("sh", &["-c".into(), "x\"y".into()], "/", "g").unwrap();
+        assert_eq!(bytes, serde_json::to_string(&["sh", "-c", "x\"y"]).unwrap().len());
+    }
+}

@@ -1,0 +1,174 @@
+//! The listing budget: what the daemon's live processes may add to one `list` answer together, so `list`
+//! (one frame) always fits however many processes clients started, and whatever strings they gave.
+//!
+//! Each process reserves, when it is created, the most its `ProcessInfo` can ever take as JSON apart from pipe
+//! metadata (which has its own budget, `pipe/budget.rs`): a fixed [`PROCESS_INFO_OVERHEAD_BYTES`] for the
+//! daemon's own members, the exact size of the strings the client gave (command, cwd, group id, output path),
+//! and for a PTY two title slots at their maximum (the effective title and the user title, which change later
+//! without asking the budget). Live reservations together stay within [`MAX_TOTAL_INFO_BYTES`]; a process
+//! that would pass it is refused before anything starts, and `terminate` gives its reservation back.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use opencode_pty_protocol::MAX_TITLE_CHARS;
+
+use crate::bounds::{json_len, max_json_len};
+use crate::error::ServiceError;
+use crate::pipe::PipeSpec;
+use crate::terminal::PtySpec;
+
+/// The most the live processes' infos may take together in `list`, without pipe metadata (3 MiB). With the
+/// metadata total (`MAX_TOTAL_METADATA_BYTES`, 4 MiB) and the answer's own few bytes, a `list` of either mode
+/// stays under one frame (8 MiB). Since every process reserves at least [`PROCESS_INFO_OVERHEAD_BYTES`], it
+/// also bounds how many processes can be live at once (3072).
+pub const MAX_TOTAL_INFO_BYTES: usize = 3 * 1024 * 1024;
+
+/// What one process's info takes as JSON apart from the strings its client gave: keys, ids, offsets, times,
+/// the lifecycle (a failure message is the daemon's own text with the system's reason), a pipe's
+/// `output_error` or a PTY's foreground process name (at most 15 bytes from the kernel), and the comma that
+/// separates it from the next one in `list`. A unit test checks the worst case fits.
+pub const PROCESS_INFO_OVERHEAD_BYTES: usize = 1024;
+
+/// One PTY title at its longest as JSON.
+pub const TITLE_SLOT_BYTES: usize = max_json_len(MAX_TITLE_CHARS);
+
+/// What a PTY reserves: the overhead, its command, cwd and group id, and two title slots.
+pub fn pty_cost(spec: &PtySpec, command_bytes: usize) -> usize {
+    PROCESS_INFO_OVERHEAD_BYTES
+        + command_bytes
+        + json_len(&spec.cwd.to_string_lossy())
+        + json_len(&spec.group_id)
+        + 2 * TITLE_SLOT_BYTES
+}
+
+/// What a pipe process reserves: the overhead, its command, cwd, group id and output path.
+pub fn pipe_cost(spec: &PipeSpec, command_bytes: usize) -> usize {
+    PROCESS_INFO_OVERHEAD_BYTES
+        + command_bytes
+        + json_len(&spec.cwd.to_string_lossy())
+        + json_len(&spec.group_id)
+        + json_len(&spec.output_path.to_string_lossy())
+}
+
+/// The running total of the live processes' reservations.
+#[derive(Debug, Default)]
+pub struct ListingBudget {
+    used: AtomicUsize,
+}
+
+impl ListingBudget {
+    /// The bytes reserved now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Reserves `bytes`, or refuses (reserving nothing) when the total would pass [`MAX_TOTAL_INFO_BYTES`].
+    /// One atomic step, so concurrent creates can never pass the budget together.
+    pub fn reserve(self: &Arc<Self>, bytes: usize) -> Result<Reservation, ServiceError> {
+        let mut refused = None;
+        let result = self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+            let total = used.saturating_add(bytes);
+            if total > MAX_TOTAL_INFO_BYTES {
+                refused = Some(total);
+                return None;
+            }
+            Some(total)
+        });
+        match (result, refused) {
+            (Err(_), Some(total)) => Err(ServiceError::ListingBudget { total, limit: MAX_TOTAL_INFO_BYTES }),
+            _ => Ok(Reservation { budget: self.clone(), bytes }),
+        }
+    }
+}
+
+/// One process's share of the budget, given back when dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    budget: Arc<ListingBudget>,
+    bytes: usize,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use opencode_pty_protocol::{
+        Lifecycle, MAX_EXACT_INTEGER, MAX_FRAME_BYTES, Mode, PipeInfo, ProcessInfo, PtyInfo, Response,
+    };
+
+    use super::*;
+    use crate::pipe::MAX_TOTAL_METADATA_BYTES;
+
+    /// An info whose client strings are all empty and everything else at its largest.
+    fn worst_fixed_part(mode: Mode) -> ProcessInfo {
+        // Longer than any failure the daemon reports: its own words plus the system's reason.
+        let failure = "x".repeat(300);
+        let big = MAX_EXACT_INTEGER;
+        let dimension = std::num::NonZeroU16::new(opencode_pty_protocol::MAX_COLS).unwrap();
+        ProcessInfo {
+            id: big,
+            mode,
+            pid: Some(u32::MAX),
+            command: vec![],
+            cwd: String::new(),
+            group_id: String::new(),
+            lifecycle: Lifecycle::Failed { message: failure.clone() },
+            output_head: big,
+            output_tail: big,
+            started_at: big,
+            exited_at: Some(big),
+            pty: (mode == Mode::Pty).then(|| PtyInfo {
+                title: String::new(),
+                user_title: Some(String::new()),
+                // A 15-byte name of invalid UTF-8 read lossily: 15 replacement characters.
+                foreground_process: Some("\u{fffd}".repeat(15)),
+                cols: dimension,
+                rows: dimension,
+            }),
+            pipe: (mode == Mode::Pipe).then(|| PipeInfo {
+                output_path: String::new(),
+                output_lines: big,
+                output_error: Some(failure),
+                metadata: serde_json::Map::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn the_overhead_covers_the_fixed_part_of_an_info() {
+        for mode in [Mode::Pty, Mode::Pipe] {
+            let bytes = serde_json::to_string(&worst_fixed_part(mode)).unwrap().len();
+            assert!(bytes < PROCESS_INFO_OVERHEAD_BYTES, "{mode:?}: {bytes} bytes and a comma");
+        }
+    }
+
+    #[test]
+    fn a_full_list_of_either_mode_fits_one_frame() {
+        let empty = serde_json::to_string(&Response::Processes { processes: vec![] }).unwrap().len();
+        assert!(MAX_TOTAL_INFO_BYTES + MAX_TOTAL_METADATA_BYTES + empty <= MAX_FRAME_BYTES);
+    }
+
+    #[test]
+    fn reservations_are_bounded_and_given_back() {
+        let budget = Arc::new(ListingBudget::default());
+        let first = budget.reserve(MAX_TOTAL_INFO_BYTES - 10).unwrap();
+        let error = budget.reserve(11).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "the daemon's live processes would take {} bytes of a list answer, over the {}-byte total",
+                MAX_TOTAL_INFO_BYTES + 1,
+                MAX_TOTAL_INFO_BYTES
+            )
+        );
+        let second = budget.reserve(10).unwrap();
+        assert_eq!(budget.used(), MAX_TOTAL_INFO_BYTES);
+        drop((first, second));
+        assert_eq!(budget.used(), 0);
+    }
+}

@@ -1,0 +1,275 @@
+//! The daemon's size and length limits over its socket, against the real binary: terminal sizes refused with
+//! the limit named (and a refused resize touching nothing), echoed strings bounded, program titles cut,
+//! `list`, `get`, `snapshot` and `subscribe` answering at the largest sizes the limits allow, and a checkpoint
+//! over its limit failing with a clear error while the daemon goes on.
+
+mod daemon_support;
+
+use std::os::unix::net::UnixStream;
+
+use daemon_support::{Daemon, create_sh, eventually, recv_frame};
+use opencode_pty_protocol::{
+    Frame, MAX_ARG_CHARS, MAX_COLS, MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_GROUP_ID_CHARS, MAX_METADATA_BYTES,
+    MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
+};
+use serde_json::{Value, json};
+
+fn message(response: &Value) -> &str {
+    assert_eq!(response["type"], "error", "{response}");
+    response["message"].as_str().expect("message")
+}
+
+fn sized(script: &str, cols: u16, rows: u16) -> Value {
+    let mut request = create_sh(script);
+    request["cols"] = json!(cols);
+    request["rows"] = json!(rows);
+    request
+}
+
+/// Reads a subscription until `until` accepts the output so far or an event; the events read are returned.
+fn read_until(stream: &mut UnixStream, mut until: impl FnMut(&[u8], Option<&Value>) -> bool) -> Vec<Value> {
+    let (mut output, mut events) = (Vec::new(), Vec::new());
+    loop {
+        match recv_frame(stream).expect("the subscription goes on") {
+            Frame::Output { bytes, .. } => {
+                output.extend_from_slice(&bytes);
+                if until(&output, None) {
+                    return events;
+                }
+            }
+            Frame::Control(map) => {
+                events.push(Value::Object(map));
+                if until(&output, events.last()) {
+                    return events;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn terminal_sizes_over_the_limits_are_refused_and_touch_nothing() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let refused = [
+        ((MAX_COLS + 1, 24), "terminal width 1001 is over the 1000-column limit"),
+        ((80, MAX_ROWS + 1), "terminal height 1001 is over the 1000-row limit"),
+        ((1000, 501), "terminal size 1000x501 is 501000 cells, over the 500000-cell limit"),
+        ((65535, 65535), "terminal width 65535 is over the 1000-column limit"),
+    ];
+    for ((cols, rows), expected) in refused {
+        assert_eq!(message(&daemon.request(sized("exit 0", cols, rows))), expected);
+    }
+    assert_eq!(daemon.request(json!({"op": "list", "mode": "pty"}))["processes"], json!([]), "nothing started");
+
+    // The largest terminal; its shell prints the PTY's size on each line it reads.
+    let created = daemon.request(sized("while read x; do stty size; done", 1000, 500));
+    let id = created["process"]["id"].as_u64().expect("created the largest terminal");
+    let (mut stream, attached) = daemon.subscribe(id, "watcher", "observer");
+    assert_eq!(attached["type"], "attached", "{attached}");
+
+    let resize =
+        |cols: u16, rows: u16| json!({"op": "resize", "id": id, "attachment_id": null, "cols": cols, "rows": rows});
+    assert_eq!(message(&daemon.request(resize(1001, 24))), "terminal width 1001 is over the 1000-column limit");
+    assert_eq!(
+        message(&daemon.request(resize(1000, 1000))),
+        "terminal size 1000x1000 is 1000000 cells, over the 500000-cell limit"
+    );
+    let control = json!({"op": "control", "id": id, "attachment_id": "watcher", "cols": 2000, "rows": 10});
+    assert_eq!(message(&daemon.request(control)), "terminal width 2000 is over the 1000-column limit");
+    let input = json!({"op": "input", "id": id, "attachment_id": "watcher", "cols": 10, "rows": 65535,
+                       "data_base64": "eA=="});
+    assert_eq!(message(&daemon.request(input)), "terminal height 65535 is over the 1000-row limit");
+
+    // Neither the emulator nor the PTY changed, and nobody was promoted.
+    let pty = &daemon.request(json!({"op": "get", "id": id}))["process"]["pty"];
+    assert_eq!((pty["cols"].as_u64(), pty["rows"].as_u64()), (Some(1000), Some(500)));
+    let write = json!({"op": "write", "id": id, "attachment_id": null, "data_base64": "DQ=="});
+    assert_eq!(daemon.request(write)["type"], "ok");
+    let events = read_until(&mut stream, |output, _| String::from_utf8_lossy(output).contains("500 1000"));
+    // A valid resize is the first one any subscriber sees.
+    assert_eq!(daemon.request(resize(80, 24))["type"], "ok");
+    let later = read_until(&mut stream, |_, event| event.is_some_and(|e| e["type"] == "resized"));
+    let seen: Vec<&Value> = events.iter().chain(&later).collect();
+    assert!(seen.iter().all(|e| e["type"] != "controller_changed"), "nobody was promoted: {seen:?}");
+    let resized: Vec<_> = seen.iter().filter(|e| e["type"] == "resized").collect();
+    assert_eq!(resized.len(), 1, "only the valid resize was published");
+    assert_eq!((resized[0]["cols"].as_u64(), resized[0]["rows"].as_u64()), (Some(80), Some(24)));
+    // The limits cut nothing they allow: the tallest terminal is a valid size too.
+    assert_eq!(daemon.request(resize(500, 1000))["type"], "ok");
+    let pty = &daemon.request(json!({"op": "get", "id": id}))["process"]["pty"];
+    assert_eq!((pty["cols"].as_u64(), pty["rows"].as_u64()), (Some(500), Some(1000)));
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+}
+
+#[test]
+fn echoed_strings_over_their_limits_are_refused_with_short_messages() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let five_mib = "t".repeat(5 << 20);
+    let with = |field: &str, value: Value| {
+        let mut request = create_sh("exit 0");
+        request[field] = value;
+        request
+    };
+    let cases = [
+        (with("title", json!(five_mib)), "title is over the 256-character limit".to_owned()),
+        (with("title", json!("é".repeat(MAX_TITLE_CHARS + 1))), "title is over the 256-character limit".into()),
+        (with("group_id", json!(five_mib)), "group_id is over the 256-character limit".into()),
+        (with("program", json!("p".repeat(MAX_PATH_CHARS + 1))), "program is over the 4096-character limit".into()),
+        (with("cwd", json!("c".repeat(MAX_PATH_CHARS + 1))), "cwd is over the 4096-character limit".into()),
+        (with("args", json!(["a".repeat(MAX_ARG_CHARS + 1)])), "argument 0 is over the 131072-character limit".into()),
+        (with("args", json!(vec![""; 4097])), "args has 4097 items, over the 4096-item limit".into()),
+    ];
+    for (request, expected) in cases {
+        let answer = daemon.request(request);
+        assert_eq!(message(&answer), expected);
+    }
+    let huge_command = with("args", json!(["a".repeat(MAX_ARG_CHARS), "b".repeat(MAX_ARG_CHARS)]));
+    let answer = daemon.request(huge_command);
+    assert!(message(&answer).ends_with(&format!("over the {MAX_COMMAND_BYTES}-byte limit")), "{answer}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path().join("out.log");
+    let pipe = json!({"op": "create_pipe", "program": "true", "args": [], "cwd": "/", "env": {},
+                      "group_id": "g".repeat(MAX_GROUP_ID_CHARS + 1), "output_path": output});
+    assert_eq!(message(&daemon.request(pipe)), "group_id is over the 256-character limit");
+    assert!(!output.exists(), "a refused pipe process never creates its file");
+    assert_eq!(daemon.request(json!({"op": "list", "mode": "pty"}))["processes"], json!([]));
+    assert_eq!(daemon.request(json!({"op": "list", "mode": "pipe"}))["processes"], json!([]));
+
+    let id = daemon.request(create_sh("read x"))["process"]["id"].as_u64().expect("a PTY");
+    let rename = json!({"op": "rename", "id": id, "title": five_mib});
+    assert_eq!(message(&daemon.request(rename)), "title is over the 256-character limit");
+    assert_eq!(daemon.request(json!({"op": "get", "id": id}))["process"]["pty"]["title"], "t", "unchanged");
+    let (_stream, answer) = daemon.subscribe(id, &"a".repeat(257), "observer");
+    assert_eq!(message(&answer), "attachment_id is over the 256-character limit");
+    let write = json!({"op": "write", "id": id, "attachment_id": "a".repeat(257), "data_base64": ""});
+    assert_eq!(message(&daemon.request(write)), "attachment_id is over the 256-character limit");
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+}
+
+#[test]
+fn a_program_title_is_cut_to_the_limit() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    // 600 characters: under what the emulator accepts, over what the daemon keeps.
+    let created = daemon.request(create_sh("printf '\\033]2;%s\\007' \"$(printf '%0600d' 0)\"; read x"));
+    let id = created["process"]["id"].as_u64().expect("a PTY");
+    let title = eventually("the program's title", || {
+        let title = daemon.request(json!({"op": "get", "id": id}))["process"]["pty"]["title"].clone();
+        (title != "t").then_some(title)
+    });
+    assert_eq!(title, json!("0".repeat(MAX_TITLE_CHARS)));
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+}
+
+/// The largest command the limits allow: `sh -c <script>` and two long arguments, just under
+/// `MAX_COMMAND_BYTES` as JSON (and each under what Linux accepts at `exec`).
+fn largest_args(script: &str) -> Value {
+    let fixed = serde_json::to_string(&json!(["sh", "-c", script, "", ""])).unwrap().len();
+    let room = MAX_COMMAND_BYTES - fixed;
+    let (first, second) = (room / 2, room - room / 2);
+    assert!(second < MAX_ARG_CHARS);
+    json!(["-c", script, "x".repeat(first), "y".repeat(second)])
+}
+
+fn frame_len(daemon: &Daemon, request: Value) -> (Value, usize) {
+    let answer = daemon.request(request);
+    let len = serde_json::to_vec(&answer).unwrap().len();
+    assert!(len <= MAX_FRAME_BYTES);
+    (answer, len)
+}
+
+#[test]
+fn list_get_snapshot_and_subscribe_answer_at_the_largest_sizes() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    // A PTY with every echoed string at its limit, renamed to the longest user title.
+    let pty = json!({"op": "create_pty", "program": "sh", "args": largest_args("read x"), "cwd": "/", "env": {},
+                     "group_id": "g".repeat(MAX_GROUP_ID_CHARS), "title": "\u{1}".repeat(MAX_TITLE_CHARS),
+                     "cols": 1000, "rows": 500});
+    let created = daemon.request(pty);
+    let pty = created["process"]["id"].as_u64().unwrap_or_else(|| panic!("{}", created["message"]));
+    let rename = json!({"op": "rename", "id": pty, "title": "\"".repeat(MAX_TITLE_CHARS)});
+    assert_eq!(daemon.request(rename)["type"], "ok");
+    let (got, _) = frame_len(&daemon, json!({"op": "get", "id": pty}));
+    assert_eq!(got["process"]["pty"]["user_title"], json!("\"".repeat(MAX_TITLE_CHARS)));
+    let (snapshot, _) = frame_len(&daemon, json!({"op": "snapshot", "id": pty}));
+    assert_eq!(snapshot["type"], "snapshot", "{}", snapshot["message"]);
+    let (_stream, attached) = daemon.subscribe(pty, &"a".repeat(256), "controller");
+    assert_eq!(attached["type"], "attached", "{}", attached["message"]);
+
+    // Pipe processes with the largest commands and metadata until the daemon refuses one.
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Nearly the whole metadata total, leaving room for the empty objects of the others.
+    let metadata = json!({"m": "m".repeat(MAX_METADATA_BYTES - 1024)});
+    let pipe = |n: usize| {
+        let mut request = json!({"op": "create_pipe", "program": "sh", "args": largest_args("exec sleep 600"),
+                                 "cwd": "/", "env": {}, "group_id": "g".repeat(MAX_GROUP_ID_CHARS),
+                                 "output_path": dir.path().join(format!("{n}.log"))});
+        if n < 4 {
+            request["metadata"] = metadata.clone();
+        }
+        request
+    };
+    let mut pipes = Vec::new();
+    let refusal = loop {
+        let answer = daemon.request(pipe(pipes.len()));
+        match answer["process"]["id"].as_u64() {
+            Some(id) => pipes.push(id),
+            None => break answer,
+        }
+        assert!(pipes.len() < 100, "the listing budget never refused a process");
+    };
+    assert!(message(&refusal).starts_with("the daemon's live processes would take"), "{refusal}");
+    assert!(pipes.len() >= 8, "at least 8 of the largest pipe processes fit ({})", pipes.len());
+
+    // Both lists fit one frame, at their fullest.
+    let (listed, pipe_bytes) = frame_len(&daemon, json!({"op": "list", "mode": "pipe"}));
+    assert_eq!(listed["processes"].as_array().map(Vec::len), Some(pipes.len()), "{}", listed["message"]);
+    assert!(pipe_bytes > 6 << 20, "the metadata and the commands are all there ({pipe_bytes} bytes)");
+    let (listed, _) = frame_len(&daemon, json!({"op": "list", "mode": "pty"}));
+    assert_eq!(listed["processes"][0]["id"], pty, "{}", listed["message"]);
+
+    // Terminating gives the share back.
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": pipes.pop().unwrap()}))["type"], "ok");
+    assert!(daemon.request(pipe(99))["process"]["id"].is_u64(), "room again after a terminate");
+}
+
+#[test]
+fn checkpoints_over_their_limit_fail_clearly_and_the_daemon_goes_on() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    // A full-width screen and history of coloured text, more than a 5 MiB checkpoint can hold.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("text");
+    let mut text = Vec::new();
+    for line in 0..6000usize {
+        for col in 0..1000usize {
+            if col % 8 == 0 {
+                text.extend_from_slice(format!("\x1b[38;5;{}m", (line + col) % 256).as_bytes());
+            }
+            text.push(b'a' + ((line + col) % 26) as u8);
+        }
+        text.extend_from_slice(b"\n");
+    }
+    std::fs::write(&file, &text).expect("write");
+    let created = daemon.request(sized(&format!("cat '{}'; read x", file.display()), 1000, 500));
+    let id = created["process"]["id"].as_u64().expect("created");
+    eventually("the text in the terminal", || {
+        let tail = daemon.request(json!({"op": "get", "id": id}))["process"]["output_tail"].as_u64()?;
+        (tail >= text.len() as u64).then_some(())
+    });
+    assert_eq!(message(&daemon.request(json!({"op": "snapshot", "id": id}))), "checkpoint exceeds 5242880 byte limit");
+    let resize = json!({"op": "resize", "id": id, "attachment_id": null, "cols": 500, "rows": 250});
+    assert_eq!(
+        message(&daemon.request(resize)),
+        "the terminal was resized to 500x250, but its resized event cannot be sent: checkpoint exceeds 5242880 byte limit"
+    );
+    let pty = &daemon.request(json!({"op": "get", "id": id}))["process"]["pty"];
+    assert_eq!((pty["cols"].as_u64(), pty["rows"].as_u64()), (Some(500), Some(250)), "the message says what happened");
+    let rows = daemon.request(json!({"op": "read_rows", "id": id}));
+    assert_eq!(rows["lines"].as_array().map(Vec::len), Some(250), "the terminal still answers");
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+}
