@@ -208,3 +208,16 @@ test("the checker knows every keyword the generated schema uses", quick, () => {
   };
   Object.values(SCHEMA_DEFINITIONS).forEach(walk);
 });
+
+test("a subscription refuses a gap or overlap in its output, and anything after exited", quick, async () => {
+  const { SubscriptionState } = await import("../src/core/subscription-state.js");
+  const output = (start: number, count: number): Frame => ({ kind: "output", start, end: start + count, bytes: new Uint8Array(count) });
+  const state = new SubscriptionState(10);
+  assert.deepEqual(state.accept(output(10, 5)), { type: "output", start: 10, end: 15, bytes: new Uint8Array(5) });
+  assert.throws(() => state.accept(output(16, 1)), ProtocolError, "a gap");
+  assert.throws(() => new SubscriptionState(10).accept(output(9, 2)), ProtocolError, "an overlap");
+  const exited = { kind: "control", value: { type: "exited", exit_code: 0, final_offset: 15, exited_at: 1 } } as const;
+  assert.equal(state.accept(exited).type, "exited");
+  assert.throws(() => state.accept(output(15, 1)), ProtocolError, "after exited");
+  assert.throws(() => new SubscriptionState(0).accept({ kind: "control", value: { type: "pong" } }), ProtocolError);
+});
