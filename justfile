@@ -35,6 +35,11 @@ codegen-check:
 ts-check:
     cd client-ts && npm ci --no-audit --no-fund && npm run check
 
+# Run the TypeScript client's tests against a freshly built daemon (cargo test runs them too).
+ts-test:
+    cargo build -p opencode-pty
+    cd client-ts && npm ci --no-audit --no-fund && OPENCODE_PTY_BIN=../target/debug/opencode-pty npm test
+
 # Benchmark the libghostty-vt binding.
 bench-vt:
     cargo bench -p opencode-pty-vt --bench vt

@@ -1,3 +1,53 @@
-/** The typed TypeScript client for Node that OpenCode uses to talk to the opencode-pty daemon (the client itself arrives with its own issue; today it exports the generated protocol types). */
+//! `opencode-pty-client`: the typed Node.js client of the opencode-pty daemon, protocol 8. The platform-neutral
+//! core (framing, envelopes, schema checks, subscription state) lives in `core/`, the `node:net` transport and
+//! the API in `node/`; the protocol types are generated from `schema/`.
 
 export * from "./generated/protocol.js";
+export {
+  AbortError,
+  AUTHENTICATION_FAILED,
+  ConnectionError,
+  DaemonError,
+  OpencodePtyError,
+  ProtocolError,
+  TimeoutError,
+  VersionMismatchError,
+  type ConnectionFailure,
+  type ErrorCode,
+} from "./core/errors.js";
+export {
+  encodeControl,
+  encodeOutput,
+  FrameDecoder,
+  FRAME_HEADER_BYTES,
+  MAX_FRAME_BYTES,
+  OUTPUT_PREFIX_BYTES,
+  OUTPUT_TAG,
+  type Frame,
+  type JsonObject,
+} from "./core/frame.js";
+export { problemWith } from "./core/check.js";
+export type { Attached, Handoff, Replay, Rows, Snapshot, SubscriptionEvent } from "./core/messages.js";
+export { MAX_QUEUED_FRAMES } from "./node/connection.js";
+export {
+  connectOrSpawn,
+  Daemon,
+  discover,
+  type Connected,
+  type DiscoverOptions,
+  type Spawned,
+  type SpawnOptions,
+} from "./node/daemon.js";
+export { claimHandoff } from "./node/handoff.js";
+export {
+  DEFAULT_TIMEOUT_MS,
+  type AttachmentSize,
+  type CallOptions,
+  type CreatePipeParams,
+  type CreatePtyParams,
+  type SubscribeParams,
+} from "./node/options.js";
+export { Owner } from "./node/owner.js";
+export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, REGISTRATION_FILE, type Location } from "./node/registration.js";
+export { REGISTRATION_POLL_MS, type DaemonStderr } from "./node/spawn.js";
+export { Subscription, type EndReason } from "./node/subscription.js";

@@ -36,6 +36,10 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
         Generated { path: "protocol/src/generated.rs".into(), contents: rust::generate(&types)? },
         Generated { path: "client-ts/src/generated/protocol.ts".into(), contents: typescript::generate(&types)? },
         Generated {
+            path: "client-ts/src/generated/schema.ts".into(),
+            contents: typescript::generate_schema(&validation)?,
+        },
+        Generated {
             path: "protocol/src/schema.json".into(),
             contents: format!("{}\n", serde_json::to_string_pretty(&validation.document)?),
         },

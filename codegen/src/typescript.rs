@@ -42,6 +42,47 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
     Ok(out)
 }
 
+/// Emits `client-ts/src/generated/schema.ts`: the validation bundle as a constant the client checks every
+/// response against at runtime, so the checks have the schema as their one source. Annotations (`description`,
+/// `title`, `format`) are dropped; every rule is kept.
+pub fn generate_schema(bundle: &Bundle) -> Result<String> {
+    let definitions = Value::Object(bundle.definitions().clone());
+    let rules = serde_json::to_string_pretty(&strip_annotations(&definitions))?;
+    Ok(format!(
+        "/** Generated from `schema/` by `cargo run -p opencode-pty-codegen` (`just codegen`): do not edit by hand. \
+         The bundled schema with its validation rules and without annotations, for the client's runtime checks. */\n\n\
+         /** Every definition of the bundled schema (JSON Schema draft-07, local `#/definitions/...` references). */\n\
+         export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {rules};\n"
+    ))
+}
+
+/// A schema without its annotation keywords; property names under `properties` are kept whatever they are.
+fn strip_annotations(schema: &Value) -> Value {
+    match schema {
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter(|(key, _)| !matches!(key.as_str(), "description" | "title" | "format"))
+                .map(|(key, child)| {
+                    let child = if key == "properties" || key == "definitions" {
+                        match child {
+                            Value::Object(named) => Value::Object(
+                                named.iter().map(|(name, s)| (name.clone(), strip_annotations(s))).collect(),
+                            ),
+                            other => other.clone(),
+                        }
+                    } else {
+                        strip_annotations(child)
+                    };
+                    (key.clone(), child)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_annotations).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Emits one named definition.
 fn definition(out: &mut String, name: &str, schema: &Value) -> Result<()> {
     doc(out, schema, "");

@@ -1,0 +1,393 @@
+//! `Daemon`: a handle on one running daemon, found through its registration. Every request runs on its own
+//! connection (SPEC E8) and is bounded by a timeout and the caller's `AbortSignal`; `wait` and subscriptions
+//! are bounded only up to sending (or `attached`), then live as long as the process does (SPEC N8).
+
+import { ConnectionError, DaemonError, ProtocolError, UNSUPPORTED_PREFIX, VersionMismatchError } from "../core/errors.js";
+import type { JsonObject } from "../core/frame.js";
+import { base64Encode } from "../core/bytes.js";
+import {
+  attachedOf,
+  bytesOf,
+  describe,
+  envelope,
+  expectType,
+  type Replay,
+  type ResponseOf,
+  type Rows,
+  type Snapshot,
+} from "../core/messages.js";
+import {
+  PROTOCOL_VERSION,
+  REQUEST_OPS,
+  type ExitedResponse,
+  type Mode,
+  type PongResponse,
+  type ProcessInfo,
+  type Registration,
+  type Request,
+  type Response,
+  type Signal,
+} from "../generated/protocol.js";
+import { abortable, bounded, Connection, readAnswer, type Limits } from "./connection.js";
+import {
+  createPipeRequest,
+  createPtyRequest,
+  DEFAULT_TIMEOUT_MS,
+  type AttachmentSize,
+  type CallOptions,
+  type CreatePipeParams,
+  type CreatePtyParams,
+  type SubscribeParams,
+} from "./options.js";
+import { Owner } from "./owner.js";
+import { daemonDir, readRegistration, type Location } from "./registration.js";
+import { launchDaemon, type DaemonStderr } from "./spawn.js";
+import { Subscription } from "./subscription.js";
+
+/** `discover` options. */
+export interface DiscoverOptions extends Location, CallOptions {}
+
+/** `Daemon.spawn` and `connectOrSpawn` options. */
+export interface SpawnOptions extends DiscoverOptions {
+  /** The `opencode-pty` binary; defaults to `$OPENCODE_PTY_BIN`. */
+  readonly binary?: string | undefined;
+  /** The daemon's environment, which its PTYs inherit; defaults to this process's. */
+  readonly env?: NodeJS.ProcessEnv | undefined;
+  /** Where the daemon's log goes; defaults to nowhere. */
+  readonly stderr?: DaemonStderr | undefined;
+}
+
+/** A daemon this process started, and its owner channel. */
+export interface Spawned {
+  readonly daemon: Daemon;
+  readonly owner: Owner;
+}
+
+/** What `connectOrSpawn` found: a running daemon (no owner: it has one already), or one it started and owns. */
+export type Connected = { readonly daemon: Daemon; readonly owner: Owner | null; readonly spawned: boolean };
+
+/** A daemon found through its registration and confirmed by `ping`. Holds no connection. */
+export class Daemon {
+  /** Ops answered `unsupported request: <op>` (SPEC E5), learned from any call. */
+  private readonly unsupported = new Set<string>();
+
+  private constructor(
+    /** The registration read from disk. */
+    readonly registration: Registration,
+    /** The parent of the runtime directory (`--runtime-dir`). */
+    readonly runtimeDir: string,
+    /** The runtime name (`--name`). */
+    readonly name: string,
+    /** The additive capabilities the daemon announced in `pong` (empty for plain protocol 8). */
+    readonly features: readonly string[],
+    /** The default timeout of this handle's calls, in milliseconds. */
+    readonly timeoutMs: number,
+  ) {}
+
+  /** Reads the registration of `runtimeDir/name` (safe file, same protocol), pings the daemon and requires the
+   * `pong` to name the registration's protocol, instance id and pid. */
+  static async discover(options: DiscoverOptions): Promise<Daemon> {
+    const dir = daemonDir(options);
+    const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
+    const registration = await readRegistration(dir);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const probe = new Daemon(registration, runtimeDir, options.name, [], timeoutMs);
+    const pong = await probe.ping(options);
+    const checks: [string, unknown, unknown][] = [
+      ["instance_id", registration.instance_id, pong.instance_id],
+      ["pid", registration.pid, pong.pid],
+    ];
+    for (const [member, registered, answered] of checks) {
+      if (registered !== answered) {
+        throw new ConnectionError(
+          `the daemon answered ping with ${member} ${String(answered)}, but its registration says ${String(registered)}`,
+          "identity",
+        );
+      }
+    }
+    return new Daemon(registration, runtimeDir, options.name, pong.features, timeoutMs);
+  }
+
+  /** Starts a new daemon (detached, so it outlives this process), waits for its registration, checks it with
+   * `ping` and claims it. Each step is bounded by the timeout; the new daemon stops by itself if it is not
+   * claimed within 5 s (SPEC O1). */
+  static async spawn(options: SpawnOptions): Promise<Spawned> {
+    const binary = options.binary ?? process.env["OPENCODE_PTY_BIN"];
+    if (!binary) {
+      throw new ConnectionError("no daemon binary: pass `binary` or set OPENCODE_PTY_BIN", "io");
+    }
+    const dir = daemonDir(options);
+    const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
+    const limits = { signal: options.signal, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+    const launch = { binary, dir, runtimeDir, name: options.name, env: options.env ?? process.env };
+    await launchDaemon({ ...launch, stderr: options.stderr ?? "ignore" }, limits);
+    const daemon = await Daemon.discover({ ...options, runtimeDir });
+    const owner = await daemon.claim(options);
+    return { daemon, owner };
+  }
+
+  /** The daemon's instance id. */
+  get instanceId(): string {
+    return this.registration.instance_id;
+  }
+
+  /** The daemon's process id. */
+  get pid(): number {
+    return this.registration.pid;
+  }
+
+  /** Sends any request on its own connection and returns the checked answer; an `error` answer rejects with
+   * `DaemonError`. The generic path behind the typed methods, and the way to send ops newer than this client. */
+  async call(request: Request | JsonObject, options?: CallOptions): Promise<Response> {
+    const what = describe(request);
+    let connection: Connection | null = null;
+    const response = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
+      connection = await this.open(request);
+      try {
+        return await readAnswer(connection, what);
+      } finally {
+        connection.destroy();
+      }
+    });
+    return this.rejectError(response, request);
+  }
+
+  /** Whether the daemon supports `op`. Every op of protocol 8 is supported by a protocol 8 daemon (SPEC V3);
+   * for another op the daemon is asked with the bare `{op}` (so only probe ops whose bare form is harmless),
+   * and an `unsupported request: <op>` answer, here or to any earlier call, means no. */
+  async supports(op: string, options?: CallOptions): Promise<boolean> {
+    if (this.unsupported.has(op)) return false;
+    if ((REQUEST_OPS as readonly string[]).includes(op)) return true;
+    try {
+      await this.call({ op }, options);
+      return true;
+    } catch (error) {
+      if (error instanceof DaemonError) {
+        return error.unsupportedOp !== op;
+      }
+      throw error;
+    }
+  }
+
+  /** `ping`: who the daemon is. Refuses another protocol with `VersionMismatchError`. */
+  async ping(options?: CallOptions): Promise<PongResponse> {
+    const pong = await this.expect({ op: "ping" }, "pong", options);
+    if (pong.protocol !== PROTOCOL_VERSION) {
+      throw new VersionMismatchError(PROTOCOL_VERSION, pong.protocol);
+    }
+    return pong;
+  }
+
+  /** Claims ownership (SPEC §7.3): without a ticket, a daemon never claimed; with one, a handoff. */
+  async claim(options?: CallOptions & { readonly ticket?: string | undefined }): Promise<Owner> {
+    const request: Request = { op: "own", instance_id: this.instanceId };
+    if (options?.ticket !== undefined) {
+      request.ticket = options.ticket;
+    }
+    const what = describe(request);
+    let connection: Connection | null = null;
+    const opened = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
+      connection = await this.open(request);
+      try {
+        expectType(await readAnswer(connection, what), "owned", what);
+        return connection;
+      } catch (error) {
+        connection.destroy();
+        throw error;
+      }
+    });
+    return new Owner(opened, this.registration.token, this.handoffBase(), this.timeoutMs);
+  }
+
+  createPty(params: CreatePtyParams, options?: CallOptions): Promise<ProcessInfo> {
+    return this.expect(createPtyRequest(params), "created", options).then((r) => r.process);
+  }
+
+  createPipe(params: CreatePipeParams, options?: CallOptions): Promise<ProcessInfo> {
+    return this.expect(createPipeRequest(params), "created", options).then((r) => r.process);
+  }
+
+  /** The processes of one mode, in creation order. */
+  list(mode: Mode, options?: CallOptions): Promise<ProcessInfo[]> {
+    return this.expect({ op: "list", mode }, "processes", options).then((r) => r.processes);
+  }
+
+  get(id: number, options?: CallOptions): Promise<ProcessInfo> {
+    return this.expect({ op: "get", id }, "process", options).then((r) => r.process);
+  }
+
+  /** Waits for a pipe process to exit. Only connecting and sending are bounded by the timeout; the answer may
+   * take as long as the process runs (the signal still aborts it). */
+  async wait(id: number, options?: CallOptions): Promise<ExitedResponse> {
+    const request: Request = { op: "wait", id };
+    const what = describe(request);
+    let connection: Connection | null = null;
+    const opened = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
+      connection = await this.open(request);
+      return connection;
+    });
+    try {
+      const response = await abortable(what, options?.signal, () => opened.destroy(), readAnswer(opened, what));
+      return expectType(this.rejectError(response, request), "exited", what);
+    } finally {
+      opened.destroy();
+    }
+  }
+
+  async signal(id: number, signal: Signal, options?: CallOptions): Promise<void> {
+    await this.expect({ op: "signal", id, signal }, "ok", options);
+  }
+
+  async setMetadata(id: number, metadata: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<void> {
+    await this.expect({ op: "set_metadata", id, metadata: { ...metadata } }, "ok", options);
+  }
+
+  /** Sends bytes to a PTY as its controller (`attachmentId` null only while it has none). */
+  async write(id: number, attachmentId: string | null, data: Uint8Array, options?: CallOptions): Promise<void> {
+    await this.expect({ op: "write", id, attachment_id: attachmentId, data_base64: base64Encode(data) }, "ok", options);
+  }
+
+  async resize(id: number, attachmentId: string | null, cols: number, rows: number, options?: CallOptions): Promise<void> {
+    await this.expect({ op: "resize", id, attachment_id: attachmentId, cols, rows }, "ok", options);
+  }
+
+  /** Makes a subscribed attachment the controller and resizes to its size when that differs. */
+  async control(params: AttachmentSize, options?: CallOptions): Promise<void> {
+    const { id, attachmentId, cols, rows } = params;
+    await this.expect({ op: "control", id, attachment_id: attachmentId, cols, rows }, "ok", options);
+  }
+
+  /** `control`, then the bytes, in one ordered step: what a keystroke from a user's terminal sends. */
+  async input(params: AttachmentSize & { readonly data: Uint8Array }, options?: CallOptions): Promise<void> {
+    const { id, attachmentId, cols, rows, data } = params;
+    const request: Request = { op: "input", id, attachment_id: attachmentId, cols, rows, data_base64: base64Encode(data) };
+    await this.expect(request, "ok", options);
+  }
+
+  async snapshot(id: number, options?: CallOptions): Promise<Snapshot> {
+    const r = await this.expect({ op: "snapshot", id }, "snapshot", options);
+    const checkpoint = bytesOf(r.checkpoint_base64, "snapshot.checkpoint_base64");
+    return { process: r.process, text: r.text, checkpoint, cursorX: r.cursor_x, cursorY: r.cursor_y };
+  }
+
+  /** The last `rows` physical rows (default: the terminal's height) as plain text (SPEC §4.3). */
+  async readRows(id: number, rows?: number, options?: CallOptions): Promise<Rows> {
+    const request: Request = rows === undefined ? { op: "read_rows", id } : { op: "read_rows", id, rows };
+    const r = await this.expect(request, "rows", options);
+    return { process: r.process, lines: r.lines, cursorX: r.cursor_x, cursorY: r.cursor_y };
+  }
+
+  /** Sets the user title, or clears it with null or "". */
+  async rename(id: number, title: string | null, options?: CallOptions): Promise<void> {
+    await this.expect({ op: "rename", id, title }, "ok", options);
+  }
+
+  async replay(id: number, offset: number, options?: CallOptions): Promise<Replay> {
+    const r = await this.expect({ op: "replay", id, offset }, "replay", options);
+    const bytes = bytesOf(r.data_base64, "replay.data_base64");
+    if (r.end_offset - r.available_offset !== bytes.length) {
+      throw new ProtocolError(`replay spans ${r.available_offset}..${r.end_offset} but holds ${bytes.length} bytes`);
+    }
+    return {
+      requestedOffset: r.requested_offset,
+      availableOffset: r.available_offset,
+      endOffset: r.end_offset,
+      truncated: r.truncated,
+      bytes,
+    };
+  }
+
+  async terminate(id: number, options?: CallOptions): Promise<void> {
+    await this.expect({ op: "terminate", id }, "ok", options);
+  }
+
+  /** Stops the daemon and every process it runs (accepted from any connection, SPEC N5). */
+  async shutdown(options?: CallOptions): Promise<void> {
+    await this.expect({ op: "shutdown" }, "ok", options);
+  }
+
+  /** Attaches to a process. Only the exchange up to `attached` is bounded by the timeout; the subscription then
+   * lasts until the process exits, the daemon closes it or `close()` (the signal, if given, also closes it). */
+  async subscribe(params: SubscribeParams, options?: CallOptions): Promise<Subscription> {
+    const request: Request = {
+      op: "subscribe",
+      id: params.id,
+      offset: params.offset ?? 0,
+      attachment_id: params.attachmentId,
+      role: params.role ?? "observer",
+      takeover: params.takeover ?? false,
+    };
+    const what = describe(request);
+    let connection: Connection | null = null;
+    return bounded(what, this.limits(options), () => connection?.destroy(), async () => {
+      connection = await this.open(request);
+      try {
+        const attached = attachedOf(expectType(this.rejectError(await readAnswer(connection, what), request), "attached", what));
+        return new Subscription(connection, attached, options?.signal);
+      } catch (error) {
+        connection.destroy();
+        throw error;
+      }
+    });
+  }
+
+  /** The constant part of a handoff description. */
+  private handoffBase(): { runtimeDir: string; name: string; instanceId: string } {
+    return { runtimeDir: this.runtimeDir, name: this.name, instanceId: this.instanceId };
+  }
+
+  private limits(options: CallOptions | undefined): Limits {
+    return { signal: options?.signal, timeoutMs: options?.timeoutMs ?? this.timeoutMs };
+  }
+
+  private async open(request: Request | JsonObject): Promise<Connection> {
+    const connection = await Connection.open(this.registration.socket);
+    try {
+      await connection.send(envelope(this.registration.token, request));
+    } catch (error) {
+      connection.destroy();
+      throw error;
+    }
+    return connection;
+  }
+
+  private async expect<T extends Response["type"]>(
+    request: Request,
+    type: T,
+    options: CallOptions | undefined,
+  ): Promise<ResponseOf<T>> {
+    return expectType(await this.call(request, options), type, describe(request));
+  }
+
+  /** Throws `DaemonError` for an `error` answer, remembering an unsupported op. */
+  private rejectError(response: Response, request: Request | JsonObject): Response {
+    if (response.type === "error") {
+      const op = (request as JsonObject)["op"];
+      if (typeof op === "string" && response.message === `${UNSUPPORTED_PREFIX}${op}`) {
+        this.unsupported.add(op);
+      }
+      throw new DaemonError(response.message);
+    }
+    return response;
+  }
+}
+
+/** The lazy path OpenCode takes: discover the daemon of `runtimeDir/name`; if there is none or nothing
+ * answers at its registration (a daemon that died), spawn and claim a new one. Any other failure (an unsafe
+ * registration, another protocol, an impostor) is thrown, never papered over by a new daemon. */
+export async function connectOrSpawn(options: SpawnOptions): Promise<Connected> {
+  try {
+    return { daemon: await Daemon.discover(options), owner: null, spawned: false };
+  } catch (error) {
+    if (!(error instanceof ConnectionError && (error.reason === "not-found" || error.reason === "unreachable"))) {
+      throw error;
+    }
+  }
+  const { daemon, owner } = await Daemon.spawn(options);
+  return { daemon, owner, spawned: true };
+}
+
+/** Finds the daemon of `runtimeDir/name` (see {@link Daemon.discover}). */
+export function discover(options: DiscoverOptions): Promise<Daemon> {
+  return Daemon.discover(options);
+}

@@ -1,0 +1,95 @@
+//! The options every call takes and the caller-facing parameter shapes of the requests (camelCase, bytes as
+//! `Uint8Array`), with their conversion to the wire requests of the generated types.
+
+import type { CreatePipeRequest, CreatePtyRequest, Role } from "../generated/protocol.js";
+
+/** How long a call waits by default (5 s): connecting, sending and reading its answer. `wait` and an open
+ * subscription or owner channel are not bounded once their request is sent (SPEC N8). */
+export const DEFAULT_TIMEOUT_MS = 5_000;
+
+/** What every call accepts. */
+export interface CallOptions {
+  /** Aborting rejects the call with `AbortError` and closes its connection. */
+  readonly signal?: AbortSignal | undefined;
+  /** Overrides the daemon handle's timeout for this call, in milliseconds. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** `createPty` parameters. */
+export interface CreatePtyParams {
+  readonly program: string;
+  readonly args?: readonly string[] | undefined;
+  /** An absolute directory. */
+  readonly cwd: string;
+  /** Overlaid on the daemon's environment (SPEC D2). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  /** An opaque grouping key (OpenCode: the session id); defaults to "". */
+  readonly groupId?: string | undefined;
+  /** Shown until a program sets a title; defaults to the program. */
+  readonly title?: string | undefined;
+  readonly cols: number;
+  readonly rows: number;
+}
+
+/** `createPipe` parameters. */
+export interface CreatePipeParams {
+  readonly program: string;
+  readonly args?: readonly string[] | undefined;
+  readonly cwd: string;
+  /** The child's whole environment: nothing is inherited (SPEC Q4). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  readonly groupId?: string | undefined;
+  /** An absolute path; the file is created or truncated. */
+  readonly outputPath: string;
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** `subscribe` parameters. */
+export interface SubscribeParams {
+  readonly id: number;
+  /** Where the replay starts: 0 for everything kept, a saved offset to resume. */
+  readonly offset?: number | undefined;
+  /** Names this attachment; reusing a subscribed name replaces that subscription. */
+  readonly attachmentId: string;
+  readonly role?: Role | undefined;
+  /** For a controller: demote a different existing controller instead of failing. */
+  readonly takeover?: boolean | undefined;
+}
+
+/** Parameters of the requests that act as an attachment with its terminal size (`control`, `input`). */
+export interface AttachmentSize {
+  readonly id: number;
+  readonly attachmentId: string;
+  readonly cols: number;
+  readonly rows: number;
+}
+
+export function createPtyRequest(params: CreatePtyParams): CreatePtyRequest {
+  return {
+    op: "create_pty",
+    program: params.program,
+    args: [...(params.args ?? [])],
+    cwd: params.cwd,
+    env: { ...(params.env ?? {}) },
+    group_id: params.groupId ?? "",
+    title: params.title ?? params.program,
+    cols: params.cols,
+    rows: params.rows,
+  };
+}
+
+export function createPipeRequest(params: CreatePipeParams): CreatePipeRequest {
+  const request: CreatePipeRequest = {
+    op: "create_pipe",
+    program: params.program,
+    args: [...(params.args ?? [])],
+    cwd: params.cwd,
+    env: { ...(params.env ?? {}) },
+    group_id: params.groupId ?? "",
+    output_path: params.outputPath,
+  };
+  if (params.metadata !== undefined) {
+    request.metadata = { ...params.metadata };
+  }
+  return request;
+}

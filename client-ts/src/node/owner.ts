@@ -1,0 +1,70 @@
+//! `Owner`: the owner channel of a claimed daemon (SPEC §7.3). It accepts `prepare_handoff` and `shutdown`, one
+//! at a time; closing it stops the daemon unless a handoff was prepared or a successor took over.
+
+import { ConnectionError } from "../core/errors.js";
+import { describe, envelope, expectType, type Handoff } from "../core/messages.js";
+import type { Request } from "../generated/protocol.js";
+import { bounded, readAnswer, type Connection } from "./connection.js";
+import type { CallOptions } from "./options.js";
+
+/** A claimed daemon's owner channel. */
+export class Owner {
+  /** The request in flight, so requests go one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Set when a request did not complete: its answer may still arrive, so the channel cannot be trusted. */
+  private interrupted = false;
+  /** Settles when the owner channel ends, whoever ended it. */
+  readonly closed: Promise<void>;
+
+  /** @internal Created by `Daemon.claim`. */
+  constructor(
+    private readonly connection: Connection,
+    private readonly token: string,
+    private readonly base: { readonly runtimeDir: string; readonly name: string; readonly instanceId: string },
+    private readonly timeoutMs: number,
+  ) {
+    this.closed = connection.closed;
+  }
+
+  /** Prepares a handoff (SPEC O3): what a successor passes to `claimHandoff`. Asking again returns the same
+   * ticket and deadline. */
+  async prepareHandoff(options?: CallOptions): Promise<Handoff> {
+    const answer = await this.request({ op: "prepare_handoff" }, "handoff", options);
+    return { ...this.base, ticket: answer.ticket, expiresAt: answer.expires_at };
+  }
+
+  /** Stops the daemon and every process it runs. */
+  async shutdown(options?: CallOptions): Promise<void> {
+    await this.request({ op: "shutdown" }, "ok", options);
+  }
+
+  /** Closes the owner channel: the daemon stops now, or (with a prepared handoff) when its ticket expires
+   * unclaimed; a superseded channel's closing changes nothing (SPEC O4, O5). */
+  release(): Promise<void> {
+    this.connection.close();
+    return this.closed;
+  }
+
+  private request<T extends "handoff" | "ok">(request: Request, type: T, options: CallOptions | undefined) {
+    const what = describe(request);
+    const run = async () => {
+      if (this.interrupted) {
+        throw new ConnectionError(
+          "an earlier request on this owner channel did not complete, so the channel cannot be used",
+          "io",
+        );
+      }
+      const limits = { signal: options?.signal, timeoutMs: options?.timeoutMs ?? this.timeoutMs };
+      const cut = (): void => {
+        this.interrupted = true;
+      };
+      return bounded(what, limits, cut, async () => {
+        await this.connection.send(envelope(this.token, request));
+        return expectType(await readAnswer(this.connection, what), type, what);
+      });
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+}

@@ -1,0 +1,99 @@
+//! `Subscription`: an open `subscribe` connection (SPEC N4, D11). `attached` comes first; then an async iterator
+//! of typed events whose output is checked to be contiguous. It ends after `exited` or when the daemon closes
+//! the connection, and `close()` detaches. No client-side timeout ever cuts it (SPEC N8).
+
+import { ConnectionError } from "../core/errors.js";
+import type { Attached, SubscriptionEvent } from "../core/messages.js";
+import { SubscriptionState } from "../core/subscription-state.js";
+import { abortable, type Connection } from "./connection.js";
+
+/** Why a subscription ended. */
+export type EndReason = "exited" | "closed" | "detached";
+
+/** A live subscription. Iterate it with `for await`; breaking out of the loop detaches. */
+export class Subscription implements AsyncIterable<SubscriptionEvent> {
+  private readonly state: SubscriptionState;
+  private reason: EndReason | null = null;
+
+  /** @internal Created by `Daemon.subscribe`. */
+  constructor(
+    private readonly connection: Connection,
+    /** The `attached` answer, with the replay as bytes. */
+    readonly attached: Attached,
+    private readonly signal?: AbortSignal | undefined,
+  ) {
+    this.state = new SubscriptionState(attached.endOffset);
+    signal?.addEventListener("abort", () => this.close(), { once: true });
+  }
+
+  /** The offset just past the last output byte delivered: where a later subscription resumes. */
+  get offset(): number {
+    return this.state.offset;
+  }
+
+  /** Why the subscription ended, or null while it is open. */
+  get endReason(): EndReason | null {
+    return this.reason;
+  }
+
+  /** The next event, or null once the subscription has ended. Rejects with `ProtocolError` for a frame that
+   * breaks the protocol (the connection is closed), `DaemonError` when the daemon ends it with `error`, and
+   * `AbortError` when the signal given to `subscribe` fired. */
+  async next(): Promise<SubscriptionEvent | null> {
+    if (this.reason !== null) {
+      return null;
+    }
+    let frame;
+    try {
+      frame = await abortable("subscription", this.signal, () => this.close(), this.connection.read());
+    } catch (error) {
+      if (this.reason === "detached" && error instanceof ConnectionError) {
+        return null;
+      }
+      this.connection.destroy();
+      this.reason ??= "closed";
+      throw error;
+    }
+    if (frame === null) {
+      this.reason = this.state.exited ? "exited" : "closed";
+      this.connection.destroy();
+      return null;
+    }
+    let event: SubscriptionEvent;
+    try {
+      event = this.state.accept(frame);
+    } catch (error) {
+      this.reason = "closed";
+      this.connection.destroy();
+      throw error;
+    }
+    if (event.type === "exited") {
+      // The daemon half-closed after `exited` and waits for this side to close (SPEC N4).
+      this.reason = "exited";
+      this.connection.close();
+    }
+    return event;
+  }
+
+  /** Detaches: closes this side, so the daemon forgets the attachment at once (a controller's departure
+   * promotes the previous one, SPEC D12). */
+  close(): void {
+    if (this.reason === null) {
+      this.reason = "detached";
+    }
+    this.connection.close();
+    this.connection.destroy();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<SubscriptionEvent, void, undefined> {
+    try {
+      for (let event = await this.next(); event !== null; event = await this.next()) {
+        yield event;
+      }
+    } finally {
+      if (this.reason === null) {
+        this.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,104 @@
+//! Shared helpers of the tests against the real daemon: a temporary runtime directory per test, a daemon
+//! spawned through the client and always stopped (SIGKILL if it must) when the test ends, and bounded waits.
+
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestContext } from "node:test";
+
+import { Daemon, type Owner, type Spawned, type Subscription, type SubscriptionEvent } from "../src/index.js";
+
+/** The daemon binary under test. */
+export function binary(): string {
+  const path = process.env["OPENCODE_PTY_BIN"];
+  assert.ok(path, "set OPENCODE_PTY_BIN to the opencode-pty binary (cargo test runs these tests with it set)");
+  return path;
+}
+
+/** The longest a test waits for one thing (20 s): generous for a loaded 2-core machine. */
+export const WAIT_MS = 20_000;
+
+/** Whether a process id is alive. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `probe` until it returns true, for at most {@link WAIT_MS} (for state outside the protocol). */
+export async function eventually(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!(await probe())) {
+    assert.ok(Date.now() < deadline, `${what}: not within ${WAIT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A fresh temporary directory, removed when the test ends. */
+export function tempDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), "opencode-pty-ts-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Kills `pid` when the test ends, whatever happened; then waits for it to be gone. */
+export function killAtEnd(t: TestContext, pid: number): void {
+  t.after(async () => {
+    if (alive(pid)) {
+      process.kill(pid, "SIGKILL");
+    }
+    await eventually(`daemon ${pid} gone`, () => !alive(pid));
+  });
+}
+
+/** A daemon spawned and claimed through the client in a fresh runtime directory, killed when the test ends. */
+export async function spawned(t: TestContext, name = "test"): Promise<Spawned & { runtimeDir: string }> {
+  const runtimeDir = tempDir(t);
+  const result = await Daemon.spawn({ binary: binary(), runtimeDir, name, timeoutMs: WAIT_MS });
+  killAtEnd(t, result.daemon.pid);
+  return { ...result, runtimeDir };
+}
+
+/** Reads events until `match` accepts one, collecting the output bytes on the way; bounded by {@link WAIT_MS}. */
+export async function until(
+  subscription: Subscription,
+  match: (event: SubscriptionEvent, output: string) => boolean,
+  seen: { output: string; offset: number } = { output: "", offset: subscription.attached.endOffset },
+): Promise<SubscriptionEvent> {
+  const timer = setTimeout(() => subscription.close(), WAIT_MS);
+  try {
+    for (;;) {
+      const event = await subscription.next();
+      assert.ok(event, `the subscription ended before the awaited event; output so far: ${JSON.stringify(seen.output)}`);
+      if (event.type === "output") {
+        assert.equal(event.start, seen.offset, "output is contiguous");
+        seen.offset = event.end;
+        seen.output += Buffer.from(event.bytes).toString("utf8");
+      }
+      if (match(event, seen.output)) {
+        return event;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** True once the runtime directory, the socket and the daemon process are all gone. */
+export function leftNothing(daemon: Daemon, runtimeDir: string): boolean {
+  return !alive(daemon.pid) && !existsSync(join(runtimeDir, daemon.name)) && !existsSync(daemon.registration.socket);
+}
+
+/** Releases an owner at the end of a test that did not stop its daemon otherwise. */
+export function releaseAtEnd(t: TestContext, owner: Owner): void {
+  t.after(() => owner.release());
+}
+
+/** The bytes of a string. */
+export function bytes(text: string): Uint8Array {
+  return new TextEncoder().encode(text);
+}

@@ -1,0 +1,86 @@
+//! Runs the TypeScript client's tests (`client-ts/`, Node's test runner) against the daemon binary this build
+//! produced, so `cargo test --workspace --locked` covers both clients. `npm ci` runs first when `node_modules`
+//! is missing or older than the lockfile. Node's own output goes straight to this process's stdout, so each
+//! Node test line shows in the cargo output.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long `npm ci` may take (installing the two dev dependencies from a warm cache takes seconds).
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long `npm test` may take: compiling plus the Node tests, whose longest holds a subscription for 16 s
+/// and each of which has its own timeout of at most 60 s.
+const TEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How often a running npm is checked for its exit.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A child in its own process group, killed with the whole group when dropped unless it has exited.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", self.0.id())).status();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Runs `command` in its own process group for at most `limit`; panics with `what` on a timeout.
+fn run(mut command: Command, what: &str, limit: Duration) -> ExitStatus {
+    command.process_group(0);
+    let child = command.spawn().unwrap_or_else(|error| panic!("cannot start {what}: {error}"));
+    let mut group = Group(child);
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = group.0.try_wait().expect("waiting for npm") {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{what} did not finish within {limit:?}; it was killed");
+        std::thread::sleep(POLL);
+    }
+}
+
+fn client_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").join("client-ts")
+}
+
+/// Whether `node_modules` is missing or older than the lockfile (npm records its install in
+/// `node_modules/.package-lock.json`).
+fn needs_install(dir: &Path) -> bool {
+    let modified = |path: PathBuf| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    match (modified(dir.join("node_modules/.package-lock.json")), modified(dir.join("package-lock.json"))) {
+        (Some(installed), Some(locked)) => installed < locked,
+        _ => true,
+    }
+}
+
+#[test]
+fn typescript_client_tests_pass_against_the_daemon() {
+    let dir = client_dir();
+    let npm = Command::new("npm").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    assert!(
+        npm.is_ok_and(|status| status.success()),
+        "the TypeScript client's tests need Node.js 20 or newer with npm on PATH: install Node 20 (it includes npm), \
+         e.g. `apt-get install nodejs npm` or from https://nodejs.org/"
+    );
+    if needs_install(&dir) {
+        let log = tempfile::NamedTempFile::new().expect("a log file");
+        let mut install = Command::new("npm");
+        install.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir);
+        install.stdout(log.reopen().expect("log")).stderr(log.reopen().expect("log"));
+        let status = run(install, "npm ci", INSTALL_TIMEOUT);
+        let output = std::fs::read_to_string(log.path()).unwrap_or_default();
+        assert!(status.success(), "`npm ci` in {} failed ({status}):\n{output}", dir.display());
+    }
+    let mut test = Command::new("npm");
+    test.args(["test"]).current_dir(&dir).env("OPENCODE_PTY_BIN", env!("CARGO_BIN_EXE_opencode-pty"));
+    // Inherited, not captured: Node's test lines appear in the cargo output whether the test passes or fails.
+    test.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    let status = run(test, "npm test", TEST_TIMEOUT);
+    assert!(status.success(), "`npm test` in {} failed ({status}); Node's output is above", dir.display());
+}
