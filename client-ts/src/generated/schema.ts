@@ -245,7 +245,7 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
   "PtyInfo": {
     "properties": {
       "cols": {
-        "maximum": 65535,
+        "maximum": 1000,
         "minimum": 1,
         "type": "integer"
       },
@@ -256,14 +256,24 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
         ]
       },
       "rows": {
-        "maximum": 65535,
+        "maximum": 1000,
         "minimum": 1,
         "type": "integer"
       },
       "title": {
+        "allOf": [
+          {
+            "maxLength": 256
+          }
+        ],
         "type": "string"
       },
       "user_title": {
+        "allOf": [
+          {
+            "maxLength": 256
+          }
+        ],
         "type": [
           "string",
           "null"
@@ -378,17 +388,32 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "args": {
+            "allOf": [
+              {
+                "maxItems": 4096
+              }
+            ],
             "items": {
+              "allOf": [
+                {
+                  "maxLength": 131072
+                }
+              ],
               "type": "string"
             },
             "type": "array"
           },
           "cols": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           },
           "cwd": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
             "type": "string"
           },
           "env": {
@@ -398,6 +423,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "object"
           },
           "group_id": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": "string"
           },
           "op": {
@@ -405,14 +435,24 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "string"
           },
           "program": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
             "type": "string"
           },
           "rows": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           },
           "title": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": "string"
           }
         },
@@ -432,12 +472,27 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "args": {
+            "allOf": [
+              {
+                "maxItems": 4096
+              }
+            ],
             "items": {
+              "allOf": [
+                {
+                  "maxLength": 131072
+                }
+              ],
               "type": "string"
             },
             "type": "array"
           },
           "cwd": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
             "type": "string"
           },
           "env": {
@@ -447,6 +502,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "object"
           },
           "group_id": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": "string"
           },
           "metadata": {
@@ -458,9 +518,19 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "string"
           },
           "output_path": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
             "type": "string"
           },
           "program": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
             "type": "string"
           }
         },
@@ -575,6 +645,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "attachment_id": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": [
               "string",
               "null"
@@ -604,13 +679,18 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "attachment_id": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": [
               "string",
               "null"
             ]
           },
           "cols": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           },
@@ -624,7 +704,7 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "string"
           },
           "rows": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           }
@@ -641,10 +721,15 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "attachment_id": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": "string"
           },
           "cols": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           },
@@ -658,7 +743,7 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "string"
           },
           "rows": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           }
@@ -675,10 +760,15 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "attachment_id": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": "string"
           },
           "cols": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           },
@@ -695,7 +785,7 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "string"
           },
           "rows": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           }
@@ -766,6 +856,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "string"
           },
           "title": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": [
               "string",
               "null"
@@ -806,6 +901,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "attachment_id": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": "string"
           },
           "id": {
@@ -1188,7 +1288,7 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "string"
           },
           "cols": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           },
@@ -1198,7 +1298,7 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "type": "integer"
           },
           "rows": {
-            "maximum": 65535,
+            "maximum": 1000,
             "minimum": 1,
             "type": "integer"
           },
@@ -1244,6 +1344,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       {
         "properties": {
           "title": {
+            "allOf": [
+              {
+                "maxLength": 256
+              }
+            ],
             "type": "string"
           },
           "type": {
