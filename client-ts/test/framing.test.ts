@@ -196,6 +196,13 @@ test("every invalid schema example is refused by the runtime checks", quick, () 
   assert.equal(problemWith("Response", { type: "ok", added_later: 1 }), null, "unknown members are ignored (V6)");
 });
 
+test("lengths are counted in characters (code points), as the schema counts them", quick, () => {
+  // 256 characters that take 512 UTF-16 units fit the 256-character title; one more does not.
+  const emoji = "\u{1F600}";
+  assert.equal(problemWith("Response", { type: "title_changed", title: emoji.repeat(256) }), null);
+  assert.match(problemWith("Response", { type: "title_changed", title: emoji.repeat(257) }) ?? "", /257 characters long, over 256/);
+});
+
 test("the checker knows every keyword the generated schema uses", quick, () => {
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(walk);

@@ -13,6 +13,8 @@ export const KNOWN_KEYWORDS: ReadonlySet<string> = new Set([
   "enum",
   "minimum",
   "maximum",
+  "maxLength",
+  "maxItems",
   "pattern",
   "items",
   "properties",
@@ -93,6 +95,16 @@ function check(value: unknown, node: Node, path: string): Problem {
     const maximum = node["maximum"];
     if (typeof minimum === "number" && value < minimum) return `${where} is ${value}, below ${minimum}`;
     if (typeof maximum === "number" && value > maximum) return `${where} is ${value}, above ${maximum}`;
+  }
+  const maxLength = node["maxLength"];
+  // JSON Schema counts characters as Unicode code points, which is what iterating a string yields.
+  if (typeof maxLength === "number" && typeof value === "string" && value.length > maxLength) {
+    const length = [...value].length;
+    if (length > maxLength) return `${where} is ${length} characters long, over ${maxLength}`;
+  }
+  const maxItems = node["maxItems"];
+  if (typeof maxItems === "number" && Array.isArray(value) && value.length > maxItems) {
+    return `${where} has ${value.length} items, over ${maxItems}`;
   }
   const pattern = node["pattern"];
   if (typeof pattern === "string" && typeof value === "string") {
