@@ -4,7 +4,9 @@
 pub mod connection;
 pub mod dispatch;
 pub mod error;
+pub mod guardian;
 pub mod ownership;
+pub mod record;
 pub mod run;
 pub mod runtime;
 pub mod server;
