@@ -277,6 +277,15 @@ fn the_guardian_holds_nothing_of_the_daemon_and_leaves_with_an_orderly_stop() {
     let group = |pid: u32| parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap()).unwrap().pgrp;
     assert_eq!(group(guardian), guardian as i32, "it leads its own process group");
     assert_ne!(group(guardian), group(pid));
+    // SIGHUP and SIGINT blocked (a terminal's), SIGTERM not (the daemon's mask does not carry over).
+    // It sets its mask as it starts: wait for that, not for a particular value.
+    let blocked = || {
+        let status = std::fs::read_to_string(format!("/proc/{guardian}/status")).ok()?;
+        let mask = status.lines().find_map(|line| line.strip_prefix("SigBlk:"))?.trim().to_owned();
+        u64::from_str_radix(&mask, 16).ok()
+    };
+    let wanted = 1 << (Signal::SIGHUP as u64 - 1) | 1 << (Signal::SIGINT as u64 - 1);
+    eventually("the guardian to block SIGHUP and SIGINT only", || (blocked() == Some(wanted)).then_some(()));
 
     kill(Pid::from_raw(pid as i32), Signal::SIGTERM).unwrap();
     assert!(daemon.wait_exit().success());

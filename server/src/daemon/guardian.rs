@@ -7,7 +7,8 @@
 //! if it is still its daemon's (same instance id), ends each group whose leader's start time matches. After an
 //! orderly stop the daemon has removed the record before closing the pipe, so there is nothing to end. The
 //! guardian leads its own process group, so a signal to the daemon's group (a terminal's Ctrl-C) does not
-//! reach it, and it blocks SIGINT and SIGHUP.
+//! reach it, and it blocks SIGINT and SIGHUP (the kernel sends SIGHUP, then SIGCONT, to a stopped guardian
+//! once the daemon's death orphans its group: it resumes and does its work). SIGTERM and SIGKILL end it.
 //!
 //! In the daemon, a supervisor thread waits for the guardian: it reaps it after the orderly stop, and starts a
 //! new one (after [`GUARDIAN_RESTART_DELAY`]) if it exits while the daemon runs.
@@ -166,8 +167,8 @@ fn supervise(launch: Launch, mut child: Child, watch: &Mutex<Watch>, stop: &Rece
 /// Why the guardian itself failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardError {
-    /// Blocking the terminal's signals failed.
-    #[error("cannot block SIGINT and SIGHUP: {0}")]
+    /// Setting the signal mask failed.
+    #[error("cannot set the signal mask to SIGINT and SIGHUP: {0}")]
     Signals(nix::errno::Errno),
 }
 
@@ -177,7 +178,9 @@ pub fn serve(record: &Path, instance_id: &str) -> Result<(), GuardError> {
     let mut terminal = SigSet::empty();
     terminal.add(Signal::SIGINT);
     terminal.add(Signal::SIGHUP);
-    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&terminal), None).map_err(GuardError::Signals)?;
+    // Set, not added to: the daemon's mask (SIGTERM blocked) survives the exec, and SIGTERM should end a
+    // guardian like any other process.
+    pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&terminal), None).map_err(GuardError::Signals)?;
     let mut stdin = std::io::stdin().lock();
     let mut buffer = [0u8; 64];
     loop {
