@@ -1,4 +1,4 @@
-//! Nothing a daemon started outlives it (SPEC L7–L10): against the real binary, a daemon killed with SIGKILL
+//! Nothing a daemon started outlives it (SPEC X4–X8, L6): against the real binary, a daemon killed with SIGKILL
 //! leaves no process of its PTYs or pipe processes behind, whether its guardian ends them or (with the guardian
 //! killed too) the next daemon in that runtime directory or a sibling's sweep does; a record whose start time
 //! does not match is never signalled; and the guardian itself holds nothing of the daemon's and goes away with

@@ -245,6 +245,15 @@ mod tests {
     }
 
     #[test]
+    fn removes_dir_holding_a_record_of_process_groups() {
+        let (root, own) = root_with_own();
+        let dead = make_dir(root.path(), "dead", &[(LOCK_FILE, ""), (GROUPS_FILE, "{}"), ("service.x.groups.tmp", "")]);
+        let report = sweep_siblings_at(root.path(), &own, later());
+        assert_eq!(report.removed, vec![dead.clone()], "{report:?}");
+        assert!(!dead.exists());
+    }
+
+    #[test]
     fn removes_dir_whose_registered_pid_is_gone() {
         let (root, own) = root_with_own();
         let dead = make_dir(root.path(), "dead", &[(REGISTRATION_FILE, &registration(dead_pid()))]);
