@@ -154,8 +154,11 @@ fn the_next_daemon_ends_what_a_killed_daemon_and_guardian_left() {
     kill(guardian_pid, Signal::SIGKILL).unwrap();
     eventually("the guardian to die", || (!running_any(guardian)).then_some(()));
     kill_daemon(&mut daemon);
-    assert!(leftovers.none_gone(), "with daemon and guardian dead, nothing ended the children yet: {:?}",
-        leftovers.0.iter().map(|&(pid, _)| (pid, process_start(pid))).collect::<Vec<_>>());
+    assert!(
+        leftovers.none_gone(),
+        "with daemon and guardian dead, nothing ended the children yet: {:?}",
+        leftovers.0.iter().map(|&(pid, _)| (pid, process_start(pid))).collect::<Vec<_>>()
+    );
 
     // A new daemon with the same name, in the same directory; the stale registration goes first, so the
     // launcher waits for the new one.
@@ -272,7 +275,10 @@ fn the_guardian_holds_nothing_of_the_daemon_and_leaves_with_an_orderly_stop() {
     let held = fd_targets(guardian);
     assert!(held.iter().any(|(fd, target)| fd == "0" && target.starts_with("pipe:") && !inherited.contains(target)));
     for (fd, target) in &held {
-        assert!(fd == "0" || target == "/dev/null" || inherited.contains(target), "the guardian holds {fd} -> {target}");
+        assert!(
+            fd == "0" || target == "/dev/null" || inherited.contains(target),
+            "the guardian holds {fd} -> {target}"
+        );
     }
     let group = |pid: u32| parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap()).unwrap().pgrp;
     assert_eq!(group(guardian), guardian as i32, "it leads its own process group");
