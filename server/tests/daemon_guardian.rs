@@ -166,9 +166,10 @@ fn the_next_daemon_ends_what_a_killed_daemon_and_guardian_left() {
     let name = daemon.name.clone();
     drop(daemon);
     std::fs::remove_file(root.path().join(&name).join("service.json")).unwrap();
+    let launched = Instant::now();
     let next = Daemon::start_in(root, &name, &[]);
-    let took = wait_all_gone(&leftovers, "the next daemon to end what the dead one left");
-    eprintln!("gone {took:?} after the next daemon registered");
+    wait_all_gone(&leftovers, "the next daemon to end what the dead one left");
+    eprintln!("gone {:?} after the next daemon was launched", launched.elapsed());
     let record: RecordFile =
         serde_json::from_slice(&std::fs::read(next.dir().join(GROUPS_FILE)).unwrap()).expect("a record");
     assert_eq!(record.instance_id, next.registration.instance_id, "the new daemon keeps its own record");
