@@ -120,7 +120,8 @@ pub fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
 pub struct Ended {
     /// Groups sent SIGKILL (possibly already empty).
     pub signalled: usize,
-    /// Groups left alone because their leader's pid now belongs to a process with another start time.
+    /// Groups left alone because their leader's pid now belongs to a process with another start time (or the
+    /// recorded id is not one a group can have: 0, 1 or above `i32::MAX`).
     pub recycled: usize,
 }
 
