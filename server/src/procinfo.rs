@@ -45,6 +45,28 @@ pub fn parse_stat(line: &str) -> Option<StatFields> {
     Some(StatFields { pid, comm, ppid, pgrp })
 }
 
+/// A process's state letter (field 3) and start time (field 22, in clock ticks since boot) from one
+/// `/proc/<pid>/stat` line, read after the last `)` like [`parse_stat`]; `None` when malformed.
+///
+/// The start time tells a process apart from a later one that reuses its pid: the kernel hands a pid out
+/// again only after the first process is gone, so the two never share a start time unless both started within
+/// the same clock tick.
+pub fn parse_start(line: &str) -> Option<(char, u64)> {
+    let close = line.rfind(')')?;
+    let mut rest = line[close + 1..].split_ascii_whitespace();
+    let state = rest.next()?.chars().next()?;
+    // Fields 4 to 21 come between the state and the start time.
+    let start = rest.nth(18)?.parse().ok()?;
+    Some((state, start))
+}
+
+/// The state letter and start time of process `pid` (see [`parse_start`]), or `None` when there is no such
+/// process (or `/proc` cannot be read, as outside Linux).
+pub fn process_start(pid: u32) -> Option<(char, u64)> {
+    let raw = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    parse_start(&String::from_utf8_lossy(&raw))
+}
+
 /// The name (`/proc/<pid>/comm`) of the deepest TTY-attached process in the PTY's foreground process group, or
 /// `None` when there is no foreground group or it cannot be read.
 ///
@@ -148,6 +170,27 @@ mod tests {
 
         let plain = parse_stat("42 (sleep) S 7 40 40 0").expect("a valid stat line");
         assert_eq!(plain, StatFields { pid: 42, comm: "sleep".into(), ppid: 7, pgrp: 40 });
+    }
+
+    #[test]
+    fn parse_start_reads_the_state_and_field_22() {
+        let line = "1234 (a) b) c) S 1 1234 1234 34816 1234 4194560 107 0 0 0 0 0 0 0 20 0 1 0 98765 2 3\n";
+        assert_eq!(parse_start(line), Some(('S', 98765)));
+        assert_eq!(parse_start("1 (x) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19"), Some(('Z', 19)));
+        for line in ["", "1 (x)", "1 (x) S 1 2 3", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 y"] {
+            assert_eq!(parse_start(line), None, "{line:?}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn process_start_tells_processes_apart() {
+        let (_, start) = process_start(std::process::id()).expect("this process");
+        assert_eq!(process_start(std::process::id()).map(|(_, start)| start), Some(start), "stable");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert_eq!(process_start(pid), None, "a reaped child");
     }
 
     #[test]

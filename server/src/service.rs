@@ -27,6 +27,14 @@ impl Process {
         }
     }
 
+    /// The child's pid, which is also its process group id.
+    fn pid(&self) -> u32 {
+        match self {
+            Process::Pty(handle) => handle.pid(),
+            Process::Pipe(handle) => handle.pid(),
+        }
+    }
+
     fn info(&self) -> Result<ProcessInfo, ServiceError> {
         match self {
             Process::Pty(handle) => handle.info(),
@@ -59,6 +67,15 @@ struct Entry {
     _listing: Reservation,
 }
 
+/// Told when a child starts and once it is reaped, so that a daemon can keep a record of its process groups
+/// outside itself (`daemon::record`). In-process users of the service need none.
+pub trait ProcessHook: Send + Sync + std::fmt::Debug {
+    /// Process `id` started as `pid` (its process group leader); it is not reaped before [`Self::reaped`].
+    fn started(&self, id: u64, pid: u32);
+    /// Process `id` was killed and reaped (or never registered): its pid may be reused from now on.
+    fn reaped(&self, id: u64);
+}
+
 /// Every process of one daemon.
 #[derive(Debug)]
 pub struct TerminalService {
@@ -70,6 +87,8 @@ pub struct TerminalService {
     listing: Arc<ListingBudget>,
     /// Ordered by id, which is creation order. `None` once shut down: nothing more is created.
     processes: Mutex<Option<BTreeMap<u64, Entry>>>,
+    /// Told of every start and reap.
+    hook: Option<Arc<dyn ProcessHook>>,
 }
 
 impl TerminalService {
@@ -81,6 +100,26 @@ impl TerminalService {
             metadata: Arc::new(MetadataBudget::new()),
             listing: Arc::new(ListingBudget::default()),
             processes: Mutex::new(Some(BTreeMap::new())),
+            hook: None,
+        }
+    }
+
+    /// The same, telling `hook` of every child started and reaped.
+    pub fn with_hook(config: TerminalConfig, hook: Arc<dyn ProcessHook>) -> TerminalService {
+        let mut service = TerminalService::new(config);
+        service.hook = Some(hook);
+        service
+    }
+
+    fn started(&self, id: u64, process: &Process) {
+        if let Some(hook) = &self.hook {
+            hook.started(id, process.pid());
+        }
+    }
+
+    fn reaped(&self, id: u64) {
+        if let Some(hook) = &self.hook {
+            hook.reaped(id);
         }
     }
 
@@ -100,13 +139,24 @@ impl TerminalService {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let process = start(id)?;
-        let info = process.info()?;
+        self.started(id, &process);
+        let registered = self.register(id, Entry { process, _listing: listing });
+        if registered.is_err() {
+            // The handle was dropped, which killed and reaped the child.
+            self.reaped(id);
+        }
+        registered
+    }
+
+    /// Registers a started process, or drops it (stopping it) when it cannot be.
+    fn register(&self, id: u64, entry: Entry) -> Result<ProcessInfo, ServiceError> {
+        let info = entry.process.info()?;
         let mut processes = self.processes();
         let Some(processes) = processes.as_mut() else {
             // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
             return Err(ServiceError::invalid("the daemon is shutting down"));
         };
-        processes.insert(id, Entry { process, _listing: listing });
+        processes.insert(id, entry);
         Ok(info)
     }
 
@@ -180,16 +230,20 @@ impl TerminalService {
     pub fn terminate(&self, id: u64) -> Result<(), ServiceError> {
         let entry = self.processes().as_mut().and_then(|p| p.remove(&id)).ok_or(ServiceError::NotFound(id))?;
         entry.process.terminate(true);
+        self.reaped(id);
         Ok(())
     }
 
     /// Stops every process in parallel and joins them all; afterwards nothing more can be created. Pending
     /// pipe waiters are disconnected without an answer.
     pub fn shutdown(&self) {
-        let entries: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_values()).collect();
+        let entries: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_iter()).collect();
         std::thread::scope(|scope| {
-            for entry in &entries {
-                scope.spawn(move || entry.process.terminate(false));
+            for (id, entry) in &entries {
+                scope.spawn(move || {
+                    entry.process.terminate(false);
+                    self.reaped(*id);
+                });
             }
         });
     }

@@ -104,6 +104,17 @@ enum Command {
         #[command(flatten)]
         location: Location,
     },
+    /// The daemon's guardian (started by the daemon itself): waits for end-of-file on stdin, then ends the
+    /// process groups the record lists if the daemon `--instance` wrote it.
+    #[command(hide = true)]
+    Guard {
+        /// The daemon's record of process groups.
+        #[arg(long)]
+        record: PathBuf,
+        /// The daemon's instance id.
+        #[arg(long)]
+        instance: String,
+    },
     /// Print the version and protocol number.
     Version {
         /// Also name the libghostty-vt library in use.
@@ -145,6 +156,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             run_daemon(options)?;
         }
+        Command::Guard { record, instance } => opencode_pty::daemon::guardian::serve(&record, &instance)?,
         Command::Play { location } => client_runtime()?.block_on(play::play(&location.root()?, &location.name))?,
         Command::Status { location, json } => client_runtime()?.block_on(observe::status(&location.dir()?, json))?,
         Command::List { location, json } => client_runtime()?.block_on(observe::list(&location.dir()?, json))?,

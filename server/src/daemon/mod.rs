@@ -4,8 +4,10 @@
 pub mod connection;
 pub mod dispatch;
 pub mod error;
+pub mod guardian;
 pub mod log_limit;
 pub mod ownership;
+pub mod record;
 pub mod run;
 pub mod runtime;
 pub mod server;

@@ -8,10 +8,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::guardian::Guardian;
+use super::record::{GROUPS_FILE, GroupRecord};
 use super::runtime::{REGISTRATION_FILE, Runtime, RuntimeError};
 use super::server::{Shared, accept_loop};
 use super::sweep::SweepReport;
-use crate::service::TerminalService;
+use crate::service::{ProcessHook, TerminalService};
 use crate::terminal::TerminalConfig;
 
 /// How long the orderly stop may take before the watchdog removes the registration and exits with status 1.
@@ -64,10 +66,13 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     crate::terminal::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
     raise_descriptor_limit();
     let mut runtime = Runtime::bind(&options.root, &options.name)?;
-    let started = match start(&options, &mut runtime) {
+    let (record, guardian) = protect(&runtime);
+    let hook = record.clone().map(|record| record as Arc<dyn ProcessHook>);
+    let started = match start(&options, &mut runtime, hook) {
         Ok(started) => started,
         Err(error) => {
             // Nothing is served: leave no registration or socket behind for clients to find.
+            unprotect(record.as_deref(), guardian);
             runtime.cleanup();
             return Err(error);
         }
@@ -100,21 +105,69 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             tracing::warn!(%error, "sweeping stale runtime directories");
         }
     }
+    unprotect(record.as_deref(), guardian);
     super::log_limit::report_suppressed();
     runtime.cleanup();
     let _ = done.send(());
     Ok(())
 }
 
-/// Starts the sweep, the signal thread and the accept loop.
-fn start(options: &DaemonOptions, runtime: &mut Runtime) -> Result<Started, DaemonError> {
+/// Ends what a dead predecessor in this runtime directory left running (its record: we hold the lock it held
+/// for its whole life, so it is gone), then starts this daemon's record of process groups and its guardian.
+/// Either may fail, with a warning: the daemon still runs, only without that protection.
+fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
+    let path = runtime.dir().join(GROUPS_FILE);
+    match super::record::end_leftovers(&path, false) {
+        Ok(Some(ended)) => tracing::warn!(
+            signalled = ended.signalled,
+            recycled = ended.recycled,
+            "ended the process groups a dead daemon left in this runtime directory"
+        ),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%error, "cannot end what a dead daemon left in this runtime directory"),
+    }
+    let instance = &runtime.registration().instance_id;
+    let record = match GroupRecord::create(runtime.dir(), instance) {
+        Ok(record) => Arc::new(record),
+        Err(error) => {
+            tracing::warn!(%error, "no record of process groups: they would outlive a daemon that dies");
+            return (None, None);
+        }
+    };
+    let guardian = Guardian::start(record.path(), instance)
+        .inspect_err(|error| {
+            tracing::warn!(%error, "no guardian: only the next daemon or a sweep would end what a dead daemon left")
+        })
+        .ok();
+    (Some(record), guardian)
+}
+
+/// After every child is reaped: removes the record, then lets the guardian see the daemon leave and reaps it.
+fn unprotect(record: Option<&GroupRecord>, guardian: Option<Guardian>) {
+    if let Some(record) = record {
+        record.remove();
+    }
+    if let Some(guardian) = guardian {
+        guardian.stop();
+    }
+}
+
+/// Starts the sweep, the signal thread and the accept loop; the service tells `hook` of its children.
+fn start(
+    options: &DaemonOptions,
+    runtime: &mut Runtime,
+    hook: Option<Arc<dyn ProcessHook>>,
+) -> Result<Started, DaemonError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| DaemonError::Start(format!("{what}: {e}"));
     let (root, own_dir) = (options.root.clone(), runtime.dir().to_path_buf());
     let sweeper = std::thread::Builder::new()
         .name("opencode-pty-sweep".into())
         .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| fail("starting the sweep", &e))?;
-    let service = TerminalService::new(options.config);
+    let service = match hook {
+        Some(hook) => TerminalService::with_hook(options.config, hook),
+        None => TerminalService::new(options.config),
+    };
     let shared =
         Shared::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);
     super::signals::spawn_handler(shared.clone()).map_err(|e| fail("starting the signal thread", &e))?;

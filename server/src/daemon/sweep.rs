@@ -1,5 +1,6 @@
-//! The startup sweep: removes the sibling runtime directories (and their sockets) that dead daemons left behind,
-//! and keeps everything it cannot prove dead.
+//! The startup sweep: ends the process groups that dead daemons' records list in sibling runtime directories,
+//! removes the directories (and their sockets) that dead daemons left behind, and keeps everything it cannot
+//! prove dead.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -12,6 +13,7 @@ use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
+use super::record::{GROUPS_FILE, end_leftovers};
 use super::runtime::{LOCK_FILE, REGISTRATION_FILE, TEMP_PREFIX, TEMP_SUFFIX, read_registration, socket_path_for};
 
 /// A sibling directory is only considered once it has not been modified for this long, so a daemon that is
@@ -34,10 +36,13 @@ pub fn sweep_siblings(root: &Path, own_dir: &Path) -> SweepReport {
     sweep_siblings_at(root, own_dir, SystemTime::now())
 }
 
-/// Removes every entry of `root` other than `own_dir` that is a directory (not a symbolic link) unmodified for
-/// [`STALE_AFTER`] before `now`, holding only a lock file, a registration and registration temp files, whose
-/// daemon is provably dead: its lock file can be locked, or, without a lock file, its registration names a
-/// process that does not exist. Its socket goes first, the lock file last, then the directory.
+/// In every entry of `root` other than `own_dir` that is a directory (not a symbolic link), ends the process
+/// groups its record lists if the daemon that wrote the record is gone (whatever the directory's age: the
+/// record names its daemon's pid and start time, so no lock is needed for that). Then removes every such
+/// directory unmodified for [`STALE_AFTER`] before `now`, holding only a lock file, a registration, a record
+/// and temp files, whose daemon is provably dead: its lock file can be locked, or, without a lock file, its
+/// registration names a process that does not exist. Its socket goes first, the lock file last, then the
+/// directory.
 pub fn sweep_siblings_at(root: &Path, own_dir: &Path, now: SystemTime) -> SweepReport {
     let mut report = SweepReport::default();
     let own = fs::canonicalize(own_dir).ok();
@@ -78,6 +83,16 @@ fn sweep_one(dir: &Path, now: SystemTime) -> Result<bool, String> {
     if !meta.file_type().is_dir() {
         return Ok(false);
     }
+    match end_leftovers(&dir.join(GROUPS_FILE), true) {
+        Ok(Some(ended)) => tracing::warn!(
+            dir = %dir.display(),
+            signalled = ended.signalled,
+            recycled = ended.recycled,
+            "ended the process groups a dead daemon left"
+        ),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%error, "cannot end what a dead daemon left"),
+    }
     let stale = meta.modified().ok().and_then(|mtime| now.duration_since(mtime).ok());
     if stale.is_none_or(|age| age < STALE_AFTER) {
         return Ok(false);
@@ -113,7 +128,7 @@ fn sweep_one(dir: &Path, now: SystemTime) -> Result<bool, String> {
 }
 
 /// The names in `dir` when all are regular files a daemon leaves behind (`service.lock`, `service.json`,
-/// `service.*.tmp`); `None` when anything else is there.
+/// `service.groups`, `service.*.tmp`); `None` when anything else is there.
 fn leftover_names(dir: &Path) -> Result<Option<Vec<String>>, String> {
     let listing_error = |e: io::Error| format!("cannot list {}: {e}", dir.display());
     let mut names = Vec::new();
@@ -136,7 +151,7 @@ fn is_leftover_name(name: &str) -> bool {
     let is_temp = name.len() > TEMP_PREFIX.len() + TEMP_SUFFIX.len()
         && name.starts_with(TEMP_PREFIX)
         && name.ends_with(TEMP_SUFFIX);
-    name == LOCK_FILE || name == REGISTRATION_FILE || is_temp
+    name == LOCK_FILE || name == REGISTRATION_FILE || name == GROUPS_FILE || is_temp
 }
 
 /// Takes the lock on `path` exclusively without waiting; `None` when someone holds it or it cannot be opened.
@@ -226,6 +241,15 @@ mod tests {
         let report = sweep_siblings_at(root.path(), &own, later());
         assert_eq!(report.removed, vec![dead.clone()]);
         assert!(report.kept.is_empty() && report.errors.is_empty(), "{report:?}");
+        assert!(!dead.exists());
+    }
+
+    #[test]
+    fn removes_dir_holding_a_record_of_process_groups() {
+        let (root, own) = root_with_own();
+        let dead = make_dir(root.path(), "dead", &[(LOCK_FILE, ""), (GROUPS_FILE, "{}"), ("service.x.groups.tmp", "")]);
+        let report = sweep_siblings_at(root.path(), &own, later());
+        assert_eq!(report.removed, vec![dead.clone()], "{report:?}");
         assert!(!dead.exists());
     }
 

@@ -1,0 +1,212 @@
+//! The guardian: a helper process (this binary, re-executed as the hidden `guard` command) that outlives the
+//! daemon and ends what the daemon's record of process groups lists once the daemon is gone.
+//!
+//! The daemon holds the only write end of a pipe whose read end is the guardian's stdin, and nothing else of
+//! the daemon's (every descriptor the daemon opens is close-on-exec). When the daemon dies, however it dies,
+//! the kernel closes that write end and the guardian reads end-of-file at once. It then reads the record and,
+//! if it is still its daemon's (same instance id), ends each group whose leader's start time matches. After an
+//! orderly stop the daemon has removed the record before closing the pipe, so there is nothing to end. The
+//! guardian leads its own process group, so a signal to the daemon's group (a terminal's Ctrl-C) does not
+//! reach it, and it blocks SIGINT and SIGHUP (the kernel sends SIGHUP, then SIGCONT, to a stopped guardian
+//! once the daemon's death orphans its group: it resumes and does its work). SIGTERM and SIGKILL end it.
+//!
+//! In the daemon, a supervisor thread waits for the guardian: it reaps it after the orderly stop, and starts a
+//! new one (after [`GUARDIAN_RESTART_DELAY`]) if it exits while the daemon runs.
+
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+
+use super::record;
+
+/// How long the supervisor waits before starting a new guardian when one exits while the daemon runs, so a
+/// guardian that cannot run does not make it spin.
+pub const GUARDIAN_RESTART_DELAY: Duration = Duration::from_secs(1);
+
+/// The hidden command that runs a guardian.
+pub const GUARD_COMMAND: &str = "guard";
+
+/// The daemon's side: the pipe the guardian watches and the thread that supervises it.
+#[derive(Debug)]
+pub struct Guardian {
+    shared: Arc<Mutex<Watch>>,
+    /// Dropped to wake the supervisor out of its restart delay.
+    stop: Sender<()>,
+    supervisor: JoinHandle<()>,
+}
+
+/// What the supervisor and the stop share.
+#[derive(Debug)]
+struct Watch {
+    /// The write end of the current guardian's pipe; closing it is the guardian's signal.
+    pipe: Option<OwnedFd>,
+    /// The current guardian's pid.
+    pid: Option<u32>,
+    stopping: bool,
+}
+
+/// How to start a guardian.
+#[derive(Debug, Clone)]
+struct Launch {
+    record: PathBuf,
+    instance_id: String,
+}
+
+impl Guardian {
+    /// Starts a guardian for the record at `record`, written by the daemon `instance_id`, and its supervisor.
+    pub fn start(record: &Path, instance_id: &str) -> std::io::Result<Guardian> {
+        let launch = Launch { record: record.to_owned(), instance_id: instance_id.to_owned() };
+        let (child, pipe) = launch.spawn()?;
+        let shared = Arc::new(Mutex::new(Watch { pipe: Some(pipe), pid: Some(child.id()), stopping: false }));
+        let (stop, stopped) = bounded::<()>(0);
+        let watch = shared.clone();
+        let supervisor = std::thread::Builder::new()
+            .name("opencode-pty-guardian".into())
+            .spawn(move || supervise(launch, child, &watch, &stopped));
+        match supervisor {
+            Ok(supervisor) => Ok(Guardian { shared, stop, supervisor }),
+            Err(error) => {
+                // The child sees end-of-file and, with no record of groups yet, exits; nobody reaps it but init.
+                drop(shared);
+                Err(error)
+            }
+        }
+    }
+
+    /// The current guardian's pid.
+    pub fn pid(&self) -> Option<u32> {
+        lock(&self.shared).pid
+    }
+
+    /// Closes the pipe, so the guardian finds the (removed) record and exits, and waits for the supervisor,
+    /// which reaps it. Call it after the record is removed.
+    pub fn stop(self) {
+        {
+            let mut watch = lock(&self.shared);
+            watch.stopping = true;
+            watch.pipe = None;
+        }
+        drop(self.stop);
+        let _ = self.supervisor.join();
+    }
+}
+
+fn lock(watch: &Mutex<Watch>) -> std::sync::MutexGuard<'_, Watch> {
+    watch.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Launch {
+    /// Starts the guardian process with the read end of a new pipe as its stdin; returns it and the write end.
+    fn spawn(&self) -> std::io::Result<(Child, OwnedFd)> {
+        // Close-on-exec: neither the guardian nor any other child inherits the write end.
+        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let mut command = Command::new(own_executable());
+        command
+            .arg(GUARD_COMMAND)
+            .arg("--record")
+            .arg(&self.record)
+            .arg("--instance")
+            .arg(&self.instance_id)
+            .current_dir("/")
+            .stdin(Stdio::from(read))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .process_group(0);
+        let child = command.spawn()?;
+        // The command holds the daemon's copy of the read end; only the guardian keeps one.
+        drop(command);
+        Ok((child, write))
+    }
+}
+
+/// This binary: `/proc/self/exe` on Linux, which works even when the file was replaced since it started.
+fn own_executable() -> PathBuf {
+    if cfg!(target_os = "linux") {
+        return PathBuf::from("/proc/self/exe");
+    }
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("opencode-pty"))
+}
+
+/// The supervisor thread: reaps the guardian; while the daemon runs, starts a new one after each exit.
+fn supervise(launch: Launch, mut child: Child, watch: &Mutex<Watch>, stop: &Receiver<()>) {
+    loop {
+        let status = child.wait();
+        if lock(watch).stopping {
+            return;
+        }
+        tracing::warn!(status = ?status, "the guardian exited while the daemon runs; starting a new one");
+        loop {
+            if let Err(RecvTimeoutError::Disconnected) = stop.recv_timeout(GUARDIAN_RESTART_DELAY) {
+                return;
+            }
+            let mut current = lock(watch);
+            if current.stopping {
+                return;
+            }
+            match launch.spawn() {
+                Ok((next, pipe)) => {
+                    current.pid = Some(next.id());
+                    current.pipe = Some(pipe);
+                    child = next;
+                    break;
+                }
+                Err(error) => tracing::warn!(%error, "cannot start a new guardian"),
+            }
+        }
+    }
+}
+
+/// Why the guardian itself failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    /// Setting the signal mask failed.
+    #[error("cannot set the signal mask to SIGINT and SIGHUP: {0}")]
+    Signals(nix::errno::Errno),
+}
+
+/// The `guard` command: waits for end-of-file on stdin (the daemon is gone), then ends what the record at
+/// `record` lists if daemon `instance_id` wrote it. Logs what it did.
+pub fn serve(record: &Path, instance_id: &str) -> Result<(), GuardError> {
+    let mut terminal = SigSet::empty();
+    terminal.add(Signal::SIGINT);
+    terminal.add(Signal::SIGHUP);
+    // Set, not added to: the daemon's mask (SIGTERM blocked) survives the exec, and SIGTERM should end a
+    // guardian like any other process.
+    pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&terminal), None).map_err(GuardError::Signals)?;
+    let mut stdin = std::io::stdin().lock();
+    let mut buffer = [0u8; 64];
+    loop {
+        match stdin.read(&mut buffer) {
+            // Nobody writes; bytes would mean nothing.
+            Ok(n) if n > 0 => {}
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            _ => break,
+        }
+    }
+    match record::read(record) {
+        Ok(None) => {}
+        Ok(Some(found)) if found.instance_id != instance_id => {
+            tracing::debug!(record = %record.display(), "the record belongs to another daemon now");
+        }
+        Ok(Some(found)) if found.groups.is_empty() => {}
+        Ok(Some(found)) => {
+            let ended = record::end_groups(&found);
+            tracing::warn!(
+                daemon_pid = found.daemon_pid,
+                signalled = ended.signalled,
+                recycled = ended.recycled,
+                "the daemon is gone; ended its process groups"
+            );
+        }
+        Err(error) => tracing::warn!(%error, "the daemon is gone, and its record cannot be read"),
+    }
+    Ok(())
+}

@@ -1,0 +1,406 @@
+//! The record of a daemon's process groups, kept in its runtime directory (`service.groups`) so that whoever
+//! outlives the daemon (its guardian, the next daemon in that directory, a sibling's sweep) can end them. Each
+//! group is listed with its leader's start time, which is checked before any signal.
+//!
+//! The file is private (0600, in the 0700 runtime directory) and replaced atomically (a temp file renamed over
+//! it) on every start and reap, so a reader sees one whole version. It is not synced: it only matters while
+//! the machine runs, and a daemon killed after the rename has still left the full text in the page cache. It
+//! holds one entry per child not yet reaped, so it is bounded by the daemon's live processes; readers refuse
+//! a file over [`MAX_RECORD_BYTES`].
+
+use std::collections::BTreeMap;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::procinfo::process_start;
+use crate::service::ProcessHook;
+
+/// The record's file name inside a runtime directory.
+pub const GROUPS_FILE: &str = "service.groups";
+
+/// The largest record a reader accepts: about 150 000 groups, far more than a daemon can run (each child
+/// costs it two to four threads and as many descriptors).
+pub const MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Permissions of the record and its temp file.
+const RECORD_MODE: u32 = 0o600;
+
+/// One process group a daemon started: its id (the leader's pid) and the leader's start time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Group {
+    /// The process group id, which is the leader's pid.
+    pub pgid: u32,
+    /// The leader's start time (`/proc/<pid>/stat` field 22).
+    pub start: u64,
+}
+
+/// What a record file holds: whose it is, and its groups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordFile {
+    /// The writing daemon's instance id (its registration's).
+    pub instance_id: String,
+    /// The writing daemon's pid ...
+    pub daemon_pid: u32,
+    /// ... and start time, so a reader can tell whether it still runs.
+    pub daemon_start: u64,
+    /// Every group whose leader the daemon has not reaped yet.
+    pub groups: Vec<Group>,
+}
+
+impl RecordFile {
+    /// Whether the daemon that wrote this record has exited: no process has its pid, another one does (a
+    /// different start time), or it is a zombie.
+    pub fn daemon_is_gone(&self) -> bool {
+        match process_start(self.daemon_pid) {
+            Some((state, start)) => start != self.daemon_start || matches!(state, 'Z' | 'X'),
+            None => true,
+        }
+    }
+}
+
+/// Why a record could not be written or read; each message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// Reading, writing or renaming the file failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why, from the operating system.
+        source: io::Error,
+    },
+    /// The file is not a record.
+    #[error("{} is not a process group record: {reason}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The daemon's own start time cannot be read from `/proc`.
+    #[error("cannot read this daemon's start time from /proc/{0}/stat")]
+    NoStartTime(u32),
+}
+
+/// Reads the record at `path`: `Ok(None)` when there is none. Refuses a symbolic link, anything but a regular
+/// file, and a file over [`MAX_RECORD_BYTES`].
+pub fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
+    let io_error = |action, source| RecordError::Io { action, path: path.to_owned(), source };
+    let invalid = |reason: String| RecordError::Invalid { path: path.to_owned(), reason };
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error("open", e)),
+    };
+    let meta = file.metadata().map_err(|e| io_error("inspect", e))?;
+    if !meta.is_file() {
+        return Err(invalid("it is not a regular file".into()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_RECORD_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io_error("read", e))?;
+    if bytes.len() as u64 > MAX_RECORD_BYTES {
+        return Err(invalid(format!("it is over {MAX_RECORD_BYTES} bytes")));
+    }
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| invalid(e.to_string()))
+}
+
+/// What ending the groups of a record did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// Groups sent SIGKILL (possibly already empty).
+    pub signalled: usize,
+    /// Groups left alone because their leader's pid now belongs to a process with another start time (or the
+    /// recorded id is not one a group can have: 0, 1 or above `i32::MAX`).
+    pub recycled: usize,
+}
+
+/// Ends every group of `record` (see [`end_group`]).
+pub fn end_groups(record: &RecordFile) -> Ended {
+    let mut ended = Ended::default();
+    for group in &record.groups {
+        if end_group(*group) {
+            ended.signalled += 1;
+        } else {
+            ended.recycled += 1;
+        }
+    }
+    ended
+}
+
+/// Sends SIGKILL to `group`, and to its leader if that still runs, unless the pid now belongs to a process
+/// with another start time (then the group is left alone and this returns false).
+///
+/// When `/proc/<pgid>` is missing, the leader has been reaped: the group either still has members, which keep
+/// its id from being handed out again, or is empty, and the signal finds nobody. The one race left is a new
+/// process taking that pid, and making it a new group, between the check and the signal; the pid allocator
+/// must have gone round all the pids for that.
+pub fn end_group(group: Group) -> bool {
+    let Ok(raw) = i32::try_from(group.pgid) else { return false };
+    if raw <= 1 {
+        return false;
+    }
+    let pid = Pid::from_raw(raw);
+    match process_start(group.pgid) {
+        Some((_, start)) if start != group.start => false,
+        Some(_) => {
+            let _ = killpg(pid, Signal::SIGKILL);
+            let _ = kill(pid, Signal::SIGKILL);
+            true
+        }
+        None => {
+            match killpg(pid, Signal::SIGKILL) {
+                Ok(()) | Err(Errno::ESRCH) => {}
+                Err(error) => tracing::warn!(pgid = group.pgid, %error, "cannot end a recorded process group"),
+            }
+            true
+        }
+    }
+}
+
+/// Ends what a record left by a dead daemon lists. Used by a new daemon on its own runtime directory (it
+/// holds the lock, so the writer is gone) and by the sweep on a sibling's, where `only_if_dead` makes it check
+/// that the recorded daemon is gone first. Returns `None` when there was nothing to do.
+pub fn end_leftovers(path: &Path, only_if_dead: bool) -> Result<Option<Ended>, RecordError> {
+    let Some(record) = read(path)? else { return Ok(None) };
+    if record.groups.is_empty() || (only_if_dead && !record.daemon_is_gone()) {
+        return Ok(None);
+    }
+    Ok(Some(end_groups(&record)))
+}
+
+/// The live record of this daemon: the groups of its children not reaped yet, written through to
+/// `dir/service.groups` on each change. It is the service's [`ProcessHook`].
+#[derive(Debug)]
+pub struct GroupRecord {
+    path: PathBuf,
+    temp: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    file: RecordFile,
+    /// Each service id's group; the file lists them in id order.
+    groups: BTreeMap<u64, Group>,
+    /// Set by [`GroupRecord::remove`]: the file is gone for good.
+    removed: bool,
+}
+
+impl GroupRecord {
+    /// Starts the record of this daemon (`instance_id`, this process) in `dir`, replacing any record there,
+    /// and writes it with no groups.
+    pub fn create(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
+        let daemon_pid = std::process::id();
+        let (_, daemon_start) = process_start(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?;
+        let file = RecordFile { instance_id: instance_id.to_owned(), daemon_pid, daemon_start, groups: Vec::new() };
+        let record = GroupRecord {
+            path: dir.join(GROUPS_FILE),
+            temp: dir.join(format!("{TEMP_PREFIX}{instance_id}.groups{TEMP_SUFFIX}")),
+            state: Mutex::new(State { file, groups: BTreeMap::new(), removed: false }),
+        };
+        record.write(&record.lock())?;
+        Ok(record)
+    }
+
+    /// The record's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes the temp file and renames it over the record.
+    fn write(&self, state: &State) -> Result<(), RecordError> {
+        let mut file = state.file.clone();
+        file.groups = state.groups.values().copied().collect();
+        let io_error = |action, path: &Path, source| RecordError::Io { action, path: path.to_owned(), source };
+        let json = serde_json::to_vec(&file).map_err(|e| io_error("encode", &self.path, e.into()))?;
+        let written = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(RECORD_MODE)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&self.temp)
+            .and_then(|mut temp| temp.write_all(&json))
+            .map_err(|e| io_error("write", &self.temp, e))
+            .and_then(|()| fs::rename(&self.temp, &self.path).map_err(|e| io_error("replace", &self.path, e)));
+        if written.is_err() {
+            let _ = fs::remove_file(&self.temp);
+        }
+        written
+    }
+
+    /// Applies `change` and writes the record, unless it was removed. A failure is logged: the daemon goes on,
+    /// and the record stays as it was.
+    fn update(&self, change: impl FnOnce(&mut BTreeMap<u64, Group>)) {
+        let mut state = self.lock();
+        if state.removed {
+            return;
+        }
+        change(&mut state.groups);
+        if let Err(error) = self.write(&state) {
+            tracing::warn!(%error, "cannot update the record of process groups");
+        }
+    }
+
+    /// Removes the record for good (an orderly stop, once every child is reaped); later changes are ignored.
+    pub fn remove(&self) {
+        let mut state = self.lock();
+        state.removed = true;
+        for path in [&self.path, &self.temp] {
+            if let Err(error) = fs::remove_file(path)
+                && error.kind() != io::ErrorKind::NotFound
+            {
+                tracing::warn!(path = %path.display(), %error, "cannot remove the record of process groups");
+            }
+        }
+    }
+}
+
+impl ProcessHook for GroupRecord {
+    fn started(&self, id: u64, pid: u32) {
+        // The child is not reaped before `reaped`, so this is its own start time.
+        let Some((_, start)) = process_start(pid) else {
+            tracing::warn!(id, pid, "cannot read a child's start time; it is left out of the record");
+            return;
+        };
+        self.update(|groups| {
+            groups.insert(id, Group { pgid: pid, start });
+        });
+    }
+
+    fn reaped(&self, id: u64) {
+        self.update(|groups| {
+            groups.remove(&id);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
+    use tempfile::TempDir;
+
+    /// A `sleep` leading its own process group, killed and reaped on drop.
+    struct Sleeper(Child);
+
+    impl Sleeper {
+        fn start() -> Sleeper {
+            Sleeper(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap())
+        }
+
+        fn group(&self) -> Group {
+            Group { pgid: self.0.id(), start: process_start(self.0.id()).unwrap().1 }
+        }
+
+        /// Whether it still runs (a zombie does not).
+        fn running(&mut self) -> bool {
+            self.0.try_wait().unwrap().is_none()
+        }
+    }
+
+    impl Drop for Sleeper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn record_of(groups: Vec<Group>) -> RecordFile {
+        RecordFile { instance_id: "x".into(), daemon_pid: u32::MAX, daemon_start: 0, groups }
+    }
+
+    #[test]
+    fn a_matching_group_is_ended_and_a_recycled_one_is_not() {
+        let (mut matching, mut recycled) = (Sleeper::start(), Sleeper::start());
+        let wrong = Group { start: recycled.group().start + 1, ..recycled.group() };
+        let ended = end_groups(&record_of(vec![matching.group(), wrong]));
+        assert_eq!(ended, Ended { signalled: 1, recycled: 1 });
+        let status = matching.0.wait().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+        assert!(recycled.running(), "a group whose start time does not match is never signalled");
+    }
+
+    #[test]
+    fn the_live_record_follows_starts_and_reaps() {
+        let dir = TempDir::new().unwrap();
+        let record = GroupRecord::create(dir.path(), "abc").unwrap();
+        let read_back = || read(record.path()).unwrap().unwrap();
+        assert_eq!(read_back().groups, []);
+        assert_eq!(read_back().daemon_pid, std::process::id());
+        assert!(!read_back().daemon_is_gone());
+        let (a, b) = (Sleeper::start(), Sleeper::start());
+        record.started(7, a.0.id());
+        record.started(3, b.0.id());
+        assert_eq!(read_back().groups, [b.group(), a.group()], "in id order");
+        record.reaped(3);
+        assert_eq!(read_back().groups, [a.group()]);
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [GROUPS_FILE], "no temp file is left");
+        let mode = fs::metadata(record.path()).unwrap().permissions();
+        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, RECORD_MODE);
+        record.remove();
+        record.started(8, a.0.id());
+        assert!(read(record.path()).unwrap().is_none(), "nothing is written after remove");
+    }
+
+    #[test]
+    fn leftovers_of_a_live_daemon_are_kept_unless_the_caller_knows_better() {
+        let dir = TempDir::new().unwrap();
+        let record = GroupRecord::create(dir.path(), "abc").unwrap();
+        let mut sleeper = Sleeper::start();
+        record.started(1, sleeper.0.id());
+        assert_eq!(end_leftovers(record.path(), true).unwrap(), None, "this daemon lives");
+        assert!(sleeper.running());
+        let ended = end_leftovers(record.path(), false).unwrap();
+        assert_eq!(ended, Some(Ended { signalled: 1, recycled: 0 }));
+        sleeper.0.wait().unwrap();
+    }
+
+    #[test]
+    fn a_dead_daemon_is_recognised() {
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let dead = RecordFile { daemon_pid: pid, ..record_of(Vec::new()) };
+        assert!(dead.daemon_is_gone());
+        let (_, start) = process_start(std::process::id()).unwrap();
+        let other = RecordFile { daemon_pid: std::process::id(), daemon_start: start + 1, ..dead.clone() };
+        assert!(other.daemon_is_gone(), "the pid now belongs to another process");
+    }
+
+    #[test]
+    fn bad_records_are_refused() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join(GROUPS_FILE);
+        assert!(read(&path).unwrap().is_none());
+        fs::write(&path, "{}").unwrap();
+        assert!(read(&path).unwrap_err().to_string().contains("is not a process group record"));
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &path).unwrap();
+        assert!(read(&path).is_err(), "a symbolic link is never followed");
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        assert!(read(&path).is_err());
+        fs::remove_dir(&path).unwrap();
+        let big = fs::File::create(&path).unwrap();
+        big.set_len(MAX_RECORD_BYTES + 1).unwrap();
+        assert!(read(&path).unwrap_err().to_string().contains("over"));
+    }
+}
