@@ -131,7 +131,6 @@ fn main() {
         );
     }
 
-
     let echo = echo_round_trips(root.path());
     let started = Instant::now();
     for _ in 0..PINGS {
