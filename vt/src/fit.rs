@@ -10,7 +10,7 @@
 //! 2. with no formatted history left, the oldest rows of the exact history go, one row at a time, cut
 //!    from the one emission of the exact part (each row's start and pen are recorded).
 //! 3. with no history left, the top rows of the active area are laid in the plain form (text only,
-//!    [`Form::Plain`]), as few as it takes, from one more emission of the active area in that form.
+//!    [`Form::Plain`]), as few as it takes, from one emission of the active area in that form.
 //!
 //! A screen laid wholly in the plain form takes at most `rows * (cols * MAX_PLAIN_CELL_BYTES +
 //! MAX_PLAIN_ROW_BYTES)` bytes: when that fits, so does the checkpoint.
@@ -81,10 +81,11 @@ impl Terminal {
         let estimate = |n: usize| {
             plain_marks[n].offset + pen_bytes(marks[n].pen).len() + exact_part.len() - marks[n].offset + SEAM_SLACK
         };
+        // The plain rows before row `n` are the first bytes of the whole plain emission: each row's bytes
+        // depend only on it and the row after it, in the same form.
         let mut n = (1..total - top).find(|&n| estimate(n) <= room).unwrap_or(total - top);
         while n < total - top {
-            let mut content = Vec::new();
-            emit::emit_rows_marked(self, top, top + n, total, Entry::default(), Form::Plain, &mut content)?;
+            let mut content = plain[..plain_marks[n].offset].to_vec();
             content.extend_from_slice(&pen_bytes(marks[n].pen));
             content.extend_from_slice(&exact_part[marks[n].offset..]);
             if content.len() <= room {
