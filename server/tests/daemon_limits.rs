@@ -1,7 +1,7 @@
 //! The daemon's size and length limits over its socket, against the real binary: terminal sizes refused with
 //! the limit named (and a refused resize touching nothing), echoed strings bounded, program titles cut,
-//! `list`, `get`, `snapshot` and `subscribe` answering at the largest sizes the limits allow, and a checkpoint
-//! over its limit failing with a clear error while the daemon goes on.
+//! `list`, `get`, `snapshot` and `subscribe` answering at the largest sizes the limits allow, and the largest
+//! terminal's checkpoint fitting its limit (in `snapshot` and every `resized`) however full its history.
 
 mod daemon_support;
 
@@ -9,9 +9,10 @@ use std::os::unix::net::UnixStream;
 
 use daemon_support::{Daemon, create_sh, eventually, recv_frame};
 use opencode_pty_protocol::{
-    Frame, MAX_ARG_CHARS, MAX_COLS, MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_GROUP_ID_CHARS, MAX_METADATA_BYTES,
-    MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
+    Frame, MAX_ARG_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_GROUP_ID_CHARS,
+    MAX_METADATA_BYTES, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
 };
+use opencode_pty_vt::{MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 use serde_json::{Value, json};
 
 fn message(response: &Value) -> &str {
@@ -237,16 +238,11 @@ fn list_get_snapshot_and_subscribe_answer_at_the_largest_sizes() {
     assert!(daemon.request(pipe(99))["process"]["id"].is_u64(), "room again after a terminate");
 }
 
-#[test]
-fn checkpoints_over_their_limit_fail_clearly_and_the_daemon_goes_on() {
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    // A full-width screen and history of coloured text, more than a 5 MiB checkpoint can hold.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("text");
+/// `lines` lines of `cols` characters, a new 256-colour pen every 8 characters.
+fn coloured_text(cols: usize, lines: usize) -> Vec<u8> {
     let mut text = Vec::new();
-    for line in 0..6000usize {
-        for col in 0..1000usize {
+    for line in 0..lines {
+        for col in 0..cols {
             if col % 8 == 0 {
                 text.extend_from_slice(format!("\x1b[38;5;{}m", (line + col) % 256).as_bytes());
             }
@@ -254,22 +250,78 @@ fn checkpoints_over_their_limit_fail_clearly_and_the_daemon_goes_on() {
         }
         text.extend_from_slice(b"\n");
     }
-    std::fs::write(&file, &text).expect("write");
-    let created = daemon.request(sized(&format!("cat '{}'; read x", file.display()), 1000, 500));
+    text
+}
+
+/// A screen of `rows` lines of `cols` cells, each in its own style (truecolour foreground, background and
+/// underline colour, every attribute) with combining marks: its exact form is far over the checkpoint limit.
+fn adversarial_text(cols: usize, rows: usize) -> Vec<u8> {
+    let mut text = Vec::new();
+    for y in 0..rows {
+        for x in 0..cols {
+            let (r, g, b) = ((x * 7 + y) % 256, (x * 13 + y * 3) % 256, (x + y * 11) % 256);
+            let style = format!("\x1b[0;1;2;3;5;7;9;53;38;2;{r};{g};{b};48;2;{g};{b};{r};58;2;{b};{r};{g}m\x1b[4:3m");
+            text.extend_from_slice(style.as_bytes());
+            text.extend_from_slice("e\u{0301}\u{0302}".as_bytes());
+        }
+        if y + 1 < rows {
+            text.extend_from_slice(b"\x1b[0m\n");
+        }
+    }
+    text
+}
+
+/// Starts `cat` of `text` in a terminal of `cols` x `rows` and waits until the terminal has parsed it all.
+fn cat_into_terminal(daemon: &Daemon, dir: &std::path::Path, name: &str, text: &[u8], cols: u16, rows: u16) -> u64 {
+    let file = dir.join(name);
+    std::fs::write(&file, text).expect("write");
+    let created = daemon.request(sized(&format!("cat '{}'; read x", file.display()), cols, rows));
     let id = created["process"]["id"].as_u64().expect("created");
     eventually("the text in the terminal", || {
         let tail = daemon.request(json!({"op": "get", "id": id}))["process"]["output_tail"].as_u64()?;
         (tail >= text.len() as u64).then_some(())
     });
-    assert_eq!(message(&daemon.request(json!({"op": "snapshot", "id": id}))), "checkpoint exceeds 5242880 byte limit");
-    let resize = json!({"op": "resize", "id": id, "attachment_id": null, "cols": 500, "rows": 250});
-    assert_eq!(
-        message(&daemon.request(resize)),
-        "the terminal was resized to 500x250, but its resized event cannot be sent: checkpoint exceeds 5242880 byte limit"
-    );
-    let pty = &daemon.request(json!({"op": "get", "id": id}))["process"]["pty"];
-    assert_eq!((pty["cols"].as_u64(), pty["rows"].as_u64()), (Some(500), Some(250)), "the message says what happened");
-    let rows = daemon.request(json!({"op": "read_rows", "id": id}));
-    assert_eq!(rows["lines"].as_array().map(Vec::len), Some(250), "the terminal still answers");
+    id
+}
+
+/// The size of the checkpoint a `snapshot` or `resized` carries, after checking the event's type.
+fn checkpoint_len(answer: &Value, kind: &str) -> usize {
+    assert_eq!(answer["type"], kind, "{}", answer["message"]);
+    answer["checkpoint_base64"].as_str().expect("checkpoint").len() / 4 * 3
+}
+
+#[test]
+fn the_largest_terminal_with_full_coloured_history_snapshots_and_resizes() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    // A full-width screen and history of coloured text, more than a 5 MiB checkpoint can hold whole.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = cat_into_terminal(&daemon, dir.path(), "text", &coloured_text(1000, 6000), 1000, 500);
+    let (mut stream, attached) = daemon.subscribe(id, "watcher", "observer");
+    assert_eq!(attached["type"], "attached", "{attached}");
+    let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
+    assert!(checkpoint_len(&snapshot, "snapshot") <= MAX_CHECKPOINT_BYTES);
+    for (cols, rows) in [(500, 250), (1000, 500)] {
+        let resize = json!({"op": "resize", "id": id, "attachment_id": null, "cols": cols, "rows": rows});
+        assert_eq!(daemon.request(resize)["type"], "ok");
+        let events = read_until(&mut stream, |_, event| event.is_some_and(|e| e["type"] == "resized"));
+        let resized = events.last().expect("resized");
+        assert_eq!((resized["cols"].as_u64(), resized["rows"].as_u64()), (Some(cols), Some(rows)));
+        assert!(checkpoint_len(resized, "resized") <= MAX_CHECKPOINT_BYTES);
+    }
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+
+    // The worst screen for the checkpoint's exact form, at the largest size.
+    let id = cat_into_terminal(&daemon, dir.path(), "adversarial", &adversarial_text(1000, 500), 1000, 500);
+    let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
+    assert!(checkpoint_len(&snapshot, "snapshot") <= MAX_CHECKPOINT_BYTES);
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+}
+
+/// The plain form a checkpoint falls back to (SPEC C4) fits for every size the limits allow, with room for
+/// the title, modes and tab stops.
+#[test]
+fn the_plain_form_of_the_largest_screen_fits_a_checkpoint() {
+    let cells = MAX_CELLS as usize * MAX_PLAIN_CELL_BYTES + usize::from(MAX_ROWS) * MAX_PLAIN_ROW_BYTES;
+    assert!(cells <= MAX_CHECKPOINT_BYTES / 2, "{cells} bytes");
 }

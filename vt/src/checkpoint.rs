@@ -65,67 +65,81 @@ impl Terminal {
             exact -= 1;
         }
 
-        let mut content = Vec::new();
-        let entry = self.lay_history(exact, total, limit, &mut content).map_err(|e| match e {
-            Error::BudgetExceeded { .. } => too_large(),
-            other => other,
-        })?;
-        emit::emit_rows(self, exact, total, total, entry, &mut content)?;
-
         let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
         // The formatter re-prints the cell under a pending-wrap cursor only at the last column.
         let cursor = self.cursor();
         let parts = split_state(&state, cursor.pending_wrap && cursor.x + 1 == cols);
 
-        let mut out = Vec::with_capacity(content.len() + state.len() + 64);
+        let mut head = Vec::new();
         if let Some(title) = self.title() {
-            out.extend_from_slice(b"\x1b]2;");
-            out.extend(title.bytes().filter(|b| !b.is_ascii_control()));
-            out.extend_from_slice(b"\x1b\\");
+            head.extend_from_slice(b"\x1b]2;");
+            head.extend(title.bytes().filter(|b| !b.is_ascii_control()));
+            head.extend_from_slice(b"\x1b\\");
         }
-        out.extend_from_slice(&parts.front);
+        head.extend_from_slice(&parts.front);
         if self.active_screen() == Screen::Alternate && parts.front.is_empty() {
-            out.extend_from_slice(b"\x1b[?1049h");
+            head.extend_from_slice(b"\x1b[?1049h");
         }
+        let mut tail = parts.setup.clone();
+        self.place_cursor(&parts, &mut tail)?;
+        tail.extend_from_slice(&parts.pen);
+        tail.extend_from_slice(&parts.back);
+
+        let room = limit.checked_sub(head.len() + tail.len()).ok_or_else(too_large)?;
+        let content = self.fit_content(exact, top, total, room).map_err(|e| match e {
+            Error::BudgetExceeded { .. } => too_large(),
+            other => other,
+        })?;
+        let mut out = head;
+        out.reserve(content.len() + tail.len());
         out.extend_from_slice(&content);
-        out.extend_from_slice(&parts.setup);
-        self.place_cursor(&parts, &mut out)?;
-        out.extend_from_slice(&parts.pen);
-        out.extend_from_slice(&parts.back);
+        out.extend_from_slice(&tail);
         if out.len() > limit {
             return Err(too_large());
         }
         Ok(out)
     }
 
-    /// Lays rows `0..upto` and moves to row `upto` (or leaves the cursor wrapping into it, as the returned
-    /// entry says, when a logical line crosses `upto`). Logical lines the formatter reproduces well go
-    /// through it in runs; lines it would get wrong (a bad join, or a row edge holding only a background
-    /// color, which marks an erased colored line) are emitted exactly.
-    fn lay_history(&self, upto: usize, total: usize, limit: usize, content: &mut Vec<u8>) -> Result<Entry> {
-        // One wrap-flag read per row (plus the row after the last), shared by the line and row counts.
-        let flags = (0..(upto + 1).min(total)).map(|y| self.row_scan(y)).collect::<Result<Vec<_>>>()?;
-        let mut run = Run { first: 0, exact: false };
-        let mut start = 0;
+    /// Lays rows `from..upto` (`from` starting a logical line, `flags` holding the wrap flags of rows
+    /// `0..=upto` as far as they exist) from column 0 of a fresh terminal's first row and moves to row `upto`
+    /// (or leaves the cursor wrapping into it, as the returned entry says, when a logical line crosses
+    /// `upto`). Logical lines the formatter reproduces well go through it in runs; lines it would get wrong (a
+    /// bad join, or a row edge holding only a background color, which marks an erased colored line) are
+    /// emitted exactly. Gives up with [`Error::BudgetExceeded`] as soon as more than `limit` bytes are laid.
+    pub(crate) fn lay_history(
+        &self,
+        flags: &[RowFlags],
+        from: usize,
+        upto: usize,
+        total: usize,
+        limit: usize,
+        content: &mut Vec<u8>,
+    ) -> Result<Entry> {
+        let base = content.len();
+        let mut run = Run { first: from, exact: false };
+        let mut start = from;
         while start < upto {
             let mut end = start;
             while end + 1 < upto && flags[end].wrap {
                 end += 1;
             }
-            let exact = self.line_needs_exact(&flags, start, end)?;
+            let exact = self.line_needs_exact(flags, start, end)?;
             if exact != run.exact && start > run.first {
                 // Runs change only where a logical line starts: nothing wraps across this boundary.
-                self.lay_run(&flags, run, start - 1, total, limit, content)?;
+                self.lay_run(flags, run, start - 1, total, limit + base, content)?;
                 run.first = start;
             }
             run.exact = exact;
             start = end + 1;
+            if content.len() - base > limit {
+                return Err(Error::BudgetExceeded { limit });
+            }
         }
         let mut entry = Entry::default();
         if upto > run.first {
-            entry = self.lay_run(&flags, run, upto - 1, total, limit, content)?;
+            entry = self.lay_run(flags, run, upto - 1, total, limit + base, content)?;
         }
-        if content.len() > limit {
+        if content.len() - base > limit {
             return Err(Error::BudgetExceeded { limit });
         }
         Ok(entry)

@@ -28,6 +28,15 @@ impl Terminal {
     /// empty cell and a space, or two blanks that differ only in foreground or weight, look the same, and a
     /// VT stream cannot always tell them apart.
     pub fn state_diff(&self, other: &Terminal, exact_blanks: bool) -> Result<Option<String>> {
+        if self.total_rows() != other.total_rows() {
+            return Ok(Some(format!("total rows: {} != {}", self.total_rows(), other.total_rows())));
+        }
+        self.recent_state_diff(other, exact_blanks)
+    }
+
+    /// [`Terminal::state_diff`] of a checkpoint that left out the oldest history: `other` may have fewer
+    /// rows, and its rows are compared with the most recent ones of `self`.
+    pub fn recent_state_diff(&self, other: &Terminal, exact_blanks: bool) -> Result<Option<String>> {
         macro_rules! differ {
             ($what:expr, $a:expr, $b:expr) => {
                 let (a, b) = ($a, $b);
@@ -38,9 +47,12 @@ impl Terminal {
         }
         differ!("size", self.size(), other.size());
         differ!("active screen", self.active_screen(), other.active_screen());
-        differ!("total rows", self.total_rows(), other.total_rows());
-        for y in 0..self.total_rows() {
-            let (a, b) = (self.row_info(y)?, other.row_info(y)?);
+        let (total, kept) = (self.total_rows(), other.total_rows());
+        if kept > total {
+            return Ok(Some(format!("total rows: {total} < {kept}")));
+        }
+        for (y, z) in (total - kept..total).zip(0..kept) {
+            let (a, b) = (self.row_info(y)?, other.row_info(z)?);
             differ!(format!("row {y} wrap"), a.wrap, b.wrap);
             for (x, (ca, cb)) in a.cells.iter().zip(&b.cells).enumerate() {
                 if !exact_blanks && blank(ca) && blank(cb) && visible_on_blank(&ca.style) == visible_on_blank(&cb.style)

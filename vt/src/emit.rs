@@ -4,7 +4,9 @@
 //! holding only background-colored erased cells. Here every cell is read ([`Terminal::row_info`]) and
 //! reproduced: text in its exact style, empty cells skipped with cursor movement, background-only cells
 //! erased with ECH in their color, and soft wraps recreated by printing through the last column. Reading
-//! cells costs about 0.1 µs each, so this is used for the active area and recent history only.
+//! cells costs about 0.1 µs each, so this is used for the active area and recent history only. The same
+//! emitter also writes the plain form ([`Form::Plain`]) that a checkpoint falls back to for the top rows of a
+//! screen whose exact form is too large.
 
 use std::io::Write;
 
@@ -25,15 +27,64 @@ pub(crate) fn emit_rows(
     first: usize,
     end: usize,
     total: usize,
-    mut entry: Entry,
+    entry: Entry,
     out: &mut Vec<u8>,
 ) -> Result<Entry> {
+    emit_rows_marked(terminal, first, end, total, entry, Form::Exact, out).map(|(entry, _)| entry)
+}
+
+/// How rows are emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// Every cell as it is (see the module docs).
+    Exact,
+    /// Text only, for a screen whose exact form cannot fit a checkpoint: every style is dropped, a narrow
+    /// cell keeps the first code point of its text when the text is longer than 4 bytes, and a wide cell
+    /// when it is longer than [`MAX_PLAIN_WIDE_BYTES`]. Wraps, wide characters and spacer heads are kept.
+    /// A cell then takes at most [`MAX_PLAIN_CELL_BYTES`] and a row [`MAX_PLAIN_ROW_BYTES`] more.
+    Plain,
+}
+
+/// The longest text a wide cell keeps in [`Form::Plain`]: an emoji with its variation selector (6 bytes)
+/// stays whole, a longer cluster is cut to its first code point.
+const MAX_PLAIN_WIDE_BYTES: usize = 8;
+
+/// The most bytes one cell takes in [`Form::Plain`], from [`MAX_PLAIN_WIDE_BYTES`] for two cells and the
+/// wide placeholder (9 bytes with its character-set switches) for two; a lone empty cell's cursor move
+/// takes 4 and a longer run less per cell.
+pub const MAX_PLAIN_CELL_BYTES: usize = 5;
+
+/// The most bytes a row adds in [`Form::Plain`] beyond its cells: line break, wrap and spacer-head fixes,
+/// and the last row's wrap flag, each a few bytes.
+pub const MAX_PLAIN_ROW_BYTES: usize = 64;
+
+/// Where one row's bytes start in an emission, and the pen set there: the rows from it on replay the same
+/// from column 0 of a fresh terminal's first row once that pen is set.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowStart {
+    pub(crate) offset: usize,
+    pub(crate) pen: Style,
+}
+
+/// [`emit_rows`] in either [`Form`], also returning where each row's bytes start.
+pub(crate) fn emit_rows_marked(
+    terminal: &Terminal,
+    first: usize,
+    end: usize,
+    total: usize,
+    mut entry: Entry,
+    form: Form,
+    out: &mut Vec<u8>,
+) -> Result<(Entry, Vec<RowStart>)> {
     let (cols, rows) = terminal.size();
+    let read = |y: usize| terminal.row_info(y).map(|row| if form == Form::Plain { plain_row(row) } else { row });
     let mut emitter = Emitter { out, pen: Style::default(), cols };
-    let mut next = if first < end { Some(terminal.row_info(first)?) } else { None };
+    let mut marks = Vec::with_capacity(end.saturating_sub(first));
+    let mut next = if first < end { Some(read(first)?) } else { None };
     for y in first..end {
+        marks.push(RowStart { offset: emitter.out.len(), pen: emitter.pen });
         let row = next.take().unwrap_or_default();
-        next = if y + 1 < total { Some(terminal.row_info(y + 1)?) } else { None };
+        next = if y + 1 < total { Some(read(y + 1)?) } else { None };
         entry = emitter.row(&row, next.as_ref(), entry);
         if y + 1 == total && row.wrap && rows >= 3 && !ends_in_spacer_head(&row) {
             emitter.wrap_last_row(&row, rows);
@@ -41,7 +92,19 @@ pub(crate) fn emit_rows(
     }
     let out = &mut *emitter.out;
     set_pen(out, &mut emitter.pen, Style::default());
-    Ok(entry)
+    Ok((entry, marks))
+}
+
+/// A row as [`Form::Plain`] emits it.
+fn plain_row(mut row: RowInfo) -> RowInfo {
+    for cell in &mut row.cells {
+        cell.style = Style::default();
+        let keep = if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE { MAX_PLAIN_WIDE_BYTES } else { 4 };
+        if cell.text.len() > keep {
+            cell.text = cell.text.chars().next().map(String::from).unwrap_or_default();
+        }
+    }
+    row
 }
 
 /// How the previous row left the cursor for the next one.

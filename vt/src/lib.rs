@@ -5,7 +5,8 @@
 //! Callbacks only copy bytes or set flags ([`callbacks`]); every libghostty result code maps to one [`Error`].
 //!
 //! Module map: [`ffi`] raw declarations; `terminal` the handle, input, geometry and state; `format`
-//! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints;
+//! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints; `fit`
+//! what a checkpoint leaves out to stay under its limit;
 //! `inspect` cell-level reads used to compare two terminals.
 
 #![deny(missing_docs)]
@@ -16,6 +17,7 @@ mod diff;
 mod emit;
 mod error;
 pub mod ffi;
+mod fit;
 mod format;
 mod inspect;
 mod rows;
@@ -24,6 +26,7 @@ mod terminal;
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
 pub use checkpoint::{EXACT_HISTORY_ROWS, MAX_CHECKPOINT_BYTES};
 pub use diff::COMPARED_MODES;
+pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 pub use error::{Error, Result};
 pub use inspect::{CellInfo, Color, RowInfo, Style};
 pub use rows::row_json_cost;

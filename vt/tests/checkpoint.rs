@@ -3,7 +3,7 @@
 
 mod support;
 
-use opencode_pty_vt::{EXACT_HISTORY_ROWS, Error, Screen, Terminal};
+use opencode_pty_vt::{EXACT_HISTORY_ROWS, Screen, Terminal};
 use support::screens::{Class, generate};
 
 const SCROLLBACK: usize = 10_000;
@@ -86,19 +86,6 @@ fn deep_history_goes_through_the_formatter() {
     let (source, replay) = round_trip(40, 10, &input);
     assert!(source.scrollback_rows() > EXACT_HISTORY_ROWS * 2);
     assert_eq!(source.state_diff(&replay, false).expect("diff"), None);
-}
-
-#[test]
-fn checkpoint_fails_rather_than_exceed_its_limit() {
-    let mut t = Terminal::new(40, 5, SCROLLBACK).expect("terminal");
-    for i in 0..EXACT_HISTORY_ROWS + 100 {
-        t.write(format!("history line {i}\r\n").as_bytes());
-    }
-    let full = t.vt_checkpoint().expect("checkpoint");
-    assert_eq!(t.vt_checkpoint_within(full.len()).expect("exactly the limit"), full);
-    // Over the limit in the formatted history, and over it only in the final assembly.
-    assert_eq!(t.vt_checkpoint_within(100), Err(Error::CheckpointTooLarge { limit: 100 }));
-    assert_eq!(t.vt_checkpoint_within(full.len() - 1), Err(Error::CheckpointTooLarge { limit: full.len() - 1 }));
 }
 
 #[test]

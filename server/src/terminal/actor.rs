@@ -12,8 +12,8 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use std::collections::VecDeque;
 
 use crossbeam_channel::{Receiver, Select, Sender, TrySendError};
-use opencode_pty_protocol::{Lifecycle, MAX_ROWS_BYTES, Mode, ProcessInfo, PtyInfo, Response, Role};
-use opencode_pty_vt::Terminal;
+use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_ROWS_BYTES, Mode, ProcessInfo, PtyInfo, Response, Role};
+use opencode_pty_vt::{MAX_CHECKPOINT_BYTES, Terminal};
 
 use super::coalesce::{Batch, Coalescer};
 use super::command::{Command, ExitInfo};
@@ -542,15 +542,23 @@ impl Actor {
     fn snapshot(&mut self) -> Result<Response, ServiceError> {
         self.refresh_foreground();
         let text = self.vt.plain_text().map_err(|e| ServiceError::invalid(e.to_string()))?;
-        let checkpoint = self.vt.vt_checkpoint().map_err(|e| ServiceError::invalid(e.to_string()))?;
         let cursor = self.vt.cursor();
-        Ok(Response::Snapshot {
+        let mut response = Response::Snapshot {
             process: self.info(),
             text,
-            checkpoint_base64: BASE64.encode(checkpoint),
+            checkpoint_base64: String::new(),
             cursor_x: cursor.x,
             cursor_y: cursor.y,
-        })
+        };
+        // The checkpoint gets what the frame has left after the rest of the answer (B6), in base64's 4 bytes
+        // per 3, up to its own limit (C4).
+        let rest = serde_json::to_vec(&response).map_or(MAX_FRAME_BYTES, |json| json.len());
+        let budget = (MAX_FRAME_BYTES.saturating_sub(rest) / 4 * 3).min(MAX_CHECKPOINT_BYTES);
+        let checkpoint = self.vt.vt_checkpoint_within(budget).map_err(|e| ServiceError::invalid(e.to_string()))?;
+        if let Response::Snapshot { checkpoint_base64, .. } = &mut response {
+            *checkpoint_base64 = BASE64.encode(checkpoint);
+        }
+        Ok(response)
     }
 
     fn read_rows(&mut self, rows: Option<u16>) -> Result<Response, ServiceError> {

@@ -1,0 +1,164 @@
+//! What a checkpoint leaves out to stay under its size limit, and at what cost.
+//!
+//! The content (every row, C1 step 3) gets the room the title, modes, cursor and pen leave. In order, as
+//! long as the rest does not fit:
+//! 1. the oldest formatted history goes, whole logical lines at a time: history is laid backwards from the
+//!    exact part in blocks of [`HISTORY_BLOCK_ROWS`] rows, each under what room is left, and the block that
+//!    does not fit is narrowed by a binary search over its line starts. Every row is laid at most twice
+//!    (once in the first attempt at the whole, which gives up at the budget) plus a few times
+//!    `log2(HISTORY_BLOCK_ROWS)` block attempts.
+//! 2. with no formatted history left, the oldest rows of the exact history go, one row at a time, cut
+//!    from the one emission of the exact part (each row's start and pen are recorded).
+//! 3. with no history left, the top rows of the active area are laid in the plain form (text only,
+//!    [`Form::Plain`]), as few as it takes, from one emission of the active area in that form.
+//!
+//! A screen laid wholly in the plain form takes at most `rows * (cols * MAX_PLAIN_CELL_BYTES +
+//! MAX_PLAIN_ROW_BYTES)` bytes: when that fits, so does the checkpoint.
+
+use crate::emit::{self, Entry, Form, RowStart};
+use crate::error::{Error, Result};
+use crate::inspect::Style;
+use crate::terminal::Terminal;
+
+/// Old history laid per attempt once the whole does not fit: large enough that the formatter's fixed cost
+/// per call stays small, small enough that narrowing the last block takes few rows twice.
+pub(crate) const HISTORY_BLOCK_ROWS: usize = 256;
+
+/// Bytes kept free where two emissions meet: a row's bytes can change by a pen switch (at most about 100
+/// bytes) or a wrap fix-up when the row before it comes from somewhere else.
+const SEAM_SLACK: usize = 512;
+
+impl Terminal {
+    /// The content of a checkpoint in at most `room` bytes: rows `exact..total` cell by cell (the active
+    /// area starts at `top`), preceded by as much formatted history as fits, or less (see the module docs).
+    /// [`Error::BudgetExceeded`] only when even the plain form of the active area is larger than `room`.
+    pub(crate) fn fit_content(&self, exact: usize, top: usize, total: usize, room: usize) -> Result<Vec<u8>> {
+        let mut exact_part = Vec::new();
+        let (_, marks) =
+            emit::emit_rows_marked(self, exact, total, total, Entry::default(), Form::Exact, &mut exact_part)?;
+        if exact == 0 && exact_part.len() <= room {
+            return Ok(exact_part);
+        }
+        // Laid in front of the exact part as emitted, history may use all the room left; when the exact part
+        // starts inside a logical line the history began, it is emitted again, so leave it some slack.
+        for slack in [0, SEAM_SLACK] {
+            let Some(history_room) = room.checked_sub(exact_part.len() + slack) else { break };
+            let (mut content, entry) = self.fit_history(exact, total, history_room)?;
+            if entry == Entry::default() {
+                content.extend_from_slice(&exact_part);
+            } else {
+                emit::emit_rows(self, exact, total, total, entry, &mut content)?;
+            }
+            if content.len() <= room {
+                return Ok(content);
+            }
+        }
+        // No formatted history: the exact part from the first row whose rest fits.
+        let rest = |start: &RowStart| pen_bytes(start.pen).len() + exact_part.len() - start.offset;
+        if let Some(first) = marks[..=top - exact].iter().position(|start| rest(start) <= room) {
+            let start = marks[first];
+            let mut content = pen_bytes(start.pen);
+            content.extend_from_slice(&exact_part[start.offset..]);
+            return Ok(content);
+        }
+        self.fit_plain(top, total, &exact_part, &marks[top - exact..], room)
+    }
+
+    /// The active area `top..total` with its top rows in the plain form and the rest cut from `exact_part`
+    /// (`marks` holding its row starts from `top` on), in at most `room` bytes.
+    fn fit_plain(
+        &self,
+        top: usize,
+        total: usize,
+        exact_part: &[u8],
+        marks: &[RowStart],
+        room: usize,
+    ) -> Result<Vec<u8>> {
+        let mut plain = Vec::new();
+        let (_, plain_marks) =
+            emit::emit_rows_marked(self, top, total, total, Entry::default(), Form::Plain, &mut plain)?;
+        // Rows `top..top + n` plain, the rest exact: the plain ones take about `plain_marks[n].offset` bytes.
+        let estimate = |n: usize| {
+            plain_marks[n].offset + pen_bytes(marks[n].pen).len() + exact_part.len() - marks[n].offset + SEAM_SLACK
+        };
+        // The plain rows before row `n` are the first bytes of the whole plain emission: each row's bytes
+        // depend only on it and the row after it, in the same form.
+        let mut n = (1..total - top).find(|&n| estimate(n) <= room).unwrap_or(total - top);
+        while n < total - top {
+            let mut content = plain[..plain_marks[n].offset].to_vec();
+            content.extend_from_slice(&pen_bytes(marks[n].pen));
+            content.extend_from_slice(&exact_part[marks[n].offset..]);
+            if content.len() <= room {
+                return Ok(content);
+            }
+            n += 1;
+        }
+        if plain.len() > room {
+            return Err(Error::BudgetExceeded { limit: room });
+        }
+        Ok(plain)
+    }
+
+    /// As much history before row `exact` as fits `room`, whole logical lines, the newest kept; and how
+    /// it leaves the cursor for row `exact`.
+    fn fit_history(&self, exact: usize, total: usize, room: usize) -> Result<(Vec<u8>, Entry)> {
+        // One wrap-flag read per row (plus the row after the last), shared by every attempt.
+        let flags = (0..(exact + 1).min(total)).map(|y| self.row_scan(y)).collect::<Result<Vec<_>>>()?;
+        let mut whole = Vec::new();
+        match self.lay_history(&flags, 0, exact, total, room, &mut whole) {
+            Ok(entry) => return Ok((whole, entry)),
+            Err(Error::BudgetExceeded { .. }) => {}
+            Err(other) => return Err(other),
+        }
+        drop(whole);
+        let starts: Vec<usize> = (0..exact).filter(|&y| y == 0 || !flags[y - 1].wrap).collect();
+        // Blocks laid from the newest back: `end` indexes `starts` (`starts.len()` stands for `exact`).
+        let (mut blocks, mut entry, mut left, mut end) = (Vec::new(), Entry::default(), room, starts.len());
+        while end > 0 {
+            let upto = starts.get(end).copied().unwrap_or(exact);
+            // The latest line start at least a block above `upto` (or the first line).
+            let first = starts[..end].partition_point(|&s| s + HISTORY_BLOCK_ROWS <= upto).saturating_sub(1);
+            let mut block = Vec::new();
+            match self.lay_history(&flags, starts[first], upto, total, left, &mut block) {
+                Ok(laid) => {
+                    if end == starts.len() {
+                        entry = laid;
+                    }
+                    left -= block.len();
+                    blocks.push(block);
+                    end = first;
+                }
+                Err(Error::BudgetExceeded { .. }) => {
+                    // The latest line start from which the rest of this block fits, by binary search.
+                    let (mut lo, mut hi, mut best) = (first + 1, end, None);
+                    while lo < hi {
+                        let mid = lo + (hi - lo) / 2;
+                        let mut block = Vec::new();
+                        match self.lay_history(&flags, starts[mid], upto, total, left, &mut block) {
+                            Ok(laid) => {
+                                best = Some((block, laid));
+                                hi = mid;
+                            }
+                            Err(Error::BudgetExceeded { .. }) => lo = mid + 1,
+                            Err(other) => return Err(other),
+                        }
+                    }
+                    if let Some((block, laid)) = best {
+                        if end == starts.len() {
+                            entry = laid;
+                        }
+                        blocks.push(block);
+                    }
+                    break;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        Ok((blocks.into_iter().rev().flatten().collect(), entry))
+    }
+}
+
+/// The SGR that sets `pen` on a fresh terminal: nothing for the default pen.
+fn pen_bytes(pen: Style) -> Vec<u8> {
+    if pen == Style::default() { Vec::new() } else { emit::sgr(&pen) }
+}
