@@ -16,7 +16,15 @@ use serde_json::value::RawValue;
 
 use crate::FrameError;
 use crate::generated::{REQUEST_OPS, Request};
-use crate::unique::{Key, first_duplicate};
+use crate::unique::{Key, cut, first_duplicate, validate};
+
+/// The longest unknown `op` an `unsupported request: <op>` answer repeats; a longer one is cut (and ends in
+/// `...`), so the answer stays small whatever the client sent.
+pub const MAX_REPORTED_OP_CHARS: usize = 64;
+
+/// The longest `<detail>` of an `invalid <op> request: <detail>` answer; the decoder's text quotes the offending
+/// value, which the client chose, so it is cut (ending in `...`) past this.
+pub const MAX_REPORTED_DETAIL_CHARS: usize = 256;
 
 /// Why a request envelope could not be decoded. The `Display` text is what a server answers in `error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,6 +82,9 @@ impl<'a> RequestEnvelope<'a> {
         let len = payload.len();
         let text = std::str::from_utf8(payload)
             .map_err(|e| FrameError::ControlNotUtf8 { len, valid_up_to: e.valid_up_to() })?;
+        // As strict as a JSON tree would be (depth, escapes, numbers), so what `decode_payload` calls malformed is
+        // malformed here too; then the two members, from text known to be valid.
+        validate(text).map_err(|source| FrameError::ControlNotJson { len, source })?;
         let scan = scan(text, &["token", "request"]).map_err(|source| FrameError::ControlNotJson { len, source })?;
         let Scanned::Object { members, duplicated } = scan else {
             let Scanned::NotObject(found) = scan else { unreachable!() };
@@ -114,9 +125,11 @@ impl<'a> RequestEnvelope<'a> {
     /// [`RequestError::Duplicate`], [`RequestError::Malformed`], [`RequestError::Unsupported`] or
     /// [`RequestError::Invalid`], in that order of checking.
     pub fn decode(&self) -> Result<Request, RequestError> {
-        // The text parsed once already, so the walk cannot fail; a failure would only mean no duplicate found.
-        if let Ok(Some(member)) = first_duplicate(self.text) {
-            return Err(RequestError::Duplicate { member });
+        // `parse` validated the text, so the walk cannot fail; if it ever did, nothing is carried out.
+        match first_duplicate(self.text) {
+            Ok(None) => {}
+            Ok(Some(member)) => return Err(RequestError::Duplicate { member }),
+            Err(_) => return Err(RequestError::Malformed("the envelope is not valid JSON")),
         }
         let Some(request) = self.request else {
             return Err(RequestError::Malformed("the envelope needs a `request` object"));
@@ -135,10 +148,12 @@ impl<'a> RequestEnvelope<'a> {
             None => return Err(RequestError::Malformed("the request needs an `op`")),
         };
         if !REQUEST_OPS.contains(&op.as_str()) {
-            return Err(RequestError::Unsupported { op });
+            return Err(RequestError::Unsupported { op: cut(&op, MAX_REPORTED_OP_CHARS) });
         }
-        serde_json::from_str(request.get())
-            .map_err(|error| RequestError::Invalid { detail: without_position(&error), op })
+        serde_json::from_str(request.get()).map_err(|error| RequestError::Invalid {
+            detail: cut(&without_position(&error), MAX_REPORTED_DETAIL_CHARS),
+            op,
+        })
     }
 }
 
@@ -291,6 +306,28 @@ mod tests {
         assert!(matches!(RequestEnvelope::parse(br#"{"token": "t""#), Err(FrameError::ControlNotJson { .. })));
         assert!(matches!(RequestEnvelope::parse(br#"{"a": 1} {}"#), Err(FrameError::ControlNotJson { .. })));
         assert!(matches!(RequestEnvelope::parse(b"{\"a\": \"\xff\"}"), Err(FrameError::ControlNotUtf8 { .. })));
+    }
+
+    #[test]
+    fn what_a_tree_would_refuse_is_malformed_before_any_member_is_read() {
+        // Each shape once made the duplicate check fail open while the last `request` (shutdown) was decoded.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        for x in [deep.as_str(), "1e400", r#""\udc00""#] {
+            let text = format!(r#"{{"token":"t","x":{x},"request":{{"op":"ping"}},"request":{{"op":"shutdown"}}}}"#);
+            assert!(matches!(RequestEnvelope::parse(text.as_bytes()), Err(FrameError::ControlNotJson { .. })), "{x}");
+        }
+    }
+
+    #[test]
+    fn answers_quote_client_text_only_up_to_a_bound() {
+        let long_op = "o".repeat(10_000);
+        let unsupported = error(&format!(r#"{{"token": "t", "request": {{"op": "{long_op}"}}}}"#));
+        assert_eq!(unsupported, format!("unsupported request: {}...", "o".repeat(MAX_REPORTED_OP_CHARS)));
+        let long_id = "x".repeat(100_000);
+        let invalid = error(&format!(r#"{{"token": "t", "request": {{"op": "get", "id": "{long_id}"}}}}"#));
+        assert!(invalid.starts_with("invalid get request: invalid type: string \"xxx"), "{invalid}");
+        assert!(invalid.ends_with("..."), "{invalid}");
+        assert!(invalid.chars().count() <= "invalid get request: ".len() + MAX_REPORTED_DETAIL_CHARS + 3);
     }
 
     #[test]

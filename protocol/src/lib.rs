@@ -21,7 +21,7 @@ mod unique;
 /// The JSON Schema of protocol 8, bundled into one draft-07 document (generated from `schema/`).
 pub const SCHEMA_JSON: &str = include_str!("schema.json");
 
-pub use envelope::{RequestEnvelope, RequestError};
+pub use envelope::{MAX_REPORTED_DETAIL_CHARS, MAX_REPORTED_OP_CHARS, RequestEnvelope, RequestError};
 pub use generated::*;
 pub use limits::*;
 pub use serde_rules::MAX_EXACT_INTEGER;

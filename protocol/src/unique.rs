@@ -42,10 +42,72 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
 
 /// The name a duplicate is reported by: at most [`MAX_REPORTED_MEMBER_CHARS`] characters.
 pub(crate) fn reported(name: &str) -> String {
-    match name.char_indices().nth(MAX_REPORTED_MEMBER_CHARS) {
-        None => name.to_owned(),
-        Some((cut, _)) => format!("{}...", &name[..cut]),
+    cut(name, MAX_REPORTED_MEMBER_CHARS)
+}
+
+/// `text` cut to its first `limit` characters, with `...` added when anything was cut.
+pub(crate) fn cut(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}...", &text[..end]),
     }
+}
+
+/// Walks one JSON value as strictly as parsing it into a tree would (depth limit, valid escapes, numbers in
+/// range) but stores nothing, so text that a JSON tree would refuse is refused here too, at no memory cost.
+pub(crate) struct Skip;
+
+impl<'de> de::Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Skip, D::Error> {
+        deserializer.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_unit<E>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+}
+
+/// Checks that `json` is one JSON value a tree parse would accept, storing nothing.
+///
+/// # Errors
+///
+/// Whatever parsing `json` into a `serde_json::Value` would fail with.
+pub(crate) fn validate(json: &str) -> Result<(), serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    de::Deserialize::deserialize(&mut deserializer).map(|Skip| ())?;
+    deserializer.end()
 }
 
 /// Walks one JSON value; records the first duplicate member met and then skips the rest.
@@ -152,6 +214,20 @@ mod tests {
         let json = format!(r#"{{"{long}":1,"{long}":2}}"#);
         let reported = first_duplicate(&json).unwrap().unwrap();
         assert_eq!(reported, format!("{}...", "k".repeat(MAX_REPORTED_MEMBER_CHARS)));
+    }
+
+    #[test]
+    fn validation_is_as_strict_as_a_tree() {
+        let deep = format!("{{\"x\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        for text in [deep.as_str(), r#"{"x":1e400}"#, r#"{"x":"\udc00"}"#, r#"{"a":1} {}"#, r#"{"a":"#] {
+            assert!(serde_json::from_str::<serde_json::Value>(text).is_err(), "{text}");
+            assert!(validate(text).is_err(), "{text}");
+        }
+        let fine = format!("{{\"x\":{}{}}}", "[".repeat(100), "]".repeat(100));
+        for text in [fine.as_str(), r#"{"x":1e300,"y":"\ud83d\ude00","z":[null,true,-1]}"#] {
+            assert!(serde_json::from_str::<serde_json::Value>(text).is_ok(), "{text}");
+            assert!(validate(text).is_ok(), "{text}");
+        }
     }
 
     #[test]

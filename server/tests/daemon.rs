@@ -588,3 +588,33 @@ fn pty_children_inherit_the_daemons_environment_overlaid_with_env_and_pipe_child
     let listed = std::fs::read_to_string(&path).unwrap();
     assert_eq!(listed, "OVERLAY=given\n", "no {MARKER} line");
 }
+
+#[test]
+fn a_daemon_with_a_relative_runtime_dir_still_takes_its_children_when_it_is_killed() {
+    let mut daemon = Daemon::start_relative();
+    let _owner = daemon.own();
+    let out = tempfile::tempdir().unwrap();
+    let pipe = json!({"op": "create_pipe", "program": "/bin/sh", "args": ["-c", "sleep 1017"], "cwd": "/",
+                      "env": {"PATH": "/usr/bin:/bin"}, "group_id": "g",
+                      "output_path": out.path().join("out").to_str().unwrap()});
+    let created = daemon.request(pipe);
+    let pid = created["process"]["pid"].as_u64().expect("a pid") as u32;
+    /// Ends the child's group when the test fails with it still running (disarmed once it is gone, since its id
+    /// may then be reused).
+    struct KillGroup(Option<u32>);
+    impl Drop for KillGroup {
+        fn drop(&mut self) {
+            if let Some(pid) = self.0 {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-(pid as i32)), nix::sys::signal::SIGKILL);
+            }
+        }
+    }
+    let mut group = KillGroup(Some(pid));
+    daemon.child.kill().unwrap();
+    daemon.child.wait().unwrap();
+    // The guardian runs in `/`: it finds the record only if the daemon handed it an absolute path.
+    eventually("the pipe child to be ended by the guardian", || {
+        (!matches!(daemon_support::proc_state(pid), Some(state) if state != 'Z')).then_some(())
+    });
+    group.0 = None;
+}

@@ -158,3 +158,34 @@ fn malformed_frames_write_a_bounded_number_of_log_lines() {
     let held_back = sent - LOG_BURST as usize;
     assert!(text.contains(&format!("suppressed={held_back}")), "the stop reports what was held back:\n{text}");
 }
+
+#[test]
+fn text_a_json_tree_would_refuse_cannot_slip_a_second_request_past_the_duplicate_check() {
+    let mut daemon = Daemon::start();
+    let _owner = daemon.own();
+    let token = &daemon.registration.token;
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    for x in [deep.as_str(), "1e400", r#""\udc00""#] {
+        let text = format!(r#"{{"token":"{token}","x":{x},"request":{{"op":"ping"}},"request":{{"op":"shutdown"}}}}"#);
+        let mut stream = daemon.connect();
+        send_text(&mut stream, &text);
+        assert!(recv(&mut stream).is_none(), "a malformed frame is closed unanswered (x = {x})");
+        assert!(daemon.child.try_wait().unwrap().is_none(), "the daemon must not have stopped (x = {x})");
+    }
+    assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
+    drop(_owner);
+    daemon.wait_exit();
+}
+
+#[test]
+fn answers_quote_what_the_client_sent_only_up_to_a_bound() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let long = "x".repeat(7 << 20);
+    let answer = daemon.request(json!({"op": "get", "id": long}));
+    let message = error_of(&answer);
+    assert!(message.starts_with("invalid get request: invalid type: string"), "{}", &message[..100]);
+    assert!(message.len() < 400, "the answer quotes {} bytes", message.len());
+    let answer = daemon.request(json!({"op": long}));
+    assert!(error_of(&answer).len() < 100, "an unknown op is quoted only in part");
+}

@@ -148,6 +148,14 @@ fn echoed_strings_over_their_limits_are_refused_with_short_messages() {
     let write = json!({"op": "write", "id": id, "attachment_id": "a".repeat(257), "data_base64": ""});
     assert_eq!(message(&daemon.request(write)), "attachment_id is over the 256-character limit");
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+    // A pipe subscription's attachment id is bounded too.
+    let pipe_output = dir.path().join("pipe.out");
+    let pipe = json!({"op": "create_pipe", "program": "/bin/sleep", "args": ["30"], "cwd": "/", "env": {},
+                      "group_id": "g", "output_path": pipe_output});
+    let pipe_id = daemon.request(pipe)["process"]["id"].as_u64().expect("a pipe process");
+    let (_stream, answer) = daemon.subscribe(pipe_id, &"a".repeat(257), "observer");
+    assert_eq!(message(&answer), "attachment_id is over the 256-character limit");
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": pipe_id}))["type"], "ok");
 }
 
 #[test]

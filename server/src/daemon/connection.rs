@@ -18,7 +18,7 @@ use super::server::Shared;
 
 /// How long a new connection may take to send its whole first request before it is closed. It bounds only
 /// that request: once it is read, the socket has no read deadline, so a subscription, a `wait` or the owner
-/// channel lives as long as its process, its client and the daemon do (SPEC X4).
+/// channel lives as long as its process, its client and the daemon do (SPEC N8).
 pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long writing one whole response may take before the client counts as gone.

@@ -180,7 +180,9 @@ impl Runtime {
     /// registration (0600) atomically.
     pub fn bind(root: &Path, name: &str) -> Result<Runtime, RuntimeError> {
         validate_name(name)?;
-        let dir = root.join(name);
+        // Absolute, so the guardian (which runs in `/`) and everything else that is handed the directory's paths
+        // find the same files whatever the working directory.
+        let dir = std::path::absolute(root.join(name)).map_err(|e| RuntimeError::io("resolve", &root.join(name), e))?;
         let lock = lock_runtime_dir(&dir)?;
         prepare_socket_root(&socket_root(), geteuid().as_raw())?;
         let socket_path = socket_path_for(&dir)?;

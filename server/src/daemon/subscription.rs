@@ -106,6 +106,8 @@ fn attach(
     role: Role,
     takeover: bool,
 ) -> Result<Attachment, ServiceError> {
+    // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
+    crate::bounds::check_attachment(&attachment)?;
     match shared.service.get_pipe(id) {
         Ok(pipe) => pipe.subscribe(offset).map(Attachment::Pipe),
         Err(ServiceError::WrongMode { .. }) => {

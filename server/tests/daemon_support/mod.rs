@@ -218,6 +218,15 @@ impl Daemon {
         Daemon::launch_with(command, root, name, stdin, Stdio::inherit())
     }
 
+    /// Starts `opencode-pty daemon` with a relative `--runtime-dir` (`.`, its working directory being a fresh
+    /// root), and waits for its registration.
+    pub fn start_relative() -> Daemon {
+        let root = tempfile::tempdir().expect("tempdir");
+        let mut command = Command::new(binary());
+        command.args(["daemon", "--name", "test", "--runtime-dir", "."]).current_dir(root.path());
+        Daemon::launch(command, root, "test")
+    }
+
     /// Starts `opencode-pty daemon` in a fresh root with its log (stderr) written to `log`, and waits for its
     /// registration.
     pub fn start_logging_to(log: &Path) -> Daemon {
