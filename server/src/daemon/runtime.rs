@@ -182,7 +182,8 @@ impl Runtime {
         validate_name(name)?;
         // Absolute, so the guardian (which runs in `/`) and everything else that is handed the directory's paths
         // find the same files whatever the working directory.
-        let dir = std::path::absolute(root.join(name)).map_err(|e| RuntimeError::io("resolve", &root.join(name), e))?;
+        let joined = root.join(name);
+        let dir = std::path::absolute(&joined).map_err(|e| RuntimeError::io("resolve", joined.clone(), e))?;
         let lock = lock_runtime_dir(&dir)?;
         prepare_socket_root(&socket_root(), geteuid().as_raw())?;
         let socket_path = socket_path_for(&dir)?;
