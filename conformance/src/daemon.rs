@@ -12,7 +12,7 @@ use crate::conn::{Conn, Received};
 
 /// The runtime name the runner gives every daemon it starts.
 pub const RUNTIME_NAME: &str = "conformance";
-/// How long a stopped daemon (owner channel closed) gets to exit before it is killed.
+/// How long a daemon sent SIGTERM gets to exit before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 /// How often the runner looks for the registration of a daemon it started.
 const REGISTRATION_POLL: Duration = Duration::from_millis(10);
@@ -131,25 +131,21 @@ impl Daemon {
 }
 
 impl Drop for Daemon {
-    /// Closing the owner channel stops the daemon (O5); one that does not exit within [`STOP_GRACE`] is
-    /// sent SIGTERM, then killed.
+    /// Closes the owner channel (which alone stops the daemon, O5, unless a handoff is pending), sends
+    /// SIGTERM (X1), and kills a daemon that has not exited within [`STOP_GRACE`].
     fn drop(&mut self) {
         self.owner = None;
         let Some(child) = self.child.as_mut() else { return };
+        if matches!(child.try_wait(), Ok(None))
+            && let Ok(pid) = i32::try_from(child.id())
+        {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGTERM);
+        }
         let deadline = Instant::now() + STOP_GRACE;
         while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
             std::thread::sleep(REGISTRATION_POLL);
         }
-        if matches!(child.try_wait(), Ok(None)) {
-            if let Ok(pid) = i32::try_from(child.id()) {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGTERM);
-            }
-            let deadline = Instant::now() + STOP_GRACE;
-            while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
-                std::thread::sleep(REGISTRATION_POLL);
-            }
-            let _ = child.kill();
-        }
+        let _ = child.kill();
         let _ = child.wait();
     }
 }

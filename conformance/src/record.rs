@@ -93,6 +93,12 @@ impl Generalizer {
             {
                 out = format!("{}{}", &out[..at + " request: ".len()], crate::matching::ANY_TEXT);
             }
+            // `cannot start P: <reason>` (D1, Q3): the reason is the system's text, worded by each platform.
+            if out.starts_with("cannot start ")
+                && let Some(at) = out.find(": ")
+            {
+                out = format!("{}{}", &out[..at + 2], crate::matching::ANY_TEXT);
+            }
             for (id, name) in &self.ids {
                 for (before, after) in [("process ", " "), ("process ", ";"), ("process ", ""), ("process ", ")")] {
                     let literal = format!("{before}{id}{after}");

@@ -117,7 +117,8 @@ impl<'a> Session<'a> {
                     },
                 };
                 if let Err(message) = match_value(&expected, &actual, &mut self.vars) {
-                    return Err(Failure { message, diff: Some(diff(&expected, &actual)) });
+                    let shown = resolve(&expected, &self.vars);
+                    return Err(Failure { message, diff: Some(diff(&shown, &actual)) });
                 }
                 return Ok(Step::Expect { conn: conn.clone(), frame: Some(expected), within_ms: *within_ms });
             }
@@ -333,6 +334,16 @@ impl Drop for Session<'_> {
             let _ = helper.kill();
             let _ = helper.wait();
         }
+    }
+}
+
+/// `expected` with the variables bound so far shown as their values, for the diff; patterns stay as written.
+fn resolve(expected: &Value, vars: &Bindings) -> Value {
+    match expected {
+        Value::String(s) => substitute(expected, vars).unwrap_or_else(|_| Value::String(s.clone())),
+        Value::Array(items) => Value::Array(items.iter().map(|v| resolve(v, vars)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), resolve(v, vars))).collect()),
+        other => other.clone(),
     }
 }
 
