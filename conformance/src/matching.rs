@@ -131,7 +131,10 @@ fn match_at(path: &str, expected: &Value, actual: &Value, vars: &mut Bindings) -
         }
         Value::Object(map) => {
             let Value::Object(got) = actual else { return Err(format!("{path}: expected an object, got {actual}")) };
-            for (key, e) in map {
+            // The tag first, so that a frame of another type is reported as such rather than by a member.
+            let tag_first =
+                map.iter().filter(|(key, _)| *key == "type").chain(map.iter().filter(|(key, _)| *key != "type"));
+            for (key, e) in tag_first {
                 match got.get(key) {
                     Some(a) => match_at(&format!("{path}.{key}"), e, a, vars)?,
                     None => return Err(format!("{path}: member `{key}` is missing")),
