@@ -162,3 +162,33 @@ pub fn record_all(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_changes_between_runs_becomes_a_pattern() {
+        let mut g = Generalizer::new("tok", "inst", 77, "/tmp/x");
+        let pong = json!({"type": "pong", "instance_id": "inst", "pid": 77, "protocol": 8, "features": []});
+        assert_eq!(
+            g.generalize(&pong),
+            json!({"type": "pong", "instance_id": "$instance_id", "pid": "$daemon_pid", "protocol": 8, "features": []})
+        );
+        let created = json!({"type": "created", "process": {"id": 5, "pid": 1234, "started_at": 1, "exited_at": null,
+                              "pipe": {"output_path": "/tmp/x/out", "metadata": {"cost": "$5"}}}});
+        assert_eq!(
+            g.generalize(&created),
+            json!({"type": "created", "process": {"id": "$id1", "pid": "{...}", "started_at": "{...}",
+                   "exited_at": null, "pipe": {"output_path": "${tmp}/out", "metadata": {"cost": "$$5"}}}})
+        );
+        let error = json!({"type": "error", "message": "process 5 not found"});
+        assert_eq!(g.generalize(&error)["message"], "process ${id1} not found");
+        let decode = json!({"type": "error", "message": "invalid write request: missing field `id`"});
+        assert_eq!(g.generalize(&decode)["message"], "invalid write request: [..]");
+        let duplicate = json!({"type": "error", "message": "invalid request: duplicate member `op`"});
+        assert_eq!(g.generalize(&duplicate)["message"], "invalid request: duplicate member `op`");
+        let handoff = json!({"type": "handoff", "ticket": "abc", "expires_at": 9});
+        assert_eq!(g.generalize(&handoff), json!({"type": "handoff", "ticket": "$ticket1", "expires_at": "{...}"}));
+    }
+}
