@@ -40,6 +40,18 @@ ts-test:
     cargo build -p opencode-pty
     cd client-ts && npm ci --no-audit --no-fund && OPENCODE_PTY_BIN=../target/debug/opencode-pty npm test
 
+# Replay the conformance transcripts against a daemon binary: `just conformance DAEMON=path [FILTER=text]`
+# (or positionally); without DAEMON, our own daemon, built first.
+conformance DAEMON="" FILTER="":
+    daemon='{{DAEMON}}'; daemon="${daemon#DAEMON=}"; filter='{{FILTER}}'; filter="${filter#FILTER=}"; \
+    if [ -z "$daemon" ]; then cargo build -p opencode-pty; daemon=target/debug/opencode-pty; fi; \
+    cargo run -p opencode-pty-conformance -- --daemon "$daemon" ${filter:+"$filter"}
+
+# Record transcripts again from their scripts (conformance/scripts) against our daemon; review the diff.
+conformance-record FILTER="":
+    cargo build -p opencode-pty
+    cargo run -p opencode-pty-conformance -- record --daemon target/debug/opencode-pty {{FILTER}}
+
 # Benchmark the libghostty-vt binding.
 bench-vt:
     cargo bench -p opencode-pty-vt --bench vt

@@ -1,0 +1,110 @@
+//! The suite can fail: a deliberately broken transcript, a "daemon" that never registers, and fake daemons
+//! that leave out a member or swap two events are each reported as a failure with a message that says what
+//! differed, and the runner leaves none of the processes it started behind.
+
+mod support;
+
+use serde_json::json;
+
+use support::{process_exists, read_pid, run, write_script, write_transcript};
+
+/// A transcript that expects `pong` to say protocol 7.
+#[test]
+fn a_broken_transcript_fails_with_the_step_and_a_diff() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_transcript(
+        dir.path(),
+        "probe/broken",
+        &[
+            json!({"conformance": 1, "description": "expects the wrong protocol", "spec": ["V1"], "shareable": true}),
+            json!({"step": "connect", "conn": "a"}),
+            json!({"step": "send", "conn": "a", "frame": {"token": "$token", "request": {"op": "ping"}}}),
+            json!({"step": "expect", "conn": "a", "frame": {"type": "pong", "instance_id": "$instance_id",
+                   "pid": "$daemon_pid", "protocol": 7, "features": []}}),
+        ],
+    );
+    let daemon = support::daemon_binary();
+    let transcripts = dir.path().to_str().expect("UTF-8");
+    let out = run(&["--daemon", daemon.to_str().expect("UTF-8"), "--transcripts", transcripts], &[]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stdout.contains("FAIL  probe/broken"), "{}", out.stdout);
+    assert!(out.stdout.contains("broken.jsonl:4:"), "the failing line is named: {}", out.stdout);
+    assert!(out.stdout.contains("$.protocol: expected 7, got 8"), "{}", out.stdout);
+    assert!(out.stdout.contains("-  \"protocol\": 7") && out.stdout.contains("+  \"protocol\": 8"), "{}", out.stdout);
+    assert!(out.stdout.contains("0 passed, 1 failed"), "{}", out.stdout);
+}
+
+/// A "daemon" that only sleeps: no registration appears, the runner says so and kills it.
+#[test]
+fn a_binary_that_is_not_a_daemon_fails_and_is_killed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let script = dir.path().join("not-a-daemon");
+    write_script(&script, &format!("echo $$ > {}\nexec sleep 60", pidfile.display()));
+    let out = run(&["--daemon", script.to_str().expect("UTF-8"), "--start-timeout-ms", "1000", "probe/ping-pong"], &[]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stdout.contains("FAIL  probe/ping-pong"), "{}", out.stdout);
+    assert!(out.stdout.contains("no registration naming the daemon's pid"), "{}", out.stdout);
+    assert!(!process_exists(read_pid(&pidfile)), "the runner left the sleeping script running");
+}
+
+/// Runs `filter` from `transcripts` against the fake daemon with `fault`; returns what the runner printed.
+fn against_fake(fault: &str, transcripts: &std::path::Path, filter: &str) -> support::Run {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let fake = dir.path().join("fake-daemon");
+    let python = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake_daemon.py");
+    write_script(&fake, &format!("exec python3 {python} \"$@\""));
+    let attached = concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/examples/valid/Response.attached.json");
+    let out = run(
+        &["--daemon", fake.to_str().expect("UTF-8"), "--transcripts", transcripts.to_str().expect("UTF-8"), filter],
+        &[("FAKE_FAULT", fault), ("FAKE_ATTACHED", attached), ("FAKE_PIDFILE", pidfile.to_str().expect("UTF-8"))],
+    );
+    assert!(!process_exists(read_pid(&pidfile)), "the runner left the fake daemon running: {out:?}");
+    out
+}
+
+/// The fake answers the recorded ping transcript with a `pong` that lacks `features`.
+#[test]
+fn a_missing_member_fails_schema_validation() {
+    let out = against_fake("missing-member", &support::transcripts(), "probe/ping-pong");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stdout.contains("FAIL  probe/ping-pong"), "{}", out.stdout);
+    assert!(out.stdout.contains("the schema refuses"), "{}", out.stdout);
+    assert!(out.stdout.contains("features"), "the missing member is named: {}", out.stdout);
+}
+
+/// The same fake without a fault passes the same transcript, so the failure above is the fault's.
+#[test]
+fn the_fake_without_a_fault_passes() {
+    let out = against_fake("", &support::transcripts(), "probe/ping-pong");
+    assert_eq!(out.code, Some(0), "{out:?}");
+}
+
+/// The fake sends `title_changed` before `controller_changed`.
+#[test]
+fn swapped_events_fail_with_a_diff() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_transcript(
+        dir.path(),
+        "ordering/two-events",
+        &[
+            json!({"conformance": 1, "description": "two events in order", "spec": ["D12"], "shareable": true}),
+            json!({"step": "connect", "conn": "s"}),
+            json!({"step": "send", "conn": "s", "frame": {"token": "$token", "request": {"op": "subscribe", "id": 1,
+                   "offset": 0, "attachment_id": "A", "role": "controller", "takeover": false}}}),
+            json!({"step": "expect", "conn": "s", "frame": "{...}"}),
+            json!({"step": "expect", "conn": "s", "frame": {"type": "controller_changed", "attachment_id": "A",
+                   "generation": 1}}),
+            json!({"step": "expect", "conn": "s", "frame": {"type": "title_changed", "title": "t"}}),
+        ],
+    );
+    let good = against_fake("", dir.path(), "ordering/two-events");
+    assert_eq!(good.code, Some(0), "{good:?}");
+    let out = against_fake("swapped-events", dir.path(), "ordering/two-events");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stdout.contains("FAIL  ordering/two-events"), "{}", out.stdout);
+    assert!(out.stdout.contains("two-events.jsonl:5:"), "{}", out.stdout);
+    assert!(out.stdout.contains("$.type: expected \"controller_changed\", got \"title_changed\""), "{}", out.stdout);
+    assert!(out.stdout.contains("+  \"type\": \"title_changed\""), "{}", out.stdout);
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""A fake daemon for the runner's own tests: it registers like opencode-pty and answers a few requests, with
+one deliberate fault chosen by FAKE_FAULT, so the tests can check that the runner reports it.
+
+FAKE_FAULT=missing-member  pong leaves out `features`.
+FAKE_FAULT=swapped-events  subscribe answers attached, then title_changed before controller_changed.
+FAKE_ATTACHED names a JSON file holding a valid `attached` frame (a schema example); FAKE_PIDFILE, if set, is
+where it writes its pid."""
+import json, os, secrets, socket, struct, sys, threading
+
+args = sys.argv[1:]
+name = args[args.index("--name") + 1]
+root = args[args.index("--runtime-dir") + 1]
+fault = os.environ.get("FAKE_FAULT", "")
+directory = os.path.join(root, name)
+os.makedirs(directory, mode=0o700, exist_ok=True)
+path = os.path.join(directory, "fake.sock")
+if os.environ.get("FAKE_PIDFILE"):
+    with open(os.environ["FAKE_PIDFILE"], "w") as f:
+        f.write(str(os.getpid()))
+token, instance = secrets.token_hex(16), secrets.token_hex(16)
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(path)
+listener.listen(16)
+registration = {"instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": [], "socket": path,
+                "token": token}
+with open(os.path.join(directory, "service.tmp"), "w") as f:
+    json.dump(registration, f)
+os.rename(os.path.join(directory, "service.tmp"), os.path.join(directory, "service.json"))
+
+
+def send(conn, value):
+    data = json.dumps(value).encode()
+    conn.sendall(struct.pack(">I", len(data)) + data)
+
+
+def recv(conn):
+    header = b""
+    while len(header) < 4:
+        chunk = conn.recv(4 - len(header))
+        if not chunk:
+            return None
+        header += chunk
+    (size,) = struct.unpack(">I", header)
+    payload = b""
+    while len(payload) < size:
+        chunk = conn.recv(size - len(payload))
+        if not chunk:
+            return None
+        payload += chunk
+    return json.loads(payload)
+
+
+def serve(conn):
+    with conn:
+        while True:
+            envelope = recv(conn)
+            if envelope is None:
+                return
+            op = envelope.get("request", {}).get("op")
+            if envelope.get("token") != token:
+                send(conn, {"type": "error", "message": "authentication failed"})
+                return
+            if op == "own":
+                send(conn, {"type": "owned"})
+                continue
+            if op == "ping":
+                pong = {"type": "pong", "instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": []}
+                if fault == "missing-member":
+                    del pong["features"]
+                send(conn, pong)
+                return
+            if op == "subscribe":
+                with open(os.environ["FAKE_ATTACHED"]) as f:
+                    send(conn, json.load(f))
+                events = [{"type": "controller_changed", "attachment_id": "A", "generation": 1},
+                          {"type": "title_changed", "title": "t"}]
+                if fault == "swapped-events":
+                    events.reverse()
+                for event in events:
+                    send(conn, event)
+                recv(conn)
+                return
+            send(conn, {"type": "error", "message": "unsupported request: %s" % op})
+            return
+
+
+while True:
+    connection, _ = listener.accept()
+    threading.Thread(target=serve, args=(connection,), daemon=True).start()
