@@ -25,7 +25,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
-use super::record;
+use super::{leftovers, record};
 
 /// How long the supervisor waits before starting a new guardian when one exits while the daemon runs, so a
 /// guardian that cannot run does not make it spin.
@@ -198,11 +198,17 @@ pub fn serve(record: &Path, instance_id: &str) -> Result<(), GuardError> {
         }
         Ok(Some(found)) if found.groups.is_empty() => {}
         Ok(Some(found)) => {
-            let ended = record::end_groups(&found);
+            let ended = leftovers::end_groups(&found);
+            // Then nobody acts on this record again: a group id, once emptied, may be handed out anew.
+            let forgotten = leftovers::forget(record, instance_id)
+                .inspect_err(|error| tracing::warn!(%error, "cannot remove the dead daemon's record"));
             tracing::warn!(
                 daemon_pid = found.daemon_pid,
                 signalled = ended.signalled,
                 recycled = ended.recycled,
+                members = ended.members,
+                spared = ended.spared,
+                record_removed = forgotten.unwrap_or(false),
                 "the daemon is gone; ended its process groups"
             );
         }
