@@ -127,7 +127,8 @@ pub fn end_members(group: Group, ended: &mut Ended) {
             }
             found_new = true;
             // Checked again: the process is still the one found (same start time), in the same group and session.
-            if proc_stat(pid).is_some_and(|now| now == stat)
+            if proc_stat(pid)
+                .is_some_and(|now| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session))
                 && let Ok(raw) = i32::try_from(pid)
             {
                 match kill(Pid::from_raw(raw), Signal::SIGKILL) {
@@ -280,8 +281,13 @@ mod tests {
 
     impl Orphan {
         fn start() -> Orphan {
+            Orphan::start_with("sleep 1000")
+        }
+
+        /// The same with `command` as the member left in the group.
+        fn start_with(command: &str) -> Orphan {
             let mut shell = Command::new("sh")
-                .args(["-c", "sleep 1000 >/dev/null 2>&1 & echo $!; read _"])
+                .args(["-c", &format!("{command} >/dev/null 2>&1 & echo $!; read _")])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .process_group(0)
@@ -316,6 +322,12 @@ mod tests {
         fn drop(&mut self) {
             if self.running() {
                 let _ = kill(Pid::from_raw(self.pid as i32), Signal::SIGKILL);
+            }
+            // Whatever it started: the group's processes in this session not older than its leader.
+            for (pid, stat) in processes_in_group(self.group.pgid) {
+                if stat.session == self.group.session && stat.start >= self.group.start {
+                    let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                }
             }
         }
     }
@@ -352,6 +364,26 @@ mod tests {
         let ended = end_groups(&record_of(vec![orphan.group]));
         assert_eq!(ended, Ended { members: 1, ..Ended::default() });
         orphan.wait_gone();
+    }
+
+    #[test]
+    fn members_started_while_the_members_are_ended_are_ended_too() {
+        // A member that starts processes as fast as it can: some start between the first look-up and its own
+        // SIGKILL, and only a later look-up finds them.
+        let orphan = Orphan::start_with("while :; do sleep 1000 & done");
+        let ended = end_groups(&record_of(vec![orphan.group]));
+        assert!(ended.members > 1, "{ended:?}");
+        orphan.wait_gone();
+        // A killed process may take a moment to become a zombie.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let left = processes_in_group(orphan.group.pgid);
+            if left.is_empty() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "processes outlived their group's end: {left:?}");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     #[test]

@@ -137,6 +137,8 @@ fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
         Ok(record) => Arc::new(record),
         Err(error) => {
             tracing::warn!(%error, "no record of process groups: they would outlive a daemon that dies");
+            // The predecessor's groups were ended: its record must not be acted on again.
+            let _ = std::fs::remove_file(&path);
             return (None, None);
         }
     };
