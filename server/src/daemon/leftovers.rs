@@ -145,7 +145,8 @@ pub fn end_members(group: Group, ended: &mut Ended) {
     ended.spared += spared.len();
 }
 
-/// Every process (pid and stat) whose group id is `pgid`, zombies left out.
+/// Every process (pid and stat) whose group id is `pgid`, zombies left out: at most one entry per process of the
+/// system (the kernel's `pid_max` bounds it), as are the sets [`end_members`] keeps.
 fn processes_in_group(pgid: u32) -> Vec<(u32, ProcStat)> {
     let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
     entries
