@@ -1,8 +1,8 @@
 //! Nothing a daemon started outlives it (SPEC X4–X8, L6): against the real binary, a daemon killed with SIGKILL
 //! leaves no process of its PTYs or pipe processes behind, whether its guardian ends them or (with the guardian
 //! killed too) the next daemon in that runtime directory or a sibling's sweep does; a record whose start time
-//! does not match is never signalled; and the guardian itself holds nothing of the daemon's and goes away with
-//! an orderly stop.
+//! does not match is never signalled; whoever acted on a dead daemon's record removes it, so nobody acts on it
+//! again; and the guardian itself holds nothing of the daemon's and goes away with an orderly stop.
 
 mod daemon_support;
 
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use daemon_support::{Daemon, create_sh, eventually};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use opencode_pty::daemon::leftovers::proc_stat;
 use opencode_pty::daemon::record::{GROUPS_FILE, Group, RecordFile};
 use opencode_pty::procinfo::{parse_stat, process_start};
 use serde_json::{Value, json};
@@ -136,6 +137,8 @@ fn the_guardian_ends_everything_when_the_daemon_is_killed() {
     let took = wait_all_gone(&leftovers, "every child and descendant to be gone after kill -9");
     eprintln!("gone {took:?} after the daemon's death");
     eventually("the guardian to exit", || (!Path::new(&format!("/proc/{guardian}")).exists()).then_some(()));
+    // Its last act: the record is gone, so neither the next daemon here nor a sweep acts on it again.
+    assert!(!daemon.dir().join(GROUPS_FILE).exists(), "the guardian left the dead daemon's record behind");
 }
 
 #[test]
@@ -200,7 +203,8 @@ impl Sleeper {
     }
 
     fn group(&self) -> Group {
-        Group { pgid: self.0.id(), start: process_start(self.0.id()).unwrap().1 }
+        let stat = proc_stat(self.0.id()).unwrap();
+        Group { pgid: self.0.id(), start: stat.start, session: stat.session }
     }
 
     fn running(&mut self) -> bool {
@@ -262,6 +266,22 @@ fn the_sweep_ends_what_a_stale_siblings_record_lists() {
     let _daemon = Daemon::start_in(root, "sweeper", &[]);
     sleeper.wait_killed("the sweep to end the stale record's group");
     eventually("the stale directory to be removed", || (!stale.exists()).then_some(()));
+}
+
+#[test]
+fn the_sweep_ends_what_a_fresh_siblings_record_lists_and_removes_the_record() {
+    let mut sleeper = Sleeper::start();
+    let root = tempfile::tempdir().unwrap();
+    let fresh = root.path().join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    std::fs::write(fresh.join("service.lock"), "").unwrap();
+    std::fs::write(fresh.join(GROUPS_FILE), dead_record(vec![sleeper.group()])).unwrap();
+
+    let _daemon = Daemon::start_in(root, "sweeper", &[]);
+    sleeper.wait_killed("the sweep to end the fresh record's group");
+    // Removed after the groups are ended, so a later sweep or daemon start signals nothing.
+    eventually("the record to be removed", || (!fresh.join(GROUPS_FILE).exists()).then_some(()));
+    assert!(fresh.join("service.lock").exists(), "a fresh directory is kept");
 }
 
 #[test]

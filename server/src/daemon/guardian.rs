@@ -4,11 +4,12 @@
 //! The daemon holds the only write end of a pipe whose read end is the guardian's stdin, and nothing else of
 //! the daemon's (every descriptor the daemon opens is close-on-exec). When the daemon dies, however it dies,
 //! the kernel closes that write end and the guardian reads end-of-file at once. It then reads the record and,
-//! if it is still its daemon's (same instance id), ends each group whose leader's start time matches. After an
-//! orderly stop the daemon has removed the record before closing the pipe, so there is nothing to end. The
-//! guardian leads its own process group, so a signal to the daemon's group (a terminal's Ctrl-C) does not
-//! reach it, and it blocks SIGINT and SIGHUP (the kernel sends SIGHUP, then SIGCONT, to a stopped guardian
-//! once the daemon's death orphans its group: it resumes and does its work). SIGTERM and SIGKILL end it.
+//! if it is still its daemon's (same instance id), ends its groups (`daemon::leftovers`) and removes it, holding
+//! the directory's lock, so that nobody acts on it again. After an orderly stop the daemon has removed the
+//! record before closing the pipe, so there is nothing to end. The guardian leads its own process group, so a
+//! signal to the daemon's group (a terminal's Ctrl-C) does not reach it, and it blocks SIGINT and SIGHUP (the
+//! kernel sends SIGHUP, then SIGCONT, to a stopped guardian once the daemon's death orphans its group: it
+//! resumes and does its work). SIGTERM and SIGKILL end it.
 //!
 //! In the daemon, a supervisor thread waits for the guardian: it reaps it after the orderly stop, and starts a
 //! new one (after [`GUARDIAN_RESTART_DELAY`]) if it exits while the daemon runs.
@@ -25,7 +26,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
-use super::record;
+use super::{leftovers, record};
 
 /// How long the supervisor waits before starting a new guardian when one exits while the daemon runs, so a
 /// guardian that cannot run does not make it spin.
@@ -198,11 +199,17 @@ pub fn serve(record: &Path, instance_id: &str) -> Result<(), GuardError> {
         }
         Ok(Some(found)) if found.groups.is_empty() => {}
         Ok(Some(found)) => {
-            let ended = record::end_groups(&found);
+            let ended = leftovers::end_groups(&found);
+            // Then nobody acts on this record again: a group id, once emptied, may be handed out anew.
+            let forgotten = leftovers::forget(record, instance_id)
+                .inspect_err(|error| tracing::warn!(%error, "cannot remove the dead daemon's record"));
             tracing::warn!(
                 daemon_pid = found.daemon_pid,
                 signalled = ended.signalled,
                 recycled = ended.recycled,
+                members = ended.members,
+                spared = ended.spared,
+                record_removed = forgotten.unwrap_or(false),
                 "the daemon is gone; ended its process groups"
             );
         }

@@ -5,6 +5,7 @@ pub mod connection;
 pub mod dispatch;
 pub mod error;
 pub mod guardian;
+pub mod leftovers;
 pub mod log_limit;
 pub mod ownership;
 pub mod record;

@@ -1,12 +1,14 @@
 //! The record of a daemon's process groups, kept in its runtime directory (`service.groups`) so that whoever
-//! outlives the daemon (its guardian, the next daemon in that directory, a sibling's sweep) can end them. Each
-//! group is listed with its leader's start time, which is checked before any signal.
+//! outlives the daemon (its guardian, the next daemon in that directory, a sibling's sweep) can end them
+//! (`daemon::leftovers`). Each group is listed with its leader's start time and session, which are checked
+//! before any signal.
 //!
 //! The file is private (0600, in the 0700 runtime directory) and replaced atomically (a temp file renamed over
-//! it) on every start and reap, so a reader sees one whole version. It is not synced: it only matters while
-//! the machine runs, and a daemon killed after the rename has still left the full text in the page cache. It
-//! holds one entry per child not yet reaped, so it is bounded by the daemon's live processes; readers refuse
-//! a file over [`MAX_RECORD_BYTES`].
+//! it) on every start and reap, so a reader sees one whole version; while the daemon stops, reaps are no longer
+//! written (the file then lists more than what runs, never less) and the stop removes it once at the end. It is
+//! not synced: it only matters while the machine runs, and a daemon killed after the rename has still left the
+//! full text in the page cache. It holds one entry per child not yet reaped, so it is bounded by the daemon's
+//! live processes; readers refuse a file over [`MAX_RECORD_BYTES`].
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -15,11 +17,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
+use super::leftovers::proc_stat;
 use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
 use crate::procinfo::process_start;
 use crate::service::ProcessHook;
@@ -34,13 +34,15 @@ pub const MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
 /// Permissions of the record and its temp file.
 const RECORD_MODE: u32 = 0o600;
 
-/// One process group a daemon started: its id (the leader's pid) and the leader's start time.
+/// One process group a daemon started: its id (the leader's pid), the leader's start time and its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Group {
     /// The process group id, which is the leader's pid.
     pub pgid: u32,
     /// The leader's start time (`/proc/<pid>/stat` field 22).
     pub start: u64,
+    /// The leader's session id (field 6): its own pid for a PTY child, the daemon's session for a pipe child.
+    pub session: u32,
 }
 
 /// What a record file holds: whose it is, and its groups.
@@ -115,70 +117,6 @@ pub fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
     serde_json::from_slice(&bytes).map(Some).map_err(|e| invalid(e.to_string()))
 }
 
-/// What ending the groups of a record did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Ended {
-    /// Groups sent SIGKILL (possibly already empty).
-    pub signalled: usize,
-    /// Groups left alone because their leader's pid now belongs to a process with another start time (or the
-    /// recorded id is not one a group can have: 0, 1 or above `i32::MAX`).
-    pub recycled: usize,
-}
-
-/// Ends every group of `record` (see [`end_group`]).
-pub fn end_groups(record: &RecordFile) -> Ended {
-    let mut ended = Ended::default();
-    for group in &record.groups {
-        if end_group(*group) {
-            ended.signalled += 1;
-        } else {
-            ended.recycled += 1;
-        }
-    }
-    ended
-}
-
-/// Sends SIGKILL to `group`, and to its leader if that still runs, unless the pid now belongs to a process
-/// with another start time (then the group is left alone and this returns false).
-///
-/// When `/proc/<pgid>` is missing, the leader has been reaped: the group either still has members, which keep
-/// its id from being handed out again, or is empty, and the signal finds nobody. The one race left is a new
-/// process taking that pid, and making it a new group, between the check and the signal; the pid allocator
-/// must have gone round all the pids for that.
-pub fn end_group(group: Group) -> bool {
-    let Ok(raw) = i32::try_from(group.pgid) else { return false };
-    if raw <= 1 {
-        return false;
-    }
-    let pid = Pid::from_raw(raw);
-    match process_start(group.pgid) {
-        Some((_, start)) if start != group.start => false,
-        Some(_) => {
-            let _ = killpg(pid, Signal::SIGKILL);
-            let _ = kill(pid, Signal::SIGKILL);
-            true
-        }
-        None => {
-            match killpg(pid, Signal::SIGKILL) {
-                Ok(()) | Err(Errno::ESRCH) => {}
-                Err(error) => tracing::warn!(pgid = group.pgid, %error, "cannot end a recorded process group"),
-            }
-            true
-        }
-    }
-}
-
-/// Ends what a record left by a dead daemon lists. Used by a new daemon on its own runtime directory (it
-/// holds the lock, so the writer is gone) and by the sweep on a sibling's, where `only_if_dead` makes it check
-/// that the recorded daemon is gone first. Returns `None` when there was nothing to do.
-pub fn end_leftovers(path: &Path, only_if_dead: bool) -> Result<Option<Ended>, RecordError> {
-    let Some(record) = read(path)? else { return Ok(None) };
-    if record.groups.is_empty() || (only_if_dead && !record.daemon_is_gone()) {
-        return Ok(None);
-    }
-    Ok(Some(end_groups(&record)))
-}
-
 /// The live record of this daemon: the groups of its children not reaped yet, written through to
 /// `dir/service.groups` on each change. It is the service's [`ProcessHook`].
 #[derive(Debug)]
@@ -195,6 +133,8 @@ struct State {
     groups: BTreeMap<u64, Group>,
     /// Set by [`GroupRecord::remove`]: the file is gone for good.
     removed: bool,
+    /// Set by [`GroupRecord::stopping`]: reaps are no longer written.
+    stopping: bool,
 }
 
 impl GroupRecord {
@@ -207,7 +147,7 @@ impl GroupRecord {
         let record = GroupRecord {
             path: dir.join(GROUPS_FILE),
             temp: dir.join(format!("{TEMP_PREFIX}{instance_id}.groups{TEMP_SUFFIX}")),
-            state: Mutex::new(State { file, groups: BTreeMap::new(), removed: false }),
+            state: Mutex::new(State { file, groups: BTreeMap::new(), removed: false, stopping: false }),
         };
         record.write(&record.lock())?;
         Ok(record)
@@ -244,17 +184,27 @@ impl GroupRecord {
         written
     }
 
-    /// Applies `change` and writes the record, unless it was removed. A failure is logged: the daemon goes on,
-    /// and the record stays as it was.
-    fn update(&self, change: impl FnOnce(&mut BTreeMap<u64, Group>)) {
+    /// Applies `change` and writes the record, unless it was removed, or this is a reap (`grows` false) while
+    /// stopping. A failure is logged: the daemon goes on, and the record stays as it was.
+    fn update(&self, grows: bool, change: impl FnOnce(&mut BTreeMap<u64, Group>)) {
         let mut state = self.lock();
         if state.removed {
             return;
         }
         change(&mut state.groups);
+        if state.stopping && !grows {
+            return;
+        }
         if let Err(error) = self.write(&state) {
             tracing::warn!(%error, "cannot update the record of process groups");
         }
+    }
+
+    /// The orderly stop begins: from now on a reap is not written, so stopping N processes does not rewrite the
+    /// file N times; it keeps listing them until [`GroupRecord::remove`]. A start is still written (a child
+    /// started while the stop begins runs until the stop ends it).
+    pub fn stopping(&self) {
+        self.lock().stopping = true;
     }
 
     /// Removes the record for good (an orderly stop, once every child is reaped); later changes are ignored.
@@ -274,17 +224,17 @@ impl GroupRecord {
 impl ProcessHook for GroupRecord {
     fn started(&self, id: u64, pid: u32) {
         // The child is not reaped before `reaped`, so this is its own start time.
-        let Some((_, start)) = process_start(pid) else {
+        let Some(stat) = proc_stat(pid) else {
             tracing::warn!(id, pid, "cannot read a child's start time; it is left out of the record");
             return;
         };
-        self.update(|groups| {
-            groups.insert(id, Group { pgid: pid, start });
+        self.update(true, |groups| {
+            groups.insert(id, Group { pgid: pid, start: stat.start, session: stat.session });
         });
     }
 
     fn reaped(&self, id: u64) {
-        self.update(|groups| {
+        self.update(false, |groups| {
             groups.remove(&id);
         });
     }
@@ -306,12 +256,8 @@ mod tests {
         }
 
         fn group(&self) -> Group {
-            Group { pgid: self.0.id(), start: process_start(self.0.id()).unwrap().1 }
-        }
-
-        /// Whether it still runs (a zombie does not).
-        fn running(&mut self) -> bool {
-            self.0.try_wait().unwrap().is_none()
+            let stat = proc_stat(self.0.id()).unwrap();
+            Group { pgid: self.0.id(), start: stat.start, session: stat.session }
         }
     }
 
@@ -324,17 +270,6 @@ mod tests {
 
     fn record_of(groups: Vec<Group>) -> RecordFile {
         RecordFile { instance_id: "x".into(), daemon_pid: u32::MAX, daemon_start: 0, groups }
-    }
-
-    #[test]
-    fn a_matching_group_is_ended_and_a_recycled_one_is_not() {
-        let (mut matching, mut recycled) = (Sleeper::start(), Sleeper::start());
-        let wrong = Group { start: recycled.group().start + 1, ..recycled.group() };
-        let ended = end_groups(&record_of(vec![matching.group(), wrong]));
-        assert_eq!(ended, Ended { signalled: 1, recycled: 1 });
-        let status = matching.0.wait().unwrap();
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
-        assert!(recycled.running(), "a group whose start time does not match is never signalled");
     }
 
     #[test]
@@ -361,16 +296,21 @@ mod tests {
     }
 
     #[test]
-    fn leftovers_of_a_live_daemon_are_kept_unless_the_caller_knows_better() {
+    fn while_stopping_reaps_are_not_written_but_starts_are() {
         let dir = TempDir::new().unwrap();
         let record = GroupRecord::create(dir.path(), "abc").unwrap();
-        let mut sleeper = Sleeper::start();
-        record.started(1, sleeper.0.id());
-        assert_eq!(end_leftovers(record.path(), true).unwrap(), None, "this daemon lives");
-        assert!(sleeper.running());
-        let ended = end_leftovers(record.path(), false).unwrap();
-        assert_eq!(ended, Some(Ended { signalled: 1, recycled: 0 }));
-        sleeper.0.wait().unwrap();
+        let read_back = || read(record.path()).unwrap().unwrap().groups;
+        let (a, b, c) = (Sleeper::start(), Sleeper::start(), Sleeper::start());
+        record.started(1, a.0.id());
+        record.started(2, b.0.id());
+        record.stopping();
+        record.reaped(1);
+        record.reaped(2);
+        assert_eq!(read_back(), [a.group(), b.group()], "the file lists more than what runs, never less");
+        record.started(3, c.0.id());
+        assert_eq!(read_back(), [c.group()], "a start is written, and with it what the reaps left");
+        record.remove();
+        assert!(read(record.path()).unwrap().is_none());
     }
 
     #[test]

@@ -98,6 +98,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     drop(stop_accepting);
     let _ = acceptor.join();
     shared.close_connections();
+    if let Some(record) = &record {
+        // Each reap would rewrite the record: it is removed once, after every child is reaped.
+        record.stopping();
+    }
     shared.service.shutdown();
     shared.wait_connections(CONNECTION_DRAIN);
     if let Ok(report) = sweeper.join() {
@@ -117,10 +121,12 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 /// Either may fail, with a warning: the daemon still runs, only without that protection.
 fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
     let path = runtime.dir().join(GROUPS_FILE);
-    match super::record::end_leftovers(&path, false) {
+    match super::leftovers::end_predecessor(&path) {
         Ok(Some(ended)) => tracing::warn!(
             signalled = ended.signalled,
             recycled = ended.recycled,
+            members = ended.members,
+            spared = ended.spared,
             "ended the process groups a dead daemon left in this runtime directory"
         ),
         Ok(None) => {}
@@ -131,6 +137,8 @@ fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
         Ok(record) => Arc::new(record),
         Err(error) => {
             tracing::warn!(%error, "no record of process groups: they would outlive a daemon that dies");
+            // The predecessor's groups were ended: its record must not be acted on again.
+            let _ = std::fs::remove_file(&path);
             return (None, None);
         }
     };

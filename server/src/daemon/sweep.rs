@@ -2,18 +2,18 @@
 //! removes the directories (and their sockets) that dead daemons left behind, and keeps everything it cannot
 //! prove dead.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
-use super::record::{GROUPS_FILE, end_leftovers};
+use super::leftovers::{Sibling, end_sibling, try_lock};
+use super::record::GROUPS_FILE;
 use super::runtime::{LOCK_FILE, REGISTRATION_FILE, TEMP_PREFIX, TEMP_SUFFIX, read_registration, socket_path_for};
 
 /// A sibling directory is only considered once it has not been modified for this long, so a daemon that is
@@ -37,8 +37,8 @@ pub fn sweep_siblings(root: &Path, own_dir: &Path) -> SweepReport {
 }
 
 /// In every entry of `root` other than `own_dir` that is a directory (not a symbolic link), ends the process
-/// groups its record lists if the daemon that wrote the record is gone (whatever the directory's age: the
-/// record names its daemon's pid and start time, so no lock is needed for that). Then removes every such
+/// groups its record lists if the daemon that wrote the record is gone and the directory's lock is free
+/// (whatever the directory's age), and removes that record (see [`end_sibling`]). Then removes every such
 /// directory unmodified for [`STALE_AFTER`] before `now`, holding only a lock file, a registration, a record
 /// and temp files, whose daemon is provably dead: its lock file can be locked, or, without a lock file, its
 /// registration names a process that does not exist. Its socket goes first, the lock file last, then the
@@ -83,14 +83,19 @@ fn sweep_one(dir: &Path, now: SystemTime) -> Result<bool, String> {
     if !meta.file_type().is_dir() {
         return Ok(false);
     }
-    match end_leftovers(&dir.join(GROUPS_FILE), true) {
-        Ok(Some(ended)) => tracing::warn!(
+    match end_sibling(dir) {
+        Ok(Sibling::Ended(ended)) => tracing::warn!(
             dir = %dir.display(),
             signalled = ended.signalled,
             recycled = ended.recycled,
-            "ended the process groups a dead daemon left"
+            members = ended.members,
+            spared = ended.spared,
+            "ended the process groups a dead daemon left, and removed its record"
         ),
-        Ok(None) => {}
+        Ok(Sibling::Locked) => {
+            tracing::debug!(dir = %dir.display(), "a dead daemon's record is left to the directory's lock holder")
+        }
+        Ok(Sibling::Nothing) => {}
         Err(error) => tracing::warn!(%error, "cannot end what a dead daemon left"),
     }
     let stale = meta.modified().ok().and_then(|mtime| now.duration_since(mtime).ok());
@@ -102,7 +107,7 @@ fn sweep_one(dir: &Path, now: SystemTime) -> Result<bool, String> {
     };
     let has_lock = names.iter().any(|name| name == LOCK_FILE);
     let lock = if has_lock {
-        match try_lock(&dir.join(LOCK_FILE)) {
+        match try_lock(dir) {
             Some(lock) => Some(lock),
             None => return Ok(false),
         }
@@ -154,12 +159,6 @@ fn is_leftover_name(name: &str) -> bool {
     name == LOCK_FILE || name == REGISTRATION_FILE || name == GROUPS_FILE || is_temp
 }
 
-/// Takes the lock on `path` exclusively without waiting; `None` when someone holds it or it cannot be opened.
-fn try_lock(path: &Path) -> Option<Flock<File>> {
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).ok()?;
-    Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()
-}
-
 /// Whether `dir/service.json` is a registration naming a process that does not exist.
 fn registered_pid_is_gone(dir: &Path) -> bool {
     read_registration(dir).is_ok_and(|registration| pid_is_gone(registration.pid))
@@ -186,7 +185,9 @@ fn remove_file(path: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::daemon::runtime::{prepare_socket_root, socket_root};
+    use nix::fcntl::{Flock, FlockArg};
     use opencode_pty_protocol::{PROTOCOL_VERSION, Registration};
+    use std::fs::File;
     use std::os::unix::fs::symlink;
     use std::os::unix::net::UnixListener;
     use std::process::Command;

@@ -1,0 +1,462 @@
+//! Ending what a dead daemon's record of process groups lists (SPEC X5, X7) without signalling anyone else's
+//! process, and forgetting the record afterwards so that nobody acts on it again.
+//!
+//! A group whose leader still runs with the recorded start time is ours and gets SIGKILL as a whole. A group
+//! whose leader is gone may still have members (they keep its id from being handed out again), but once it
+//! empties its id is free, and a later group may have it. So its members are looked up in `/proc` and killed one
+//! by one, only those in the recorded session that started at or after the recorded leader, each checked again
+//! just before its signal.
+
+use std::collections::BTreeSet;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+use super::record::{GROUPS_FILE, Group, RecordError, RecordFile, read};
+use super::runtime::LOCK_FILE;
+
+/// How many times the members of a group whose leader is gone are looked up and killed: a member may start a
+/// process between the lookup and its own SIGKILL, which the next round finds. It stops early once a round
+/// finds nobody new.
+pub const MAX_MEMBER_ROUNDS: usize = 4;
+
+/// What ending the groups of a record did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// Groups whose leader still ran with the recorded start time: the group got SIGKILL.
+    pub signalled: usize,
+    /// Groups left alone because their leader's pid now belongs to a process with another start time (or the
+    /// recorded id is not one a group can have: 0, 1 or above `i32::MAX`).
+    pub recycled: usize,
+    /// Processes of groups whose leader is gone, killed one by one.
+    pub members: usize,
+    /// Processes with a recorded group id (leader gone) left alone: in another session, or older than the
+    /// recorded leader.
+    pub spared: usize,
+}
+
+/// The fields of `/proc/<pid>/stat` that tell whose process it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    /// The state letter (field 3).
+    pub state: char,
+    /// The process group id (field 5).
+    pub pgrp: u32,
+    /// The session id (field 6).
+    pub session: u32,
+    /// The start time, in clock ticks since boot (field 22).
+    pub start: u64,
+}
+
+/// Parses the fields of [`ProcStat`] from one `/proc/<pid>/stat` line, reading after the last `)` (the command
+/// name may contain anything); `None` when malformed.
+pub fn parse_proc_stat(line: &str) -> Option<ProcStat> {
+    let close = line.rfind(')')?;
+    let mut rest = line[close + 1..].split_ascii_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let _ppid = rest.next()?;
+    let pgrp = rest.next()?.parse().ok()?;
+    let session = rest.next()?.parse().ok()?;
+    // Fields 7 to 21 come between the session and the start time.
+    let start = rest.nth(15)?.parse().ok()?;
+    Some(ProcStat { state, pgrp, session, start })
+}
+
+/// The [`ProcStat`] of process `pid`, or `None` when there is no such process.
+pub fn proc_stat(pid: u32) -> Option<ProcStat> {
+    let raw = fs::read(format!("/proc/{pid}/stat")).ok()?;
+    parse_proc_stat(&String::from_utf8_lossy(&raw))
+}
+
+/// Ends every group of `record` (see [`end_group`]).
+pub fn end_groups(record: &RecordFile) -> Ended {
+    let mut ended = Ended::default();
+    for group in &record.groups {
+        end_group(*group, &mut ended);
+    }
+    ended
+}
+
+/// Ends `group`, adding what it did to `ended`. If the leader's pid belongs to a process with another start
+/// time, nothing is sent. If the leader runs (or is a zombie) with the recorded start time, the group and the
+/// leader get SIGKILL. If it is gone, see [`end_members`].
+pub fn end_group(group: Group, ended: &mut Ended) {
+    let Ok(raw) = i32::try_from(group.pgid) else {
+        ended.recycled += 1;
+        return;
+    };
+    if raw <= 1 {
+        ended.recycled += 1;
+        return;
+    }
+    let pid = Pid::from_raw(raw);
+    match proc_stat(group.pgid) {
+        Some(stat) if stat.start != group.start => ended.recycled += 1,
+        Some(_) => {
+            // The leader's pid is held, so the group id cannot have been handed out again.
+            let _ = killpg(pid, Signal::SIGKILL);
+            let _ = kill(pid, Signal::SIGKILL);
+            ended.signalled += 1;
+        }
+        None => end_members(group, ended),
+    }
+}
+
+/// Kills, one by one, the processes whose group id is `group.pgid`, whose session is `group.session` and which
+/// started at or after the recorded leader, each checked again just before its signal; spares the others with
+/// that group id. Repeats (at most [`MAX_MEMBER_ROUNDS`] times) while a round finds someone new.
+pub fn end_members(group: Group, ended: &mut Ended) {
+    let mut killed = BTreeSet::new();
+    let mut spared = BTreeSet::new();
+    for _ in 0..MAX_MEMBER_ROUNDS {
+        let mut found_new = false;
+        for (pid, stat) in processes_in_group(group.pgid) {
+            let ours = stat.session == group.session && stat.start >= group.start;
+            if !ours {
+                spared.insert((pid, stat.start));
+                continue;
+            }
+            if !killed.insert((pid, stat.start)) {
+                continue;
+            }
+            found_new = true;
+            // Checked again: the process is still the one found (same start time), in the same group and session.
+            if proc_stat(pid)
+                .is_some_and(|now| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session))
+                && let Ok(raw) = i32::try_from(pid)
+            {
+                match kill(Pid::from_raw(raw), Signal::SIGKILL) {
+                    Ok(()) | Err(Errno::ESRCH) => {}
+                    Err(error) => tracing::warn!(pid, pgid = group.pgid, %error, "cannot end a recorded process"),
+                }
+            }
+        }
+        if !found_new {
+            break;
+        }
+    }
+    ended.members += killed.len();
+    ended.spared += spared.len();
+}
+
+/// Every process (pid and stat) whose group id is `pgid`, zombies left out: at most one entry per process of the
+/// system (the kernel's `pid_max` bounds it), as are the sets [`end_members`] keeps.
+fn processes_in_group(pgid: u32) -> Vec<(u32, ProcStat)> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| Some((pid, proc_stat(pid)?)))
+        .filter(|(_, stat)| stat.pgrp == pgid && !matches!(stat.state, 'Z' | 'X'))
+        .collect()
+}
+
+/// Ends what the record in this daemon's own runtime directory lists, left by a dead predecessor (this daemon
+/// holds the lock it held for its whole life, so it is gone). The caller then replaces the record with its own.
+/// Returns `None` when there was nothing to do.
+pub fn end_predecessor(path: &Path) -> Result<Option<Ended>, RecordError> {
+    let Some(record) = read(path)? else { return Ok(None) };
+    if record.groups.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(end_groups(&record)))
+}
+
+/// What happened to a sibling's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sibling {
+    /// No record with groups, or its daemon still runs: nothing to do.
+    Nothing,
+    /// The directory's lock is held (or there is no lock file): its holder handles its own leftovers.
+    Locked,
+    /// The groups were ended and the record removed.
+    Ended(Ended),
+}
+
+/// Ends what the record in a sibling runtime directory `dir` lists if the daemon that wrote it is gone, holding
+/// that directory's lock (taken without waiting), then removes the record so that nobody acts on it again.
+pub fn end_sibling(dir: &Path) -> Result<Sibling, RecordError> {
+    let path = dir.join(GROUPS_FILE);
+    let worth_it = |record: &Option<RecordFile>| {
+        record.as_ref().is_some_and(|record| !record.groups.is_empty() && record.daemon_is_gone())
+    };
+    // A first look without the lock, so that the lock is only taken when there is something to do.
+    if !worth_it(&read(&path)?) {
+        return Ok(Sibling::Nothing);
+    }
+    let Some(_lock) = try_lock(dir) else { return Ok(Sibling::Locked) };
+    let record = read(&path)?;
+    if !worth_it(&record) {
+        return Ok(Sibling::Nothing);
+    }
+    let ended = record.as_ref().map(end_groups).unwrap_or_default();
+    remove_record(&path)?;
+    Ok(Sibling::Ended(ended))
+}
+
+/// The guardian's last act: removes the record at `path` if it still names daemon `instance_id`, holding the
+/// directory's lock (taken without waiting). Returns whether it did; when the lock is held, a new daemon owns
+/// the directory and replaces the record itself.
+pub fn forget(path: &Path, instance_id: &str) -> Result<bool, RecordError> {
+    let Some(dir) = path.parent() else { return Ok(false) };
+    let Some(_lock) = try_lock(dir) else { return Ok(false) };
+    match read(path)? {
+        Some(record) if record.instance_id == instance_id => {
+            remove_record(path)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+fn remove_record(path: &Path) -> Result<(), RecordError> {
+    match fs::remove_file(path) {
+        Err(source) if source.kind() != io::ErrorKind::NotFound => {
+            Err(RecordError::Io { action: "remove", path: path.to_owned(), source })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Takes the lock of runtime directory `dir` (`service.lock`) exclusively without waiting; `None` when someone
+/// holds it, it cannot be opened, or the file locked is no longer the one at that path (a stopping daemon
+/// removes its lock file, and a new daemon may have created another).
+pub fn try_lock(dir: &Path) -> Option<Flock<File>> {
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).ok()?;
+    let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()?;
+    let held = lock.metadata().ok()?;
+    let current = fs::symlink_metadata(&path).ok()?;
+    (held.dev() == current.dev() && held.ino() == current.ino()).then_some(lock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::record::GroupRecord;
+    use crate::service::ProcessHook;
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command, Stdio};
+    use tempfile::TempDir;
+
+    /// A `sleep` leading its own process group, killed and reaped on drop.
+    struct Sleeper(Child);
+
+    impl Sleeper {
+        fn start() -> Sleeper {
+            Sleeper(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap())
+        }
+
+        fn group(&self) -> Group {
+            let stat = proc_stat(self.0.id()).unwrap();
+            Group { pgid: self.0.id(), start: stat.start, session: stat.session }
+        }
+
+        fn running(&mut self) -> bool {
+            self.0.try_wait().unwrap().is_none()
+        }
+    }
+
+    impl Drop for Sleeper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// A `sleep` left alone in the group of a shell that has exited and been reaped: a group whose leader is gone.
+    /// The `sleep` is no child of the test; it is SIGKILLed on drop if it still runs.
+    struct Orphan {
+        /// The group as the record would list it (the shell's pid, start time and session).
+        group: Group,
+        pid: u32,
+        start: u64,
+    }
+
+    impl Orphan {
+        fn start() -> Orphan {
+            Orphan::start_with("sleep 1000")
+        }
+
+        /// The same with `command` as the member left in the group.
+        fn start_with(command: &str) -> Orphan {
+            let mut shell = Command::new("sh")
+                .args(["-c", &format!("{command} >/dev/null 2>&1 & echo $!; read _")])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .process_group(0)
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            BufReader::new(shell.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            let pid: u32 = line.trim().parse().unwrap();
+            let leader = proc_stat(shell.id()).unwrap();
+            let start = proc_stat(pid).unwrap().start;
+            drop(shell.stdin.take());
+            shell.wait().unwrap();
+            let group = Group { pgid: shell.id(), start: leader.start, session: leader.session };
+            Orphan { group, pid, start }
+        }
+
+        fn running(&self) -> bool {
+            proc_stat(self.pid).is_some_and(|stat| stat.start == self.start && !matches!(stat.state, 'Z' | 'X'))
+        }
+
+        /// Waits (bounded: 20 s) for it to be gone.
+        fn wait_gone(&self) {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while self.running() {
+                assert!(std::time::Instant::now() < deadline, "the orphan was not ended");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
+
+    impl Drop for Orphan {
+        fn drop(&mut self) {
+            if self.running() {
+                let _ = kill(Pid::from_raw(self.pid as i32), Signal::SIGKILL);
+            }
+            // Whatever it started: the group's processes in this session not older than its leader.
+            for (pid, stat) in processes_in_group(self.group.pgid) {
+                if stat.session == self.group.session && stat.start >= self.group.start {
+                    let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                }
+            }
+        }
+    }
+
+    fn record_of(groups: Vec<Group>) -> RecordFile {
+        RecordFile { instance_id: "x".into(), daemon_pid: u32::MAX, daemon_start: 0, groups }
+    }
+
+    #[test]
+    fn a_matching_group_is_ended_and_a_recycled_one_is_not() {
+        let (mut matching, mut recycled) = (Sleeper::start(), Sleeper::start());
+        let wrong = Group { start: recycled.group().start + 1, ..recycled.group() };
+        let ended = end_groups(&record_of(vec![matching.group(), wrong]));
+        assert_eq!(ended, Ended { signalled: 1, recycled: 1, ..Ended::default() });
+        let status = matching.0.wait().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+        assert!(recycled.running(), "a group whose start time does not match is never signalled");
+    }
+
+    #[test]
+    fn a_leaderless_group_is_ended_member_by_member_sparing_older_processes_and_other_sessions() {
+        let orphan = Orphan::start();
+        assert!(proc_stat(orphan.group.pgid).is_none(), "the leader is gone");
+        // The same group id recorded for a leader that started after the live member: a group id handed out anew.
+        let later = Group { start: orphan.start + 1, ..orphan.group };
+        let ended = end_groups(&record_of(vec![later]));
+        assert!(orphan.running(), "a process older than the recorded leader was signalled");
+        assert_eq!(ended, Ended { spared: 1, ..Ended::default() });
+        let elsewhere = Group { session: orphan.group.session.wrapping_add(1), ..orphan.group };
+        let ended = end_groups(&record_of(vec![elsewhere]));
+        assert!(orphan.running(), "a process in another session was signalled");
+        assert_eq!(ended, Ended { spared: 1, ..Ended::default() });
+
+        let ended = end_groups(&record_of(vec![orphan.group]));
+        assert_eq!(ended, Ended { members: 1, ..Ended::default() });
+        orphan.wait_gone();
+    }
+
+    #[test]
+    fn members_started_while_the_members_are_ended_are_ended_too() {
+        // A member that starts processes as fast as it can: some start between the first look-up and its own
+        // SIGKILL, and only a later look-up finds them.
+        let orphan = Orphan::start_with("while :; do sleep 1000 & done");
+        let ended = end_groups(&record_of(vec![orphan.group]));
+        assert!(ended.members > 1, "{ended:?}");
+        orphan.wait_gone();
+        // A killed process may take a moment to become a zombie.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let left = processes_in_group(orphan.group.pgid);
+            if left.is_empty() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "processes outlived their group's end: {left:?}");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn the_stat_line_gives_group_session_and_start() {
+        let line = "42 (a) b) c) S 1 40 39 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
+        let stat = parse_proc_stat(line).unwrap();
+        assert_eq!(stat, ProcStat { state: 'S', pgrp: 40, session: 39, start: 777 });
+        assert_eq!(parse_proc_stat("42 (a) S 1 40"), None);
+        let own = proc_stat(std::process::id()).unwrap();
+        assert_eq!(Some(own.start), crate::procinfo::process_start(std::process::id()).map(|(_, start)| start));
+    }
+
+    /// A sibling runtime directory with a lock file and the record of a dead daemon listing `groups`.
+    fn sibling(groups: Vec<Group>) -> TempDir {
+        let dir = TempDir::new().unwrap();
+        fs::write(dir.path().join(LOCK_FILE), "").unwrap();
+        let mut gone = Command::new("true").spawn().unwrap();
+        let daemon_pid = gone.id();
+        gone.wait().unwrap();
+        let record = RecordFile { daemon_pid, daemon_start: 1, ..record_of(groups) };
+        fs::write(dir.path().join(GROUPS_FILE), serde_json::to_vec(&record).unwrap()).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_siblings_record_is_acted_on_once_then_removed() {
+        let mut sleeper = Sleeper::start();
+        let dir = sibling(vec![sleeper.group()]);
+        let ended = end_sibling(dir.path()).unwrap();
+        assert_eq!(ended, Sibling::Ended(Ended { signalled: 1, ..Ended::default() }));
+        sleeper.0.wait().unwrap();
+        assert!(!dir.path().join(GROUPS_FILE).exists(), "the record is removed");
+        assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Nothing, "a second sweep signals nothing");
+    }
+
+    #[test]
+    fn a_siblings_record_is_left_to_the_holder_of_its_lock() {
+        let mut sleeper = Sleeper::start();
+        let dir = sibling(vec![sleeper.group()]);
+        let held = try_lock(dir.path()).expect("the lock is free");
+        assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Locked);
+        assert!(sleeper.running(), "a record whose directory's lock is held was acted on");
+        assert!(dir.path().join(GROUPS_FILE).exists());
+        drop(held);
+        fs::remove_file(dir.path().join(LOCK_FILE)).unwrap();
+        assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Locked, "without a lock file nothing is proven");
+        assert!(sleeper.running());
+    }
+
+    #[test]
+    fn a_live_siblings_record_is_kept() {
+        let mut sleeper = Sleeper::start();
+        let dir = TempDir::new().unwrap();
+        fs::write(dir.path().join(LOCK_FILE), "").unwrap();
+        let record = GroupRecord::create(dir.path(), "abc").unwrap();
+        record.started(1, sleeper.0.id());
+        assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Nothing, "this daemon lives");
+        assert!(sleeper.running());
+        assert_eq!(end_predecessor(record.path()).unwrap(), Some(Ended { signalled: 1, ..Ended::default() }));
+        sleeper.0.wait().unwrap();
+    }
+
+    #[test]
+    fn the_guardian_forgets_only_its_own_record_and_only_holding_the_lock() {
+        let dir = TempDir::new().unwrap();
+        fs::write(dir.path().join(LOCK_FILE), "").unwrap();
+        let record = GroupRecord::create(dir.path(), "abc").unwrap();
+        assert!(!forget(record.path(), "another").unwrap(), "the record of another daemon is kept");
+        let held = try_lock(dir.path()).unwrap();
+        assert!(!forget(record.path(), "abc").unwrap(), "a lock holder replaces the record itself");
+        drop(held);
+        assert!(forget(record.path(), "abc").unwrap());
+        assert!(read(record.path()).unwrap().is_none());
+    }
+}
