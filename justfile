@@ -74,5 +74,10 @@ bench-limits:
     cargo build --release -p opencode-pty --bins --examples
     cargo run --release -p opencode-pty --example measure_limits
 
+# How long a daemon with n pipe processes takes from `shutdown` to its exit.
+bench-stop n="1000":
+    cargo build --release -p opencode-pty --bins --examples
+    cargo run --release -p opencode-pty --example measure_stop -- {{n}}
+
 # Run every benchmark.
-bench: bench-vt bench-terminals bench-daemon bench-limits
+bench: bench-vt bench-terminals bench-daemon bench-limits bench-stop
