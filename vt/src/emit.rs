@@ -72,27 +72,55 @@ pub(crate) fn emit_rows_marked(
     first: usize,
     end: usize,
     total: usize,
-    mut entry: Entry,
+    entry: Entry,
     form: Form,
     out: &mut Vec<u8>,
 ) -> Result<(Entry, Vec<RowStart>)> {
-    let (cols, rows) = terminal.size();
+    let span = emit_span(terminal, first..end, total, State { entry, pen: Style::default() }, form, out, usize::MAX)?;
+    let (mut state, marks) = span.expect("no limit");
+    set_pen(out, &mut state.pen, Style::default());
+    Ok((state.entry, marks))
+}
+
+/// Where an emission stands between two rows: how the row before left the cursor, and the pen it left set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct State {
+    pub(crate) entry: Entry,
+    pub(crate) pen: Style,
+}
+
+/// Emits `rows` of `total` in `form` from `state` (the pen is not reset at the end), returning the state it
+/// leaves and where each row starts; or `None`, having stopped after the row that took the bytes appended to
+/// `out` past `limit`. Each row is read once, plus the row after the last.
+pub(crate) fn emit_span(
+    terminal: &Terminal,
+    rows: std::ops::Range<usize>,
+    total: usize,
+    state: State,
+    form: Form,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Result<Option<(State, Vec<RowStart>)>> {
+    let (cols, height) = terminal.size();
     let read = |y: usize| terminal.row_info(y).map(|row| if form == Form::Plain { plain_row(row) } else { row });
-    let mut emitter = Emitter { out, pen: Style::default(), cols };
-    let mut marks = Vec::with_capacity(end.saturating_sub(first));
-    let mut next = if first < end { Some(read(first)?) } else { None };
-    for y in first..end {
+    let base = out.len();
+    let mut emitter = Emitter { out, pen: state.pen, cols };
+    let mut entry = state.entry;
+    let mut marks = Vec::with_capacity(rows.len());
+    let mut next = if rows.start < rows.end { Some(read(rows.start)?) } else { None };
+    for y in rows {
         marks.push(RowStart { offset: emitter.out.len(), pen: emitter.pen });
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(read(y + 1)?) } else { None };
         entry = emitter.row(&row, next.as_ref(), entry);
-        if y + 1 == total && row.wrap && rows >= 3 && !ends_in_spacer_head(&row) {
-            emitter.wrap_last_row(&row, rows);
+        if y + 1 == total && row.wrap && height >= 3 && !ends_in_spacer_head(&row) {
+            emitter.wrap_last_row(&row, height);
+        }
+        if emitter.out.len() - base > limit {
+            return Ok(None);
         }
     }
-    let out = &mut *emitter.out;
-    set_pen(out, &mut emitter.pen, Style::default());
-    Ok((entry, marks))
+    Ok(Some((State { entry, pen: emitter.pen }, marks)))
 }
 
 /// A row as [`Form::Plain`] emits it.

@@ -18,6 +18,7 @@
 use crate::emit::{self, Entry, Form, RowStart};
 use crate::error::{Error, Result};
 use crate::inspect::Style;
+use crate::tail::{self, Tail};
 use crate::terminal::Terminal;
 
 /// Old history laid per attempt once the whole does not fit: large enough that the formatter's fixed cost
@@ -33,11 +34,11 @@ impl Terminal {
     /// area starts at `top`), preceded by as much formatted history as fits, or less (see the module docs).
     /// [`Error::BudgetExceeded`] only when even the plain form of the active area is larger than `room`.
     pub(crate) fn fit_content(&self, exact: usize, top: usize, total: usize, room: usize) -> Result<Vec<u8>> {
-        let mut exact_part = Vec::new();
-        let (_, marks) =
-            emit::emit_rows_marked(self, exact, total, total, Entry::default(), Form::Exact, &mut exact_part)?;
+        // Only as much of the exact part as the room can hold: the rows above it would be cut anyway.
+        let tail = tail::exact_tail(self, exact, total, room)?;
+        let exact_part = &tail.bytes;
         if exact == 0 && exact_part.len() <= room {
-            return Ok(exact_part);
+            return Ok(tail.bytes);
         }
         // Laid in front of the exact part as emitted, history may use all the room left; when the exact part
         // starts inside a logical line the history began, it is emitted again, so leave it some slack.
@@ -45,7 +46,7 @@ impl Terminal {
             let Some(history_room) = room.checked_sub(exact_part.len() + slack) else { break };
             let (mut content, entry) = self.fit_history(exact, total, history_room)?;
             if entry == Entry::default() {
-                content.extend_from_slice(&exact_part);
+                content.extend_from_slice(exact_part);
             } else {
                 emit::emit_rows(self, exact, total, total, entry, &mut content)?;
             }
@@ -53,41 +54,39 @@ impl Terminal {
                 return Ok(content);
             }
         }
-        // No formatted history: the exact part from the first row whose rest fits.
+        // No formatted history: the exact part from the first row whose rest fits (rows the tail left out have
+        // more than the room below them).
         let rest = |start: &RowStart| pen_bytes(start.pen).len() + exact_part.len() - start.offset;
-        if let Some(first) = marks[..=top - exact].iter().position(|start| rest(start) <= room) {
-            let start = marks[first];
+        if let Some(start) = (exact..=top).filter_map(|y| tail.mark(y)).find(|start| rest(start) <= room) {
             let mut content = pen_bytes(start.pen);
             content.extend_from_slice(&exact_part[start.offset..]);
             return Ok(content);
         }
-        self.fit_plain(top, total, &exact_part, &marks[top - exact..], room)
+        self.fit_plain(top, total, &tail, room)
     }
 
-    /// The active area `top..total` with its top rows in the plain form and the rest cut from `exact_part`
-    /// (`marks` holding its row starts from `top` on), in at most `room` bytes.
-    fn fit_plain(
-        &self,
-        top: usize,
-        total: usize,
-        exact_part: &[u8],
-        marks: &[RowStart],
-        room: usize,
-    ) -> Result<Vec<u8>> {
+    /// The active area `top..total` with its top rows in the plain form and the rest cut from the exact
+    /// `tail`, in at most `room` bytes.
+    fn fit_plain(&self, top: usize, total: usize, tail: &Tail, room: usize) -> Result<Vec<u8>> {
+        let exact_part = &tail.bytes;
         let mut plain = Vec::new();
         let (_, plain_marks) =
             emit::emit_rows_marked(self, top, total, total, Entry::default(), Form::Plain, &mut plain)?;
         // Rows `top..top + n` plain, the rest exact: the plain ones take about `plain_marks[n].offset` bytes.
+        // Where the tail has no mark, the exact rest alone is over the room.
         let estimate = |n: usize| {
-            plain_marks[n].offset + pen_bytes(marks[n].pen).len() + exact_part.len() - marks[n].offset + SEAM_SLACK
+            tail.mark(top + n).map_or(usize::MAX, |mark| {
+                plain_marks[n].offset + pen_bytes(mark.pen).len() + exact_part.len() - mark.offset + SEAM_SLACK
+            })
         };
         // The plain rows before row `n` are the first bytes of the whole plain emission: each row's bytes
         // depend only on it and the row after it, in the same form.
         let mut n = (1..total - top).find(|&n| estimate(n) <= room).unwrap_or(total - top);
         while n < total - top {
+            let Some(mark) = tail.mark(top + n) else { break };
             let mut content = plain[..plain_marks[n].offset].to_vec();
-            content.extend_from_slice(&pen_bytes(marks[n].pen));
-            content.extend_from_slice(&exact_part[marks[n].offset..]);
+            content.extend_from_slice(&pen_bytes(mark.pen));
+            content.extend_from_slice(&exact_part[mark.offset..]);
             if content.len() <= room {
                 return Ok(content);
             }

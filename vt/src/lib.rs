@@ -11,6 +11,10 @@
 
 #![deny(missing_docs)]
 
+// The shared screen generator (tests/support) names the crate, and unit tests use it too.
+#[cfg(test)]
+extern crate self as opencode_pty_vt;
+
 mod callbacks;
 mod checkpoint;
 mod diff;
@@ -21,6 +25,7 @@ mod fit;
 mod format;
 mod inspect;
 mod rows;
+mod tail;
 mod terminal;
 
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
