@@ -82,6 +82,12 @@ pub(crate) fn emit_rows_marked(
     Ok((state.entry, marks))
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Bytes emitted in [`Form::Exact`] on this thread: how the tests see what the checkpoint emits.
+    pub(crate) static EXACT_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Where an emission stands between two rows: how the row before left the cursor, and the pen it left set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct State {
@@ -117,10 +123,22 @@ pub(crate) fn emit_span(
             emitter.wrap_last_row(&row, height);
         }
         if emitter.out.len() - base > limit {
+            count(form, emitter.out.len() - base);
             return Ok(None);
         }
     }
+    count(form, emitter.out.len() - base);
     Ok(Some((State { entry, pen: emitter.pen }, marks)))
+}
+
+/// Adds `bytes` emitted in `form` to [`EXACT_BYTES`] (in tests only).
+fn count(form: Form, bytes: usize) {
+    #[cfg(test)]
+    if form == Form::Exact {
+        EXACT_BYTES.with(|n| n.set(n.get() + bytes));
+    }
+    #[cfg(not(test))]
+    let _ = (form, bytes);
 }
 
 /// A row as [`Form::Plain`] emits it.

@@ -161,3 +161,58 @@ impl Terminal {
 fn pen_bytes(pen: Style) -> Vec<u8> {
     if pen == Style::default() { Vec::new() } else { emit::sgr(&pen) }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::emit::{self, EXACT_BYTES, Entry, Form};
+    use crate::inspect::ROWS_READ;
+    use crate::terminal::Terminal;
+
+    /// Every cell in its own style with two combining marks; every third cell a wide character with one.
+    fn adversarial_screen(cols: usize, rows: usize) -> Vec<u8> {
+        let mut text = Vec::new();
+        for y in 0..rows {
+            let mut x = 0;
+            while x < cols {
+                let (r, g, b) = ((x * 7 + y) % 256, (x * 13 + y * 3) % 256, (x + y * 11) % 256);
+                let style = format!("\x1b[0;1;3;9;38;2;{r};{g};{b};48;2;{g};{b};{r};58;2;{b};{r};{g}m\x1b[4:3m");
+                text.extend_from_slice(style.as_bytes());
+                if x % 3 == 2 && x + 1 < cols {
+                    text.extend_from_slice("漢\u{0301}".as_bytes());
+                    x += 2;
+                } else {
+                    text.extend_from_slice("e\u{0301}\u{0302}".as_bytes());
+                    x += 1;
+                }
+            }
+            if y + 1 < rows {
+                text.extend_from_slice(b"\r\n");
+            }
+        }
+        text
+    }
+
+    /// A screen whose exact form is ten times the limit: the checkpoint emits exactly only about what the
+    /// limit holds (a forward attempt that stops past it, then the bottom rows up to just past it), and reads
+    /// the rows it lays plain once, not the whole screen twice.
+    #[test]
+    fn an_oversized_screen_is_emitted_exactly_only_as_far_as_the_limit_reaches() {
+        let (cols, rows) = (100u16, 400u16);
+        let mut t = Terminal::new(cols, rows, 1000).expect("terminal");
+        t.write(&adversarial_screen(usize::from(cols), usize::from(rows)));
+        let total = t.total_rows();
+        assert_eq!(total, usize::from(rows), "no history");
+        let mut whole = Vec::new();
+        emit::emit_rows_marked(&t, 0, total, total, Entry::default(), Form::Exact, &mut whole).expect("emit");
+        let limit = whole.len() / 10;
+
+        EXACT_BYTES.with(|n| n.set(0));
+        ROWS_READ.with(|n| n.set(0));
+        let fitted = t.vt_checkpoint_within(limit).expect("fits");
+        let (emitted, read) = (EXACT_BYTES.with(|n| n.get()), ROWS_READ.with(|n| n.get()));
+        assert!(fitted.len() <= limit);
+        eprintln!("exact form {} bytes, limit {limit}: emitted {emitted} bytes exactly, read {read} rows", whole.len());
+        assert!(emitted < whole.len() * 2 / 5, "emitted {emitted} bytes of a {}-byte exact form", whole.len());
+        assert!(read < total * 3 / 2, "read {read} rows of {total}");
+    }
+}

@@ -9,6 +9,12 @@ use crate::terminal::Terminal;
 /// The code points one cell's grapheme is first read with; a longer cluster is read again at its size.
 const MAX_GRAPHEME_CODEPOINTS: usize = 32;
 
+#[cfg(test)]
+thread_local! {
+    /// Rows read through [`Terminal::row_info`] on this thread: how the tests see what the checkpoint reads.
+    pub(crate) static ROWS_READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A cell or underline color.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Color {
@@ -143,6 +149,8 @@ impl Terminal {
     /// Everything about row `y` of the whole active screen (row 0 is the oldest history row). Costs a few
     /// library calls per cell: meant for the checkpoint's exact part, tests and tools, not for history.
     pub fn row_info(&self, y: usize) -> Result<RowInfo> {
+        #[cfg(test)]
+        ROWS_READ.with(|n| n.set(n.get() + 1));
         let (cols, _) = self.size();
         let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         let flags = flags_at(&row_ref)?;
