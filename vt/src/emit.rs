@@ -108,7 +108,10 @@ pub(crate) fn emit_span(
     limit: usize,
 ) -> Result<Option<(State, Vec<RowStart>)>> {
     let (cols, height) = terminal.size();
-    let read = |y: usize| terminal.row_info(y).map(|row| if form == Form::Plain { plain_row(row) } else { row });
+    let read = |y: usize| match form {
+        Form::Exact => terminal.row_info(y),
+        Form::Plain => terminal.row_cells(y, false).map(plain_row),
+    };
     let base = out.len();
     let mut emitter = Emitter { out, pen: state.pen, cols };
     let mut entry = state.entry;

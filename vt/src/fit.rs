@@ -8,14 +8,15 @@
 //!    (once in the first attempt at the whole, which gives up at the budget) plus a few times
 //!    `log2(HISTORY_BLOCK_ROWS)` block attempts.
 //! 2. with no formatted history left, the oldest rows of the exact history go, one row at a time, cut
-//!    from the one emission of the exact part (each row's start and pen are recorded).
+//!    from the one emission of the exact part's rows that can fit ([`tail::exact_tail`], which records each
+//!    row's start and pen and leaves out the rows above the first one whose rest is over the room).
 //! 3. with no history left, the top rows of the active area are laid in the plain form (text only,
 //!    [`Form::Plain`]), as few as it takes, from one emission of the active area in that form.
 //!
 //! A screen laid wholly in the plain form takes at most `rows * (cols * MAX_PLAIN_CELL_BYTES +
 //! MAX_PLAIN_ROW_BYTES)` bytes: when that fits, so does the checkpoint.
 
-use crate::emit::{self, Entry, Form, RowStart};
+use crate::emit::{self, Entry, Form, RowStart, State};
 use crate::error::{Error, Result};
 use crate::inspect::Style;
 use crate::tail::{self, Tail};
@@ -69,22 +70,29 @@ impl Terminal {
     /// `tail`, in at most `room` bytes.
     fn fit_plain(&self, top: usize, total: usize, tail: &Tail, room: usize) -> Result<Vec<u8>> {
         let exact_part = &tail.bytes;
-        let mut plain = Vec::new();
-        let (_, plain_marks) =
-            emit::emit_rows_marked(self, top, total, total, Entry::default(), Form::Plain, &mut plain)?;
-        // Rows `top..top + n` plain, the rest exact: the plain ones take about `plain_marks[n].offset` bytes.
-        // Where the tail has no mark, the exact rest alone is over the room.
-        let estimate = |n: usize| {
-            tail.mark(top + n).map_or(usize::MAX, |mark| {
-                plain_marks[n].offset + pen_bytes(mark.pen).len() + exact_part.len() - mark.offset + SEAM_SLACK
-            })
+        // Rows `top..top + n` plain, the rest exact: the plain ones take about `plain.offset(n)` bytes. Where
+        // the tail has no mark (above `tail.from`), the exact rest alone is over the room, so plain rows are
+        // emitted only from there on as needed.
+        let mut plain = PlainPrefix::new(top);
+        let mut estimate = |n: usize| -> Result<usize> {
+            let Some(mark) = tail.mark(top + n) else { return Ok(usize::MAX) };
+            let rest = pen_bytes(mark.pen).len() + exact_part.len() - mark.offset + SEAM_SLACK;
+            // The exact rest alone over the room needs no plain rows to tell.
+            if rest > room { Ok(usize::MAX) } else { Ok(plain.offset(self, n, total)? + rest) }
         };
+        let mut n = total - top;
+        for candidate in tail.from.saturating_sub(top).max(1)..total - top {
+            if estimate(candidate)? <= room {
+                n = candidate;
+                break;
+            }
+        }
         // The plain rows before row `n` are the first bytes of the whole plain emission: each row's bytes
         // depend only on it and the row after it, in the same form.
-        let mut n = (1..total - top).find(|&n| estimate(n) <= room).unwrap_or(total - top);
         while n < total - top {
             let Some(mark) = tail.mark(top + n) else { break };
-            let mut content = plain[..plain_marks[n].offset].to_vec();
+            let offset = plain.offset(self, n, total)?;
+            let mut content = plain.bytes[..offset].to_vec();
             content.extend_from_slice(&pen_bytes(mark.pen));
             content.extend_from_slice(&exact_part[mark.offset..]);
             if content.len() <= room {
@@ -92,10 +100,11 @@ impl Terminal {
             }
             n += 1;
         }
-        if plain.len() > room {
+        plain.offset(self, total - top, total)?;
+        if plain.bytes.len() > room {
             return Err(Error::BudgetExceeded { limit: room });
         }
-        Ok(plain)
+        Ok(plain.bytes)
     }
 
     /// As much history before row `exact` as fits `room`, whole logical lines, the newest kept; and how
@@ -154,6 +163,37 @@ impl Terminal {
             }
         }
         Ok((blocks.into_iter().rev().flatten().collect(), entry))
+    }
+}
+
+/// The plain emission of the rows from `top`, emitted only as far as asked: its first rows are the same
+/// bytes whether or not the rest follows.
+#[derive(Debug)]
+struct PlainPrefix {
+    top: usize,
+    bytes: Vec<u8>,
+    /// Rows emitted so far, and the state the emission is in after them.
+    rows: usize,
+    state: State,
+}
+
+impl PlainPrefix {
+    fn new(top: usize) -> Self {
+        PlainPrefix { top, bytes: Vec::new(), rows: 0, state: State { entry: Entry::default(), pen: Style::default() } }
+    }
+
+    /// The length of the plain emission of the first `n` rows (of `total` on the whole screen).
+    fn offset(&mut self, terminal: &Terminal, n: usize, total: usize) -> Result<usize> {
+        if n > self.rows {
+            let rows = self.top + self.rows..self.top + n;
+            let span = emit::emit_span(terminal, rows, total, self.state, Form::Plain, &mut self.bytes, usize::MAX)?;
+            let Some((state, _)) = span else { unreachable!("no limit") };
+            (self.rows, self.state) = (n, state);
+            if self.top + n == total {
+                emit::set_pen(&mut self.bytes, &mut self.state.pen, Style::default());
+            }
+        }
+        Ok(self.bytes.len())
     }
 }
 

@@ -6,7 +6,8 @@
 //!
 //! Module map: [`ffi`] raw declarations; `terminal` the handle, input, geometry and state; `format`
 //! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints; `fit`
-//! what a checkpoint leaves out to stay under its limit;
+//! what a checkpoint leaves out to stay under its limit; `tail` the exact part emitted only as far as the limit
+//! reaches;
 //! `inspect` cell-level reads used to compare two terminals.
 
 #![deny(missing_docs)]
