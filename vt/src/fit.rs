@@ -19,6 +19,7 @@
 use crate::emit::{self, Entry, Form, RowStart, State};
 use crate::error::{Error, Result};
 use crate::inspect::Style;
+use crate::sgr;
 use crate::tail::{self, Tail};
 use crate::terminal::Terminal;
 
@@ -190,7 +191,7 @@ impl PlainPrefix {
             let Some((state, _)) = span else { unreachable!("no limit") };
             (self.rows, self.state) = (n, state);
             if self.top + n == total {
-                emit::set_pen(&mut self.bytes, &mut self.state.pen, Style::default());
+                sgr::set_pen(&mut self.bytes, &mut self.state.pen, Style::default());
             }
         }
         Ok(self.bytes.len())
@@ -199,7 +200,7 @@ impl PlainPrefix {
 
 /// The SGR that sets `pen` on a fresh terminal: nothing for the default pen.
 fn pen_bytes(pen: Style) -> Vec<u8> {
-    if pen == Style::default() { Vec::new() } else { emit::sgr(&pen) }
+    if pen == Style::default() { Vec::new() } else { sgr::sgr(&pen) }
 }
 
 #[cfg(test)]

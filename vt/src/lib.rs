@@ -7,7 +7,7 @@
 //! Module map: [`ffi`] raw declarations; `terminal` the handle, input, geometry and state; `format`
 //! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints; `fit`
 //! what a checkpoint leaves out to stay under its limit; `tail` the exact part emitted only as far as the limit
-//! reaches;
+//! reaches; `emit` cell-exact emission of rows and `sgr` the styles it sets;
 //! `inspect` cell-level reads used to compare two terminals.
 
 #![deny(missing_docs)]
@@ -26,6 +26,7 @@ mod fit;
 mod format;
 mod inspect;
 mod rows;
+mod sgr;
 mod tail;
 mod terminal;
 

@@ -14,6 +14,7 @@
 use crate::emit::{self, Entry, Form, RowStart, State};
 use crate::error::Result;
 use crate::inspect::Style;
+use crate::sgr;
 use crate::terminal::Terminal;
 
 /// Rows emitted per step from the bottom up: each step costs up to two rows more (to find its state), and the
@@ -71,7 +72,7 @@ fn exact_tail_in(terminal: &Terminal, first: usize, total: usize, budget: usize,
     if let Some((mut state, marks)) =
         emit::emit_span(terminal, first..total, total, start, Form::Exact, &mut bytes, budget)?
     {
-        emit::set_pen(&mut bytes, &mut state.pen, Style::default());
+        sgr::set_pen(&mut bytes, &mut state.pen, Style::default());
         return Ok(Tail { from: first, bytes, marks });
     }
     // Chunks from the bottom up, the last pushed first, until past the budget.
@@ -84,7 +85,7 @@ fn exact_tail_in(terminal: &Terminal, first: usize, total: usize, budget: usize,
         let span = emit::emit_span(terminal, begin..end, total, state, Form::Exact, &mut chunk, usize::MAX)?;
         let Some((mut after, marks)) = span else { unreachable!("no limit") };
         if end == total {
-            emit::set_pen(&mut chunk, &mut after.pen, Style::default());
+            sgr::set_pen(&mut chunk, &mut after.pen, Style::default());
         }
         size += chunk.len();
         chunks.push((chunk, marks));
