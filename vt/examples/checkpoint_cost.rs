@@ -98,8 +98,8 @@ fn main() {
         }
         let base = measure(80, 24, &make(80, 24));
         println!(
-            "{name}: 80x24 checkpoint {:.2} ms, down {:.2} ms, back {:.2} ms, {} bytes",
-            base.0, base.1, base.2, base.3
+            "{name}: 80x24 checkpoint {:.2} ms, down {:.2} ms, back {:.2} ms, {} bytes (hash {:016x})",
+            base.0, base.1, base.2, base.3, base.4
         );
         for (cols, rows) in [(1000u16, 500u16), (500, 1000)] {
             let big = measure(cols, rows, &make(usize::from(cols), usize::from(rows)));
