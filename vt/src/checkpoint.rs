@@ -26,6 +26,7 @@ use crate::emit::{self, Entry};
 use crate::error::{Error, Result};
 use crate::format::{Format, Space};
 use crate::inspect::RowFlags;
+use crate::sgr;
 use crate::terminal::{Screen, Terminal};
 
 /// Modes that select the alternate screen: they must precede the content.
@@ -220,10 +221,10 @@ impl Terminal {
             let cell = &info.cells[x];
             if cell.text.is_empty() {
                 // A blank cell with a pending wrap: a space in its style is the closest thing.
-                out.extend_from_slice(&emit::sgr(&cell.style));
+                out.extend_from_slice(&sgr::sgr(&cell.style));
                 out.push(b' ');
             } else {
-                out.extend_from_slice(&emit::cell_bytes(cell));
+                out.extend_from_slice(&sgr::cell_bytes(cell));
             }
             return Ok(());
         }

@@ -13,6 +13,7 @@ use std::io::Write;
 use crate::error::Result;
 use crate::ffi;
 use crate::inspect::{CellInfo, Color, RowInfo, Style};
+use crate::sgr::set_pen;
 use crate::terminal::Terminal;
 
 /// Emits rows `first..end` of `total` exactly. The cursor must be at column 0 of row `first` with a reset
@@ -72,27 +73,76 @@ pub(crate) fn emit_rows_marked(
     first: usize,
     end: usize,
     total: usize,
-    mut entry: Entry,
+    entry: Entry,
     form: Form,
     out: &mut Vec<u8>,
 ) -> Result<(Entry, Vec<RowStart>)> {
-    let (cols, rows) = terminal.size();
-    let read = |y: usize| terminal.row_info(y).map(|row| if form == Form::Plain { plain_row(row) } else { row });
-    let mut emitter = Emitter { out, pen: Style::default(), cols };
-    let mut marks = Vec::with_capacity(end.saturating_sub(first));
-    let mut next = if first < end { Some(read(first)?) } else { None };
-    for y in first..end {
+    let span = emit_span(terminal, first..end, total, State { entry, pen: Style::default() }, form, out, usize::MAX)?;
+    let (mut state, marks) = span.expect("no limit");
+    set_pen(out, &mut state.pen, Style::default());
+    Ok((state.entry, marks))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Bytes emitted in [`Form::Exact`] on this thread: how the tests see what the checkpoint emits.
+    pub(crate) static EXACT_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Where an emission stands between two rows: how the row before left the cursor, and the pen it left set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct State {
+    pub(crate) entry: Entry,
+    pub(crate) pen: Style,
+}
+
+/// Emits `rows` of `total` in `form` from `state` (the pen is not reset at the end), returning the state it
+/// leaves and where each row starts; or `None`, having stopped after the row that took the bytes appended to
+/// `out` past `limit`. Each row is read once, plus the row after the last.
+pub(crate) fn emit_span(
+    terminal: &Terminal,
+    rows: std::ops::Range<usize>,
+    total: usize,
+    state: State,
+    form: Form,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Result<Option<(State, Vec<RowStart>)>> {
+    let (cols, height) = terminal.size();
+    let read = |y: usize| match form {
+        Form::Exact => terminal.row_info(y),
+        Form::Plain => terminal.row_cells(y, false).map(plain_row),
+    };
+    let base = out.len();
+    let mut emitter = Emitter { out, pen: state.pen, cols };
+    let mut entry = state.entry;
+    let mut marks = Vec::with_capacity(rows.len());
+    let mut next = if rows.start < rows.end { Some(read(rows.start)?) } else { None };
+    for y in rows {
         marks.push(RowStart { offset: emitter.out.len(), pen: emitter.pen });
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(read(y + 1)?) } else { None };
         entry = emitter.row(&row, next.as_ref(), entry);
-        if y + 1 == total && row.wrap && rows >= 3 && !ends_in_spacer_head(&row) {
-            emitter.wrap_last_row(&row, rows);
+        if y + 1 == total && row.wrap && height >= 3 && !ends_in_spacer_head(&row) {
+            emitter.wrap_last_row(&row, height);
+        }
+        if emitter.out.len() - base > limit {
+            count(form, emitter.out.len() - base);
+            return Ok(None);
         }
     }
-    let out = &mut *emitter.out;
-    set_pen(out, &mut emitter.pen, Style::default());
-    Ok((entry, marks))
+    count(form, emitter.out.len() - base);
+    Ok(Some((State { entry, pen: emitter.pen }, marks)))
+}
+
+/// Adds `bytes` emitted in `form` to [`EXACT_BYTES`] (in tests only).
+fn count(form: Form, bytes: usize) {
+    #[cfg(test)]
+    if form == Form::Exact {
+        EXACT_BYTES.with(|n| n.set(n.get() + bytes));
+    }
+    #[cfg(not(test))]
+    let _ = (form, bytes);
 }
 
 /// A row as [`Form::Plain`] emits it.
@@ -299,53 +349,4 @@ fn erase_here(out: &mut Vec<u8>, pen: &mut Style, bg: Color) {
 /// The index of the last cell that holds text or a background color, if any.
 fn last_significant(row: &RowInfo) -> Option<u16> {
     row.cells.iter().rposition(|c| !c.text.is_empty() || c.style.bg != Color::Default).map(|i| i as u16)
-}
-
-/// Switches the pen to `style` (with a full reset when it changes).
-pub(crate) fn set_pen(out: &mut Vec<u8>, pen: &mut Style, style: Style) {
-    if *pen == style {
-        return;
-    }
-    out.extend_from_slice(&sgr(&style));
-    *pen = style;
-}
-
-/// An SGR sequence that sets exactly `style` from any pen.
-pub(crate) fn sgr(style: &Style) -> Vec<u8> {
-    let mut out = b"\x1b[0".to_vec();
-    let flags = [
-        (style.bold, "1"),
-        (style.faint, "2"),
-        (style.italic, "3"),
-        (style.blink, "5"),
-        (style.inverse, "7"),
-        (style.invisible, "8"),
-        (style.strikethrough, "9"),
-        (style.overline, "53"),
-    ];
-    for (on, code) in flags {
-        if on {
-            out.push(b';');
-            out.extend_from_slice(code.as_bytes());
-        }
-    }
-    for (color, base) in [(style.fg, 38), (style.bg, 48), (style.underline_color, 58)] {
-        let _ = match color {
-            Color::Default => Ok(()),
-            Color::Palette(i) => write!(out, ";{base};5;{i}"),
-            Color::Rgb(r, g, b) => write!(out, ";{base};2;{r};{g};{b}"),
-        };
-    }
-    out.push(b'm');
-    if style.underline != 0 {
-        let _ = write!(out, "\x1b[4:{}m", style.underline);
-    }
-    out
-}
-
-/// The exact style of a cell, for re-printing it.
-pub(crate) fn cell_bytes(cell: &CellInfo) -> Vec<u8> {
-    let mut out = sgr(&cell.style);
-    out.extend_from_slice(cell.text.as_bytes());
-    out
 }

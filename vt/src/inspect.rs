@@ -9,6 +9,12 @@ use crate::terminal::Terminal;
 /// The code points one cell's grapheme is first read with; a longer cluster is read again at its size.
 const MAX_GRAPHEME_CODEPOINTS: usize = 32;
 
+#[cfg(test)]
+thread_local! {
+    /// Rows read through [`Terminal::row_info`] on this thread: how the tests see what the checkpoint reads.
+    pub(crate) static ROWS_READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A cell or underline color.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Color {
@@ -143,6 +149,14 @@ impl Terminal {
     /// Everything about row `y` of the whole active screen (row 0 is the oldest history row). Costs a few
     /// library calls per cell: meant for the checkpoint's exact part, tests and tools, not for history.
     pub fn row_info(&self, y: usize) -> Result<RowInfo> {
+        self.row_cells(y, true)
+    }
+
+    /// [`Terminal::row_info`], with every style left at the default unless `styles` (reading styles is a
+    /// good part of the cost when every cell has its own, and the checkpoint's plain form drops them).
+    pub(crate) fn row_cells(&self, y: usize, styles: bool) -> Result<RowInfo> {
+        #[cfg(test)]
+        ROWS_READ.with(|n| n.set(n.get() + 1));
         let (cols, _) = self.size();
         let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         let flags = flags_at(&row_ref)?;
@@ -151,7 +165,7 @@ impl Terminal {
         let mut last_style: Option<(ffi::GhosttyStyleId, Style)> = None;
         for x in 0..cols {
             let cell_ref = column_ref(&row_ref, x);
-            cells.push(cell_info(&cell_ref, &mut last_style)?);
+            cells.push(cell_info(&cell_ref, styles, &mut last_style)?);
         }
         Ok(RowInfo { cells, wrap: flags.wrap, wrap_continuation: flags.continuation })
     }
@@ -187,6 +201,7 @@ fn flags_at(grid_ref: &ffi::GhosttyGridRef) -> Result<RowFlags> {
 /// Reads one cell through a fresh grid ref (no mutation since it was made).
 fn cell_info(
     grid_ref: &ffi::GhosttyGridRef,
+    styles: bool,
     last_style: &mut Option<(ffi::GhosttyStyleId, Style)>,
 ) -> Result<CellInfo> {
     let mut cell: ffi::GhosttyCell = 0;
@@ -231,7 +246,7 @@ fn cell_info(
         _ => {}
     }
     let mut style = match *last_style {
-        _ if style_id == 0 => Style::default(),
+        _ if style_id == 0 || !styles => Style::default(),
         Some((id, style)) if id == style_id => style,
         _ => {
             let style = read_style(grid_ref)?;
@@ -303,7 +318,7 @@ mod tests {
             let row = t.row_info(y).expect("row");
             for (x, cell) in row.cells.iter().enumerate() {
                 let lookup = t.grid_ref(Space::Screen, x as u16, y).expect("ref");
-                assert_eq!(*cell, cell_info(&lookup, &mut None).expect("cell"), "row {y} cell {x}");
+                assert_eq!(*cell, cell_info(&lookup, true, &mut None).expect("cell"), "row {y} cell {x}");
             }
         }
         let row = t.row_info(0).expect("row");

@@ -6,10 +6,15 @@
 //!
 //! Module map: [`ffi`] raw declarations; `terminal` the handle, input, geometry and state; `format`
 //! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints; `fit`
-//! what a checkpoint leaves out to stay under its limit;
+//! what a checkpoint leaves out to stay under its limit; `tail` the exact part emitted only as far as the limit
+//! reaches; `emit` cell-exact emission of rows and `sgr` the styles it sets;
 //! `inspect` cell-level reads used to compare two terminals.
 
 #![deny(missing_docs)]
+
+// The shared screen generator (tests/support) names the crate, and unit tests use it too.
+#[cfg(test)]
+extern crate self as opencode_pty_vt;
 
 mod callbacks;
 mod checkpoint;
@@ -21,6 +26,8 @@ mod fit;
 mod format;
 mod inspect;
 mod rows;
+mod sgr;
+mod tail;
 mod terminal;
 
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
