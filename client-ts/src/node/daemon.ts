@@ -142,11 +142,12 @@ export class Daemon {
     const what = describe(request);
     let connection: Connection | null = null;
     const response = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
+      const started = (connection = this.start());
       try {
-        return await readAnswer(connection, what);
+        await this.send(started, request);
+        return await readAnswer(started, what);
       } finally {
-        connection.destroy();
+        started.destroy();
       }
     });
     return this.rejectError(response, request);
@@ -187,12 +188,13 @@ export class Daemon {
     const what = describe(request);
     let connection: Connection | null = null;
     const opened = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
+      const started = (connection = this.start());
       try {
-        expectType(await readAnswer(connection, what), "owned", what);
-        return connection;
+        await this.send(started, request);
+        expectType(await readAnswer(started, what), "owned", what);
+        return started;
       } catch (error) {
-        connection.destroy();
+        started.destroy();
         throw error;
       }
     });
@@ -223,8 +225,9 @@ export class Daemon {
     const what = describe(request);
     let connection: Connection | null = null;
     const opened = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
-      return connection;
+      const started = (connection = this.start());
+      await this.send(started, request);
+      return started;
     });
     try {
       const response = await abortable(what, options?.signal, () => opened.destroy(), readAnswer(opened, what));
@@ -320,12 +323,13 @@ export class Daemon {
     const what = describe(request);
     let connection: Connection | null = null;
     return bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
+      const started = (connection = this.start());
       try {
-        const attached = attachedOf(expectType(this.rejectError(await readAnswer(connection, what), request), "attached", what));
-        return new Subscription(connection, attached, options?.signal);
+        await this.send(started, request);
+        const attached = attachedOf(expectType(this.rejectError(await readAnswer(started, what), request), "attached", what));
+        return new Subscription(started, attached, options?.signal);
       } catch (error) {
-        connection.destroy();
+        started.destroy();
         throw error;
       }
     });
@@ -340,15 +344,21 @@ export class Daemon {
     return { signal: options?.signal, timeoutMs: options?.timeoutMs ?? this.timeoutMs };
   }
 
-  private async open(request: Request | JsonObject): Promise<Connection> {
-    const connection = await Connection.open(this.registration.socket);
+  /** Starts a connection to the daemon. It exists from this moment on, before it is connected, so that a call
+   * cancelled at any point (even before connecting finished) destroys it instead of leaving it behind. */
+  private start(): Connection {
+    return Connection.start(this.registration.socket);
+  }
+
+  /** Waits for `connection` to connect and sends `request` on it; destroys it on failure. */
+  private async send(connection: Connection, request: Request | JsonObject): Promise<void> {
     try {
+      await connection.ready;
       await connection.send(envelope(this.registration.token, request));
     } catch (error) {
       connection.destroy();
       throw error;
     }
-    return connection;
   }
 
   private async expect<T extends Response["type"]>(
