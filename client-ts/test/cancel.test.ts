@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 
 import { AbortError, Daemon, DaemonError, TimeoutError, type Subscription } from "../src/index.js";
+import { abortable } from "../src/node/connection.js";
 import { launchDaemon } from "../src/node/spawn.js";
 import { binary, eventually, killAtEnd, releaseAtEnd, spawned, tempDir, WAIT_MS } from "./support.js";
 
@@ -91,4 +92,26 @@ test("a subscription cut by a zero timeout leaves no socket and no controller be
     }
   });
   (subscription as Subscription | null)?.close();
+});
+
+test("waiting on work with an already aborted signal leaves no unhandled rejection", limit, async () => {
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
+  process.on("unhandledRejection", record);
+  try {
+    let fail: (error: Error) => void = () => undefined;
+    const work = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    // The cancel step makes the work fail, as closing a connection makes its read fail.
+    await assert.rejects(abortable("a read", AbortSignal.abort(), () => fail(new Error("cut")), work), AbortError);
+    for (let turn = 0; turn < 3; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off("unhandledRejection", record);
+  }
 });

@@ -193,6 +193,8 @@ export function abortable<T>(what: string, signal: AbortSignal | undefined, canc
   }
   if (signal.aborted) {
     cancel();
+    // `work` runs on; whatever it ends with is no longer anyone's business (and must not go unhandled).
+    work.catch(() => undefined);
     return Promise.reject(new AbortError(what, { cause: signal.reason }));
   }
   return new Promise<T>((resolve, reject) => {
