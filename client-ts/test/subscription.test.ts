@@ -69,3 +69,20 @@ test("the subscribe signal rejects a pending read with AbortError and detaches",
   assert.equal(await subscription.next(), null);
   assert.equal(getEventListeners(controller.signal, "abort").length, 0);
 });
+
+test("a second next() while one waits is refused, and the first still gets its event", limit, async (t) => {
+  const { daemon, owner } = await spawned(t);
+  releaseAtEnd(t, owner);
+  const pty = await daemon.createPty(shell);
+  const subscription = await daemon.subscribe({ id: pty.id, attachmentId: "reader" });
+  t.after(() => subscription.close());
+  const first = subscription.next();
+  await assert.rejects(subscription.next(), (e: unknown) => e instanceof TypeError && /one event at a time/.test(e.message));
+  await daemon.write(pty.id, null, new TextEncoder().encode("echo one\r"));
+  const event = await first;
+  assert.equal(event?.type, "output");
+  // Once the first read is done, reading goes on.
+  const later = subscription.next();
+  subscription.close();
+  assert.equal(await later, null);
+});

@@ -14,6 +14,8 @@ export type EndReason = "exited" | "closed" | "detached";
 export class Subscription implements AsyncIterable<SubscriptionEvent> {
   private readonly state: SubscriptionState;
   private reason: EndReason | null = null;
+  /** Set while a `next()` waits. */
+  private reading = false;
   /** Set when the signal given to `subscribe` fired. */
   private aborted = false;
   /** Closes the subscription when the signal fires; removed from the signal once the subscription ends. */
@@ -49,8 +51,22 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
 
   /** The next event, or null once the subscription has ended. Rejects with `ProtocolError` for a frame that
    * breaks the protocol (the connection is closed), `DaemonError` when the daemon ends it with `error`, and
-   * `AbortError` when the signal given to `subscribe` fired while it waited. */
+   * `AbortError` when the signal given to `subscribe` fired while it waited. Events are read one at a time: a
+   * call made while another is still waiting rejects with `TypeError` (a programming error; the first call
+   * still gets its event). */
   async next(): Promise<SubscriptionEvent | null> {
+    if (this.reading) {
+      throw new TypeError("Subscription.next() was called while an earlier call still waits; read one event at a time");
+    }
+    this.reading = true;
+    try {
+      return await this.read();
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private async read(): Promise<SubscriptionEvent | null> {
     if (this.reason !== null) {
       return null;
     }
