@@ -27,7 +27,7 @@ export {
   type JsonObject,
 } from "./core/frame.js";
 export { problemWith } from "./core/check.js";
-export type { Attached, Handoff, Replay, Rows, Snapshot, SubscriptionEvent } from "./core/messages.js";
+export type { Attached, Exited, Handoff, Replay, Rows, Snapshot, SubscriptionEvent } from "./core/messages.js";
 export { MAX_QUEUED_FRAMES } from "./node/connection.js";
 export {
   connectOrSpawn,

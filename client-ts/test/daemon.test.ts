@@ -91,8 +91,8 @@ test("a subscription replays from offset 0 and ends after exited", limit, async 
   }
   const exited = events.at(-1);
   assert.ok(exited?.type === "exited", JSON.stringify(events.map((e) => e.type)));
-  assert.equal(exited.exit_code, 3);
-  assert.equal(exited.final_offset, subscription.offset);
+  assert.equal(exited.exitCode, 3);
+  assert.equal(exited.finalOffset, subscription.offset);
   assert.match(output, /bye/);
   assert.equal(subscription.endReason, "exited");
 });
@@ -106,8 +106,8 @@ test("a pipe process: create, subscribe, signal, wait, metadata", limit, async (
   assert.equal(quick.mode, "pipe");
   assert.deepEqual(quick.pipe?.metadata, { tool: "x" });
   const exited = await daemon.wait(quick.id);
-  assert.equal(exited.exit_code, 0);
-  assert.equal(exited.output_lines, 2);
+  assert.equal(exited.exitCode, 0);
+  assert.equal(exited.outputLines, 2);
   assert.equal(readFileSync(outputPath, "utf8"), "one\ntwo\n");
   await daemon.setMetadata(quick.id, { tool: "y" });
   assert.deepEqual((await daemon.get(quick.id)).pipe?.metadata, { tool: "y" });
@@ -118,7 +118,7 @@ test("a pipe process: create, subscribe, signal, wait, metadata", limit, async (
   await daemon.signal(slow.id, "SIGTERM");
   const signalled = await waited;
   assert.equal(signalled.signal, "SIGTERM");
-  assert.equal(signalled.exit_code, null);
+  assert.equal(signalled.exitCode, null);
   const event = await until(subscription, (e) => e.type === "exited");
   assert.ok(event.type === "exited" && event.signal === "SIGTERM");
   assert.equal(await subscription.next(), null);

@@ -224,7 +224,17 @@ test("a subscription refuses a gap or overlap in its output, and anything after 
   assert.throws(() => state.accept(output(16, 1)), ProtocolError, "a gap");
   assert.throws(() => new SubscriptionState(10).accept(output(9, 2)), ProtocolError, "an overlap");
   const exited = { kind: "control", value: { type: "exited", exit_code: 0, final_offset: 15, exited_at: 1 } } as const;
-  assert.equal(state.accept(exited).type, "exited");
+  assert.deepEqual(state.accept(exited), { type: "exited", exitCode: 0, finalOffset: 15, exitedAt: 1 }, "camelCase like every event");
   assert.throws(() => state.accept(output(15, 1)), ProtocolError, "after exited");
   assert.throws(() => new SubscriptionState(0).accept({ kind: "control", value: { type: "pong" } }), ProtocolError);
+  const pipe = { type: "exited", exit_code: null, signal: "SIGTERM", final_offset: 0, exited_at: 2, output_lines: 3, output_error: "disk full" };
+  assert.deepEqual(new SubscriptionState(0).accept({ kind: "control", value: pipe }), {
+    type: "exited",
+    exitCode: null,
+    signal: "SIGTERM",
+    finalOffset: 0,
+    exitedAt: 2,
+    outputLines: 3,
+    outputError: "disk full",
+  });
 });

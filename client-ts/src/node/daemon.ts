@@ -10,7 +10,9 @@ import {
   bytesOf,
   describe,
   envelope,
+  exitedOf,
   expectType,
+  type Exited,
   type Replay,
   type ResponseOf,
   type Rows,
@@ -19,7 +21,6 @@ import {
 import {
   PROTOCOL_VERSION,
   REQUEST_OPS,
-  type ExitedResponse,
   type Mode,
   type PongResponse,
   type ProcessInfo,
@@ -220,7 +221,7 @@ export class Daemon {
 
   /** Waits for a pipe process to exit. Only connecting and sending are bounded by the timeout; the answer may
    * take as long as the process runs (the signal still aborts it). */
-  async wait(id: number, options?: CallOptions): Promise<ExitedResponse> {
+  async wait(id: number, options?: CallOptions): Promise<Exited> {
     const request: Request = { op: "wait", id };
     const what = describe(request);
     let connection: Connection | null = null;
@@ -231,7 +232,7 @@ export class Daemon {
     });
     try {
       const response = await abortable(what, options?.signal, () => opened.destroy(), readAnswer(opened, what));
-      return expectType(this.rejectError(response, request), "exited", what);
+      return exitedOf(expectType(this.rejectError(response, request), "exited", what));
     } finally {
       opened.destroy();
     }
