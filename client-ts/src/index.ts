@@ -49,5 +49,5 @@ export {
 } from "./node/options.js";
 export { Owner } from "./node/owner.js";
 export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, REGISTRATION_FILE, type Location } from "./node/registration.js";
-export { REGISTRATION_POLL_MS, type DaemonStderr } from "./node/spawn.js";
+export { REGISTRATION_POLL_MS, STOP_GRACE_MS, type DaemonStderr } from "./node/spawn.js";
 export { Subscription, type EndReason } from "./node/subscription.js";

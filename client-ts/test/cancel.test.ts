@@ -31,7 +31,7 @@ async function settledPipes(): Promise<number> {
 async function unclaimed(t: TestContext): Promise<Daemon> {
   const runtimeDir = tempDir(t);
   const name = "unclaimed";
-  const registration = await launchDaemon(
+  const { registration } = await launchDaemon(
     { binary: binary(), dir: `${runtimeDir}/${name}`, runtimeDir, name, env: process.env, stderr: "ignore" },
     { timeoutMs: WAIT_MS },
   );

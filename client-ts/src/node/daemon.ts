@@ -42,7 +42,7 @@ import {
 } from "./options.js";
 import { Owner } from "./owner.js";
 import { daemonDir, readRegistration, type Location } from "./registration.js";
-import { launchDaemon, type DaemonStderr } from "./spawn.js";
+import { launchDaemon, stopLaunched, type DaemonStderr } from "./spawn.js";
 import { Subscription } from "./subscription.js";
 
 /** `discover` options. */
@@ -110,8 +110,8 @@ export class Daemon {
   }
 
   /** Starts a new daemon (detached, so it outlives this process), waits for its registration, checks it with
-   * `ping` and claims it. Each step is bounded by the timeout; the new daemon stops by itself if it is not
-   * claimed within 5 s (SPEC O1). */
+   * `ping` and claims it. Each step is bounded by the timeout. When any step fails, the new daemon is stopped
+   * (SIGTERM, then SIGKILL after `STOP_GRACE_MS`) and reaped before the call rejects. */
   static async spawn(options: SpawnOptions): Promise<Spawned> {
     const binary = options.binary ?? process.env["OPENCODE_PTY_BIN"];
     if (!binary) {
@@ -121,10 +121,16 @@ export class Daemon {
     const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
     const limits = { signal: options.signal, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
     const launch = { binary, dir, runtimeDir, name: options.name, env: options.env ?? process.env };
-    await launchDaemon({ ...launch, stderr: options.stderr ?? "ignore" }, limits);
-    const daemon = await Daemon.discover({ ...options, runtimeDir });
-    const owner = await daemon.claim(options);
-    return { daemon, owner };
+    const { child } = await launchDaemon({ ...launch, stderr: options.stderr ?? "ignore" }, limits);
+    try {
+      const daemon = await Daemon.discover({ ...options, runtimeDir });
+      const owner = await daemon.claim(options);
+      return { daemon, owner };
+    } catch (error) {
+      // A daemon this call started and cannot hand over must not outlive the call.
+      await stopLaunched(child);
+      throw error;
+    }
   }
 
   /** The daemon's instance id. */
