@@ -2,7 +2,14 @@
 //! connection (SPEC E8) and is bounded by a timeout and the caller's `AbortSignal`; `wait` and subscriptions
 //! are bounded only up to sending (or `attached`), then live as long as the process does (SPEC N8).
 
-import { ConnectionError, DaemonError, ProtocolError, UNSUPPORTED_PREFIX, VersionMismatchError } from "../core/errors.js";
+import {
+  AbortError,
+  ConnectionError,
+  DaemonError,
+  ProtocolError,
+  UNSUPPORTED_PREFIX,
+  VersionMismatchError,
+} from "../core/errors.js";
 import type { JsonObject } from "../core/frame.js";
 import { base64Encode } from "../core/bytes.js";
 import {
@@ -42,7 +49,7 @@ import {
 } from "./options.js";
 import { Owner } from "./owner.js";
 import { daemonDir, readRegistration, type Location } from "./registration.js";
-import { launchDaemon, stopLaunched, type DaemonStderr } from "./spawn.js";
+import { launchDaemon, REGISTRATION_POLL_MS, stopLaunched, type DaemonStderr } from "./spawn.js";
 import { Subscription } from "./subscription.js";
 
 /** `discover` options. */
@@ -390,18 +397,55 @@ export class Daemon {
 }
 
 /** The lazy path OpenCode takes: discover the daemon of `runtimeDir/name`; if there is none or nothing
- * answers at its registration (a daemon that died), spawn and claim a new one. Any other failure (an unsafe
- * registration, another protocol, an impostor) is thrown, never papered over by a new daemon. */
+ * answers at its registration (a daemon that died), spawn and claim a new one. When the new daemon exits
+ * before registering because a rival caller's daemon took the runtime directory at the same moment (SPEC L2),
+ * that daemon is discovered and returned instead (no owner: the rival owns it), within the call's timeout.
+ * Any other failure (an unsafe registration, another protocol, an impostor) is thrown, never papered over by
+ * a new daemon. */
 export async function connectOrSpawn(options: SpawnOptions): Promise<Connected> {
   try {
     return { daemon: await Daemon.discover(options), owner: null, spawned: false };
   } catch (error) {
-    if (!(error instanceof ConnectionError && (error.reason === "not-found" || error.reason === "unreachable"))) {
+    if (!absent(error)) {
       throw error;
     }
   }
-  const { daemon, owner } = await Daemon.spawn(options);
-  return { daemon, owner, spawned: true };
+  try {
+    const { daemon, owner } = await Daemon.spawn(options);
+    return { daemon, owner, spawned: true };
+  } catch (error) {
+    if (!(error instanceof ConnectionError && error.reason === "exited")) {
+      throw error;
+    }
+    return { daemon: await discoverRival(options, error), owner: null, spawned: false };
+  }
+}
+
+/** Whether discovery failed because no daemon runs there (no registration, or nobody at its socket). */
+function absent(error: unknown): boolean {
+  return error instanceof ConnectionError && (error.reason === "not-found" || error.reason === "unreachable");
+}
+
+/** Discovers the daemon that won the runtime directory from the one this call started (which exited with
+ * `lost`), polling every `REGISTRATION_POLL_MS` until it answers; after the call's timeout, `lost` is thrown. */
+async function discoverRival(options: SpawnOptions, lost: ConnectionError): Promise<Daemon> {
+  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  for (;;) {
+    if (options.signal?.aborted) {
+      throw new AbortError("connectOrSpawn", { cause: options.signal.reason });
+    }
+    try {
+      return await Daemon.discover(options);
+    } catch (error) {
+      if (!absent(error)) {
+        throw error;
+      }
+    }
+    if (Date.now() >= deadline) {
+      throw lost;
+    }
+    await new Promise((resolve) => setTimeout(resolve, REGISTRATION_POLL_MS));
+  }
 }
 
 /** Finds the daemon of `runtimeDir/name` (see {@link Daemon.discover}). */

@@ -77,7 +77,7 @@ export function launchDaemon(options: LaunchOptions, limits: Limits): Promise<La
           }
           const status = exitStatus(started);
           if (status !== null) {
-            throw new ConnectionError(`${what}: the daemon ${status} before registering (see its stderr)`, "io");
+            throw new ConnectionError(`${what}: the daemon ${status} before registering (see its stderr)`, "exited");
           }
           if (stop) {
             throw new ConnectionError(`${what}: cancelled`, "io");
