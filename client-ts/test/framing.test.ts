@@ -149,9 +149,19 @@ test("base64 round-trips and refuses what is not standard base64 with padding", 
     assert.equal(text, Buffer.from(bytes).toString("base64"));
     assert.deepEqual(base64Decode(text), bytes);
   }
-  for (const bad of ["a", "abc", "ab=c", "a===", "ab-_", "QR==", "é123"]) {
+  for (const bad of ["a", "abc", "ab=c", "a===", "ab-_", "QR==", "é123", "====", "=AAA", "AB=A", "QUJ=", "AAAA====", "AA==AAAA", "AAA\u0100"]) {
     assert.equal(base64Decode(bad), null, bad);
   }
+});
+
+test("base64 round-trips 8 MiB of random bytes exactly as Node's Buffer codes them", quick, () => {
+  const next = random(8);
+  const bytes = new Uint8Array(8 * 1024 * 1024 + 1).map(() => Math.floor(next() * 256));
+  const text = base64Encode(bytes);
+  assert.equal(text, Buffer.from(bytes).toString("base64"));
+  const back = base64Decode(text);
+  assert.ok(back);
+  assert.equal(Buffer.compare(back, bytes), 0);
 });
 
 function exampleFiles(kind: string): [string, string, unknown][] {
