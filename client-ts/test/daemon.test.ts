@@ -20,7 +20,7 @@ import {
   VersionMismatchError,
   type SubscriptionEvent,
 } from "../src/index.js";
-import { binary, bytes, eventually, killAtEnd, leftNothing, releaseAtEnd, spawned, tempDir, until, WAIT_MS } from "./support.js";
+import { alive, binary, bytes, eventually, killAtEnd, leftNothing, releaseAtEnd, spawned, tempDir, until, WAIT_MS } from "./support.js";
 
 const limit = { timeout: 60_000 };
 const shell = { program: "/bin/sh", cwd: "/", env: { PS1: "$ " }, cols: 80, rows: 24 };
@@ -141,10 +141,14 @@ test("connectOrSpawn starts a daemon when none runs and finds it when one does",
 
 test("shutdown leaves no process and no files", limit, async (t) => {
   const { daemon, owner, runtimeDir } = await spawned(t);
-  await daemon.createPty({ ...shell });
+  const pty = await daemon.createPty({ ...shell });
+  const child = pty.pid ?? assert.fail("a running PTY has a pid");
+  killAtEnd(t, child);
+  assert.ok(alive(child));
   await owner.shutdown();
   await owner.closed;
   await eventually("daemon, runtime directory and socket gone", () => leftNothing(daemon, runtimeDir));
+  await eventually("the PTY's child gone", () => !alive(child));
   await assert.rejects(daemon.ping(), (e: unknown) => e instanceof ConnectionError && e.reason === "unreachable");
   await assert.rejects(Daemon.discover({ runtimeDir, name: daemon.name }), (e: unknown) => e instanceof ConnectionError && e.reason === "not-found");
 });

@@ -164,24 +164,30 @@ test("base64 round-trips 8 MiB of random bytes exactly as Node's Buffer codes th
   assert.equal(Buffer.compare(back, bytes), 0);
 });
 
-function exampleFiles(kind: string): [string, string, unknown][] {
+/** Each example of a kind: its file name, its root definition, its value and its text as written. */
+function exampleFiles(kind: string): [string, string, unknown, string][] {
   const dir = new URL(`${kind}/`, examples);
   return readdirSync(dir)
     .filter((file) => file.endsWith(".json"))
-    .map((file) => [file, file.split(".")[0] ?? "", JSON.parse(readFileSync(new URL(file, dir), "utf8")) as unknown]);
+    .map((file) => {
+      const text = readFileSync(new URL(file, dir), "utf8");
+      return [file, file.split(".")[0] ?? "", JSON.parse(text) as unknown, text];
+    });
 }
 
 test("every valid schema example fits, decodes from a frame and re-encodes to identical JSON", quick, () => {
   const valid = [...exampleFiles("valid"), ...exampleFiles("decode-only")];
   assert.ok(valid.length > 50);
-  for (const [file, root, value] of valid) {
+  for (const [file, root, value, text] of valid) {
     assert.equal(problemWith(root, value), null, file);
     const frame = encodeControl(value as JsonObject);
     const decoder = new FrameDecoder();
     decoder.push(frame);
     const decoded = decoder.next();
     assert.ok(decoded && decoded.kind === "control", file);
-    assert.equal(JSON.stringify(decoded.value), JSON.stringify(value), file);
+    // The example files are canonical JSON (two-space indent, a final newline): the
+    // decoded value written the same way must be the file's own text, byte for byte.
+    assert.equal(`${JSON.stringify(decoded.value, null, 2)}\n`, text, file);
     assert.deepEqual(encodeControl(decoded.value), frame, file);
     if (root === "OutputFrame") {
       const { start, data_base64 } = value as { start: number; data_base64: string };
