@@ -48,6 +48,7 @@ export {
   type SubscribeParams,
 } from "./node/options.js";
 export { Owner } from "./node/owner.js";
+export { discoverIfRunning, GONE_POLL_MS, SHUTDOWN_WAIT_MS, shutdownAndWait } from "./node/running.js";
 export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, REGISTRATION_FILE, type Location } from "./node/registration.js";
 export { REGISTRATION_POLL_MS, STOP_GRACE_MS, type DaemonStderr } from "./node/spawn.js";
 export { Subscription, type EndReason } from "./node/subscription.js";
