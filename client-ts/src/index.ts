@@ -27,7 +27,7 @@ export {
   type JsonObject,
 } from "./core/frame.js";
 export { problemWith } from "./core/check.js";
-export type { Attached, Handoff, Replay, Rows, Snapshot, SubscriptionEvent } from "./core/messages.js";
+export type { Attached, Exited, Handoff, Replay, Rows, Snapshot, SubscriptionEvent } from "./core/messages.js";
 export { MAX_QUEUED_FRAMES } from "./node/connection.js";
 export {
   connectOrSpawn,
@@ -48,6 +48,7 @@ export {
   type SubscribeParams,
 } from "./node/options.js";
 export { Owner } from "./node/owner.js";
+export { discoverIfRunning, GONE_POLL_MS, SHUTDOWN_WAIT_MS, shutdownAndWait } from "./node/running.js";
 export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, REGISTRATION_FILE, type Location } from "./node/registration.js";
-export { REGISTRATION_POLL_MS, type DaemonStderr } from "./node/spawn.js";
+export { REGISTRATION_POLL_MS, STOP_GRACE_MS, type DaemonStderr } from "./node/spawn.js";
 export { Subscription, type EndReason } from "./node/subscription.js";

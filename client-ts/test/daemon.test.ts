@@ -20,7 +20,7 @@ import {
   VersionMismatchError,
   type SubscriptionEvent,
 } from "../src/index.js";
-import { binary, bytes, eventually, killAtEnd, leftNothing, releaseAtEnd, spawned, tempDir, until, WAIT_MS } from "./support.js";
+import { alive, binary, bytes, eventually, killAtEnd, leftNothing, releaseAtEnd, spawned, tempDir, until, WAIT_MS } from "./support.js";
 
 const limit = { timeout: 60_000 };
 const shell = { program: "/bin/sh", cwd: "/", env: { PS1: "$ " }, cols: 80, rows: 24 };
@@ -91,8 +91,8 @@ test("a subscription replays from offset 0 and ends after exited", limit, async 
   }
   const exited = events.at(-1);
   assert.ok(exited?.type === "exited", JSON.stringify(events.map((e) => e.type)));
-  assert.equal(exited.exit_code, 3);
-  assert.equal(exited.final_offset, subscription.offset);
+  assert.equal(exited.exitCode, 3);
+  assert.equal(exited.finalOffset, subscription.offset);
   assert.match(output, /bye/);
   assert.equal(subscription.endReason, "exited");
 });
@@ -106,8 +106,8 @@ test("a pipe process: create, subscribe, signal, wait, metadata", limit, async (
   assert.equal(quick.mode, "pipe");
   assert.deepEqual(quick.pipe?.metadata, { tool: "x" });
   const exited = await daemon.wait(quick.id);
-  assert.equal(exited.exit_code, 0);
-  assert.equal(exited.output_lines, 2);
+  assert.equal(exited.exitCode, 0);
+  assert.equal(exited.outputLines, 2);
   assert.equal(readFileSync(outputPath, "utf8"), "one\ntwo\n");
   await daemon.setMetadata(quick.id, { tool: "y" });
   assert.deepEqual((await daemon.get(quick.id)).pipe?.metadata, { tool: "y" });
@@ -118,7 +118,7 @@ test("a pipe process: create, subscribe, signal, wait, metadata", limit, async (
   await daemon.signal(slow.id, "SIGTERM");
   const signalled = await waited;
   assert.equal(signalled.signal, "SIGTERM");
-  assert.equal(signalled.exit_code, null);
+  assert.equal(signalled.exitCode, null);
   const event = await until(subscription, (e) => e.type === "exited");
   assert.ok(event.type === "exited" && event.signal === "SIGTERM");
   assert.equal(await subscription.next(), null);
@@ -141,10 +141,14 @@ test("connectOrSpawn starts a daemon when none runs and finds it when one does",
 
 test("shutdown leaves no process and no files", limit, async (t) => {
   const { daemon, owner, runtimeDir } = await spawned(t);
-  await daemon.createPty({ ...shell });
+  const pty = await daemon.createPty({ ...shell });
+  const child = pty.pid ?? assert.fail("a running PTY has a pid");
+  killAtEnd(t, child);
+  assert.ok(alive(child));
   await owner.shutdown();
   await owner.closed;
   await eventually("daemon, runtime directory and socket gone", () => leftNothing(daemon, runtimeDir));
+  await eventually("the PTY's child gone", () => !alive(child));
   await assert.rejects(daemon.ping(), (e: unknown) => e instanceof ConnectionError && e.reason === "unreachable");
   await assert.rejects(Daemon.discover({ runtimeDir, name: daemon.name }), (e: unknown) => e instanceof ConnectionError && e.reason === "not-found");
 });

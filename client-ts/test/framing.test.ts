@@ -149,29 +149,45 @@ test("base64 round-trips and refuses what is not standard base64 with padding", 
     assert.equal(text, Buffer.from(bytes).toString("base64"));
     assert.deepEqual(base64Decode(text), bytes);
   }
-  for (const bad of ["a", "abc", "ab=c", "a===", "ab-_", "QR==", "é123"]) {
+  for (const bad of ["a", "abc", "ab=c", "a===", "ab-_", "QR==", "é123", "====", "=AAA", "AB=A", "QUJ=", "AAAA====", "AA==AAAA", "AAA\u0100"]) {
     assert.equal(base64Decode(bad), null, bad);
   }
 });
 
-function exampleFiles(kind: string): [string, string, unknown][] {
+test("base64 round-trips 8 MiB of random bytes exactly as Node's Buffer codes them", quick, () => {
+  const next = random(8);
+  const bytes = new Uint8Array(8 * 1024 * 1024 + 1).map(() => Math.floor(next() * 256));
+  const text = base64Encode(bytes);
+  assert.equal(text, Buffer.from(bytes).toString("base64"));
+  const back = base64Decode(text);
+  assert.ok(back);
+  assert.equal(Buffer.compare(back, bytes), 0);
+});
+
+/** Each example of a kind: its file name, its root definition, its value and its text as written. */
+function exampleFiles(kind: string): [string, string, unknown, string][] {
   const dir = new URL(`${kind}/`, examples);
   return readdirSync(dir)
     .filter((file) => file.endsWith(".json"))
-    .map((file) => [file, file.split(".")[0] ?? "", JSON.parse(readFileSync(new URL(file, dir), "utf8")) as unknown]);
+    .map((file) => {
+      const text = readFileSync(new URL(file, dir), "utf8");
+      return [file, file.split(".")[0] ?? "", JSON.parse(text) as unknown, text];
+    });
 }
 
 test("every valid schema example fits, decodes from a frame and re-encodes to identical JSON", quick, () => {
   const valid = [...exampleFiles("valid"), ...exampleFiles("decode-only")];
   assert.ok(valid.length > 50);
-  for (const [file, root, value] of valid) {
+  for (const [file, root, value, text] of valid) {
     assert.equal(problemWith(root, value), null, file);
     const frame = encodeControl(value as JsonObject);
     const decoder = new FrameDecoder();
     decoder.push(frame);
     const decoded = decoder.next();
     assert.ok(decoded && decoded.kind === "control", file);
-    assert.equal(JSON.stringify(decoded.value), JSON.stringify(value), file);
+    // The example files are canonical JSON (two-space indent, a final newline): the
+    // decoded value written the same way must be the file's own text, byte for byte.
+    assert.equal(`${JSON.stringify(decoded.value, null, 2)}\n`, text, file);
     assert.deepEqual(encodeControl(decoded.value), frame, file);
     if (root === "OutputFrame") {
       const { start, data_base64 } = value as { start: number; data_base64: string };
@@ -224,7 +240,17 @@ test("a subscription refuses a gap or overlap in its output, and anything after 
   assert.throws(() => state.accept(output(16, 1)), ProtocolError, "a gap");
   assert.throws(() => new SubscriptionState(10).accept(output(9, 2)), ProtocolError, "an overlap");
   const exited = { kind: "control", value: { type: "exited", exit_code: 0, final_offset: 15, exited_at: 1 } } as const;
-  assert.equal(state.accept(exited).type, "exited");
+  assert.deepEqual(state.accept(exited), { type: "exited", exitCode: 0, finalOffset: 15, exitedAt: 1 }, "camelCase like every event");
   assert.throws(() => state.accept(output(15, 1)), ProtocolError, "after exited");
   assert.throws(() => new SubscriptionState(0).accept({ kind: "control", value: { type: "pong" } }), ProtocolError);
+  const pipe = { type: "exited", exit_code: null, signal: "SIGTERM", final_offset: 0, exited_at: 2, output_lines: 3, output_error: "disk full" };
+  assert.deepEqual(new SubscriptionState(0).accept({ kind: "control", value: pipe }), {
+    type: "exited",
+    exitCode: null,
+    signal: "SIGTERM",
+    finalOffset: 0,
+    exitedAt: 2,
+    outputLines: 3,
+    outputError: "disk full",
+  });
 });

@@ -4,11 +4,12 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { isAbsolute, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 
-import { DaemonError } from "../src/index.js";
-import { eventually, leftNothing, spawned, WAIT_MS } from "./support.js";
+import { Daemon, DaemonError } from "../src/index.js";
+import { binary, eventually, killAtEnd, leftNothing, spawned, tempDir, WAIT_MS } from "./support.js";
 
 test("a second Node process claims the daemon with the handoff ticket", { timeout: 60_000 }, async (t) => {
   const { daemon, owner, runtimeDir } = await spawned(t);
@@ -39,4 +40,15 @@ test("a superseded owner is told so", { timeout: 60_000 }, async (t) => {
   await owner.closed;
   await assert.rejects(daemon.claim({ ticket: handoff.ticket }), (e: unknown) => e instanceof DaemonError && e.message === "invalid handoff ticket");
   assert.equal((await daemon.ping()).instance_id, daemon.instanceId, "the daemon runs on under its successor");
+});
+
+test("a relative runtime directory is resolved, so the handoff names it absolutely", { timeout: 60_000 }, async (t) => {
+  const runtimeDir = tempDir(t);
+  const { daemon, owner } = await Daemon.spawn({ binary: binary(), runtimeDir: relative(process.cwd(), runtimeDir), name: "rel", timeoutMs: WAIT_MS });
+  killAtEnd(t, daemon.pid);
+  t.after(() => owner.release());
+  assert.equal(daemon.runtimeDir, runtimeDir);
+  const handoff = await owner.prepareHandoff();
+  assert.ok(isAbsolute(handoff.runtimeDir), handoff.runtimeDir);
+  assert.equal(handoff.runtimeDir, runtimeDir);
 });

@@ -26,7 +26,7 @@ test("a subscription held for more than 15 s still delivers, and a long wait is 
   // The point of the test is the passage of time itself: nothing happens on either connection meanwhile.
   await new Promise((resolve) => setTimeout(resolve, HELD_MS));
   const exited = await waited;
-  assert.equal(exited.exit_code, 0);
+  assert.equal(exited.exitCode, 0);
   assert.ok(Date.now() - since > DEFAULT_TIMEOUT_MS, "the wait outlived the default timeout");
   await daemon.input({ id: pty.id, attachmentId: "patient", cols: 80, rows: 24, data: bytes("echo late-$((2+3))\r") });
   await until(subscription, (_, output) => output.includes("late-5"));

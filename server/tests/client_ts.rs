@@ -15,6 +15,10 @@ const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// and each of which has its own timeout of at most 60 s.
 const TEST_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The oldest Node.js the client's tests run on: `npm test` uses `node --test --test-concurrency`, which
+/// Node has had since 20.10 (the package declares the same in `engines`).
+const MIN_NODE: (u32, u32) = (20, 10);
+
 /// How often a running npm is checked for its exit.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -59,15 +63,43 @@ fn needs_install(dir: &Path) -> bool {
     }
 }
 
+/// The major and minor version in `node --version` output such as `v20.10.0`.
+fn parse_node_version(text: &str) -> Option<(u32, u32)> {
+    let mut parts = text.trim().strip_prefix('v')?.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+#[test]
+fn node_versions_are_read_from_node_version_output() {
+    assert_eq!(parse_node_version("v20.10.0\n"), Some((20, 10)));
+    assert_eq!(parse_node_version("v22.1.3"), Some((22, 1)));
+    assert!(parse_node_version("v20.9.0").is_some_and(|version| version < MIN_NODE));
+    assert_eq!(parse_node_version("20.10"), None);
+    assert_eq!(parse_node_version("v20"), None);
+}
+
 #[test]
 fn typescript_client_tests_pass_against_the_daemon() {
     let dir = client_dir();
-    let npm = Command::new("npm").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    let install = "install Node.js 20.10 or newer (it includes npm), e.g. from https://nodejs.org/ or your \
+                   distribution's nodejs and npm packages";
+    let node = Command::new("node").arg("--version").stderr(Stdio::null()).output();
+    let version = match &node {
+        Ok(output) if output.status.success() => String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        _ => panic!("the TypeScript client's tests need `node` on PATH: {install}"),
+    };
+    let parsed = parse_node_version(&version);
     assert!(
-        npm.is_ok_and(|status| status.success()),
-        "the TypeScript client's tests need Node.js 20 or newer with npm on PATH: install Node 20 (it includes npm), \
-         e.g. `apt-get install nodejs npm` or from https://nodejs.org/"
+        parsed.is_some_and(|found| found >= MIN_NODE),
+        "the TypeScript client's tests need Node.js {}.{} or newer (for `node --test --test-concurrency`), \
+         but `node --version` says {version:?}: {install}",
+        MIN_NODE.0,
+        MIN_NODE.1
     );
+    let npm = Command::new("npm").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    assert!(npm.is_ok_and(|status| status.success()), "the TypeScript client's tests need `npm` on PATH: {install}");
     if needs_install(&dir) {
         let log = tempfile::NamedTempFile::new().expect("a log file");
         let mut install = Command::new("npm");

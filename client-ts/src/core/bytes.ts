@@ -28,57 +28,91 @@ export function utf8Decode(bytes: Uint8Array): string {
 }
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const VALUES = new Int16Array(128).fill(-1);
+/** The ASCII code of each 6-bit value. */
+const ENCODE = new Uint8Array(64);
+/** The 6-bit value of each byte of encoded text, or {@link INVALID}. */
+const DECODE = new Uint8Array(256).fill(255);
+const INVALID = 255;
+const PAD = 61; // "="
 for (let i = 0; i < ALPHABET.length; i++) {
-  VALUES[ALPHABET.charCodeAt(i)] = i;
+  ENCODE[i] = ALPHABET.charCodeAt(i);
+  DECODE[ALPHABET.charCodeAt(i)] = i;
 }
+/** Encoded text is ASCII: decoding it as UTF-8 is exact, and never fails. */
+const ascii = new TextDecoder("utf-8", { fatal: true });
 
-/** Standard base64 with padding (SPEC M5). */
+/** Standard base64 with padding (SPEC M5). The text is built as bytes in one preallocated array and turned into
+ * a string once, so a multi-megabyte replay or checkpoint costs milliseconds, not seconds. */
 export function base64Encode(bytes: Uint8Array): string {
-  let out = "";
-  let i = 0;
-  for (; i + 2 < bytes.length; i += 3) {
-    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]! + ALPHABET[n & 63]!;
+  const out = new Uint8Array(Math.ceil(bytes.length / 3) * 4);
+  const whole = bytes.length - (bytes.length % 3);
+  let o = 0;
+  for (let i = 0; i < whole; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out[o] = ENCODE[n >>> 18]!;
+    out[o + 1] = ENCODE[(n >>> 12) & 63]!;
+    out[o + 2] = ENCODE[(n >>> 6) & 63]!;
+    out[o + 3] = ENCODE[n & 63]!;
+    o += 4;
   }
-  const rest = bytes.length - i;
-  if (rest === 1) {
-    const n = (bytes[i] ?? 0) << 16;
-    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63]! + "==";
-  } else if (rest === 2) {
-    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8);
-    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]! + "=";
+  const rest = bytes.length - whole;
+  if (rest > 0) {
+    const n = (bytes[whole]! << 16) | (rest === 2 ? bytes[whole + 1]! << 8 : 0);
+    out[o] = ENCODE[n >>> 18]!;
+    out[o + 1] = ENCODE[(n >>> 12) & 63]!;
+    out[o + 2] = rest === 2 ? ENCODE[(n >>> 6) & 63]! : PAD;
+    out[o + 3] = PAD;
   }
-  return out;
+  return ascii.decode(out);
 }
 
-/** Decodes standard base64 with padding; returns null for anything else (wrong length, alphabet or padding). */
+/** Decodes standard base64 with padding into one preallocated array; returns null for anything else: a length
+ * that is not a multiple of 4, a character outside the standard alphabet, padding anywhere but at the end (at
+ * most two), or stray bits under the padding (a non-canonical encoding), so decoding is exact. */
 export function base64Decode(text: string): Uint8Array | null {
   if (text.length % 4 !== 0) {
     return null;
   }
-  const padding = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
-  const out = new Uint8Array((text.length / 4) * 3 - padding);
+  // A character beyond ASCII becomes two or more bytes, so the lengths differ; one in ASCII maps through DECODE.
+  const codes = encoder.encode(text);
+  if (codes.length !== text.length) {
+    return null;
+  }
+  const padding = codes.length === 0 ? 0 : codes[codes.length - 1] !== PAD ? 0 : codes[codes.length - 2] === PAD ? 2 : 1;
+  const out = new Uint8Array((codes.length / 4) * 3 - padding);
+  const whole = padding === 0 ? codes.length : codes.length - 4;
   let o = 0;
-  for (let i = 0; i < text.length; i += 4) {
-    const last = i + 4 === text.length;
-    let n = 0;
-    for (let j = 0; j < 4; j++) {
-      const code = text.charCodeAt(i + j);
-      const padded = last && j >= 4 - padding;
-      const value = padded ? 0 : code < 128 ? (VALUES[code] ?? -1) : -1;
-      if (value < 0 || (padded && code !== 61)) {
-        return null;
-      }
-      n = (n << 6) | value;
+  for (let i = 0; i < whole; i += 4) {
+    const a = DECODE[codes[i]!]!;
+    const b = DECODE[codes[i + 1]!]!;
+    const c = DECODE[codes[i + 2]!]!;
+    const d = DECODE[codes[i + 3]!]!;
+    // Every value is at most 63, so the union reaches INVALID (255) exactly when one of them is INVALID.
+    if ((a | b | c | d) === INVALID) {
+      return null;
     }
-    const chunk = [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-    for (const byte of chunk) {
-      if (o < out.length) {
-        out[o++] = byte;
-      }
+    const n = (a << 18) | (b << 12) | (c << 6) | d;
+    out[o] = n >>> 16;
+    out[o + 1] = (n >>> 8) & 255;
+    out[o + 2] = n & 255;
+    o += 3;
+  }
+  if (padding > 0) {
+    const a = DECODE[codes[whole]!]!;
+    const b = DECODE[codes[whole + 1]!]!;
+    const c = padding === 1 ? DECODE[codes[whole + 2]!]! : 0;
+    if (a === INVALID || b === INVALID || c === INVALID) {
+      return null;
+    }
+    // The bits under the padding must be zero: otherwise two texts would decode to the same bytes.
+    if (padding === 2 ? (b & 15) !== 0 : (c & 3) !== 0) {
+      return null;
+    }
+    const n = (a << 18) | (b << 12) | (c << 6);
+    out[o] = n >>> 16;
+    if (padding === 1) {
+      out[o + 1] = (n >>> 8) & 255;
     }
   }
-  // Non-canonical encodings (stray bits under the padding) are refused so that decoding is exact.
-  return base64Encode(out) === text ? out : null;
+  return out;
 }

@@ -41,6 +41,9 @@ export type ConnectionFailure =
   | "registration"
   /** The daemon answering `ping` is not the one the registration describes. */
   | "identity"
+  /** A daemon started by this client exited before registering (another daemon holds the runtime directory,
+   * a bad binary, ...). */
+  | "exited"
   /** The daemon closed the connection before answering. */
   | "closed"
   /** Reading, writing or starting something failed. */

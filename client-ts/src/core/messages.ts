@@ -148,4 +148,35 @@ export type SubscriptionEvent =
   | { readonly type: "controller_changed"; readonly attachmentId: string | null; readonly generation: number }
   | { readonly type: "title_changed"; readonly title: string }
   | { readonly type: "foreground_process_changed"; readonly process: string | null }
-  | ({ readonly type: "exited" } & Omit<ExitedResponse, "type">);
+  | Exited;
+
+/** A process's exit: the last event of a subscription and the answer to `wait`, in camelCase like every other
+ * event. The optional members are left out exactly when the daemon leaves them out. */
+export interface Exited {
+  readonly type: "exited";
+  /** The exit status, or null when a signal killed the process. */
+  readonly exitCode: number | null;
+  /** The name of the signal that killed the process (`SIGTERM`); absent when no signal did. */
+  readonly signal?: string;
+  /** The offset just past the last byte the process wrote. */
+  readonly finalOffset: number;
+  /** When the exit became final, in milliseconds since the Unix epoch. */
+  readonly exitedAt: number;
+  /** Pipe processes only: how many newline bytes went to the output file. */
+  readonly outputLines?: number;
+  /** Pipe processes only: why writing the output file stopped, when it did. */
+  readonly outputError?: string;
+}
+
+/** Converts a checked `exited`. */
+export function exitedOf(response: ExitedResponse): Exited {
+  return {
+    type: "exited",
+    exitCode: response.exit_code,
+    ...(response.signal === undefined ? {} : { signal: response.signal }),
+    finalOffset: response.final_offset,
+    exitedAt: response.exited_at,
+    ...(response.output_lines === undefined ? {} : { outputLines: response.output_lines }),
+    ...(response.output_error === undefined ? {} : { outputError: response.output_error }),
+  };
+}

@@ -4,7 +4,7 @@
 import type { Response } from "../generated/protocol.js";
 import { DaemonError, ProtocolError } from "./errors.js";
 import type { Frame } from "./frame.js";
-import { bytesOf, checkResponse, type SubscriptionEvent } from "./messages.js";
+import { bytesOf, checkResponse, exitedOf, type SubscriptionEvent } from "./messages.js";
 
 /** The events a subscription may carry after `attached` (SPEC §5.3). */
 const EVENT_TYPES: ReadonlySet<Response["type"]> = new Set([
@@ -70,7 +70,7 @@ export class SubscriptionState {
           // A PTY's final offset is where its output ended; a pipe process sends no output frames (SPEC Q7).
           throw new ProtocolError(`exited at offset ${event.final_offset}, but output reached ${this.expected}`);
         }
-        return event;
+        return exitedOf(event);
       }
       default:
         if (event.type === "error") {

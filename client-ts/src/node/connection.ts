@@ -22,12 +22,29 @@ export class Connection {
   private waiter: (() => void) | null = null;
   /** Resolves when the socket has closed, whoever closed it. */
   readonly closed: Promise<void>;
+  /** Resolves once connected; rejects with `ConnectionError` when the socket fails or is closed first. */
+  readonly ready: Promise<void>;
 
   private constructor(
     private readonly socket: Socket,
     private readonly path: string,
   ) {
     this.closed = new Promise((resolve) => socket.once("close", () => resolve()));
+    this.ready = new Promise((resolve, reject) => {
+      const failed = (error: NodeJS.ErrnoException): void => {
+        reject(new ConnectionError(`cannot connect to ${path}: ${error.message}`, "unreachable", { cause: error }));
+      };
+      const closed = (): void => reject(new ConnectionError(`the connection to ${path} closed before it was made`, "closed"));
+      socket.once("error", failed);
+      socket.once("close", closed);
+      socket.once("connect", () => {
+        socket.off("error", failed);
+        socket.off("close", closed);
+        resolve();
+      });
+    });
+    // Whoever cancels a call before it connected never awaits this; the rejection is expected then.
+    this.ready.catch(() => undefined);
     socket.on("data", (chunk: Buffer) => this.received(chunk));
     socket.on("end", () => {
       try {
@@ -41,19 +58,10 @@ export class Connection {
     socket.on("close", () => this.end(new ConnectionError(`the connection to ${path} closed`, "closed")));
   }
 
-  /** Connects to `path`; a socket nobody listens on is a `ConnectionError` with reason `unreachable`. */
-  static open(path: string): Promise<Connection> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(path);
-      const failed = (error: NodeJS.ErrnoException): void => {
-        reject(new ConnectionError(`cannot connect to ${path}: ${error.message}`, "unreachable", { cause: error }));
-      };
-      socket.once("error", failed);
-      socket.once("connect", () => {
-        socket.off("error", failed);
-        resolve(new Connection(socket, path));
-      });
-    });
+  /** Starts connecting to `path` and returns at once, so that whoever may cancel the call holds the socket
+   * from the first moment (destroying it before {@link ready} settles rejects `ready`). */
+  static start(path: string): Connection {
+    return new Connection(connect(path), path);
   }
 
   /** Sends one JSON object as a control frame. */
@@ -185,6 +193,8 @@ export function abortable<T>(what: string, signal: AbortSignal | undefined, canc
   }
   if (signal.aborted) {
     cancel();
+    // `work` runs on; whatever it ends with is no longer anyone's business (and must not go unhandled).
+    work.catch(() => undefined);
     return Promise.reject(new AbortError(what, { cause: signal.reason }));
   }
   return new Promise<T>((resolve, reject) => {

@@ -2,7 +2,14 @@
 //! connection (SPEC E8) and is bounded by a timeout and the caller's `AbortSignal`; `wait` and subscriptions
 //! are bounded only up to sending (or `attached`), then live as long as the process does (SPEC N8).
 
-import { ConnectionError, DaemonError, ProtocolError, UNSUPPORTED_PREFIX, VersionMismatchError } from "../core/errors.js";
+import {
+  AbortError,
+  ConnectionError,
+  DaemonError,
+  ProtocolError,
+  UNSUPPORTED_PREFIX,
+  VersionMismatchError,
+} from "../core/errors.js";
 import type { JsonObject } from "../core/frame.js";
 import { base64Encode } from "../core/bytes.js";
 import {
@@ -10,7 +17,9 @@ import {
   bytesOf,
   describe,
   envelope,
+  exitedOf,
   expectType,
+  type Exited,
   type Replay,
   type ResponseOf,
   type Rows,
@@ -19,7 +28,6 @@ import {
 import {
   PROTOCOL_VERSION,
   REQUEST_OPS,
-  type ExitedResponse,
   type Mode,
   type PongResponse,
   type ProcessInfo,
@@ -41,7 +49,7 @@ import {
 } from "./options.js";
 import { Owner } from "./owner.js";
 import { daemonDir, readRegistration, type Location } from "./registration.js";
-import { launchDaemon, type DaemonStderr } from "./spawn.js";
+import { launchDaemon, REGISTRATION_POLL_MS, stopLaunched, type DaemonStderr } from "./spawn.js";
 import { Subscription } from "./subscription.js";
 
 /** `discover` options. */
@@ -109,8 +117,8 @@ export class Daemon {
   }
 
   /** Starts a new daemon (detached, so it outlives this process), waits for its registration, checks it with
-   * `ping` and claims it. Each step is bounded by the timeout; the new daemon stops by itself if it is not
-   * claimed within 5 s (SPEC O1). */
+   * `ping` and claims it. Each step is bounded by the timeout. When any step fails, the new daemon is stopped
+   * (SIGTERM, then SIGKILL after `STOP_GRACE_MS`) and reaped before the call rejects. */
   static async spawn(options: SpawnOptions): Promise<Spawned> {
     const binary = options.binary ?? process.env["OPENCODE_PTY_BIN"];
     if (!binary) {
@@ -120,10 +128,16 @@ export class Daemon {
     const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
     const limits = { signal: options.signal, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
     const launch = { binary, dir, runtimeDir, name: options.name, env: options.env ?? process.env };
-    await launchDaemon({ ...launch, stderr: options.stderr ?? "ignore" }, limits);
-    const daemon = await Daemon.discover({ ...options, runtimeDir });
-    const owner = await daemon.claim(options);
-    return { daemon, owner };
+    const { child } = await launchDaemon({ ...launch, stderr: options.stderr ?? "ignore" }, limits);
+    try {
+      const daemon = await Daemon.discover({ ...options, runtimeDir });
+      const owner = await daemon.claim(options);
+      return { daemon, owner };
+    } catch (error) {
+      // A daemon this call started and cannot hand over must not outlive the call.
+      await stopLaunched(child);
+      throw error;
+    }
   }
 
   /** The daemon's instance id. */
@@ -142,11 +156,12 @@ export class Daemon {
     const what = describe(request);
     let connection: Connection | null = null;
     const response = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
+      const started = (connection = this.start());
       try {
-        return await readAnswer(connection, what);
+        await this.send(started, request);
+        return await readAnswer(started, what);
       } finally {
-        connection.destroy();
+        started.destroy();
       }
     });
     return this.rejectError(response, request);
@@ -187,12 +202,13 @@ export class Daemon {
     const what = describe(request);
     let connection: Connection | null = null;
     const opened = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
+      const started = (connection = this.start());
       try {
-        expectType(await readAnswer(connection, what), "owned", what);
-        return connection;
+        await this.send(started, request);
+        expectType(await readAnswer(started, what), "owned", what);
+        return started;
       } catch (error) {
-        connection.destroy();
+        started.destroy();
         throw error;
       }
     });
@@ -218,17 +234,18 @@ export class Daemon {
 
   /** Waits for a pipe process to exit. Only connecting and sending are bounded by the timeout; the answer may
    * take as long as the process runs (the signal still aborts it). */
-  async wait(id: number, options?: CallOptions): Promise<ExitedResponse> {
+  async wait(id: number, options?: CallOptions): Promise<Exited> {
     const request: Request = { op: "wait", id };
     const what = describe(request);
     let connection: Connection | null = null;
     const opened = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
-      return connection;
+      const started = (connection = this.start());
+      await this.send(started, request);
+      return started;
     });
     try {
       const response = await abortable(what, options?.signal, () => opened.destroy(), readAnswer(opened, what));
-      return expectType(this.rejectError(response, request), "exited", what);
+      return exitedOf(expectType(this.rejectError(response, request), "exited", what));
     } finally {
       opened.destroy();
     }
@@ -320,12 +337,13 @@ export class Daemon {
     const what = describe(request);
     let connection: Connection | null = null;
     return bounded(what, this.limits(options), () => connection?.destroy(), async () => {
-      connection = await this.open(request);
+      const started = (connection = this.start());
       try {
-        const attached = attachedOf(expectType(this.rejectError(await readAnswer(connection, what), request), "attached", what));
-        return new Subscription(connection, attached, options?.signal);
+        await this.send(started, request);
+        const attached = attachedOf(expectType(this.rejectError(await readAnswer(started, what), request), "attached", what));
+        return new Subscription(started, attached, options?.signal);
       } catch (error) {
-        connection.destroy();
+        started.destroy();
         throw error;
       }
     });
@@ -340,15 +358,21 @@ export class Daemon {
     return { signal: options?.signal, timeoutMs: options?.timeoutMs ?? this.timeoutMs };
   }
 
-  private async open(request: Request | JsonObject): Promise<Connection> {
-    const connection = await Connection.open(this.registration.socket);
+  /** Starts a connection to the daemon. It exists from this moment on, before it is connected, so that a call
+   * cancelled at any point (even before connecting finished) destroys it instead of leaving it behind. */
+  private start(): Connection {
+    return Connection.start(this.registration.socket);
+  }
+
+  /** Waits for `connection` to connect and sends `request` on it; destroys it on failure. */
+  private async send(connection: Connection, request: Request | JsonObject): Promise<void> {
     try {
+      await connection.ready;
       await connection.send(envelope(this.registration.token, request));
     } catch (error) {
       connection.destroy();
       throw error;
     }
-    return connection;
   }
 
   private async expect<T extends Response["type"]>(
@@ -373,18 +397,55 @@ export class Daemon {
 }
 
 /** The lazy path OpenCode takes: discover the daemon of `runtimeDir/name`; if there is none or nothing
- * answers at its registration (a daemon that died), spawn and claim a new one. Any other failure (an unsafe
- * registration, another protocol, an impostor) is thrown, never papered over by a new daemon. */
+ * answers at its registration (a daemon that died), spawn and claim a new one. When the new daemon exits
+ * before registering because a rival caller's daemon took the runtime directory at the same moment (SPEC L2),
+ * that daemon is discovered and returned instead (no owner: the rival owns it), within the call's timeout.
+ * Any other failure (an unsafe registration, another protocol, an impostor) is thrown, never papered over by
+ * a new daemon. */
 export async function connectOrSpawn(options: SpawnOptions): Promise<Connected> {
   try {
     return { daemon: await Daemon.discover(options), owner: null, spawned: false };
   } catch (error) {
-    if (!(error instanceof ConnectionError && (error.reason === "not-found" || error.reason === "unreachable"))) {
+    if (!absent(error)) {
       throw error;
     }
   }
-  const { daemon, owner } = await Daemon.spawn(options);
-  return { daemon, owner, spawned: true };
+  try {
+    const { daemon, owner } = await Daemon.spawn(options);
+    return { daemon, owner, spawned: true };
+  } catch (error) {
+    if (!(error instanceof ConnectionError && error.reason === "exited")) {
+      throw error;
+    }
+    return { daemon: await discoverRival(options, error), owner: null, spawned: false };
+  }
+}
+
+/** Whether discovery failed because no daemon runs there (no registration, or nobody at its socket). */
+function absent(error: unknown): boolean {
+  return error instanceof ConnectionError && (error.reason === "not-found" || error.reason === "unreachable");
+}
+
+/** Discovers the daemon that won the runtime directory from the one this call started (which exited with
+ * `lost`), polling every `REGISTRATION_POLL_MS` until it answers; after the call's timeout, `lost` is thrown. */
+async function discoverRival(options: SpawnOptions, lost: ConnectionError): Promise<Daemon> {
+  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  for (;;) {
+    if (options.signal?.aborted) {
+      throw new AbortError("connectOrSpawn", { cause: options.signal.reason });
+    }
+    try {
+      return await Daemon.discover(options);
+    } catch (error) {
+      if (!absent(error)) {
+        throw error;
+      }
+    }
+    if (Date.now() >= deadline) {
+      throw lost;
+    }
+    await new Promise((resolve) => setTimeout(resolve, REGISTRATION_POLL_MS));
+  }
 }
 
 /** Finds the daemon of `runtimeDir/name` (see {@link Daemon.discover}). */

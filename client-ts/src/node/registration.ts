@@ -4,7 +4,7 @@
 
 import { constants, promises as fs } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 
 import { checked } from "../core/check.js";
 import { ConnectionError, VersionMismatchError } from "../core/errors.js";
@@ -40,7 +40,9 @@ export function defaultRuntimeDir(): string {
   return home ? join(home, ".local", "state", "opencode", "pty") : join(tmpdir(), "opencode", "pty");
 }
 
-/** Checks a runtime name as the daemon does (SPEC L1) and returns the directory `runtimeDir/name`. */
+/** Checks a runtime name as the daemon does (SPEC L1) and returns the directory `runtimeDir/name`, absolute
+ * (a relative `runtimeDir` is resolved against the current directory, so a handoff names the same place in
+ * any process). */
 export function daemonDir(location: Location): string {
   const { name } = location;
   if (name === "" || name === "." || name === ".." || !/^[A-Za-z0-9._-]+$/.test(name)) {
@@ -49,7 +51,7 @@ export function daemonDir(location: Location): string {
       "registration",
     );
   }
-  return join(location.runtimeDir ?? defaultRuntimeDir(), name);
+  return resolve(location.runtimeDir ?? defaultRuntimeDir(), name);
 }
 
 /** Reads and checks `dir/service.json`. */

@@ -2,10 +2,10 @@
 //! of typed events whose output is checked to be contiguous. It ends after `exited` or when the daemon closes
 //! the connection, and `close()` detaches. No client-side timeout ever cuts it (SPEC N8).
 
-import { ConnectionError } from "../core/errors.js";
+import { AbortError, ConnectionError } from "../core/errors.js";
 import type { Attached, SubscriptionEvent } from "../core/messages.js";
 import { SubscriptionState } from "../core/subscription-state.js";
-import { abortable, type Connection } from "./connection.js";
+import type { Connection } from "./connection.js";
 
 /** Why a subscription ended. */
 export type EndReason = "exited" | "closed" | "detached";
@@ -14,6 +14,15 @@ export type EndReason = "exited" | "closed" | "detached";
 export class Subscription implements AsyncIterable<SubscriptionEvent> {
   private readonly state: SubscriptionState;
   private reason: EndReason | null = null;
+  /** Set while a `next()` waits. */
+  private reading = false;
+  /** Set when the signal given to `subscribe` fired. */
+  private aborted = false;
+  /** Closes the subscription when the signal fires; removed from the signal once the subscription ends. */
+  private readonly onAbort = (): void => {
+    this.aborted = true;
+    this.close();
+  };
 
   /** @internal Created by `Daemon.subscribe`. */
   constructor(
@@ -23,7 +32,11 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
     private readonly signal?: AbortSignal | undefined,
   ) {
     this.state = new SubscriptionState(attached.endOffset);
-    signal?.addEventListener("abort", () => this.close(), { once: true });
+    if (signal?.aborted) {
+      this.onAbort();
+    } else {
+      signal?.addEventListener("abort", this.onAbort, { once: true });
+    }
   }
 
   /** The offset just past the last output byte delivered: where a later subscription resumes. */
@@ -38,38 +51,58 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
 
   /** The next event, or null once the subscription has ended. Rejects with `ProtocolError` for a frame that
    * breaks the protocol (the connection is closed), `DaemonError` when the daemon ends it with `error`, and
-   * `AbortError` when the signal given to `subscribe` fired. */
+   * `AbortError` when the signal given to `subscribe` fired while it waited. Events are read one at a time: a
+   * call made while another is still waiting rejects with `TypeError` (a programming error; the first call
+   * still gets its event). */
   async next(): Promise<SubscriptionEvent | null> {
+    if (this.reading) {
+      throw new TypeError("Subscription.next() was called while an earlier call still waits; read one event at a time");
+    }
+    this.reading = true;
+    try {
+      return await this.read();
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private async read(): Promise<SubscriptionEvent | null> {
     if (this.reason !== null) {
       return null;
     }
     let frame;
     try {
-      frame = await abortable("subscription", this.signal, () => this.close(), this.connection.read());
+      frame = await this.connection.read();
     } catch (error) {
+      this.connection.destroy();
+      this.end("closed");
+      if (this.aborted) {
+        throw new AbortError("subscription", { cause: this.signal?.reason });
+      }
       if (this.reason === "detached" && error instanceof ConnectionError) {
         return null;
       }
-      this.connection.destroy();
-      this.reason ??= "closed";
       throw error;
     }
+    if (this.aborted) {
+      throw new AbortError("subscription", { cause: this.signal?.reason });
+    }
     if (frame === null) {
-      this.reason = this.state.exited ? "exited" : "closed";
       this.connection.destroy();
+      this.end(this.state.exited ? "exited" : "closed");
       return null;
     }
     let event: SubscriptionEvent;
     try {
       event = this.state.accept(frame);
     } catch (error) {
-      this.reason = "closed";
       this.connection.destroy();
+      this.end("closed");
       throw error;
     }
     if (event.type === "exited") {
       // The daemon half-closed after `exited` and waits for this side to close (SPEC N4).
-      this.reason = "exited";
+      this.end("exited");
       this.connection.close();
     }
     return event;
@@ -78,9 +111,7 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
   /** Detaches: closes this side, so the daemon forgets the attachment at once (a controller's departure
    * promotes the previous one, SPEC D12). */
   close(): void {
-    if (this.reason === null) {
-      this.reason = "detached";
-    }
+    this.end("detached");
     this.connection.close();
     this.connection.destroy();
   }
@@ -95,5 +126,12 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
         this.close();
       }
     }
+  }
+
+  /** Records why the subscription ended (the first reason counts) and stops listening to the signal, so a
+   * long-lived signal shared by many subscriptions does not collect their listeners. */
+  private end(reason: EndReason): void {
+    this.reason ??= reason;
+    this.signal?.removeEventListener("abort", this.onAbort);
   }
 }

@@ -1,0 +1,71 @@
+//! Starting daemons: a failed `Daemon.spawn` leaves no process behind, and `connectOrSpawn` copes with a
+//! rival caller starting a daemon at the same moment and with a registration left by a daemon that died.
+
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { connectOrSpawn, ConnectionError, Daemon } from "../src/index.js";
+import { alive, binary, eventually, killAtEnd, releaseAtEnd, spawned, tempDir, WAIT_MS } from "./support.js";
+
+const limit = { timeout: 60_000 };
+
+test("a spawn that fails after the launch stops the daemon it started", limit, async (t) => {
+  const runtimeDir = tempDir(t);
+  // Registers itself (under its own pid, as a daemon does) with a socket nobody listens on, then lingers.
+  const fake = join(runtimeDir, "fake-daemon");
+  const id = "c".repeat(32);
+  writeFileSync(
+    fake,
+    `#!/bin/sh
+dir="$5/$3"
+mkdir -p "$dir"
+printf '{"instance_id":"${id}","pid":%d,"protocol":8,"features":[],"socket":"%s","token":"${id}"}' $$ "$dir/nobody.sock" > "$dir/new.tmp"
+chmod 600 "$dir/new.tmp"
+mv "$dir/new.tmp" "$dir/service.json"
+exec sleep 60
+`,
+    { mode: 0o755 },
+  );
+  await assert.rejects(
+    Daemon.spawn({ binary: fake, runtimeDir, name: "doomed", timeoutMs: WAIT_MS }),
+    (e: unknown) => e instanceof ConnectionError && e.reason === "unreachable",
+  );
+  const { pid } = JSON.parse(readFileSync(join(runtimeDir, "doomed", "service.json"), "utf8")) as { pid: number };
+  killAtEnd(t, pid);
+  assert.equal(alive(pid), false, "the launched process was stopped and reaped before spawn rejected");
+});
+
+test("two connectOrSpawn racing on one runtime directory both get the one daemon that won", limit, async (t) => {
+  const runtimeDir = tempDir(t);
+  const options = { binary: binary(), runtimeDir, name: "raced", timeoutMs: WAIT_MS };
+  const settled = await Promise.allSettled([connectOrSpawn(options), connectOrSpawn(options)]);
+  for (const result of settled) {
+    if (result.status === "fulfilled") {
+      killAtEnd(t, result.value.daemon.pid);
+      if (result.value.owner) releaseAtEnd(t, result.value.owner);
+    }
+  }
+  const [a, b] = settled.map((result) => {
+    assert.equal(result.status, "fulfilled", result.status === "rejected" ? String(result.reason) : "");
+    return (result as PromiseFulfilledResult<Awaited<ReturnType<typeof connectOrSpawn>>>).value;
+  });
+  assert.ok(a && b);
+  assert.equal(a.daemon.instanceId, b.daemon.instanceId);
+  assert.deepEqual([a.spawned, b.spawned].sort(), [false, true], "exactly one of them started (and owns) it");
+  assert.equal([a.owner, b.owner].filter((owner) => owner !== null).length, 1);
+});
+
+test("connectOrSpawn starts a new daemon over the registration of one that was killed", limit, async (t) => {
+  const { daemon: dead, runtimeDir } = await spawned(t, "phoenix");
+  process.kill(dead.pid, "SIGKILL");
+  await eventually("the killed daemon gone", () => !alive(dead.pid));
+  const next = await connectOrSpawn({ binary: binary(), runtimeDir, name: "phoenix", timeoutMs: WAIT_MS });
+  killAtEnd(t, next.daemon.pid);
+  assert.ok(next.owner);
+  releaseAtEnd(t, next.owner);
+  assert.equal(next.spawned, true);
+  assert.notEqual(next.daemon.instanceId, dead.instanceId);
+  assert.equal((await next.daemon.ping()).pid, next.daemon.pid);
+});
