@@ -31,11 +31,14 @@ fn terminate_joins_all_four_threads_of_each_terminal() {
     let before = threads();
     let ids: Vec<u64> = (0..3).map(|_| service.create_pty(sh("sleep 30")).expect("create").id).collect();
     assert_eq!(threads(), before + 3 * 4, "actor, reader, writer and wait thread per terminal");
-    // Named opencode-pty-<role>-<id>; the kernel shows 15 bytes, enough to tell the roles apart.
-    let names = thread_names();
-    for role in ["opencode-pty-ac", "opencode-pty-re", "opencode-pty-wr", "opencode-pty-wa"] {
-        assert_eq!(names.iter().filter(|n| n.as_str() == role).count(), 3, "{role} in {names:?}");
-    }
+    // Named opencode-pty-<role>-<id>; the kernel shows 15 bytes, enough to tell the roles apart. A new thread
+    // names itself once it runs, so the names are polled (within the usual bound) rather than read once.
+    let roles = ["opencode-pty-ac", "opencode-pty-re", "opencode-pty-wr", "opencode-pty-wa"];
+    let named = |names: &[String], role: &str| names.iter().filter(|n| n.as_str() == role).count();
+    support::eventually(|| {
+        let names = thread_names();
+        roles.iter().all(|role| named(&names, role) == 3).then_some(())
+    });
     // A terminal whose child already exited is joined the same way.
     let exited = service.create_pty(sh("exit 0")).expect("create");
     let subscription = service.get_handle(exited.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
