@@ -12,6 +12,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
@@ -205,13 +206,38 @@ pub fn end_sibling(dir: &Path) -> Result<Sibling, RecordError> {
 /// the directory and replaces the record itself.
 pub fn forget(path: &Path, instance_id: &str) -> Result<bool, RecordError> {
     let Some(dir) = path.parent() else { return Ok(false) };
-    let Some(_lock) = try_lock(dir) else { return Ok(false) };
+    let Some(_lock) = lock_after_death(dir, path, instance_id) else { return Ok(false) };
     match read(path)? {
         Some(record) if record.instance_id == instance_id => {
             remove_record(path)?;
             Ok(true)
         }
         _ => Ok(false),
+    }
+}
+
+/// How long the guardian waits for its daemon, killed a moment ago, to let go of the directory's lock: the kernel
+/// closes a dying process's descriptors one by one, so the guardian can see its pipe close before the lock goes.
+pub const FORGET_LOCK_WAIT: Duration = Duration::from_secs(1);
+
+/// Takes `dir`'s lock for the guardian of daemon `instance_id`: at once, or, while that daemon is still dying
+/// (not yet a zombie), as soon as it lets go, within [`FORGET_LOCK_WAIT`]. `None` when someone else holds it.
+fn lock_after_death(dir: &Path, path: &Path, instance_id: &str) -> Option<Flock<File>> {
+    let deadline = Instant::now() + FORGET_LOCK_WAIT;
+    loop {
+        if let Some(lock) = try_lock(dir) {
+            return Some(lock);
+        }
+        let dying =
+            matches!(read(path), Ok(Some(record)) if record.instance_id == instance_id && !record.daemon_is_gone());
+        if !dying {
+            // Gone now, so its descriptors are closed: one last try tells whether another daemon holds the lock.
+            return try_lock(dir);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
