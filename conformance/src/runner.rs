@@ -102,6 +102,9 @@ pub fn run(options: &Options) -> anyhow::Result<bool> {
         "conformance: {passed} passed, {failed} failed, {skipped} skipped in {:.2}s",
         started.elapsed().as_secs_f64()
     );
+    if passed == 0 && failed == 0 {
+        anyhow::bail!("no transcript ran ({skipped} skipped): nothing was checked");
+    }
     Ok(failed == 0)
 }
 

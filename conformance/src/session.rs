@@ -17,6 +17,10 @@ use crate::transcript::Step;
 
 /// How long an expectation waits for its frame unless the step says otherwise (`within_ms`).
 pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long `expect_eof` waits unless the step says otherwise: well under the daemon's 10 s first-request deadline
+/// (SPEC N1), so a daemon that never refuses a bad frame, and is only closed by that deadline, fails.
+pub const EOF_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a `run` helper may take.
 pub const HELPER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest `sleep` or `expect_none` a transcript may ask for, so no transcript can hang the suite.
@@ -129,7 +133,7 @@ impl<'a> Session<'a> {
                 self.conn(conn)?.close_write()?;
             }
             Step::ExpectEof { conn, within_ms } => {
-                let within = within_ms.map_or(EXPECT_TIMEOUT, Duration::from_millis).min(MAX_PAUSE);
+                let within = within_ms.map_or(EOF_TIMEOUT, Duration::from_millis).min(MAX_PAUSE);
                 let c = self.conn(conn)?;
                 if let Some((start, bytes)) = &c.pending_output {
                     return Err(

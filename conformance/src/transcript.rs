@@ -87,7 +87,7 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bytes: Option<u64>,
     },
-    /// The daemon closes the connection with no further frame (within `within_ms`, default 10 s).
+    /// The daemon closes the connection with no further frame (within `within_ms`, default 3 s: `EOF_TIMEOUT`).
     ExpectEof {
         conn: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,6 +136,15 @@ impl Transcript {
             let step: Step =
                 serde_json::from_str(line).with_context(|| format!("{}:{}: not a step", path.display(), index + 1))?;
             steps.push((index + 1, step));
+        }
+        let checks = |step: &Step| {
+            matches!(
+                step,
+                Step::Expect { .. } | Step::ExpectOutput { .. } | Step::ExpectEof { .. } | Step::ExpectNone { .. }
+            )
+        };
+        if !steps.iter().any(|(_, step)| checks(step)) {
+            bail!("{}: no expect step, so it could never fail", path.display());
         }
         Ok(Transcript { id, path: path.to_owned(), header, steps })
     }

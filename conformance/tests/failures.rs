@@ -108,3 +108,32 @@ fn swapped_events_fail_with_a_diff() {
     assert!(out.stdout.contains("$.type: expected \"controller_changed\", got \"title_changed\""), "{}", out.stdout);
     assert!(out.stdout.contains("+  \"type\": \"title_changed\""), "{}", out.stdout);
 }
+
+/// A fake that never refuses bad framing and is closed only by a 10 s read deadline, like the daemon's first-request
+/// deadline: the framing transcripts must not take that close for a refusal.
+#[test]
+fn a_daemon_that_only_times_out_fails_the_framing_transcripts() {
+    let out = against_fake("deadline-only", &support::transcripts(), "framing/oversized-length");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stdout.contains("FAIL  framing/oversized-length"), "{}", out.stdout);
+    assert!(out.stdout.contains("expected the end of the stream within"), "{}", out.stdout);
+}
+
+/// A run in which nothing passed checked nothing: it is not a success.
+#[test]
+fn a_run_where_nothing_passes_is_not_a_success() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_transcript(
+        dir.path(),
+        "probe/no-checks",
+        &[
+            json!({"conformance": 1, "description": "sends but expects nothing", "spec": ["V1"], "shareable": true}),
+            json!({"step": "connect", "conn": "a"}),
+        ],
+    );
+    let daemon = support::daemon_binary();
+    let transcripts = dir.path().to_str().expect("UTF-8");
+    let out = run(&["--daemon", daemon.to_str().expect("UTF-8"), "--transcripts", transcripts], &[]);
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(format!("{out:?}").contains("no expect step"), "{out:?}");
+}

@@ -4,6 +4,8 @@ one deliberate fault chosen by FAKE_FAULT, so the tests can check that the runne
 
 FAKE_FAULT=missing-member  pong leaves out `features`.
 FAKE_FAULT=swapped-events  subscribe answers attached, then title_changed before controller_changed.
+FAKE_FAULT=deadline-only   never refuses a bad frame: it waits for the whole declared payload, whatever its
+                           length, and closes only when a 10 s read deadline runs out.
 FAKE_ATTACHED names a JSON file holding a valid `attached` frame (a schema example); FAKE_PIDFILE, if set, is
 where it writes its pid."""
 import json, os, secrets, socket, struct, sys, threading
@@ -52,9 +54,14 @@ def recv(conn):
 
 
 def serve(conn):
+    if fault == "deadline-only":
+        conn.settimeout(10.0)
     with conn:
         while True:
-            envelope = recv(conn)
+            try:
+                envelope = recv(conn)
+            except (socket.timeout, ValueError):
+                return
             if envelope is None:
                 return
             op = envelope.get("request", {}).get("op")
