@@ -43,7 +43,8 @@ ts-test:
 # Replay the conformance transcripts against a daemon binary: `just conformance DAEMON=path [FILTER=text]`
 # (or positionally); without DAEMON, our own daemon, built first.
 conformance DAEMON="" FILTER="":
-    daemon='{{DAEMON}}'; daemon="${daemon#DAEMON=}"; filter='{{FILTER}}'; filter="${filter#FILTER=}"; \
+    daemon=''; filter=''; \
+    for arg in '{{DAEMON}}' '{{FILTER}}'; do case "$arg" in DAEMON=*) daemon="${arg#DAEMON=}";; FILTER=*) filter="${arg#FILTER=}";; "") ;; *) if [ -z "$daemon" ] && [ "$arg" = '{{DAEMON}}' ]; then daemon="$arg"; else filter="$arg"; fi;; esac; done; \
     if [ -z "$daemon" ]; then cargo build -p opencode-pty; daemon=target/debug/opencode-pty; fi; \
     cargo run -p opencode-pty-conformance -- --daemon "$daemon" ${filter:+"$filter"}
 
