@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use opencode_pty::TerminalService;
+use opencode_pty::ProcessService;
 use opencode_pty::terminal::{Event, PtySpec, TerminalConfig};
 use opencode_pty_protocol::{Response, Role};
 
@@ -33,7 +33,7 @@ fn spec(program: &str, args: &[&str]) -> PtySpec {
 }
 
 fn main() {
-    let service = TerminalService::new(TerminalConfig::default());
+    let service = ProcessService::new(TerminalConfig::default());
     let (threads, rss) = (status("Threads:"), status("VmRSS:"));
     let started = Instant::now();
     let ids: Vec<u64> = (0..IDLE_TERMINALS).map(|_| service.create_pty(spec("sh", &[])).expect("sh").id).collect();
@@ -69,14 +69,11 @@ fn main() {
     assert!(status.expect("cat").success());
 
     // A shut-down service starts nothing more: the cat gets a fresh one.
-    let service = TerminalService::new(TerminalConfig::default());
+    let service = ProcessService::new(TerminalConfig::default());
     let started = Instant::now();
     let info = service.create_pty(spec("cat", &[file])).expect("cat");
-    let observer = service
-        .get_handle(info.id)
-        .expect("handle")
-        .subscribe(0, "o".into(), Role::Observer, false)
-        .expect("subscribe");
+    let observer =
+        service.pty(info.id).expect("handle").subscribe(0, "o".into(), Role::Observer, false).expect("subscribe");
     let (mut bytes, mut first) = (0usize, 0u64);
     loop {
         match observer.recv_timeout(Duration::from_secs(120)).expect("an event") {

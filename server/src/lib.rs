@@ -21,7 +21,7 @@ pub mod service;
 pub mod terminal;
 
 pub use error::ServiceError;
-pub use service::TerminalService;
+pub use service::ProcessService;
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub fn now_ms() -> u64 {

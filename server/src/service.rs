@@ -10,12 +10,14 @@ use opencode_pty_protocol::{Mode, ProcessInfo};
 use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
-use crate::terminal::{PtySpec, TerminalConfig, TerminalHandle};
+use crate::terminal::{PtyHandle, PtySpec, TerminalConfig};
 
 /// One registered process of either kind.
 #[derive(Debug, Clone)]
-enum Process {
-    Pty(Arc<TerminalHandle>),
+pub enum Process {
+    /// A pseudo-terminal with its emulator.
+    Pty(Arc<PtyHandle>),
+    /// A plain process whose output goes to a file.
     Pipe(Arc<PipeHandle>),
 }
 
@@ -78,7 +80,7 @@ pub trait ProcessHook: Send + Sync + std::fmt::Debug {
 
 /// Every process of one daemon.
 #[derive(Debug)]
-pub struct TerminalService {
+pub struct ProcessService {
     config: TerminalConfig,
     next_id: AtomicU64,
     /// What the live pipe processes' metadata holds together (at most `MAX_TOTAL_METADATA_BYTES`).
@@ -91,10 +93,10 @@ pub struct TerminalService {
     hook: Option<Arc<dyn ProcessHook>>,
 }
 
-impl TerminalService {
+impl ProcessService {
     /// An empty service whose terminals use `config`.
-    pub fn new(config: TerminalConfig) -> TerminalService {
-        TerminalService {
+    pub fn new(config: TerminalConfig) -> ProcessService {
+        ProcessService {
             config,
             next_id: AtomicU64::new(1),
             metadata: Arc::new(MetadataBudget::new()),
@@ -105,8 +107,8 @@ impl TerminalService {
     }
 
     /// The same, telling `hook` of every child started and reaped.
-    pub fn with_hook(config: TerminalConfig, hook: Arc<dyn ProcessHook>) -> TerminalService {
-        let mut service = TerminalService::new(config);
+    pub fn with_hook(config: TerminalConfig, hook: Arc<dyn ProcessHook>) -> ProcessService {
+        let mut service = ProcessService::new(config);
         service.hook = Some(hook);
         service
     }
@@ -165,7 +167,7 @@ impl TerminalService {
         let command_bytes = crate::terminal::validate(&spec)?;
         let listing = self.listing.reserve(listing::pty_cost(&spec, command_bytes))?;
         let config = self.config;
-        self.create(listing, |id| Ok(Process::Pty(Arc::new(TerminalHandle::spawn(id, spec, config)?))))
+        self.create(listing, |id| Ok(Process::Pty(Arc::new(PtyHandle::spawn(id, spec, config)?))))
     }
 
     /// Starts a pipe process. Its metadata must fit in the daemon's total (`MAX_TOTAL_METADATA_BYTES`) with
@@ -188,13 +190,14 @@ impl TerminalService {
         self.metadata.used()
     }
 
-    fn process(&self, id: u64) -> Result<Process, ServiceError> {
+    /// The process with this id, of either kind.
+    pub fn process(&self, id: u64) -> Result<Process, ServiceError> {
         let processes = self.processes();
         processes.as_ref().and_then(|p| p.get(&id)).map(|e| e.process.clone()).ok_or(ServiceError::NotFound(id))
     }
 
     /// The terminal with this id; a pipe process is refused (PTY-only requests).
-    pub fn get_handle(&self, id: u64) -> Result<Arc<TerminalHandle>, ServiceError> {
+    pub fn pty(&self, id: u64) -> Result<Arc<PtyHandle>, ServiceError> {
         match self.process(id)? {
             Process::Pty(handle) => Ok(handle),
             Process::Pipe(_) => Err(ServiceError::WrongMode { id, what: "a pipe process", wanted: "PTYs" }),
@@ -202,7 +205,7 @@ impl TerminalService {
     }
 
     /// The pipe process with this id; a PTY is refused (pipe-only requests).
-    pub fn get_pipe(&self, id: u64) -> Result<Arc<PipeHandle>, ServiceError> {
+    pub fn pipe(&self, id: u64) -> Result<Arc<PipeHandle>, ServiceError> {
         match self.process(id)? {
             Process::Pipe(handle) => Ok(handle),
             Process::Pty(_) => Err(ServiceError::WrongMode { id, what: "a PTY", wanted: "pipe processes" }),
@@ -249,7 +252,7 @@ impl TerminalService {
     }
 }
 
-impl Drop for TerminalService {
+impl Drop for ProcessService {
     fn drop(&mut self) {
         self.shutdown();
     }

@@ -22,7 +22,7 @@ fn changed_to(attachment: Option<&'static str>) -> impl Fn(&Seen) -> bool {
 fn one_controller_takeover_demotes_and_detach_promotes_the_former() {
     let service = service();
     let info = service.create_pty(sh("sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     // An observer that never controlled is never promoted over a former controller.
     let _observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
     let a = handle.subscribe(0, "a".into(), Role::Controller, false).unwrap();
@@ -75,7 +75,7 @@ fn control_promotes_and_resizes_before_the_input_arrives() {
     // The child turns on in-band size reports, then echoes what it reads, byte by byte, as octal.
     let script = "stty raw -echo; printf '\\033[?2048hready'; dd bs=1 count=40 2>/dev/null | od -An -c; sleep 30";
     let info = service.create_pty(sh(script)).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
     let mut seen = Seen::default();
     read_until(&observer, &mut seen, |s| s.text().contains("ready"));
@@ -105,7 +105,7 @@ fn a_subscriber_mid_stream_sees_every_byte_exactly_once() {
     let info = service
         .create_pty(sh("stty raw -echo; i=0; while [ $i -lt 3000 ]; do printf '%05d\\n' $i; i=$((i+1)); done"))
         .expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let first = handle.subscribe(0, "first".into(), Role::Observer, false).unwrap();
     read_until(&first, &mut Seen::default(), |s| s.text().contains("00100"));
     // Attach while the child is still writing; the replay and the live events must join without gap or overlap.
@@ -122,7 +122,7 @@ fn a_burst_reaches_a_healthy_observer_intact_and_an_idle_one_keeps_all_of_it() {
     let info = service
         .create_pty(sh("stty raw -echo; read go; head -c 1048576 /dev/zero | tr '\\0' a; read again"))
         .expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let healthy = handle.subscribe(0, "healthy".into(), Role::Observer, false).unwrap();
     // Nobody reads this one until the burst is over.
     let idle = handle.subscribe(0, "idle".into(), Role::Observer, false).unwrap();
@@ -145,7 +145,7 @@ fn an_observer_that_never_reads_is_disconnected() {
     let service = service();
     let info =
         service.create_pty(sh("stty raw -echo; head -c 50000000 /dev/zero | tr '\\0' b; sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let stuck = handle.subscribe(0, "stuck".into(), Role::Observer, false).unwrap();
     // Without reading, wait until the terminal has produced far more than the observer may be held: by then it
     // must have been dropped, or the terminal waited for it.
@@ -171,7 +171,7 @@ fn an_observer_that_never_reads_is_disconnected() {
 fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_terminate() {
     let service = service();
     let info = service.create_pty(sh("stty raw -echo; cat /dev/zero")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let controller = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
     // The controller never reads: its queue fills, output is held back, the reader waits, the child waits.
     let deadline = Instant::now() + support::WAIT;
@@ -203,7 +203,7 @@ fn a_full_writer_queue_never_blocks_terminate() {
     let service = service();
     // The child never reads its input, so the PTY's input buffer, then the writer queue, fill up.
     let info = service.create_pty(sh("stty raw -echo; sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
     let writer = {
         let (handle, accepted) = (handle.clone(), accepted.clone());
@@ -234,7 +234,7 @@ fn a_child_flooding_queries_without_reading_never_stalls_its_terminal() {
     let service = service();
     // Every query makes a reply the child never reads: the replies pile up, but the actor keeps answering.
     let info = service.create_pty(sh("stty raw -echo; while :; do printf '\\033[6n\\033[c'; done")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
     let mut seen = Seen::default();
     read_until(&observer, &mut seen, |s| s.output.len() > 2 * 1024 * 1024);
@@ -260,7 +260,7 @@ fn a_child_flooding_queries_without_reading_never_stalls_its_terminal() {
 fn a_late_controller_gets_exited_right_after_attached() {
     let service = service();
     let info = service.create_pty(sh("exit 0")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
         s.exited().is_some()
     });
@@ -276,7 +276,7 @@ fn a_late_controller_gets_exited_right_after_attached() {
 fn resized_comes_before_any_later_output() {
     let service = service();
     let info = service.create_pty(sh("printf before; read go; printf after; sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
     read_until(&observer, &mut Seen::default(), |s| s.text().contains("before"));
     // Without a controller anyone may resize; the child's later output must follow the `resized` event.
@@ -294,7 +294,7 @@ fn resized_comes_before_any_later_output() {
 fn a_takeover_gets_through_to_a_stalled_controller_and_held_requests_follow_in_order() {
     let service = service();
     let info = service.create_pty(sh("sleep 60")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let stalled = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
     // Each rename publishes an event to the controller, which never reads: its channel fills, then the
     // actor's backlog for it, and from then on renames are held back (their callers wait).
@@ -328,7 +328,7 @@ fn a_takeover_gets_through_to_a_stalled_controller_and_held_requests_follow_in_o
 fn an_idle_observer_is_dropped_for_too_many_json_events_too() {
     let service = service();
     let info = service.create_pty(sh("sleep 60")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let idle = handle.subscribe(0, "idle".into(), Role::Observer, false).unwrap();
     // Title events carry no output bytes; without a count bound they would pile up without end.
     for i in 0..(OBSERVER_QUEUE_EVENTS + OBSERVER_BACKLOG_EVENTS + 100) {

@@ -136,11 +136,11 @@ fn the_output_file_is_created_with_0666_minus_the_umask_and_truncated() {
     let info = service.create_pipe(spec.clone()).expect("create");
     let mode = std::fs::metadata(&spec.output_path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o666 & !umask);
-    exited_pipe(&service.get_pipe(info.id).unwrap());
+    exited_pipe(&service.pipe(info.id).unwrap());
     // An existing file is truncated.
     std::fs::write(&spec.output_path, "old contents").unwrap();
     let info = service.create_pipe(spec.clone()).expect("create");
-    exited_pipe(&service.get_pipe(info.id).unwrap());
+    exited_pipe(&service.pipe(info.id).unwrap());
     assert_eq!(read(&spec.output_path), "");
 }
 
@@ -191,7 +191,7 @@ fn stdout_and_stderr_share_one_ordered_pipe_and_the_file_matches_the_exit() {
     let service = service();
     let spec = pipe_sh(dir.path(), "echo 1; echo 2 >&2; echo 3; echo 4 >&2");
     let info = service.create_pipe(spec.clone()).expect("create");
-    let (exit_code, signal, final_offset, lines, error, _) = fields(&exited_pipe(&service.get_pipe(info.id).unwrap()));
+    let (exit_code, signal, final_offset, lines, error, _) = fields(&exited_pipe(&service.pipe(info.id).unwrap()));
     assert_eq!((exit_code, signal, final_offset, lines, error), (Some(0), None, 8, Some(4), None));
     assert_eq!(read(&spec.output_path), "1\n2\n3\n4\n");
     assert_eq!(std::fs::metadata(&spec.output_path).unwrap().len(), final_offset);
@@ -204,7 +204,7 @@ fn the_child_gets_exactly_env() {
     let mut spec = pipe_spec(dir.path(), "/usr/bin/env", &[]);
     spec.env = [("A".to_owned(), "1".to_owned())].into();
     let info = service.create_pipe(spec.clone()).expect("create");
-    exited_pipe(&service.get_pipe(info.id).unwrap());
+    exited_pipe(&service.pipe(info.id).unwrap());
     assert_eq!(read(&spec.output_path), "A=1\n");
 }
 
@@ -223,9 +223,9 @@ fn the_child_starts_with_an_empty_signal_mask() {
     spec.output_path = dir.path().join("kill.log");
     let killed = service.create_pipe(spec);
     blocked.thread_unblock().unwrap();
-    exited_pipe(&service.get_pipe(status.expect("create").id).unwrap());
+    exited_pipe(&service.pipe(status.expect("create").id).unwrap());
     assert_eq!(read(&dir.path().join("out.log")), "SigBlk:\t0000000000000000\n");
-    let exited = exited_pipe(&service.get_pipe(killed.expect("create").id).unwrap());
+    let exited = exited_pipe(&service.pipe(killed.expect("create").id).unwrap());
     assert_eq!(fields(&exited).0, None);
     assert_eq!(fields(&exited).1.as_deref(), Some("SIGTERM"));
 }
@@ -237,7 +237,7 @@ fn output_lines_always_match_the_tail() {
     let service = service();
     let script = format!("i=0; while [ $i -lt {LINES} ]; do echo line $i; i=$((i+1)); done");
     let spec = pipe_sh(dir.path(), &script);
-    let handle = service.get_pipe(service.create_pipe(spec.clone()).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec.clone()).expect("create").id).unwrap();
     let done = handle.wait();
     let sample = || {
         let deadline = Instant::now() + WAIT;
@@ -274,7 +274,7 @@ fn a_write_error_stops_the_file_but_not_the_process_or_the_offsets() {
     let script = format!("echo first; while [ ! -e {} ]; do sleep 0.02; done; echo second", go.display());
     let mut spec = pipe_sh(dir.path(), &script);
     spec.output_path = "/dev/full".into();
-    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     let info = eventually(|| Some(handle.info()).filter(|i| i.pipe.as_ref().unwrap().output_error.is_some()));
     let error = info.pipe.as_ref().unwrap().output_error.clone().unwrap();
     assert!(error.contains("No space left on device"), "{error}");
@@ -292,7 +292,7 @@ fn leftover_writers_delay_the_exit_by_at_most_the_linger_and_then_get_sigpipe() 
     let script = format!("(sleep 1; while :; do echo x; sleep 0.1; done) & echo $! > {}; echo hi", pidfile.display());
     let spec = pipe_sh(dir.path(), &script);
     let created = Instant::now();
-    let handle = service.get_pipe(service.create_pipe(spec.clone()).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec.clone()).expect("create").id).unwrap();
     let exited = exited_pipe(&handle);
     let elapsed = created.elapsed();
     assert!(elapsed >= LINGER && elapsed < LINGER + Duration::from_secs(3), "exited after {elapsed:?}");
@@ -312,7 +312,7 @@ fn exited_at_is_null_until_the_exit_and_never_before_the_start() {
     let go = dir.path().join("go");
     let spec = pipe_sh(dir.path(), &format!("while [ ! -e {} ]; do sleep 0.02; done; exit 3", go.display()));
     let info = service.create_pipe(spec).expect("create");
-    let handle = service.get_pipe(info.id).unwrap();
+    let handle = service.pipe(info.id).unwrap();
     assert_eq!((handle.info().exited_at, handle.info().lifecycle), (None, Lifecycle::Running));
     std::fs::write(&go, "").unwrap();
     let (_, _, _, _, _, exited_at) = fields(&exited_pipe(&handle));
@@ -328,7 +328,7 @@ fn an_exited_process_stays_listed_as_a_zombie_until_terminate() {
     let service = service();
     let info = service.create_pipe(pipe_sh(dir.path(), "exit 0")).expect("create");
     let pid = info.pid.unwrap();
-    exited_pipe(&service.get_pipe(info.id).unwrap());
+    exited_pipe(&service.pipe(info.id).unwrap());
     assert_eq!(service.list(Mode::Pipe).iter().map(|p| p.id).collect::<Vec<_>>(), [info.id]);
     assert_eq!(proc_state(pid), Some('Z'), "the child is not reaped before terminate");
     service.terminate(info.id).expect("terminate");
@@ -363,7 +363,7 @@ fn waiters_get_exited_and_a_late_wait_is_answered_at_once() {
     let service = service();
     let go = dir.path().join("go");
     let spec = pipe_sh(dir.path(), &format!("while [ ! -e {} ]; do sleep 0.02; done; echo done", go.display()));
-    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     let waiters: Vec<_> = (0..3).map(|_| handle.wait()).collect();
     assert!(waiters.iter().all(|w| w.receiver().is_empty()));
     std::fs::write(&go, "").unwrap();
@@ -383,12 +383,12 @@ fn terminate_answers_waiters_terminated_and_shutdown_just_disconnects_them() {
     let dir = tempfile::tempdir().unwrap();
     let service = service();
     let first = service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).expect("create");
-    let waiter = service.get_pipe(first.id).unwrap().wait();
+    let waiter = service.pipe(first.id).unwrap().wait();
     service.terminate(first.id).expect("terminate");
     let answer = waiter.receiver().recv_timeout(WAIT).expect("answered");
     assert_eq!(answer.unwrap_err().to_string(), "terminated");
     let second = service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).expect("create");
-    let waiter = service.get_pipe(second.id).unwrap().wait();
+    let waiter = service.pipe(second.id).unwrap().wait();
     service.shutdown();
     assert_eq!(waiter.receiver().recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
     assert!(!process_exists(second.pid.unwrap()));
@@ -399,7 +399,7 @@ fn signal_reaches_the_process_and_keeps_it_listed() {
     let dir = tempfile::tempdir().unwrap();
     let service = service();
     let info = service.create_pipe(pipe_sh(dir.path(), "sleep 30; echo never")).expect("create");
-    let handle = service.get_pipe(info.id).unwrap();
+    let handle = service.pipe(info.id).unwrap();
     handle.signal(Signal::Sigterm).expect("signal");
     let (exit_code, signal, ..) = fields(&exited_pipe(&handle));
     assert_eq!((exit_code, signal.as_deref()), (None, Some("SIGTERM")));
@@ -414,7 +414,7 @@ fn set_metadata_replaces_it_within_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let service = service();
     let info = service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).expect("create");
-    let handle = service.get_pipe(info.id).unwrap();
+    let handle = service.pipe(info.id).unwrap();
     let metadata = Map::from_iter([("b".to_owned(), json!([1, 2]))]);
     handle.set_metadata(metadata.clone()).expect("set");
     assert_eq!(service.get(info.id).unwrap().pipe.unwrap().metadata, metadata);
@@ -430,7 +430,7 @@ fn replay_and_subscribe_give_offsets_only_then_exited() {
     let service = service();
     let go = dir.path().join("go");
     let spec = pipe_sh(dir.path(), &format!("echo hello; while [ ! -e {} ]; do sleep 0.02; done", go.display()));
-    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     eventually(|| (handle.info().output_tail == 6).then_some(()));
     let read = handle.replay(2).unwrap();
     assert_eq!((read.requested, read.available, read.end, read.truncated, read.bytes.len()), (2, 6, 6, true, 0));
@@ -474,11 +474,11 @@ fn the_registry_keeps_both_kinds_in_creation_order_and_refuses_the_wrong_kind() 
     assert_eq!(ids(Mode::Pty), [pty.id]);
     assert_eq!(service.get(pty.id).unwrap().mode, Mode::Pty);
     assert_eq!(service.get(second.id).unwrap().mode, Mode::Pipe);
-    let error = service.get_handle(first.id).unwrap_err().to_string();
+    let error = service.pty(first.id).unwrap_err().to_string();
     assert_eq!(error, format!("process {} is a pipe process; this request is only for PTYs", first.id));
-    let error = service.get_pipe(pty.id).unwrap_err().to_string();
+    let error = service.pipe(pty.id).unwrap_err().to_string();
     assert_eq!(error, format!("process {} is a PTY; this request is only for pipe processes", pty.id));
-    assert_eq!(service.get_pipe(99).unwrap_err(), ServiceError::NotFound(99));
+    assert_eq!(service.pipe(99).unwrap_err(), ServiceError::NotFound(99));
     let pids: Vec<u32> = [&first, &pty, &second].iter().map(|p| p.pid.unwrap()).collect();
     drop(service);
     assert!(pids.iter().all(|&pid| !process_exists(pid)), "dropping the service stops every process");
@@ -506,7 +506,7 @@ fn an_output_fifo_nobody_reads_delays_exited_by_at_most_the_linger() {
     let _reader = open_nonblocking(&output, false);
     let mut spec = pipe_sh(dir.path(), "exec head -c 1000000 /dev/zero");
     spec.output_path = output.clone();
-    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     // The FIFO is full once even one more byte does not fit (this test's bytes only help fill it). Then the
     // reader holds a chunk it cannot write, and the child is blocked with more to come.
     let mut filler = open_nonblocking(&output, true);
@@ -545,7 +545,7 @@ fn a_busy_pipe_and_a_slow_output_fifo_still_end_within_the_linger() {
     let mut spec = pipe_sh(dir.path(), &script);
     spec.output_path = output;
     let created = Instant::now();
-    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     // Paces the reading (the rest is rate, not synchronisation); ends at EOF, once the daemon closed the FIFO
     // (it opened it before the create answered, so EOF cannot come earlier), or after WAIT.
     let paced = std::thread::spawn(move || {
@@ -582,7 +582,7 @@ fn waiters_and_subscribers_that_left_never_fill_the_caps() {
     const CYCLES: usize = MAX_PIPE_WAITERS + 76;
     let dir = tempfile::tempdir().unwrap();
     let service = service();
-    let handle = service.get_pipe(service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).unwrap().id).unwrap();
+    let handle = service.pipe(service.create_pipe(pipe_sh(dir.path(), "exec sleep 30")).unwrap().id).unwrap();
     for _ in 0..CYCLES {
         drop(handle.wait());
     }
@@ -631,7 +631,7 @@ fn the_metadata_of_all_pipe_processes_shares_one_budget() {
     assert_eq!(service.metadata_bytes(), 4 * size);
     // Growing metadata is refused the same way, and changes nothing.
     let fifth = service.create_pipe(spec(5, &small)).expect("small metadata fits").id;
-    let refused = service.get_pipe(fifth).unwrap().set_metadata(big.clone()).unwrap_err();
+    let refused = service.pipe(fifth).unwrap().set_metadata(big.clone()).unwrap_err();
     assert!(matches!(refused, ServiceError::MetadataBudget { .. }), "{refused}");
     assert_eq!(service.get(fifth).unwrap().pipe.unwrap().metadata, small);
     assert_eq!(service.metadata_bytes(), 4 * size + small_size);
@@ -641,10 +641,10 @@ fn the_metadata_of_all_pipe_processes_shares_one_budget() {
     // Terminating a process releases its share.
     service.terminate(ids[0]).expect("terminate");
     assert_eq!(service.metadata_bytes(), 3 * size + small_size);
-    service.get_pipe(fifth).unwrap().set_metadata(big.clone()).expect("fits now");
+    service.pipe(fifth).unwrap().set_metadata(big.clone()).expect("fits now");
     assert_eq!(service.metadata_bytes(), 4 * size);
     // Shrinking always fits.
-    service.get_pipe(fifth).unwrap().set_metadata(Map::new()).expect("smaller");
+    service.pipe(fifth).unwrap().set_metadata(Map::new()).expect("smaller");
     assert_eq!(service.metadata_bytes(), 3 * size + 2);
 }
 
@@ -737,7 +737,7 @@ fn a_child_that_cannot_be_waited_for_gets_a_final_answer_and_is_never_signalled(
     let service = service();
     let spec = pipe_sh(dir.path(), "echo hi; exit 3");
     let info = service.create_pipe(spec.clone()).expect("create");
-    let handle = service.get_pipe(info.id).unwrap();
+    let handle = service.pipe(info.id).unwrap();
     let answer = handle.wait().receiver().recv_timeout(WAIT).expect("a final answer");
     let reason = "waiting for the child failed: ECHILD: No child processes";
     assert_eq!(answer, Err(ServiceError::WaitFailed("ECHILD: No child processes".into())));
@@ -774,7 +774,7 @@ fn a_reader_that_cannot_poll_ends_the_output_and_the_exit_is_still_published() {
     // Read and write, so it neither blocks here nor lets the child's `read` see EOF; opened before the limit.
     let mut trigger = std::fs::OpenOptions::new().read(true).write(true).open(&go).unwrap();
     let spec = pipe_sh(dir.path(), &format!("echo before; read x < {}; echo after; exit 4", go.display()));
-    let handle = service.get_pipe(service.create_pipe(spec).expect("create").id).unwrap();
+    let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     let waiter = handle.wait();
     eventually(|| (handle.info().output_tail == 7).then_some(()));
     // poll(2) refuses more descriptors than RLIMIT_NOFILE (EINVAL): the reader's next poll fails.

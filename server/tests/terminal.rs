@@ -8,7 +8,7 @@ use opencode_pty_protocol::{Lifecycle, Mode, Response, Role};
 use support::{Seen, is_output, log_until, observe, process_exists, read_until, service, sh, until_exit};
 
 /// Waits (bounded) until process `id`'s foreground process is `name`.
-fn until_foreground(service: &opencode_pty::TerminalService, id: u64, name: &str) {
+fn until_foreground(service: &opencode_pty::ProcessService, id: u64, name: &str) {
     support::eventually(|| {
         let pty = service.get(id).ok()?.pty?;
         (pty.foreground_process.as_deref() == Some(name)).then_some(())
@@ -24,7 +24,7 @@ fn output_reaches_a_subscriber_and_the_exit_follows_it() {
     let service = service();
     let info = service.create_pty(sh("printf 'hello\\n'; exit 3")).expect("create");
     assert_eq!(info.id, 1);
-    let handle = service.get_handle(info.id).expect("handle");
+    let handle = service.pty(info.id).expect("handle");
     let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).expect("subscribe");
     let mut seen = Seen::default();
     read_until(&subscription, &mut seen, |s| s.exited().is_some());
@@ -54,7 +54,7 @@ fn a_signal_death_is_reported_by_name() {
 fn a_late_subscriber_gets_exited_right_after_attached() {
     let service = service();
     let info = service.create_pty(sh("printf done")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let first = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
     read_until(&first, &mut Seen::default(), |s| s.exited().is_some());
     let late = handle.subscribe(0, "b".into(), Role::Observer, false).unwrap();
@@ -80,7 +80,7 @@ fn parser_replies_reach_the_child() {
 fn live_output_is_coalesced_and_contiguous() {
     let service = service();
     let info = service.create_pty(sh("stty raw; head -c 300000 /dev/zero | tr '\\0' x")).expect("create");
-    let subscription = service.get_handle(info.id).unwrap().subscribe(0, "a".into(), Role::Controller, false).unwrap();
+    let subscription = service.pty(info.id).unwrap().subscribe(0, "a".into(), Role::Controller, false).unwrap();
     let mut seen = Seen::default();
     read_until(&subscription, &mut seen, |s| s.exited().is_some());
     assert_eq!(seen.output.iter().filter(|&&b| b == b'x').count(), 300_000);
@@ -91,7 +91,7 @@ fn live_output_is_coalesced_and_contiguous() {
 fn replay_reads_from_an_offset_and_refuses_the_future() {
     let service = service();
     let info = service.create_pty(sh("printf abcdef")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());
     let read = handle.replay(2).expect("replay");
     assert_eq!((read.available, read.end, read.truncated, read.bytes.as_slice()), (2, 6, false, &b"cdef"[..]));
@@ -104,7 +104,7 @@ fn titles_follow_osc_and_rename() {
     let service = service();
     // The child sets its title only once told to, so the subscription sees the change as an event.
     let info = service.create_pty(sh("read go; printf '\\033]2;from osc\\007'; sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
     handle.write(None, b"go\r".to_vec()).unwrap();
     let mut seen = Seen::default();
@@ -127,7 +127,7 @@ fn titles_follow_osc_and_rename() {
 fn snapshot_and_rows_see_the_screen() {
     let service = service();
     let info = service.create_pty(sh("printf 'one\\r\\ntwo'; sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let mut seen = Seen::default();
     read_until(&observe(&service, info.id), &mut seen, output_contains("two"));
     // `two` is printed just before the shell starts `sleep`: wait for that too.
@@ -248,7 +248,7 @@ fn the_foreground_process_is_refreshed_by_get_and_published() {
     let service = service();
     // The child starts its jobs only once subscribed, so the change to `sleep` happens under the subscription.
     let info = service.create_pty(sh("read go; tail -f /dev/null & sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
     handle.write(None, b"\r".to_vec()).unwrap();
     let name = support::eventually(|| {
@@ -271,7 +271,7 @@ fn pending_output_goes_out_before_the_next_event() {
     let info = service
         .create_pty(sh("read go; printf 'before\\033]2;t\\007'; read again; printf after; sleep 30"))
         .expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     let subscription = observe(&service, info.id);
     let mut log = Vec::new();
     handle.write(None, b"\r".to_vec()).unwrap();
@@ -288,7 +288,7 @@ fn pending_output_goes_out_before_the_next_event() {
 fn reading_rows_changes_nothing() {
     let service = service();
     let info = service.create_pty(sh("printf 'a\\r\\nb'; sleep 30")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     read_until(&observe(&service, info.id), &mut Seen::default(), output_contains("b"));
     // A snapshot also refreshes the foreground process: wait until the shell has started `sleep`, so the only
     // thing that could change between the two snapshots is what the row reads did.
@@ -314,12 +314,12 @@ fn exited_waits_for_the_end_of_the_output() {
 
 #[test]
 fn the_replay_buffer_size_is_configurable() {
-    let service = opencode_pty::TerminalService::new(opencode_pty::terminal::TerminalConfig {
+    let service = opencode_pty::ProcessService::new(opencode_pty::terminal::TerminalConfig {
         replay_bytes: 16,
         scrollback_lines: 100,
     });
     let info = service.create_pty(sh("printf '0123456789abcdefghijklmnopqrstuvwxyz'")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());
     let read = handle.replay(0).unwrap();
     assert_eq!((read.available, read.end, read.truncated), (20, 36, true));
@@ -331,7 +331,7 @@ fn the_replay_keeps_the_last_2_mib_by_default() {
     let service = service();
     // 3 MiB without newlines, so the PTY adds nothing: the first MiB falls out of the replay.
     let info = service.create_pty(sh("stty raw -echo; head -c 3145728 /dev/zero | tr '\\0' a")).expect("create");
-    let handle = service.get_handle(info.id).unwrap();
+    let handle = service.pty(info.id).unwrap();
     read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());
     let read = handle.replay(0).unwrap();
     assert_eq!((read.available, read.end, read.truncated), (1 << 20, 3 << 20, true));

@@ -1,7 +1,7 @@
 //! Callbacks libghostty-vt calls from inside `vt_write`: they copy bytes or set a flag and return.
 //!
 //! They never block, never re-enter libghostty and never unwind into C: a panic is caught, stored, and
-//! resumed by [`Shared::resume_panic`] once the C call has returned.
+//! resumed by [`CallbackState::resume_panic`] once the C call has returned.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -20,20 +20,20 @@ pub const MAX_PENDING_REPLY_BYTES: usize = 1 << 20;
 /// after the libghostty handle is freed. Only shared references are ever made to it, so a callback and the
 /// owning terminal never alias a `&mut`; its mutable parts are cells.
 #[derive(Default)]
-pub(crate) struct Shared {
+pub(crate) struct CallbackState {
     /// Bytes the emulator wants written back to the PTY (query answers), in order.
     replies: RefCell<Vec<u8>>,
     /// Reply bytes dropped because [`MAX_PENDING_REPLY_BYTES`] was reached.
     dropped_replies: Cell<u64>,
-    /// Set by OSC 0/2; cleared by [`Shared::take_title_changed`].
+    /// Set by OSC 0/2; cleared by [`CallbackState::take_title_changed`].
     title_changed: Cell<bool>,
     /// A panic caught inside a callback, resumed after the C call returns.
     panic: RefCell<Option<Box<dyn Any + Send>>>,
 }
 
-impl std::fmt::Debug for Shared {
+impl std::fmt::Debug for CallbackState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
+        f.debug_struct("CallbackState")
             .field("pending_replies", &self.replies.borrow().len())
             .field("dropped_replies", &self.dropped_replies.get())
             .field("title_changed", &self.title_changed.get())
@@ -41,7 +41,7 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-impl Shared {
+impl CallbackState {
     pub(crate) fn take_replies(&self) -> Vec<u8> {
         std::mem::take(&mut *self.replies.borrow_mut())
     }
@@ -74,10 +74,10 @@ impl Shared {
     ///
     /// # Safety
     /// `userdata` must be the pointer installed by [`crate::Terminal::new`], still alive.
-    unsafe fn guard(userdata: *mut c_void, body: impl FnOnce(&Shared)) {
-        // Safety: the caller guarantees `userdata` points at the live boxed `Shared` of this terminal, and
+    unsafe fn guard(userdata: *mut c_void, body: impl FnOnce(&CallbackState)) {
+        // Safety: the caller guarantees `userdata` points at the live boxed `CallbackState` of this terminal, and
         // only shared references to it exist while libghostty runs.
-        let shared = unsafe { &*(userdata as *const Shared) };
+        let shared = unsafe { &*(userdata as *const CallbackState) };
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| body(shared))) {
             shared.panic.borrow_mut().get_or_insert(payload);
         }
@@ -94,7 +94,7 @@ pub(crate) unsafe extern "C" fn on_write_pty(
     // Safety: libghostty passes back the userdata we installed; `data` is valid for `len` bytes for the
     // duration of this call (a null pointer only with `len == 0`, which we skip).
     unsafe {
-        Shared::guard(userdata, |shared| {
+        CallbackState::guard(userdata, |shared| {
             if !data.is_null() && len > 0 {
                 shared.push_reply(std::slice::from_raw_parts(data, len));
             }
@@ -105,7 +105,7 @@ pub(crate) unsafe extern "C" fn on_write_pty(
 /// `TITLE_CHANGED`: only set a flag; the title is read after `vt_write` returns.
 pub(crate) unsafe extern "C" fn on_title_changed(_terminal: ffi::GhosttyTerminal, userdata: *mut c_void) {
     // Safety: libghostty passes back the userdata we installed.
-    unsafe { Shared::guard(userdata, |shared| shared.title_changed.set(true)) }
+    unsafe { CallbackState::guard(userdata, |shared| shared.title_changed.set(true)) }
 }
 
 /// A formatter sink appending to a `Vec<u8>` and refusing to grow past a limit.
@@ -145,10 +145,10 @@ mod tests {
 
     #[test]
     fn a_panic_in_a_callback_is_held_until_the_c_call_returns() {
-        let shared = Shared::default();
+        let shared = CallbackState::default();
         let userdata = (&raw const shared).cast_mut().cast::<c_void>();
         // Safety: `userdata` points at `shared`, alive for the whole test.
-        unsafe { Shared::guard(userdata, |_| panic!("boom")) };
+        unsafe { CallbackState::guard(userdata, |_| panic!("boom")) };
         // The callback returned normally; the panic surfaces only when resumed.
         let resumed = std::panic::catch_unwind(AssertUnwindSafe(|| shared.resume_panic()));
         let payload = resumed.expect_err("the stored panic is resumed");
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn replies_past_the_limit_are_dropped_and_counted() {
-        let shared = Shared::default();
+        let shared = CallbackState::default();
         shared.push_reply(&vec![b'x'; MAX_PENDING_REPLY_BYTES - 1]);
         shared.push_reply(b"abc");
         assert_eq!(shared.take_replies().len(), MAX_PENDING_REPLY_BYTES);

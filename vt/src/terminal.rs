@@ -4,7 +4,7 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use crate::callbacks::{self, Shared};
+use crate::callbacks::{self, CallbackState};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 
@@ -39,7 +39,7 @@ pub struct Terminal {
     pub(crate) raw: ffi::GhosttyTerminal,
     /// Callback state behind the userdata pointer: a leaked box, so moving the terminal never invalidates
     /// the pointer libghostty holds. Freed in `Drop`, after `raw`.
-    shared: NonNull<Shared>,
+    shared: NonNull<CallbackState>,
     /// Makes the type `!Send` and `!Sync`.
     _not_send: PhantomData<*mut ()>,
 }
@@ -56,14 +56,14 @@ impl Terminal {
         let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
         // Safety: a null allocator selects the default one; `raw` is a valid out-pointer.
         check(unsafe { ffi::ghostty_terminal_new(std::ptr::null(), &raw mut raw, cols, rows) })?;
-        let shared = NonNull::from(Box::leak(Box::<Shared>::default()));
+        let shared = NonNull::from(Box::leak(Box::<CallbackState>::default()));
         let terminal = Terminal { raw, shared, _not_send: PhantomData };
-        let userdata: *const Shared = shared.as_ptr();
+        let userdata: *const CallbackState = shared.as_ptr();
         let write_pty: ffi::GhosttyTerminalWritePtyFn = callbacks::on_write_pty;
         let title_changed: ffi::GhosttyTerminalTitleChangedFn = callbacks::on_title_changed;
         let lines: usize = max_scrollback;
         // Safety: callbacks and userdata are passed as the pointer itself, scalars as a pointer to the value,
-        // and null clears the byte limit. The leaked `Shared` outlives the handle (see Drop).
+        // and null clears the byte limit. The leaked `CallbackState` outlives the handle (see Drop).
         unsafe {
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_USERDATA, userdata.cast())?;
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_WRITE_PTY, write_pty as *const c_void)?;
@@ -75,7 +75,7 @@ impl Terminal {
     }
 
     /// The callback state. Only shared references to it are ever made, by us and by the callbacks.
-    fn shared(&self) -> &Shared {
+    fn shared(&self) -> &CallbackState {
         // Safety: `shared` came from a leaked box that lives until `Drop`; nothing makes a `&mut` to it.
         unsafe { self.shared.as_ref() }
     }

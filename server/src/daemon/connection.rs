@@ -14,7 +14,7 @@ use opencode_pty_protocol::{
 use super::log_limit::MALFORMED_FRAMES;
 
 use super::ownership::{OwnershipError, constant_time_eq};
-use super::server::Shared;
+use super::server::DaemonState;
 
 /// How long a new connection may take to send its whole first request before it is closed. It bounds only
 /// that request: once it is read, the socket has no read deadline, so a subscription, a `wait` or the owner
@@ -103,7 +103,7 @@ pub fn refuse(stream: &UnixStream, message: &str) {
 }
 
 /// What one frame from a client turned out to be.
-enum Envelope {
+enum Incoming {
     /// Authenticated and decoded.
     Request(Request),
     /// Not a request this daemon can carry out; the error message, and whether the connection may go on.
@@ -115,7 +115,7 @@ enum Envelope {
 /// is looked at, and without building a JSON tree of it (SPEC E6b), so a frame with a wrong token costs little
 /// more than its own bytes. A refused envelope keeps an ordinary connection only on the owner channel
 /// (`owner_channel`); an output frame never does.
-fn read_envelope(shared: &Shared, reader: &mut impl Read, owner_channel: bool) -> Option<Envelope> {
+fn read_envelope(shared: &DaemonState, reader: &mut impl Read, owner_channel: bool) -> Option<Incoming> {
     let payload = match opencode_pty_protocol::read_payload(reader) {
         Ok(Some(payload)) => payload,
         Ok(None) | Err(FrameError::Io(_)) => return None,
@@ -123,7 +123,7 @@ fn read_envelope(shared: &Shared, reader: &mut impl Read, owner_channel: bool) -
     };
     if payload.first() == Some(&OUTPUT_TAG) {
         return match decode_payload(&payload) {
-            Ok(_) => Some(Envelope::Refused {
+            Ok(_) => Some(Incoming::Refused {
                 message: "expected a request envelope, got an output frame".into(),
                 keep: false,
             }),
@@ -134,34 +134,34 @@ fn read_envelope(shared: &Shared, reader: &mut impl Read, owner_channel: bool) -
         Ok(envelope) => envelope,
         Err(frame_error) => return malformed(&frame_error),
     };
-    let refused = |message: String| Some(Envelope::Refused { message, keep: owner_channel });
+    let refused = |message: String| Some(Incoming::Refused { message, keep: owner_channel });
     match envelope.token() {
         Ok(token) if constant_time_eq(token.as_bytes(), shared.registration.token.as_bytes()) => {}
         Ok(_) => return refused("authentication failed".into()),
         Err(error) => return refused(error.to_string()),
     }
     match envelope.decode() {
-        Ok(request) => Some(Envelope::Request(request)),
+        Ok(request) => Some(Incoming::Request(request)),
         Err(error) => refused(error.to_string()),
     }
 }
 
 /// Logs (rate-limited) a malformed frame; the connection is closed without an answer.
-fn malformed(frame_error: &FrameError) -> Option<Envelope> {
+fn malformed(frame_error: &FrameError) -> Option<Incoming> {
     crate::limited_warn!(MALFORMED_FRAMES, error = %frame_error, "closing a connection that sent a malformed frame");
     None
 }
 
 /// Serves one accepted connection (its peer already checked) until it is done.
-pub fn handle(shared: &Shared, stream: Arc<UnixStream>) {
+pub fn handle(shared: &DaemonState, stream: Arc<UnixStream>) {
     let first = read_envelope(shared, &mut Deadline::new(&stream, Some(shared.first_request_timeout)), false);
     // The first-request deadline ends here; whatever the connection does next has no read deadline.
     if stream.set_read_timeout(None).is_err() {
         return;
     }
     let request = match first {
-        Some(Envelope::Request(request)) => request,
-        Some(Envelope::Refused { message, .. }) => {
+        Some(Incoming::Request(request)) => request,
+        Some(Incoming::Refused { message, .. }) => {
             send(&stream, &error(message));
             return;
         }
@@ -198,7 +198,7 @@ pub fn handle(shared: &Shared, stream: Arc<UnixStream>) {
 }
 
 /// `own`: claims the daemon and, once `owned` is sent, serves the owner channel until it closes.
-fn own(shared: &Shared, stream: &UnixStream, instance_id: &str, ticket: Option<&str>) {
+fn own(shared: &DaemonState, stream: &UnixStream, instance_id: &str, ticket: Option<&str>) {
     if instance_id != shared.registration.instance_id {
         send(stream, &error("daemon instance_id mismatch"));
         return;
@@ -225,7 +225,7 @@ fn own(shared: &Shared, stream: &UnixStream, instance_id: &str, ticket: Option<&
 
 /// The owner channel: `prepare_handoff` and `shutdown`, until it closes or is superseded. It has no read
 /// deadline: an owner may stay silent for the daemon's whole life.
-fn owner_channel(shared: &Shared, stream: &UnixStream, generation: u64) {
+fn owner_channel(shared: &DaemonState, stream: &UnixStream, generation: u64) {
     loop {
         let Some(envelope) = read_envelope(shared, &mut Deadline::new(stream, None), true) else { return };
         // A superseded channel gets this one answer, whatever it sent.
@@ -234,8 +234,8 @@ fn owner_channel(shared: &Shared, stream: &UnixStream, generation: u64) {
             return;
         }
         let request = match envelope {
-            Envelope::Request(request) => request,
-            Envelope::Refused { message, keep } => {
+            Incoming::Request(request) => request,
+            Incoming::Refused { message, keep } => {
                 if send(stream, &error(message)) && keep {
                     continue;
                 }

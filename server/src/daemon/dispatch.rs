@@ -8,15 +8,15 @@ use opencode_pty_protocol::{MAX_INPUT_BYTES, Request, Response};
 
 use crate::error::ServiceError;
 use crate::pipe::PipeSpec;
-use crate::service::TerminalService;
+use crate::service::{Process, ProcessService};
 use crate::terminal::PtySpec;
 
 /// The answer to one ordinary request. Failures become `error` responses with the service's message.
-pub fn dispatch(service: &TerminalService, request: Request) -> Response {
+pub fn dispatch(service: &ProcessService, request: Request) -> Response {
     answer(service, request).unwrap_or_else(|error| Response::Error { message: error.to_string() })
 }
 
-fn answer(service: &TerminalService, request: Request) -> Result<Response, ServiceError> {
+fn answer(service: &ProcessService, request: Request) -> Result<Response, ServiceError> {
     let response = match request {
         Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows } => {
             let spec =
@@ -32,33 +32,32 @@ fn answer(service: &TerminalService, request: Request) -> Result<Response, Servi
         Request::Get { id } => Response::Process { process: service.get(id)? },
         Request::Write { id, attachment_id, data_base64 } => {
             let data = decode_input(&data_base64)?;
-            service.get_handle(id)?.write(attachment_id, data)?;
+            service.pty(id)?.write(attachment_id, data)?;
             Response::Ok
         }
         Request::Resize { id, attachment_id, cols, rows } => {
-            service.get_handle(id)?.resize(attachment_id, cols.get(), rows.get())?;
+            service.pty(id)?.resize(attachment_id, cols.get(), rows.get())?;
             Response::Ok
         }
         Request::Control { id, attachment_id, cols, rows } => {
-            service.get_handle(id)?.control(attachment_id, cols.get(), rows.get())?;
+            service.pty(id)?.control(attachment_id, cols.get(), rows.get())?;
             Response::Ok
         }
         Request::Input { id, attachment_id, cols, rows, data_base64 } => {
             let data = decode_input(&data_base64)?;
-            service.get_handle(id)?.input(attachment_id, cols.get(), rows.get(), data)?;
+            service.pty(id)?.input(attachment_id, cols.get(), rows.get(), data)?;
             Response::Ok
         }
-        Request::Snapshot { id } => service.get_handle(id)?.snapshot()?,
-        Request::ReadRows { id, rows } => service.get_handle(id)?.read_rows(rows.map(|r| r.get()))?,
+        Request::Snapshot { id } => service.pty(id)?.snapshot()?,
+        Request::ReadRows { id, rows } => service.pty(id)?.read_rows(rows.map(|r| r.get()))?,
         Request::Rename { id, title } => {
-            service.get_handle(id)?.rename(title)?;
+            service.pty(id)?.rename(title)?;
             Response::Ok
         }
         Request::Replay { id, offset } => {
-            let read = match service.get_pipe(id) {
-                Ok(pipe) => pipe.replay(offset)?,
-                Err(ServiceError::WrongMode { .. }) => service.get_handle(id)?.replay(offset)?,
-                Err(error) => return Err(error),
+            let read = match service.process(id)? {
+                Process::Pipe(pipe) => pipe.replay(offset)?,
+                Process::Pty(pty) => pty.replay(offset)?,
             };
             Response::Replay {
                 requested_offset: read.requested,
@@ -73,11 +72,11 @@ fn answer(service: &TerminalService, request: Request) -> Result<Response, Servi
             Response::Ok
         }
         Request::Signal { id, signal } => {
-            service.get_pipe(id)?.signal(signal)?;
+            service.pipe(id)?.signal(signal)?;
             Response::Ok
         }
         Request::SetMetadata { id, metadata } => {
-            service.get_pipe(id)?.set_metadata(metadata)?;
+            service.pipe(id)?.set_metadata(metadata)?;
             Response::Ok
         }
         Request::Ping

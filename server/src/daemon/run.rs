@@ -11,9 +11,9 @@ use std::time::Duration;
 use super::guardian::Guardian;
 use super::record::{GROUPS_FILE, GroupRecord};
 use super::runtime::{REGISTRATION_FILE, Runtime, RuntimeError};
-use super::server::{Shared, accept_loop};
+use super::server::{DaemonState, accept_loop};
 use super::sweep::SweepReport;
-use crate::service::{ProcessHook, TerminalService};
+use crate::service::{ProcessHook, ProcessService};
 use crate::terminal::TerminalConfig;
 
 /// How long the orderly stop may take before the watchdog removes the registration and exits with status 1.
@@ -53,7 +53,7 @@ pub struct DaemonOptions {
 
 /// The threads and handles of a started daemon.
 struct Started {
-    shared: Arc<Shared>,
+    shared: Arc<DaemonState>,
     acceptor: JoinHandle<()>,
     sweeper: JoinHandle<SweepReport>,
     /// Dropping it wakes the accept loop to stop.
@@ -173,11 +173,11 @@ fn start(
         .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| fail("starting the sweep", &e))?;
     let service = match hook {
-        Some(hook) => TerminalService::with_hook(options.config, hook),
-        None => TerminalService::new(options.config),
+        Some(hook) => ProcessService::with_hook(options.config, hook),
+        None => ProcessService::new(options.config),
     };
     let shared =
-        Shared::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);
+        DaemonState::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);
     super::signals::spawn_handler(shared.clone()).map_err(|e| fail("starting the signal thread", &e))?;
     let listener = runtime.take_listener().ok_or_else(|| fail("serving the socket", &"it was already taken"))?;
     let (stop_read, stop_accepting) =

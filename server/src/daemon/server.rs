@@ -14,7 +14,7 @@ use opencode_pty_protocol::Registration;
 
 use super::log_limit::{ACCEPT_FAILURES, CONNECTION_THREADS, FOREIGN_PEERS};
 use super::ownership::Ownership;
-use crate::service::TerminalService;
+use crate::service::ProcessService;
 
 /// Connections open at once; one more is answered `error` ([`TOO_MANY_CONNECTIONS`]) and closed.
 pub const MAX_CONNECTIONS: usize = 1024;
@@ -24,9 +24,9 @@ const TOO_MANY_CONNECTIONS: &str = "too many connections: the daemon serves at m
 
 /// Everything the daemon's threads share.
 #[derive(Debug)]
-pub struct Shared {
+pub struct DaemonState {
     /// The processes.
-    pub service: TerminalService,
+    pub service: ProcessService,
     /// What the daemon published (its token authenticates every envelope).
     pub registration: Registration,
     /// How long a new connection may take to send its first request ([`super::connection::FIRST_REQUEST_TIMEOUT`],
@@ -43,15 +43,15 @@ pub struct Shared {
     next_connection: AtomicU64,
 }
 
-impl Shared {
-    /// Shared state for a daemon that starts now, whose handoff tickets last `handoff_ttl`.
+impl DaemonState {
+    /// The state of a daemon that starts now, whose handoff tickets last `handoff_ttl`.
     pub fn new(
-        service: TerminalService,
+        service: ProcessService,
         registration: Registration,
         handoff_ttl: Duration,
         first_request_timeout: Duration,
-    ) -> Arc<Shared> {
-        Arc::new(Shared {
+    ) -> Arc<DaemonState> {
+        Arc::new(DaemonState {
             service,
             registration,
             first_request_timeout,
@@ -152,7 +152,7 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Accepts connections until the stop pipe closes, one handler thread each. The listener is closed when this
 /// returns.
-pub fn accept_loop(shared: Arc<Shared>, listener: UnixListener, stop: OwnedFd) {
+pub fn accept_loop(shared: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd) {
     let _ = listener.set_nonblocking(true);
     loop {
         let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];

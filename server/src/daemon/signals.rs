@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
-use super::server::Shared;
+use super::server::DaemonState;
 
 /// The signals handled as a shutdown request.
 pub fn termination_signals() -> SigSet {
@@ -21,8 +21,8 @@ pub fn block() -> Result<(), nix::errno::Errno> {
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&termination_signals()), None)
 }
 
-/// Starts the thread that turns SIGTERM or SIGINT into [`Shared::stop`]. It lives as long as the process.
-pub fn spawn_handler(shared: Arc<Shared>) -> std::io::Result<()> {
+/// Starts the thread that turns SIGTERM or SIGINT into [`DaemonState::stop`]. It lives as long as the process.
+pub fn spawn_handler(shared: Arc<DaemonState>) -> std::io::Result<()> {
     std::thread::Builder::new().name("opencode-pty-signals".into()).spawn(move || {
         let set = termination_signals();
         loop {

@@ -14,9 +14,10 @@ use crossbeam_channel::{Receiver, bounded, select};
 use opencode_pty_protocol::{Response, Role, encode_output};
 
 use super::connection::{response_frame, send};
-use super::server::Shared;
+use super::server::DaemonState;
 use crate::error::ServiceError;
 use crate::pipe::PipeSubscription;
+use crate::service::Process;
 use crate::terminal::{Event, Subscription};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
@@ -52,7 +53,13 @@ impl Attachment {
 pub const STALLED_WRITE_CHECK: Duration = Duration::from_secs(1);
 
 /// Writes one frame, however long the client takes, unless the subscription is given up; false then.
-fn write_frame(shared: &Shared, stream: &UnixStream, attached: &Attachment, gone: &Receiver<()>, frame: &[u8]) -> bool {
+fn write_frame(
+    shared: &DaemonState,
+    stream: &UnixStream,
+    attached: &Attachment,
+    gone: &Receiver<()>,
+    frame: &[u8],
+) -> bool {
     let _ = stream.set_write_timeout(Some(STALLED_WRITE_CHECK));
     let mut rest = frame;
     let mut writer = stream;
@@ -99,7 +106,7 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
 
 /// Attaches to process `id`, PTY or pipe.
 fn attach(
-    shared: &Shared,
+    shared: &DaemonState,
     id: u64,
     offset: u64,
     attachment: String,
@@ -108,18 +115,15 @@ fn attach(
 ) -> Result<Attachment, ServiceError> {
     // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
     crate::bounds::check_attachment(&attachment)?;
-    match shared.service.get_pipe(id) {
-        Ok(pipe) => pipe.subscribe(offset).map(Attachment::Pipe),
-        Err(ServiceError::WrongMode { .. }) => {
-            shared.service.get_handle(id)?.subscribe(offset, attachment, role, takeover).map(Attachment::Pty)
-        }
-        Err(error) => Err(error),
+    match shared.service.process(id)? {
+        Process::Pipe(pipe) => pipe.subscribe(offset).map(Attachment::Pipe),
+        Process::Pty(pty) => pty.subscribe(offset, attachment, role, takeover).map(Attachment::Pty),
     }
 }
 
 /// Streams one subscription until the process exits, the client leaves or the daemon stops.
 pub fn serve(
-    shared: &Shared,
+    shared: &DaemonState,
     stream: Arc<UnixStream>,
     id: u64,
     offset: u64,
@@ -174,8 +178,8 @@ pub fn serve(
 /// is terminated first (or the failure when waiting for the child failed), and nothing (the connection just
 /// closes) if the daemon stops or the client leaves. The waiter is held until the connection ends, and removed
 /// then.
-pub fn wait(shared: &Shared, stream: Arc<UnixStream>, id: u64) {
-    let waiter = match shared.service.get_pipe(id) {
+pub fn wait(shared: &DaemonState, stream: Arc<UnixStream>, id: u64) {
+    let waiter = match shared.service.pipe(id) {
         Ok(pipe) => pipe.wait(),
         Err(refused) => {
             send(&stream, &Response::Error { message: refused.to_string() });

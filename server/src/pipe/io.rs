@@ -21,7 +21,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
-use super::state::{ExitStatus, Shared};
+use super::state::{ExitStatus, PipeState};
 
 /// Bytes read from the pipe (and written to the file) at a time.
 pub const PIPE_READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -40,7 +40,7 @@ pub(crate) struct Reader {
     pub(crate) stop: OwnedFd,
     /// Readable (hung up) once the wait thread saw the exit.
     pub(crate) exit: OwnedFd,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<PipeState>,
     /// When the linger ends; set once the exit was seen.
     pub(crate) deadline: Option<Instant>,
 }
@@ -219,7 +219,7 @@ pub(crate) fn reader(mut reader: Reader) {
 /// The wait thread: records the child's exit without reaping it, so its pid and process group stay reserved
 /// (and safe to signal) until terminate, then tells the reader by closing `exit`. When waiting fails (the
 /// child was reaped by someone else), it records that instead: the pid is never touched again.
-pub(crate) fn waiter(pid: u32, exit: OwnedFd, shared: Arc<Shared>) {
+pub(crate) fn waiter(pid: u32, exit: OwnedFd, shared: Arc<PipeState>) {
     let pid = Pid::from_raw(pid as i32);
     loop {
         match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
@@ -257,7 +257,7 @@ mod tests {
         let (stop, stop_write) = nix::unistd::pipe().unwrap();
         let (exit, exit_write) = nix::unistd::pipe().unwrap();
         drop(exit_write);
-        let shared = Arc::new(Shared::new(0, Map::new(), 0));
+        let shared = Arc::new(PipeState::new(0, Map::new(), 0));
         (Reader { pipe, file: None, stop, exit, shared, deadline: None }, stop_write, writer)
     }
 

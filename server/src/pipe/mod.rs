@@ -35,7 +35,7 @@ pub use state::{MAX_PIPE_WAITERS, PIPE_SUBSCRIPTION_EVENTS, PipeSubscription, Pi
 
 use crate::error::ServiceError;
 use crate::terminal::ReplayRead;
-use state::{Shared, State};
+use state::{PipeState, State};
 
 /// What a pipe process is started with.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +66,7 @@ pub struct PipeHandle {
     group_id: String,
     output_path: String,
     started_at: u64,
-    shared: Arc<Shared>,
+    shared: Arc<PipeState>,
     /// The daemon-wide metadata budget this process's metadata counts against until terminate.
     budget: Arc<MetadataBudget>,
     /// The stop pipe's write end, dropped to stop the reader. `None` once terminated; held while signalling, so
@@ -123,7 +123,7 @@ impl PipeHandle {
         let started_at = crate::now_ms();
         let pid = spawned.pid;
         let PipeSpec { program, args, cwd, group_id, output_path, metadata, .. } = spec;
-        let shared = Arc::new(Shared::new(started_at, metadata, metadata_bytes));
+        let shared = Arc::new(PipeState::new(started_at, metadata, metadata_bytes));
         let handle = PipeHandle {
             id,
             pid,

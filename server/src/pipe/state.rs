@@ -175,14 +175,14 @@ fn too_many(id: u64, what: &str) -> ServiceError {
 
 /// The state and what every thread needs to publish.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct PipeState {
     started_at: u64,
     state: Mutex<State>,
 }
 
-impl Shared {
-    pub(crate) fn new(started_at: u64, metadata: Map<String, Value>, metadata_bytes: usize) -> Shared {
-        Shared { started_at, state: Mutex::new(State { metadata, metadata_bytes, ..State::default() }) }
+impl PipeState {
+    pub(crate) fn new(started_at: u64, metadata: Map<String, Value>, metadata_bytes: usize) -> PipeState {
+        PipeState { started_at, state: Mutex::new(State { metadata, metadata_bytes, ..State::default() }) }
     }
 
     /// The state, locked (a panic elsewhere never poisons it for good).
@@ -282,11 +282,11 @@ impl Shared {
 #[derive(Debug)]
 pub struct PipeWait {
     receiver: Receiver<WaitResult>,
-    entry: Option<(Arc<Shared>, u64)>,
+    entry: Option<(Arc<PipeState>, u64)>,
 }
 
 impl PipeWait {
-    pub(crate) fn new(shared: &Arc<Shared>, id: u64) -> PipeWait {
+    pub(crate) fn new(shared: &Arc<PipeState>, id: u64) -> PipeWait {
         let (receiver, key) = shared.lock().add_waiter(id);
         PipeWait { receiver, entry: key.map(|key| (shared.clone(), key)) }
     }
@@ -310,14 +310,14 @@ impl Drop for PipeWait {
 #[derive(Debug)]
 pub struct PipeSubscription {
     receiver: Receiver<Event>,
-    entry: Option<(Arc<Shared>, u64)>,
+    entry: Option<(Arc<PipeState>, u64)>,
 }
 
 impl PipeSubscription {
     /// Subscribes with the `attached` that `attached` builds from the state, under the same lock, so nothing
     /// can be published in between.
     pub(crate) fn new(
-        shared: &Arc<Shared>,
+        shared: &Arc<PipeState>,
         id: u64,
         attached: impl FnOnce(&State) -> Result<Response, ServiceError>,
     ) -> Result<PipeSubscription, ServiceError> {

@@ -81,7 +81,7 @@ pub(crate) fn start_thread(
 
 /// A running terminal, as the service holds it.
 #[derive(Debug)]
-pub struct TerminalHandle {
+pub struct PtyHandle {
     id: u64,
     pid: u32,
     commands: Sender<Command>,
@@ -94,9 +94,9 @@ pub struct TerminalHandle {
     stopped: Receiver<()>,
 }
 
-impl TerminalHandle {
+impl PtyHandle {
     /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
-    pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<TerminalHandle, ServiceError> {
+    pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
         let spawned = spawn::spawn(&spec)?;
         let started_at = actor::now_ms();
         let pid = spawned.pid;
@@ -133,7 +133,7 @@ impl TerminalHandle {
             stop: stop.clone(),
             last_info: last_info.clone(),
         };
-        let handle = TerminalHandle {
+        let handle = PtyHandle {
             id,
             pid,
             commands: commands.clone(),
@@ -288,7 +288,7 @@ impl TerminalHandle {
     }
 }
 
-impl Drop for TerminalHandle {
+impl Drop for PtyHandle {
     fn drop(&mut self) {
         self.terminate();
     }
@@ -316,7 +316,7 @@ mod tests {
     }
 
     /// Waits (bounded) for the terminal to report an exit.
-    fn exited(handle: &TerminalHandle) -> ProcessInfo {
+    fn exited(handle: &PtyHandle) -> ProcessInfo {
         let subscription = handle.subscribe(0, "probe".into(), Role::Observer, false).expect("subscribe");
         loop {
             match subscription.recv_timeout(REQUEST_TIMEOUT).expect("an event before the timeout") {
@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn a_failure_after_the_exit_does_not_overwrite_it() {
-        let handle = TerminalHandle::spawn(1, sh("exit 7"), TerminalConfig::default()).expect("spawn");
+        let handle = PtyHandle::spawn(1, sh("exit 7"), TerminalConfig::default()).expect("spawn");
         let info = exited(&handle);
         assert_eq!(info.lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
         // What the reader or writer thread would send if the PTY broke afterwards.
@@ -340,9 +340,9 @@ mod tests {
 
     #[test]
     fn a_failing_terminal_leaves_another_running() {
-        let failing = TerminalHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
-        let healthy = TerminalHandle::spawn(2, sh("read line; echo got-$line; read never"), TerminalConfig::default())
-            .expect("spawn");
+        let failing = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
+        let healthy =
+            PtyHandle::spawn(2, sh("read line; echo got-$line; read never"), TerminalConfig::default()).expect("spawn");
         failing.commands.send(Command::ReaderFailed("input/output error".into())).unwrap();
         assert_eq!(failing.info().unwrap().lifecycle, Lifecycle::Failed { message: "input/output error".into() });
         let subscription = healthy.subscribe(0, "probe".into(), Role::Observer, false).expect("subscribe");
@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn a_failure_before_the_exit_is_reported() {
-        let handle = TerminalHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
+        let handle = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
         handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
         assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Failed { message: "broken pipe".into() });
         assert!(handle.terminate());

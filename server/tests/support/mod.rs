@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use opencode_pty::TerminalService;
+use opencode_pty::ProcessService;
 use opencode_pty::pipe::{PipeHandle, PipeSpec};
 use opencode_pty::terminal::{Event, PtySpec, Subscription, TerminalConfig};
 use opencode_pty_protocol::Response;
@@ -15,8 +15,8 @@ use opencode_pty_protocol::Response;
 pub const WAIT: Duration = Duration::from_secs(20);
 
 /// A service with the default buffers.
-pub fn service() -> TerminalService {
-    TerminalService::new(TerminalConfig::default())
+pub fn service() -> ProcessService {
+    ProcessService::new(TerminalConfig::default())
 }
 
 /// A PTY running `sh -c script` in `/`, 80x24.
@@ -113,13 +113,13 @@ pub fn read_until(subscription: &Subscription, seen: &mut Seen, done: impl Fn(&S
 }
 
 /// An observer subscription from offset 0 to process `id`.
-pub fn observe(service: &TerminalService, id: u64) -> Subscription {
-    let handle = service.get_handle(id).expect("a known process");
+pub fn observe(service: &ProcessService, id: u64) -> Subscription {
+    let handle = service.pty(id).expect("a known process");
     handle.subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, false).expect("subscribe")
 }
 
 /// Everything an observer sees of process `id` until it exits.
-pub fn until_exit(service: &TerminalService, id: u64) -> Seen {
+pub fn until_exit(service: &ProcessService, id: u64) -> Seen {
     let mut seen = Seen::default();
     read_until(&observe(service, id), &mut seen, |s| s.exited().is_some());
     seen
