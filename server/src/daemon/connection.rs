@@ -1,6 +1,6 @@
-//! One connection: the envelope's token is checked (in constant time) before anything else, then the request
-//! is decoded and answered. Ordinary requests get one response and the connection closes; `own` turns the
-//! connection into the owner channel; `subscribe` and `wait` stay open (see `subscription.rs`).
+//! One connection's I/O: each frame is read and authenticated (the envelope's token checked, in constant time,
+//! before anything else), handed to the router (`router.rs`), and its outcome carried out: a response written,
+//! a subscription streamed or a wait held (`subscription.rs`), the owner channel read on, the daemon stopped.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::{
-    FrameError, OUTPUT_TAG, PROTOCOL_VERSION, Request, RequestEnvelope, Response, decode_payload, encode_control,
+    FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload, encode_control,
 };
 
 use super::log_limit::MALFORMED_FRAMES;
-
-use super::ownership::{OwnershipError, constant_time_eq};
+use super::ownership::constant_time_eq;
+use super::router::{Channel, Outcome, OwnerClaim, route};
 use super::server::DaemonState;
 
 /// How long a new connection may take to send its whole first request before it is closed. It bounds only
@@ -93,29 +93,28 @@ pub fn send(stream: &UnixStream, response: &Response) -> bool {
     Deadline::new(stream, Some(RESPONSE_WRITE_TIMEOUT)).write_all(&response_frame(response)).is_ok()
 }
 
-fn error(message: impl Into<String>) -> Response {
-    Response::Error { message: message.into() }
-}
-
 /// Answers a connection the daemon will not serve, and closes it.
 pub fn refuse(stream: &UnixStream, message: &str) {
-    send(stream, &error(message));
+    send(stream, &Response::Error { message: message.into() });
 }
 
 /// What one frame from a client turned out to be.
-enum Incoming {
+#[derive(Debug)]
+pub(crate) enum Incoming {
     /// Authenticated and decoded.
     Request(Request),
-    /// Not a request this daemon can carry out; the error message, and whether the connection may go on.
-    Refused { message: String, keep: bool },
+    /// A well-formed output frame where a request envelope belongs.
+    OutputFrame,
+    /// An envelope that is not a request this daemon can carry out (a wrong token, an unknown op, a bad
+    /// field): the message says why.
+    Refused(String),
 }
 
 /// Reads one frame from `reader` and authenticates it: `None` when the connection ended, broke, or sent a
 /// malformed frame (which is never answered, SPEC F11). The token is checked before anything else of the request
 /// is looked at, and without building a JSON tree of it (SPEC E6b), so a frame with a wrong token costs little
-/// more than its own bytes. A refused envelope keeps an ordinary connection only on the owner channel
-/// (`owner_channel`); an output frame never does.
-fn read_envelope(shared: &DaemonState, reader: &mut impl Read, owner_channel: bool) -> Option<Incoming> {
+/// more than its own bytes.
+fn read_frame(state: &DaemonState, reader: &mut impl Read) -> Option<Incoming> {
     let payload = match opencode_pty_protocol::read_payload(reader) {
         Ok(Some(payload)) => payload,
         Ok(None) | Err(FrameError::Io(_)) => return None,
@@ -123,10 +122,7 @@ fn read_envelope(shared: &DaemonState, reader: &mut impl Read, owner_channel: bo
     };
     if payload.first() == Some(&OUTPUT_TAG) {
         return match decode_payload(&payload) {
-            Ok(_) => Some(Incoming::Refused {
-                message: "expected a request envelope, got an output frame".into(),
-                keep: false,
-            }),
+            Ok(_) => Some(Incoming::OutputFrame),
             Err(frame_error) => malformed(&frame_error),
         };
     }
@@ -134,15 +130,14 @@ fn read_envelope(shared: &DaemonState, reader: &mut impl Read, owner_channel: bo
         Ok(envelope) => envelope,
         Err(frame_error) => return malformed(&frame_error),
     };
-    let refused = |message: String| Some(Incoming::Refused { message, keep: owner_channel });
     match envelope.token() {
-        Ok(token) if constant_time_eq(token.as_bytes(), shared.registration.token.as_bytes()) => {}
-        Ok(_) => return refused("authentication failed".into()),
-        Err(error) => return refused(error.to_string()),
+        Ok(token) if constant_time_eq(token.as_bytes(), state.registration.token.as_bytes()) => {}
+        Ok(_) => return Some(Incoming::Refused("authentication failed".into())),
+        Err(error) => return Some(Incoming::Refused(error.to_string())),
     }
     match envelope.decode() {
         Ok(request) => Some(Incoming::Request(request)),
-        Err(error) => refused(error.to_string()),
+        Err(error) => Some(Incoming::Refused(error.to_string())),
     }
 }
 
@@ -152,132 +147,70 @@ fn malformed(frame_error: &FrameError) -> Option<Incoming> {
     None
 }
 
-/// Serves one accepted connection (its peer already checked) until it is done.
-pub fn handle(shared: &DaemonState, stream: Arc<UnixStream>) {
-    let first = read_envelope(shared, &mut Deadline::new(&stream, Some(shared.first_request_timeout)), false);
+/// Serves one accepted connection (its peer already checked) until it is done: its first request, within the
+/// first-request deadline, and whatever that request turns the connection into.
+pub fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
+    let first = read_frame(state, &mut Deadline::new(&stream, Some(state.first_request_timeout)));
     // The first-request deadline ends here; whatever the connection does next has no read deadline.
     if stream.set_read_timeout(None).is_err() {
         return;
     }
-    let request = match first {
-        Some(Incoming::Request(request)) => request,
-        Some(Incoming::Refused { message, .. }) => {
-            send(&stream, &error(message));
-            return;
+    if let Some(incoming) = first {
+        carry_out(state, &stream, route(state, incoming, Channel::Ordinary));
+    }
+}
+
+/// Whether a connection reads another request after an outcome.
+#[derive(Debug, PartialEq, Eq)]
+enum Then {
+    ReadNext,
+    Close,
+}
+
+/// Carries out one outcome of the router on `stream`.
+fn carry_out(state: &DaemonState, stream: &Arc<UnixStream>, outcome: Outcome<'_>) -> Then {
+    match outcome {
+        Outcome::Reply(response) => {
+            send(stream, &response);
+            Then::Close
         }
-        None => return,
-    };
-    match request {
-        Request::Ping => {
-            let registration = &shared.registration;
-            let pong = Response::Pong {
-                features: registration.features.clone(),
-                instance_id: registration.instance_id.clone(),
-                pid: registration.pid,
-                protocol: PROTOCOL_VERSION,
-            };
-            send(&stream, &pong);
+        Outcome::ReplyAndRead(response) => {
+            if send(stream, &response) {
+                Then::ReadNext
+            } else {
+                Then::Close
+            }
         }
-        Request::Own { instance_id, ticket } => own(shared, &stream, &instance_id, ticket.as_deref()),
-        Request::PrepareHandoff => {
-            send(&stream, &error(OwnershipError::NotOwner.to_string()));
+        Outcome::Stream { id, subscription } => {
+            super::subscription::serve_subscription(state, stream.clone(), id, subscription);
+            Then::Close
         }
-        Request::Shutdown => {
-            send(&stream, &Response::Ok);
-            shared.stop();
+        Outcome::Hold { id, waiter } => {
+            super::subscription::hold_wait(state, stream.clone(), id, waiter);
+            Then::Close
         }
-        Request::Subscribe { id, offset, attachment_id, role, takeover } => {
-            super::subscription::serve(shared, stream, id, offset, attachment_id, role, takeover);
+        Outcome::OwnerChannel(claim) => {
+            if send(stream, &Response::Owned) {
+                serve_owner_channel(state, stream, &claim);
+            }
+            // Dropping the claim here gives the ownership up (unless it was superseded).
+            Then::Close
         }
-        Request::Wait { id } => super::subscription::wait(shared, stream, id),
-        other => {
-            let response = super::dispatch::dispatch(&shared.service, other);
-            send(&stream, &response);
+        Outcome::Stop => {
+            send(stream, &Response::Ok);
+            state.stop();
+            Then::Close
         }
     }
 }
 
-/// `own`: claims the daemon and, once `owned` is sent, serves the owner channel until it closes.
-fn own(shared: &DaemonState, stream: &UnixStream, instance_id: &str, ticket: Option<&str>) {
-    if instance_id != shared.registration.instance_id {
-        send(stream, &error("daemon instance_id mismatch"));
-        return;
-    }
-    if shared.is_stopping() {
-        send(stream, &error("daemon is stopping"));
-        return;
-    }
-    let claimed = shared.ownership().claim(ticket, Instant::now());
-    shared.notify();
-    let generation = match claimed {
-        Ok(generation) => generation,
-        Err(refused) => {
-            send(stream, &error(refused.to_string()));
-            return;
-        }
-    };
-    if send(stream, &Response::Owned) {
-        owner_channel(shared, stream, generation);
-    }
-    shared.ownership().disconnect(generation);
-    shared.notify();
-}
-
-/// The owner channel: `prepare_handoff` and `shutdown`, until it closes or is superseded. It has no read
-/// deadline: an owner may stay silent for the daemon's whole life.
-fn owner_channel(shared: &DaemonState, stream: &UnixStream, generation: u64) {
+/// The owner channel: requests until it closes, is superseded, or stops the daemon. It has no read deadline: an
+/// owner may stay silent for the daemon's whole life.
+fn serve_owner_channel(state: &DaemonState, stream: &Arc<UnixStream>, claim: &OwnerClaim<'_>) {
     loop {
-        let Some(envelope) = read_envelope(shared, &mut Deadline::new(stream, None), true) else { return };
-        // A superseded channel gets this one answer, whatever it sent.
-        if !shared.ownership().is_owner(generation) {
-            send(stream, &error("owner connection has been superseded"));
-            return;
-        }
-        let request = match envelope {
-            Incoming::Request(request) => request,
-            Incoming::Refused { message, keep } => {
-                if send(stream, &error(message)) && keep {
-                    continue;
-                }
-                return;
-            }
-        };
-        let answer = match request {
-            Request::PrepareHandoff => {
-                let prepared = shared.ownership().prepare(generation, Instant::now(), crate::now_ms(), random_hex);
-                shared.notify();
-                match prepared {
-                    Ok(handoff) => Response::Handoff { ticket: handoff.ticket, expires_at: handoff.expires_at },
-                    Err(refused) => error(refused.to_string()),
-                }
-            }
-            Request::Shutdown => {
-                // Decided under the ownership lock, so a claim cannot slip in between `ok` and the stop.
-                let stopping = {
-                    let mut ownership = shared.ownership();
-                    let owner = ownership.is_owner(generation);
-                    if owner {
-                        ownership.stop();
-                    }
-                    owner
-                };
-                if !stopping {
-                    send(stream, &error("owner connection has been superseded"));
-                    return;
-                }
-                send(stream, &Response::Ok);
-                shared.stop();
-                return;
-            }
-            _ => error("owner connection only accepts prepare_handoff or shutdown"),
-        };
-        if !send(stream, &answer) {
+        let Some(incoming) = read_frame(state, &mut Deadline::new(stream, None)) else { return };
+        if carry_out(state, stream, route(state, incoming, claim.channel())) == Then::Close {
             return;
         }
     }
-}
-
-/// 32 lowercase hex characters from a random 128-bit value.
-pub fn random_hex() -> String {
-    format!("{:032x}", rand::random::<u128>())
 }

@@ -339,7 +339,7 @@ fn remove_logged(path: &Path) {
 }
 
 /// 32 random lowercase hex characters.
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 

@@ -152,7 +152,7 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Accepts connections until the stop pipe closes, one handler thread each. The listener is closed when this
 /// returns.
-pub fn accept_loop(shared: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd) {
+pub fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd) {
     let _ = listener.set_nonblocking(true);
     loop {
         let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
@@ -161,11 +161,11 @@ pub fn accept_loop(shared: Arc<DaemonState>, listener: UnixListener, stop: Owned
             Err(Errno::EINTR) => continue,
             Err(error) => {
                 tracing::error!(%error, "polling the socket failed; stopping");
-                shared.stop();
+                state.stop();
                 return;
             }
         }
-        if fds[1].revents().is_some_and(|r| !r.is_empty()) || shared.is_stopping() {
+        if fds[1].revents().is_some_and(|r| !r.is_empty()) || state.is_stopping() {
             return;
         }
         let stream = match listener.accept() {
@@ -186,21 +186,21 @@ pub fn accept_loop(shared: Arc<DaemonState>, listener: UnixListener, stop: Owned
             continue;
         }
         let stream = Arc::new(stream);
-        let id = match shared.register(&stream) {
+        let id = match state.register(&stream) {
             Ok(id) => id,
             Err(reason) => {
                 super::connection::refuse(&stream, reason);
                 continue;
             }
         };
-        let handler_shared = shared.clone();
+        let handler_state = state.clone();
         let spawned = std::thread::Builder::new().name(format!("opencode-pty-conn-{id}")).spawn(move || {
-            super::connection::handle(&handler_shared, stream);
-            handler_shared.unregister(id);
+            super::connection::serve(&handler_state, stream);
+            handler_state.unregister(id);
         });
         if let Err(error) = spawned {
             crate::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
-            shared.unregister(id);
+            state.unregister(id);
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The connections that stay open: a subscription (`attached` with the replay, then JSON events and binary
 //! output frames in the order the process published them, until `exited`, after which the daemon half-closes
 //! and waits, bounded, for the client to close) and a pipe process's `wait` (held until one `exited`). A
-//! client that goes away ends either at once, detaching its subscription or removing its waiter.
+//! client that goes away ends either at once, detaching its subscription or removing its waiter. The router
+//! has attached the subscription or registered the waiter; this is the I/O that follows.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
@@ -11,29 +12,30 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, bounded, select};
-use opencode_pty_protocol::{Response, Role, encode_output};
+use opencode_pty_protocol::{Response, encode_output};
 
 use super::connection::{response_frame, send};
 use super::server::DaemonState;
-use crate::error::ServiceError;
-use crate::pipe::PipeSubscription;
-use crate::service::Process;
+use crate::pipe::{PipeSubscription, PipeWait};
 use crate::terminal::{Event, Subscription};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
-/// What keeps a subscription attached; either detaches when dropped.
-enum Attachment {
+/// A subscription to a process of either kind: what keeps it attached; either detaches when dropped.
+#[derive(Debug)]
+pub(crate) enum ProcessSubscription {
+    /// To a PTY.
     Pty(Subscription),
+    /// To a pipe process.
     Pipe(PipeSubscription),
 }
 
-impl Attachment {
+impl ProcessSubscription {
     fn receiver(&self) -> &Receiver<Event> {
         match self {
-            Attachment::Pty(subscription) => subscription.receiver(),
-            Attachment::Pipe(subscription) => subscription.receiver(),
+            ProcessSubscription::Pty(subscription) => subscription.receiver(),
+            ProcessSubscription::Pipe(subscription) => subscription.receiver(),
         }
     }
 
@@ -41,8 +43,8 @@ impl Attachment {
     /// can never fall behind.
     fn is_ended(&self) -> bool {
         match self {
-            Attachment::Pty(subscription) => subscription.is_ended(),
-            Attachment::Pipe(_) => false,
+            ProcessSubscription::Pty(subscription) => subscription.is_ended(),
+            ProcessSubscription::Pipe(_) => false,
         }
     }
 }
@@ -54,9 +56,9 @@ pub const STALLED_WRITE_CHECK: Duration = Duration::from_secs(1);
 
 /// Writes one frame, however long the client takes, unless the subscription is given up; false then.
 fn write_frame(
-    shared: &DaemonState,
+    state: &DaemonState,
     stream: &UnixStream,
-    attached: &Attachment,
+    attached: &ProcessSubscription,
     gone: &Receiver<()>,
     frame: &[u8],
 ) -> bool {
@@ -70,7 +72,7 @@ fn write_frame(
             Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                 // Also give up once the client closed its side: it will never read this.
                 let client_left = matches!(gone.try_recv(), Err(crossbeam_channel::TryRecvError::Disconnected));
-                if shared.is_stopping() || attached.is_ended() || client_left {
+                if state.is_stopping() || attached.is_ended() || client_left {
                     return false;
                 }
             }
@@ -104,40 +106,9 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
     Some((gone, watcher.ok()?))
 }
 
-/// Attaches to process `id`, PTY or pipe.
-fn attach(
-    shared: &DaemonState,
-    id: u64,
-    offset: u64,
-    attachment: String,
-    role: Role,
-    takeover: bool,
-) -> Result<Attachment, ServiceError> {
-    // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
-    crate::bounds::check_attachment(&attachment)?;
-    match shared.service.process(id)? {
-        Process::Pipe(pipe) => pipe.subscribe(offset).map(Attachment::Pipe),
-        Process::Pty(pty) => pty.subscribe(offset, attachment, role, takeover).map(Attachment::Pty),
-    }
-}
-
-/// Streams one subscription until the process exits, the client leaves or the daemon stops.
-pub fn serve(
-    shared: &DaemonState,
-    stream: Arc<UnixStream>,
-    id: u64,
-    offset: u64,
-    attachment: String,
-    role: Role,
-    takeover: bool,
-) {
-    let attached = match attach(shared, id, offset, attachment, role, takeover) {
-        Ok(attached) => attached,
-        Err(refused) => {
-            send(&stream, &Response::Error { message: refused.to_string() });
-            return;
-        }
-    };
+/// Streams one subscription (attached by the router) until the process exits, the client leaves or the daemon
+/// stops.
+pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, id: u64, attached: ProcessSubscription) {
     let Some((gone, watcher)) = watch_close(&stream, id) else { return };
     let mut finished = false;
     loop {
@@ -156,7 +127,7 @@ pub fn serve(
             ),
         };
         let Some(frame) = frame else { break };
-        if !write_frame(shared, &stream, &attached, &gone, &frame) {
+        if !write_frame(state, &stream, &attached, &gone, &frame) {
             break;
         }
         if last {
@@ -174,18 +145,11 @@ pub fn serve(
     let _ = watcher.join();
 }
 
-/// `wait`: answers one `exited` when pipe process `id` exits (at once if it has), `error` `terminated` if it
-/// is terminated first (or the failure when waiting for the child failed), and nothing (the connection just
-/// closes) if the daemon stops or the client leaves. The waiter is held until the connection ends, and removed
-/// then.
-pub fn wait(shared: &DaemonState, stream: Arc<UnixStream>, id: u64) {
-    let waiter = match shared.service.pipe(id) {
-        Ok(pipe) => pipe.wait(),
-        Err(refused) => {
-            send(&stream, &Response::Error { message: refused.to_string() });
-            return;
-        }
-    };
+/// `wait`, its waiter registered by the router: answers one `exited` when pipe process `id` exits (at once if
+/// it has), `error` `terminated` if it is terminated first (or the failure when waiting for the child failed),
+/// and nothing (the connection just closes) if the daemon stops or the client leaves. The waiter is held until
+/// the connection ends, and removed then.
+pub(crate) fn hold_wait(state: &DaemonState, stream: Arc<UnixStream>, id: u64, waiter: PipeWait) {
     let Some((gone, watcher)) = watch_close(&stream, id) else { return };
     let answer = select! {
         recv(waiter.receiver()) -> answer => answer.ok(),
@@ -195,7 +159,7 @@ pub fn wait(shared: &DaemonState, stream: Arc<UnixStream>, id: u64) {
         Some(Ok(exited)) => {
             send(&stream, &exited);
         }
-        Some(Err(error)) if !shared.is_stopping() => {
+        Some(Err(error)) if !state.is_stopping() => {
             send(&stream, &Response::Error { message: error.to_string() });
         }
         _ => {}

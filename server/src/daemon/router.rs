@@ -1,0 +1,282 @@
+//! The request router: every frame a client sends, on an ordinary connection or on the owner channel, is
+//! decided here by one `match` into an [`Outcome`] (a reply, a subscription to stream, a wait to hold, an owner
+//! channel to serve, a stop). The router talks to the process service and the ownership state; it never touches
+//! a socket. `connection.rs` reads the frames and carries the outcomes out.
+
+use std::time::Instant;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use opencode_pty_protocol::{MAX_INPUT_BYTES, PROTOCOL_VERSION, Request, Response, Role};
+
+use super::connection::Incoming;
+use super::ownership::OwnershipError;
+use super::server::DaemonState;
+use super::subscription::ProcessSubscription;
+use crate::error::ServiceError;
+use crate::pipe::{PipeSpec, PipeWait};
+use crate::service::Process;
+use crate::terminal::PtySpec;
+
+/// The answer to anything a superseded owner channel sends (SPEC O4); the channel closes after it.
+const SUPERSEDED: &str = "owner connection has been superseded";
+
+/// The answer to a request the owner channel does not carry (SPEC O3).
+const OWNER_CHANNEL_ONLY: &str = "owner connection only accepts prepare_handoff or shutdown";
+
+/// The answer to an output frame sent where a request envelope belongs (SPEC N1).
+const NOT_AN_ENVELOPE: &str = "expected a request envelope, got an output frame";
+
+/// The connection a frame came on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Channel {
+    /// A connection that has not claimed the daemon: it carries one request.
+    Ordinary,
+    /// The owner channel of ownership `generation`: it carries requests until it closes or is superseded.
+    Owner {
+        /// The claim's generation (see `Ownership`).
+        generation: u64,
+    },
+}
+
+/// What the connection does with one frame.
+#[derive(Debug)]
+pub(crate) enum Outcome<'a> {
+    /// Write this response, then close the connection.
+    Reply(Response),
+    /// Write this response on the owner channel, then read its next request.
+    ReplyAndRead(Response),
+    /// Write `attached` and the process's events until the subscription ends (`subscription::stream`).
+    Stream {
+        /// The process subscribed to.
+        id: u64,
+        /// What keeps the subscription attached.
+        subscription: ProcessSubscription,
+    },
+    /// Hold the connection until the pipe process's wait is answered (`subscription::hold`).
+    Hold {
+        /// The pipe process waited on.
+        id: u64,
+        /// Its registered waiter.
+        waiter: PipeWait,
+    },
+    /// Write `owned`, then serve the owner channel of this claim; the claim is given up when it is dropped.
+    OwnerChannel(OwnerClaim<'a>),
+    /// Write `ok`, then stop the daemon.
+    Stop,
+}
+
+/// A successful `own`: while it lives, its connection is (or was, until superseded) the owner channel.
+/// Dropping it disconnects that owner, which may stop the daemon or start a handoff's wait (SPEC O5).
+#[derive(Debug)]
+pub(crate) struct OwnerClaim<'a> {
+    state: &'a DaemonState,
+    generation: u64,
+}
+
+impl OwnerClaim<'_> {
+    /// The channel this claim serves.
+    pub(crate) fn channel(&self) -> Channel {
+        Channel::Owner { generation: self.generation }
+    }
+}
+
+impl Drop for OwnerClaim<'_> {
+    fn drop(&mut self) {
+        self.state.ownership().disconnect(self.generation);
+        self.state.notify();
+    }
+}
+
+/// Decides what one frame from `channel` gets. On the owner channel a superseded owner is told so first,
+/// whatever it sent; a refused envelope is answered and the owner channel reads on, an output frame closes
+/// any connection.
+pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -> Outcome<'_> {
+    if let Channel::Owner { generation } = channel
+        && !state.ownership().is_owner(generation)
+    {
+        return Outcome::Reply(error(SUPERSEDED));
+    }
+    let request = match incoming {
+        Incoming::Request(request) => request,
+        Incoming::OutputFrame => return Outcome::Reply(error(NOT_AN_ENVELOPE)),
+        Incoming::Refused(message) => return answer(channel, error(message)),
+    };
+    let service = &state.service;
+    match (channel, request) {
+        (Channel::Owner { generation }, Request::PrepareHandoff) => prepare_handoff(state, generation),
+        (Channel::Owner { generation }, Request::Shutdown) => owner_shutdown(state, generation),
+        (Channel::Owner { .. }, _) => Outcome::ReplyAndRead(error(OWNER_CHANNEL_ONLY)),
+        (Channel::Ordinary, Request::Ping) => Outcome::Reply(pong(state)),
+        (Channel::Ordinary, Request::Own { instance_id, ticket }) => own(state, &instance_id, ticket.as_deref()),
+        (Channel::Ordinary, Request::PrepareHandoff) => Outcome::Reply(error(OwnershipError::NotOwner.to_string())),
+        (Channel::Ordinary, Request::Shutdown) => Outcome::Stop,
+        (Channel::Ordinary, Request::Subscribe { id, offset, attachment_id, role, takeover }) => {
+            match subscribe(state, id, offset, attachment_id, role, takeover) {
+                Ok(subscription) => Outcome::Stream { id, subscription },
+                Err(refused) => Outcome::Reply(error(refused.to_string())),
+            }
+        }
+        (Channel::Ordinary, Request::Wait { id }) => match service.pipe(id) {
+            Ok(pipe) => Outcome::Hold { id, waiter: pipe.wait() },
+            Err(refused) => Outcome::Reply(error(refused.to_string())),
+        },
+        (Channel::Ordinary, Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows }) => {
+            let spec =
+                PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() };
+            reply(service.create_pty(spec).map(|process| Response::Created { process }))
+        }
+        (Channel::Ordinary, Request::CreatePipe { program, args, cwd, env, group_id, output_path, metadata }) => {
+            let spec =
+                PipeSpec { program, args, cwd: cwd.into(), env, group_id, output_path: output_path.into(), metadata };
+            reply(service.create_pipe(spec).map(|process| Response::Created { process }))
+        }
+        (Channel::Ordinary, Request::List { mode }) => {
+            Outcome::Reply(Response::Processes { processes: service.list(mode) })
+        }
+        (Channel::Ordinary, Request::Get { id }) => reply(service.get(id).map(|process| Response::Process { process })),
+        (Channel::Ordinary, Request::Write { id, attachment_id, data_base64 }) => {
+            done(decode_input(&data_base64).and_then(|data| service.pty(id)?.write(attachment_id, data)))
+        }
+        (Channel::Ordinary, Request::Resize { id, attachment_id, cols, rows }) => {
+            done(service.pty(id).and_then(|pty| pty.resize(attachment_id, cols.get(), rows.get())))
+        }
+        (Channel::Ordinary, Request::Control { id, attachment_id, cols, rows }) => {
+            done(service.pty(id).and_then(|pty| pty.control(attachment_id, cols.get(), rows.get())))
+        }
+        (Channel::Ordinary, Request::Input { id, attachment_id, cols, rows, data_base64 }) => done(
+            decode_input(&data_base64)
+                .and_then(|data| service.pty(id)?.input(attachment_id, cols.get(), rows.get(), data)),
+        ),
+        (Channel::Ordinary, Request::Snapshot { id }) => reply(service.pty(id).and_then(|pty| pty.snapshot())),
+        (Channel::Ordinary, Request::ReadRows { id, rows }) => {
+            reply(service.pty(id).and_then(|pty| pty.read_rows(rows.map(|r| r.get()))))
+        }
+        (Channel::Ordinary, Request::Rename { id, title }) => done(service.pty(id).and_then(|pty| pty.rename(title))),
+        (Channel::Ordinary, Request::Replay { id, offset }) => reply(replay(state, id, offset)),
+        (Channel::Ordinary, Request::Terminate { id }) => done(service.terminate(id)),
+        (Channel::Ordinary, Request::Signal { id, signal }) => {
+            done(service.pipe(id).and_then(|pipe| pipe.signal(signal)))
+        }
+        (Channel::Ordinary, Request::SetMetadata { id, metadata }) => {
+            done(service.pipe(id).and_then(|pipe| pipe.set_metadata(metadata)))
+        }
+    }
+}
+
+fn error(message: impl Into<String>) -> Response {
+    Response::Error { message: message.into() }
+}
+
+/// One answer that leaves the channel as it was: the owner channel reads on, an ordinary connection closes.
+fn answer(channel: Channel, response: Response) -> Outcome<'static> {
+    match channel {
+        Channel::Ordinary => Outcome::Reply(response),
+        Channel::Owner { .. } => Outcome::ReplyAndRead(response),
+    }
+}
+
+/// An ordinary request's answer: its response, or `error` with the service's message.
+fn reply(result: Result<Response, ServiceError>) -> Outcome<'static> {
+    Outcome::Reply(result.unwrap_or_else(|refused| error(refused.to_string())))
+}
+
+/// An ordinary request's answer when it has nothing to say but that it was done: `ok`, or `error`.
+fn done(result: Result<(), ServiceError>) -> Outcome<'static> {
+    reply(result.map(|()| Response::Ok))
+}
+
+fn pong(state: &DaemonState) -> Response {
+    let registration = &state.registration;
+    Response::Pong {
+        features: registration.features.clone(),
+        instance_id: registration.instance_id.clone(),
+        pid: registration.pid,
+        protocol: PROTOCOL_VERSION,
+    }
+}
+
+/// `own` (SPEC O1, O2): the instance, then the stop, then the claim.
+fn own<'a>(state: &'a DaemonState, instance_id: &str, ticket: Option<&str>) -> Outcome<'a> {
+    if instance_id != state.registration.instance_id {
+        return Outcome::Reply(error("daemon instance_id mismatch"));
+    }
+    if state.is_stopping() {
+        return Outcome::Reply(error("daemon is stopping"));
+    }
+    let claimed = state.ownership().claim(ticket, Instant::now());
+    state.notify();
+    match claimed {
+        Ok(generation) => Outcome::OwnerChannel(OwnerClaim { state, generation }),
+        Err(refused) => Outcome::Reply(error(refused.to_string())),
+    }
+}
+
+/// `prepare_handoff` on the owner channel (SPEC O3).
+fn prepare_handoff(state: &DaemonState, generation: u64) -> Outcome<'static> {
+    let prepared = state.ownership().prepare(generation, Instant::now(), crate::now_ms(), super::runtime::random_hex);
+    state.notify();
+    Outcome::ReplyAndRead(match prepared {
+        Ok(handoff) => Response::Handoff { ticket: handoff.ticket, expires_at: handoff.expires_at },
+        Err(refused) => error(refused.to_string()),
+    })
+}
+
+/// `shutdown` on the owner channel. Decided under the ownership lock, so a claim cannot slip in between `ok`
+/// and the stop.
+fn owner_shutdown(state: &DaemonState, generation: u64) -> Outcome<'static> {
+    let mut ownership = state.ownership();
+    if !ownership.is_owner(generation) {
+        return Outcome::Reply(error(SUPERSEDED));
+    }
+    ownership.stop();
+    Outcome::Stop
+}
+
+/// Attaches to process `id`, PTY or pipe.
+fn subscribe(
+    state: &DaemonState,
+    id: u64,
+    offset: u64,
+    attachment: String,
+    role: Role,
+    takeover: bool,
+) -> Result<ProcessSubscription, ServiceError> {
+    // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
+    crate::bounds::check_attachment(&attachment)?;
+    match state.service.process(id)? {
+        Process::Pipe(pipe) => pipe.subscribe(offset).map(ProcessSubscription::Pipe),
+        Process::Pty(pty) => pty.subscribe(offset, attachment, role, takeover).map(ProcessSubscription::Pty),
+    }
+}
+
+/// `replay` of either kind.
+fn replay(state: &DaemonState, id: u64, offset: u64) -> Result<Response, ServiceError> {
+    let read = match state.service.process(id)? {
+        Process::Pipe(pipe) => pipe.replay(offset)?,
+        Process::Pty(pty) => pty.replay(offset)?,
+    };
+    Ok(Response::Replay {
+        requested_offset: read.requested,
+        available_offset: read.available,
+        end_offset: read.end,
+        truncated: read.truncated,
+        data_base64: BASE64.encode(&read.bytes),
+    })
+}
+
+/// Decodes `data_base64` of `write` and `input`, at most [`MAX_INPUT_BYTES`].
+fn decode_input(data: &str) -> Result<Vec<u8>, ServiceError> {
+    // Four base64 characters carry three bytes: refuse an oversized payload before decoding it.
+    if data.len() / 4 * 3 > MAX_INPUT_BYTES + 3 {
+        return Err(ServiceError::invalid(format!("input is over the {MAX_INPUT_BYTES}-byte limit")));
+    }
+    let bytes = BASE64.decode(data).map_err(|_| ServiceError::invalid("invalid input base64"))?;
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(ServiceError::invalid(format!("input is over the {MAX_INPUT_BYTES}-byte limit")));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests;
