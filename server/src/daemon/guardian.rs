@@ -38,7 +38,7 @@ pub const GUARD_COMMAND: &str = "guard";
 /// The daemon's side: the pipe the guardian watches and the thread that supervises it.
 #[derive(Debug)]
 pub struct Guardian {
-    shared: Arc<Mutex<Watch>>,
+    watch: Arc<Mutex<Watch>>,
     /// Dropped to wake the supervisor out of its restart delay.
     stop: Sender<()>,
     supervisor: JoinHandle<()>,
@@ -66,17 +66,17 @@ impl Guardian {
     pub fn start(record: &Path, instance_id: &str) -> std::io::Result<Guardian> {
         let launch = Launch { record: record.to_owned(), instance_id: instance_id.to_owned() };
         let (child, pipe) = launch.spawn()?;
-        let shared = Arc::new(Mutex::new(Watch { pipe: Some(pipe), pid: Some(child.id()), stopping: false }));
+        let watch = Arc::new(Mutex::new(Watch { pipe: Some(pipe), pid: Some(child.id()), stopping: false }));
         let (stop, stopped) = bounded::<()>(0);
-        let watch = shared.clone();
+        let supervised = watch.clone();
         let supervisor = std::thread::Builder::new()
             .name("opencode-pty-guardian".into())
-            .spawn(move || supervise(launch, child, &watch, &stopped));
+            .spawn(move || supervise(launch, child, &supervised, &stopped));
         match supervisor {
-            Ok(supervisor) => Ok(Guardian { shared, stop, supervisor }),
+            Ok(supervisor) => Ok(Guardian { watch, stop, supervisor }),
             Err(error) => {
                 // The child sees end-of-file and, with no record of groups yet, exits; nobody reaps it but init.
-                drop(shared);
+                drop(watch);
                 Err(error)
             }
         }
@@ -84,14 +84,14 @@ impl Guardian {
 
     /// The current guardian's pid.
     pub fn pid(&self) -> Option<u32> {
-        lock(&self.shared).pid
+        lock(&self.watch).pid
     }
 
     /// Closes the pipe, so the guardian finds the (removed) record and exits, and waits for the supervisor,
     /// which reaps it. Call it after the record is removed.
     pub fn stop(self) {
         {
-            let mut watch = lock(&self.shared);
+            let mut watch = lock(&self.watch);
             watch.stopping = true;
             watch.pipe = None;
         }

@@ -33,8 +33,9 @@ pub struct Handoff {
     deadline: Instant,
 }
 
+/// Where the ownership is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum State {
+enum Phase {
     /// Not claimed yet; stops at the deadline.
     Starting(Instant),
     /// Claimed; the owner may have prepared a handoff.
@@ -49,7 +50,7 @@ enum State {
 /// channel while its generation is the current one and the daemon is owned.
 #[derive(Debug)]
 pub struct Ownership {
-    state: State,
+    phase: Phase,
     generation: u64,
     handoff_ttl: Duration,
 }
@@ -62,27 +63,27 @@ impl Ownership {
 
     /// The same with another handoff lifetime (the daemon's hidden `--handoff-ttl-ms`, for tests).
     pub fn with_handoff_ttl(now: Instant, handoff_ttl: Duration) -> Ownership {
-        Ownership { state: State::Starting(now + OWNER_DEADLINE), generation: 0, handoff_ttl }
+        Ownership { phase: Phase::Starting(now + OWNER_DEADLINE), generation: 0, handoff_ttl }
     }
 
     /// Applies the deadlines that passed by `now`; true when the daemon must stop.
     pub fn tick(&mut self, now: Instant) -> bool {
-        self.state = match std::mem::replace(&mut self.state, State::Stopped) {
-            State::Starting(deadline) if now >= deadline => State::Stopped,
-            State::Waiting(handoff) if now >= handoff.deadline => State::Stopped,
+        self.phase = match std::mem::replace(&mut self.phase, Phase::Stopped) {
+            Phase::Starting(deadline) if now >= deadline => Phase::Stopped,
+            Phase::Waiting(handoff) if now >= handoff.deadline => Phase::Stopped,
             // An expired handoff is cancelled; the connected owner keeps the daemon.
-            State::Owned(Some(handoff)) if now >= handoff.deadline => State::Owned(None),
+            Phase::Owned(Some(handoff)) if now >= handoff.deadline => Phase::Owned(None),
             other => other,
         };
-        self.state == State::Stopped
+        self.phase == Phase::Stopped
     }
 
     /// The next moment [`Self::tick`] may change something.
     pub fn next_deadline(&self) -> Option<Instant> {
-        match &self.state {
-            State::Starting(deadline) => Some(*deadline),
-            State::Owned(Some(handoff)) | State::Waiting(handoff) => Some(handoff.deadline),
-            State::Owned(None) | State::Stopped => None,
+        match &self.phase {
+            Phase::Starting(deadline) => Some(*deadline),
+            Phase::Owned(Some(handoff)) | Phase::Waiting(handoff) => Some(handoff.deadline),
+            Phase::Owned(None) | Phase::Stopped => None,
         }
     }
 
@@ -92,25 +93,25 @@ impl Ownership {
         if self.tick(now) {
             return Err(OwnershipError::Stopped);
         }
-        let accepted = match (&self.state, ticket) {
-            (State::Starting(_), None) => true,
-            (State::Owned(Some(handoff)) | State::Waiting(handoff), Some(ticket)) => {
+        let accepted = match (&self.phase, ticket) {
+            (Phase::Starting(_), None) => true,
+            (Phase::Owned(Some(handoff)) | Phase::Waiting(handoff), Some(ticket)) => {
                 constant_time_eq(handoff.ticket.as_bytes(), ticket.as_bytes())
             }
-            (State::Owned(_) | State::Waiting(_), None) => return Err(OwnershipError::LiveOwner),
+            (Phase::Owned(_) | Phase::Waiting(_), None) => return Err(OwnershipError::LiveOwner),
             _ => false,
         };
         if !accepted {
             return Err(OwnershipError::BadTicket);
         }
         self.generation += 1;
-        self.state = State::Owned(None);
+        self.phase = Phase::Owned(None);
         Ok(self.generation)
     }
 
     /// Whether the connection that claimed `generation` is the owner channel now.
     pub fn is_owner(&self, generation: u64) -> bool {
-        generation == self.generation && matches!(self.state, State::Owned(_))
+        generation == self.generation && matches!(self.phase, Phase::Owned(_))
     }
 
     /// Prepares (or returns the already prepared) handoff for the owner `generation`. `ticket` is used only
@@ -126,7 +127,7 @@ impl Ownership {
         if !self.is_owner(generation) {
             return Err(OwnershipError::NotOwner);
         }
-        let State::Owned(prepared) = &mut self.state else { return Err(OwnershipError::NotOwner) };
+        let Phase::Owned(prepared) = &mut self.phase else { return Err(OwnershipError::NotOwner) };
         let handoff = prepared.get_or_insert_with(|| Handoff {
             ticket: ticket(),
             expires_at: wall_ms + duration_ms(self.handoff_ttl),
@@ -141,20 +142,20 @@ impl Ownership {
         if !self.is_owner(generation) {
             return;
         }
-        self.state = match std::mem::replace(&mut self.state, State::Stopped) {
-            State::Owned(Some(handoff)) => State::Waiting(handoff),
-            _ => State::Stopped,
+        self.phase = match std::mem::replace(&mut self.phase, Phase::Stopped) {
+            Phase::Owned(Some(handoff)) => Phase::Waiting(handoff),
+            _ => Phase::Stopped,
         };
     }
 
     /// Stops the daemon (shutdown, a signal).
     pub fn stop(&mut self) {
-        self.state = State::Stopped;
+        self.phase = Phase::Stopped;
     }
 
     /// Whether the daemon must stop.
     pub fn is_stopped(&self) -> bool {
-        self.state == State::Stopped
+        self.phase == Phase::Stopped
     }
 }
 

@@ -123,11 +123,12 @@ pub fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
 pub struct GroupRecord {
     path: PathBuf,
     temp: PathBuf,
-    state: Mutex<State>,
+    state: Mutex<RecordState>,
 }
 
+/// What the record holds and whether it may still be written, under its lock.
 #[derive(Debug)]
-struct State {
+struct RecordState {
     file: RecordFile,
     /// Each service id's group; the file lists them in id order.
     groups: BTreeMap<u64, Group>,
@@ -135,6 +136,15 @@ struct State {
     removed: bool,
     /// Set by [`GroupRecord::stopping`]: reaps are no longer written.
     stopping: bool,
+}
+
+/// What a change of the record is: a reap is not written once the stop begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// A child started: its group is added.
+    Start,
+    /// A child was reaped: its group is removed.
+    Reap,
 }
 
 impl GroupRecord {
@@ -147,7 +157,7 @@ impl GroupRecord {
         let record = GroupRecord {
             path: dir.join(GROUPS_FILE),
             temp: dir.join(format!("{TEMP_PREFIX}{instance_id}.groups{TEMP_SUFFIX}")),
-            state: Mutex::new(State { file, groups: BTreeMap::new(), removed: false, stopping: false }),
+            state: Mutex::new(RecordState { file, groups: BTreeMap::new(), removed: false, stopping: false }),
         };
         record.write(&record.lock())?;
         Ok(record)
@@ -158,12 +168,12 @@ impl GroupRecord {
         &self.path
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RecordState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Writes the temp file and renames it over the record.
-    fn write(&self, state: &State) -> Result<(), RecordError> {
+    fn write(&self, state: &RecordState) -> Result<(), RecordError> {
         let mut file = state.file.clone();
         file.groups = state.groups.values().copied().collect();
         let io_error = |action, path: &Path, source| RecordError::Io { action, path: path.to_owned(), source };
@@ -184,15 +194,15 @@ impl GroupRecord {
         written
     }
 
-    /// Applies `change` and writes the record, unless it was removed, or this is a reap (`grows` false) while
-    /// stopping. A failure is logged: the daemon goes on, and the record stays as it was.
-    fn update(&self, grows: bool, change: impl FnOnce(&mut BTreeMap<u64, Group>)) {
+    /// Applies `change` and writes the record, unless it was removed, or this is a reap while stopping. A failure
+    /// is logged: the daemon goes on, and the record stays as it was.
+    fn update(&self, kind: Change, change: impl FnOnce(&mut BTreeMap<u64, Group>)) {
         let mut state = self.lock();
         if state.removed {
             return;
         }
         change(&mut state.groups);
-        if state.stopping && !grows {
+        if state.stopping && kind == Change::Reap {
             return;
         }
         if let Err(error) = self.write(&state) {
@@ -228,13 +238,13 @@ impl ProcessHook for GroupRecord {
             tracing::warn!(id, pid, "cannot read a child's start time; it is left out of the record");
             return;
         };
-        self.update(true, |groups| {
+        self.update(Change::Start, |groups| {
             groups.insert(id, Group { pgid: pid, start: stat.start, session: stat.session });
         });
     }
 
     fn reaped(&self, id: u64) {
-        self.update(false, |groups| {
+        self.update(Change::Reap, |groups| {
             groups.remove(&id);
         });
     }

@@ -53,7 +53,7 @@ pub struct DaemonOptions {
 
 /// The threads and handles of a started daemon.
 struct Started {
-    shared: Arc<DaemonState>,
+    state: Arc<DaemonState>,
     acceptor: JoinHandle<()>,
     sweeper: JoinHandle<SweepReport>,
     /// Dropping it wakes the accept loop to stop.
@@ -77,9 +77,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             return Err(error);
         }
     };
-    let Started { shared, acceptor, sweeper, stop_accepting } = started;
+    let Started { state, acceptor, sweeper, stop_accepting } = started;
 
-    shared.wait_for_stop();
+    state.wait_for_stop();
 
     let (done, finished) = crossbeam_channel::bounded::<()>(1);
     let dir = runtime.dir().to_path_buf();
@@ -97,13 +97,13 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     // The accept loop owns the listener and closes it as it returns: nobody connects to a stopping daemon.
     drop(stop_accepting);
     let _ = acceptor.join();
-    shared.close_connections();
+    state.close_connections();
     if let Some(record) = &record {
         // Each reap would rewrite the record: it is removed once, after every child is reaped.
         record.stopping();
     }
-    shared.service.shutdown();
-    shared.wait_connections(CONNECTION_DRAIN);
+    state.service.shutdown();
+    state.wait_connections(CONNECTION_DRAIN);
     if let Ok(report) = sweeper.join() {
         for error in report.errors {
             tracing::warn!(%error, "sweeping stale runtime directories");
@@ -176,18 +176,18 @@ fn start(
         Some(hook) => ProcessService::with_hook(options.config, hook),
         None => ProcessService::new(options.config),
     };
-    let shared =
+    let state =
         DaemonState::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);
-    super::signals::spawn_handler(shared.clone()).map_err(|e| fail("starting the signal thread", &e))?;
+    super::signals::spawn_handler(state.clone()).map_err(|e| fail("starting the signal thread", &e))?;
     let listener = runtime.take_listener().ok_or_else(|| fail("serving the socket", &"it was already taken"))?;
     let (stop_read, stop_accepting) =
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| fail("creating a pipe", &e))?;
-    let accept_shared = shared.clone();
+    let accept_state = state.clone();
     let acceptor = std::thread::Builder::new()
         .name("opencode-pty-accept".into())
-        .spawn(move || accept_loop(accept_shared, listener, stop_read))
+        .spawn(move || accept_loop(accept_state, listener, stop_read))
         .map_err(|e| fail("starting the accept thread", &e))?;
-    Ok(Started { shared, acceptor, sweeper, stop_accepting })
+    Ok(Started { state, acceptor, sweeper, stop_accepting })
 }
 
 /// Raises the soft limit on open descriptors to the hard limit: every terminal and connection needs some.

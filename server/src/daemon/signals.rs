@@ -22,14 +22,14 @@ pub fn block() -> Result<(), nix::errno::Errno> {
 }
 
 /// Starts the thread that turns SIGTERM or SIGINT into [`DaemonState::stop`]. It lives as long as the process.
-pub fn spawn_handler(shared: Arc<DaemonState>) -> std::io::Result<()> {
+pub fn spawn_handler(state: Arc<DaemonState>) -> std::io::Result<()> {
     std::thread::Builder::new().name("opencode-pty-signals".into()).spawn(move || {
         let set = termination_signals();
         loop {
             match set.wait() {
                 Ok(signal) => {
                     tracing::info!(signal = signal.as_str(), "signal received, shutting down");
-                    shared.stop();
+                    state.stop();
                 }
                 Err(nix::errno::Errno::EINTR) => {}
                 Err(error) => {
