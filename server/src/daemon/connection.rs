@@ -163,7 +163,9 @@ pub fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
 /// Whether a connection reads another request after an outcome.
 #[derive(Debug, PartialEq, Eq)]
 enum Then {
+    /// The owner channel goes on: read its next request.
     ReadNext,
+    /// The connection is done.
     Close,
 }
 
