@@ -16,6 +16,7 @@ pub mod daemon;
 pub mod error;
 pub mod listing;
 pub mod pipe;
+pub mod process;
 pub mod procinfo;
 pub mod service;
 pub mod terminal;

@@ -10,56 +10,9 @@ use opencode_pty_protocol::{Mode, ProcessInfo};
 use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
+pub use crate::process::Process;
+use crate::process::StopReason;
 use crate::terminal::{PtyHandle, PtySpec, TerminalConfig};
-
-/// One registered process of either kind.
-#[derive(Debug, Clone)]
-pub enum Process {
-    /// A pseudo-terminal with its emulator.
-    Pty(Arc<PtyHandle>),
-    /// A plain process whose output goes to a file.
-    Pipe(Arc<PipeHandle>),
-}
-
-impl Process {
-    fn mode(&self) -> Mode {
-        match self {
-            Process::Pty(_) => Mode::Pty,
-            Process::Pipe(_) => Mode::Pipe,
-        }
-    }
-
-    /// The child's pid, which is also its process group id.
-    fn pid(&self) -> u32 {
-        match self {
-            Process::Pty(handle) => handle.pid(),
-            Process::Pipe(handle) => handle.pid(),
-        }
-    }
-
-    fn info(&self) -> Result<ProcessInfo, ServiceError> {
-        match self {
-            Process::Pty(handle) => handle.info(),
-            Process::Pipe(handle) => Ok(handle.info()),
-        }
-    }
-
-    /// Kills the process and joins its threads. A pipe's pending waiters are answered `terminated` only when
-    /// `answer_waiters` (a `terminate`); on shutdown they are just disconnected.
-    fn terminate(&self, answer_waiters: bool) {
-        match self {
-            Process::Pty(handle) => {
-                handle.terminate();
-            }
-            Process::Pipe(handle) if answer_waiters => {
-                handle.terminate();
-            }
-            Process::Pipe(handle) => {
-                handle.stop();
-            }
-        }
-    }
-}
 
 /// A registered process and its share of the listing budget, given back when the entry is dropped (after
 /// `terminate` or shutdown has stopped the process).
@@ -137,7 +90,7 @@ impl ProcessService {
         start: impl FnOnce(u64) -> Result<Process, ServiceError>,
     ) -> Result<ProcessInfo, ServiceError> {
         if self.processes().is_none() {
-            return Err(ServiceError::invalid("the daemon is shutting down"));
+            return Err(ServiceError::ShuttingDown);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let process = start(id)?;
@@ -156,7 +109,7 @@ impl ProcessService {
         let mut processes = self.processes();
         let Some(processes) = processes.as_mut() else {
             // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
-            return Err(ServiceError::invalid("the daemon is shutting down"));
+            return Err(ServiceError::ShuttingDown);
         };
         processes.insert(id, entry);
         Ok(info)
@@ -232,7 +185,7 @@ impl ProcessService {
     /// process's pending waiters are answered `terminated`. A second call for the same id fails.
     pub fn terminate(&self, id: u64) -> Result<(), ServiceError> {
         let entry = self.processes().as_mut().and_then(|p| p.remove(&id)).ok_or(ServiceError::NotFound(id))?;
-        entry.process.terminate(true);
+        entry.process.terminate(StopReason::Terminate);
         self.reaped(id);
         Ok(())
     }
@@ -244,7 +197,7 @@ impl ProcessService {
         std::thread::scope(|scope| {
             for (id, entry) in &entries {
                 scope.spawn(move || {
-                    entry.process.terminate(false);
+                    entry.process.terminate(StopReason::Shutdown);
                     self.reaped(*id);
                 });
             }

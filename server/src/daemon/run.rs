@@ -63,7 +63,7 @@ struct Started {
 /// Runs the daemon until it stops; `Ok` means an orderly stop (exit status 0).
 pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM and SIGINT: {e}")))?;
-    crate::terminal::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
+    crate::process::sys::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
     raise_descriptor_limit();
     let mut runtime = Runtime::bind(&options.root, &options.name)?;
     let (record, guardian) = protect(&runtime);

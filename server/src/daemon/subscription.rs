@@ -16,36 +16,10 @@ use opencode_pty_protocol::{Response, Role, encode_output};
 use super::connection::{response_frame, send};
 use super::server::DaemonState;
 use crate::error::ServiceError;
-use crate::pipe::PipeSubscription;
-use crate::service::Process;
-use crate::terminal::{Event, Subscription};
+use crate::process::{Event, ExistingController, ProcessSubscription as Attachment, SubscribeRequest};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
-
-/// What keeps a subscription attached; either detaches when dropped.
-enum Attachment {
-    Pty(Subscription),
-    Pipe(PipeSubscription),
-}
-
-impl Attachment {
-    fn receiver(&self) -> &Receiver<Event> {
-        match self {
-            Attachment::Pty(subscription) => subscription.receiver(),
-            Attachment::Pipe(subscription) => subscription.receiver(),
-        }
-    }
-
-    /// Whether the process has let go of this subscription. A pipe's subscription holds two small events and
-    /// can never fall behind.
-    fn is_ended(&self) -> bool {
-        match self {
-            Attachment::Pty(subscription) => subscription.is_ended(),
-            Attachment::Pipe(_) => false,
-        }
-    }
-}
 
 /// How often a write blocked on a client that does not read looks up whether it should give up: when the
 /// daemon stops or the terminal has dropped the subscriber (an observer that fell too far behind). A
@@ -113,12 +87,8 @@ fn attach(
     role: Role,
     takeover: bool,
 ) -> Result<Attachment, ServiceError> {
-    // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
-    crate::bounds::check_attachment(&attachment)?;
-    match shared.service.process(id)? {
-        Process::Pipe(pipe) => pipe.subscribe(offset).map(Attachment::Pipe),
-        Process::Pty(pty) => pty.subscribe(offset, attachment, role, takeover).map(Attachment::Pty),
-    }
+    let existing_controller = ExistingController::from_takeover(takeover);
+    shared.service.process(id)?.subscribe(SubscribeRequest { offset, attachment, role, existing_controller })
 }
 
 /// Streams one subscription until the process exits, the client leaves or the daemon stops.
