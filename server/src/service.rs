@@ -12,6 +12,7 @@ use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
 pub use crate::process::Process;
 use crate::process::StopReason;
+use crate::process::thread::join_reporting;
 use crate::terminal::{PtyHandle, PtySpec, TerminalConfig};
 
 /// A registered process and its share of the listing budget, given back when the entry is dropped (after
@@ -194,12 +195,22 @@ impl ProcessService {
     /// pipe waiters are disconnected without an answer.
     pub fn shutdown(&self) {
         let entries: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_iter()).collect();
+        let stop = |id: u64, entry: &Entry| {
+            entry.process.terminate(StopReason::Shutdown);
+            self.reaped(id);
+        };
         std::thread::scope(|scope| {
+            let mut stopping = Vec::new();
             for (id, entry) in &entries {
-                scope.spawn(move || {
-                    entry.process.terminate(StopReason::Shutdown);
-                    self.reaped(*id);
-                });
+                let thread = std::thread::Builder::new().name(format!("opencode-pty-stop-{id}"));
+                match thread.spawn_scoped(scope, move || stop(*id, entry)) {
+                    Ok(thread) => stopping.push(thread),
+                    // No thread to spare: this one is stopped on this thread, in turn.
+                    Err(_) => stop(*id, entry),
+                }
+            }
+            for thread in stopping {
+                join_reporting(thread);
             }
         });
     }

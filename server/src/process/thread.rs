@@ -3,7 +3,7 @@
 //! of being ignored.
 
 use std::sync::Mutex;
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, ScopedJoinHandle};
 
 use crate::error::ServiceError;
 
@@ -17,10 +17,39 @@ pub(crate) fn start(
     thread.map_err(|e| ServiceError::Thread { role, reason: e.to_string() })
 }
 
+/// A thread that can be joined: a [`JoinHandle`] or a [`ScopedJoinHandle`].
+pub(crate) trait Joinable {
+    /// The thread's name, or `unnamed`.
+    fn name(&self) -> String;
+    /// Waits for it to end; `Err` holds its panic.
+    fn join(self) -> std::thread::Result<()>;
+}
+
+impl<T> Joinable for JoinHandle<T> {
+    fn name(&self) -> String {
+        self.thread().name().unwrap_or("unnamed").to_owned()
+    }
+
+    fn join(self) -> std::thread::Result<()> {
+        JoinHandle::join(self).map(drop)
+    }
+}
+
+impl<T> Joinable for ScopedJoinHandle<'_, T> {
+    fn name(&self) -> String {
+        self.thread().name().unwrap_or("unnamed").to_owned()
+    }
+
+    fn join(self) -> std::thread::Result<()> {
+        ScopedJoinHandle::join(self).map(drop)
+    }
+}
+
 /// Joins `thread` and reports a panic through `tracing::error!`, with the thread's name and the panic's message,
-/// instead of dropping it. Returns whether the thread ended normally.
-pub(crate) fn join_reporting<T>(thread: JoinHandle<T>) -> bool {
-    let name = thread.thread().name().unwrap_or("unnamed").to_owned();
+/// instead of dropping it. Returns whether the thread ended normally. Every join of a daemon thread goes
+/// through here.
+pub(crate) fn join_reporting(thread: impl Joinable) -> bool {
+    let name = thread.name();
     match thread.join() {
         Ok(_) => true,
         Err(panic) => {
@@ -86,6 +115,15 @@ mod tests {
     fn a_panic_is_reported_when_joined() {
         let thread = start("opencode-pty-test-panic".into(), "test", || panic!("on purpose")).expect("start");
         assert!(!join_reporting(thread), "the panic is seen, not swallowed");
+    }
+
+    #[test]
+    fn a_scoped_thread_is_joined_the_same_way() {
+        std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new().name("opencode-pty-test-scoped".into());
+            let thread = thread.spawn_scoped(scope, || panic!("on purpose")).expect("start");
+            assert!(!join_reporting(thread), "the panic is seen, and does not leave the scope");
+        });
     }
 
     #[test]

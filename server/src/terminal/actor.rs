@@ -4,10 +4,12 @@
 //!
 //! The loop is one wait for whatever can happen next (see [`Actor::wait`]), always including the stop
 //! channel; each ready operation is then one small named step. The terminal's lifecycle is an explicit
-//! [`Ending`] (the model pipe processes share) plus the failure, if any. Subscriptions and the controller are
-//! handled in `actor/control.rs`.
+//! [`Ending`] (the model pipe processes share) plus the failure, if any. The output path is in
+//! `actor/output.rs`, subscriptions and the controller in `actor/control.rs`, the screen and `info` in
+//! `actor/screen.rs`.
 
 mod control;
+mod output;
 mod screen;
 
 use std::os::fd::OwnedFd;
@@ -17,11 +19,13 @@ use std::time::Instant;
 
 use std::collections::VecDeque;
 
-use crossbeam_channel::{Receiver, RecvError, Select, SelectedOperation, Sender, TrySendError};
-use opencode_pty_protocol::{Lifecycle, Mode, ProcessInfo, PtyInfo, Response};
+use crossbeam_channel::{Receiver, RecvError, Select, SelectedOperation, Sender};
+use opencode_pty_protocol::{ProcessInfo, Response};
 use opencode_pty_vt::Terminal;
 
-use super::coalesce::{Batch, Coalescer};
+use control::Pace;
+
+use super::coalesce::Coalescer;
 use super::command::Command;
 use super::fanout::{Fanout, Pending};
 use super::io::ReaderOutput;
@@ -198,7 +202,7 @@ impl Actor {
                 self.flush();
             }
             // Requests held back while the controller was stalled go first, in order, once it is not.
-            if !self.controller_state().1
+            if self.controller_pace() != Pace::Stalled
                 && let Some(command) = self.deferred.pop_front()
             {
                 self.command(command);
@@ -214,12 +218,12 @@ impl Actor {
     /// events held for subscribers are offered alongside, so the actor never blocks on one slow party; the
     /// stop channel is always part of it. A batch whose deadline passes first is flushed.
     fn wait(&mut self, inbox: &Inbox) -> Flow {
-        let (behind, stalled) = self.controller_state();
+        let pace = self.controller_pace();
         let deliveries = self.fanout.pending();
         let mut waits = Waits::new();
         waits.recv(&inbox.stop, Ready::Stop);
         // Output waits while the controller is behind: that is its backpressure on the reader and child.
-        if !behind && !self.life.is_output_ended() {
+        if pace == Pace::Keeping && !self.life.is_output_ended() {
             waits.recv(&inbox.output, Ready::Output);
         }
         if self.deferred.len() < MAX_DEFERRED_COMMANDS {
@@ -245,7 +249,7 @@ impl Actor {
             Ready::Output => self.reader_output(operation.recv(&inbox.output)),
             // The command channel never closes while this actor holds a sender for subscriptions.
             Ready::Command => match operation.recv(&inbox.commands) {
-                Ok(command) => self.take(command, stalled),
+                Ok(command) => self.take(command, pace),
                 Err(_) => return Flow::Stop,
             },
         }
@@ -295,8 +299,8 @@ impl Actor {
 
     /// A command from the queue: carried out now, or held back (in order; bounded, since no more commands are
     /// taken when [`MAX_DEFERRED_COMMANDS`] wait) while the controller is stalled.
-    fn take(&mut self, command: Command, stalled: bool) {
-        if stalled && !command.bypasses_stalled_controller() {
+    fn take(&mut self, command: Command, pace: Pace) {
+        if pace == Pace::Stalled && !command.bypasses_stalled_controller() {
             self.deferred.push_back(command);
         } else {
             self.command(command);
@@ -378,91 +382,6 @@ impl Actor {
         }
     }
 
-    /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out.
-    fn output(&mut self, bytes: &[u8]) {
-        let (start, _end) = self.replay.append(bytes);
-        self.vt.write(bytes);
-        let replies = self.vt.take_replies();
-        self.queue_replies(replies);
-        let batches = self.batch.push(start, bytes, Instant::now());
-        self.publish_batches(batches);
-        if self.vt.take_title_changed()
-            && let Some(title) = self.titles.set_osc(self.vt.title())
-        {
-            self.flush();
-            self.emit(Response::TitleChanged { title });
-        }
-    }
-
-    /// Fans out the pending output batch.
-    fn flush(&mut self) {
-        let batch = self.batch.take();
-        self.publish_batches(batch);
-    }
-
-    fn publish_batches(&mut self, batches: impl IntoIterator<Item = Batch>) {
-        let mut any = false;
-        for (start, bytes) in batches {
-            if !any {
-                self.publish_info();
-                any = true;
-            }
-            self.publish(&Event::Output { start, bytes });
-        }
-    }
-
-    /// Stores the current info where requests can read it while the actor is busy.
-    fn publish_info(&self) {
-        let info = self.info();
-        *self.parts.last_info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
-    }
-
-    /// Publishes a JSON event, after any output read before it (D6).
-    fn emit(&mut self, response: Response) {
-        self.flush();
-        self.publish(&Event::Message(Arc::new(response)));
-    }
-
-    fn publish(&mut self, event: &Event) {
-        let removed = self.fanout.publish(event, self.controller.as_deref());
-        if !removed.is_empty() {
-            self.detached(removed);
-        }
-    }
-
-    /// Queues client input for the PTY, after everything queued before it. Fails, queuing nothing, when more
-    /// than [`MAX_PENDING_INPUT_BYTES`] would be waiting (the child is not reading its input).
-    fn queue_input(&mut self, bytes: Vec<u8>) -> Result<(), ServiceError> {
-        if self.pending_bytes + bytes.len() > MAX_PENDING_INPUT_BYTES {
-            return Err(ServiceError::InputQueueFull { waiting: self.pending_bytes });
-        }
-        self.enqueue(bytes);
-        Ok(())
-    }
-
-    /// Queues the emulator's replies; past [`MAX_PENDING_INPUT_BYTES`] they are dropped, since a program
-    /// that floods queries without reading the answers cannot be answered anyway.
-    fn queue_replies(&mut self, bytes: Vec<u8>) {
-        if self.pending_bytes + bytes.len() <= MAX_PENDING_INPUT_BYTES {
-            self.enqueue(bytes);
-        }
-    }
-
-    /// Hands bytes to the writer, in chunks of at most [`WRITE_CHUNK_BYTES`]: now if its queue has room (and
-    /// nothing is waiting before them), else kept (and counted) for the main loop.
-    fn enqueue(&mut self, bytes: Vec<u8>) {
-        for chunk in bytes.chunks(WRITE_CHUNK_BYTES) {
-            if self.pending.is_empty() {
-                match self.parts.writer.try_send(chunk.to_vec()) {
-                    Ok(()) | Err(TrySendError::Disconnected(_)) => continue,
-                    Err(TrySendError::Full(_)) => {}
-                }
-            }
-            self.pending_bytes += chunk.len();
-            self.pending.push_back(chunk.to_vec());
-        }
-    }
-
     /// Records the first failure, unless the child's end is known: once the child has exited, a broken PTY is
     /// expected and does not make the exit a failure.
     fn fail(&mut self, message: String) {
@@ -488,38 +407,6 @@ impl Actor {
         self.publish(&Event::Message(event));
     }
 
-    /// The process as `list` and `get` describe it.
-    fn info(&self) -> ProcessInfo {
-        let lifecycle = match (&self.failure, &self.life) {
-            (Some(message), _) => Lifecycle::Failed { message: message.clone() },
-            (None, Ending::Ended { child: exit, .. }) => {
-                Lifecycle::Exited { exit_code: exit.exit_code, signal: exit.signal.clone() }
-            }
-            (None, Ending::Running { .. }) => Lifecycle::Running,
-        };
-        let spec = &self.parts.spec;
-        ProcessInfo {
-            id: self.parts.id,
-            mode: Mode::Pty,
-            pid: Some(self.parts.pid),
-            command: std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned()).collect(),
-            cwd: spec.cwd.display().to_string(),
-            group_id: spec.group_id.clone(),
-            lifecycle,
-            output_head: self.replay.head(),
-            output_tail: self.replay.tail(),
-            started_at: self.parts.started_at,
-            exited_at: self.life.published().map(|exited| exited.at),
-            pty: Some(PtyInfo {
-                title: self.titles.effective().to_owned(),
-                user_title: self.titles.user().map(str::to_owned),
-                foreground_process: self.foreground.clone(),
-                cols: nonzero(self.cols),
-                rows: nonzero(self.rows),
-            }),
-            pipe: None,
-        }
-    }
 }
 
 fn nonzero(value: u16) -> std::num::NonZeroU16 {

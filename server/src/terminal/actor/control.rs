@@ -12,6 +12,17 @@ use crate::error::ServiceError;
 use crate::process::{Event, ExistingController, ReplayRead};
 use crate::terminal::fanout::{Subscriber, Subscription};
 
+/// How the controller keeps up with its events (a stalled controller is also behind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pace {
+    /// Its channel has room, or there is no controller: everything proceeds.
+    Keeping,
+    /// Events are held for it: output waits, which is its backpressure on the reader and the child.
+    Behind,
+    /// It holds as much as it may: requests wait too, except those that bypass a stalled controller.
+    Stalled,
+}
+
 impl Actor {
     /// `write` and `resize` need the controller's attachment; without a controller, a null one is allowed.
     pub(super) fn authorize(&self, attachment: Option<&str>) -> Result<(), ServiceError> {
@@ -25,10 +36,13 @@ impl Actor {
         }
     }
 
-    /// Whether the controller (if any) is behind (output waits) and whether it is stalled (requests wait).
-    pub(super) fn controller_state(&self) -> (bool, bool) {
-        let controller = self.controller.as_deref().and_then(|c| self.fanout.get(c));
-        controller.map_or((false, false), |c| (c.is_behind(), c.is_stalled()))
+    /// How the controller (if any) keeps up with its events.
+    pub(super) fn controller_pace(&self) -> Pace {
+        match self.controller.as_deref().and_then(|c| self.fanout.get(c)) {
+            Some(controller) if controller.is_stalled() => Pace::Stalled,
+            Some(controller) if controller.is_behind() => Pace::Behind,
+            _ => Pace::Keeping,
+        }
     }
 
     /// Makes `attachment` the controller (if it is not) and resizes to its size (if that differs).

@@ -1,13 +1,14 @@
-//! The actor's reads and changes of the screen: resize (PTY and emulator in one step, with its `resized`
-//! checkpoint), `snapshot`, `read_rows`, and the foreground process.
+//! The actor's reads and changes of the screen and its description: resize (PTY and emulator in one step,
+//! with its `resized` checkpoint), `snapshot`, `read_rows`, the foreground process, and `info`.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use opencode_pty_protocol::{MAX_FRAME_BYTES, MAX_ROWS_BYTES, Response};
+use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_ROWS_BYTES, Mode, ProcessInfo, PtyInfo, Response};
 use opencode_pty_vt::MAX_CHECKPOINT_BYTES;
 
 use super::{Actor, nonzero};
 use crate::error::ServiceError;
+use crate::process::ending::Ending;
 use crate::process::sys;
 
 impl Actor {
@@ -75,6 +76,39 @@ impl Actor {
         if current != self.foreground {
             self.foreground = current.clone();
             self.emit(Response::ForegroundProcessChanged { process: current });
+        }
+    }
+
+    /// The process as `list` and `get` describe it.
+    pub(super) fn info(&self) -> ProcessInfo {
+        let lifecycle = match (&self.failure, &self.life) {
+            (Some(message), _) => Lifecycle::Failed { message: message.clone() },
+            (None, Ending::Ended { child: exit, .. }) => {
+                Lifecycle::Exited { exit_code: exit.exit_code, signal: exit.signal.clone() }
+            }
+            (None, Ending::Running { .. }) => Lifecycle::Running,
+        };
+        let spec = &self.parts.spec;
+        ProcessInfo {
+            id: self.parts.id,
+            mode: Mode::Pty,
+            pid: Some(self.parts.pid),
+            command: std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned()).collect(),
+            cwd: spec.cwd.display().to_string(),
+            group_id: spec.group_id.clone(),
+            lifecycle,
+            output_head: self.replay.head(),
+            output_tail: self.replay.tail(),
+            started_at: self.parts.started_at,
+            exited_at: self.life.published().map(|exited| exited.at),
+            pty: Some(PtyInfo {
+                title: self.titles.effective().to_owned(),
+                user_title: self.titles.user().map(str::to_owned),
+                foreground_process: self.foreground.clone(),
+                cols: nonzero(self.cols),
+                rows: nonzero(self.rows),
+            }),
+            pipe: None,
         }
     }
 }

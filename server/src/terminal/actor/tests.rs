@@ -6,6 +6,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::bounded;
+use opencode_pty_protocol::Lifecycle;
 
 use super::*;
 use crate::process::Child;
@@ -94,7 +95,7 @@ impl Drop for Harness {
     fn drop(&mut self) {
         drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            crate::process::thread::join_reporting(thread);
         }
         self.child.kill_and_reap();
     }
