@@ -149,3 +149,38 @@ impl ServiceError {
         ServiceError::System { action: action.into(), reason: reason.to_string() }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed variants say what the text-only errors they replaced said.
+    #[test]
+    fn typed_errors_keep_the_messages_clients_see() {
+        let cases = [
+            (ServiceError::ShuttingDown, "the daemon is shutting down"),
+            (
+                ServiceError::Thread { role: "reader", reason: "no memory".into() },
+                "cannot start the reader thread: no memory",
+            ),
+            (ServiceError::system("cannot create a pipe", "EMFILE"), "cannot create a pipe: EMFILE"),
+            (ServiceError::Vt(opencode_pty_vt::Error::ZeroRows), "row count must be positive"),
+            (ServiceError::BeyondTail { offset: 8, tail: 7 }, "requested offset 8 is beyond tail 7"),
+            (
+                ServiceError::InputQueueFull { waiting: 5 },
+                "terminal input queue is full (5 bytes waiting): the program is not reading its input",
+            ),
+            (
+                ServiceError::TooMany { id: 3, what: "waiters", limit: 1024 },
+                "process 3 has too many waiters (at most 1024)",
+            ),
+            (
+                ServiceError::ResizedWithoutEvent { cols: 80, rows: 24, source: opencode_pty_vt::Error::Io },
+                "the terminal was resized to 80x24, but its resized event cannot be sent: libghostty-vt output writer failed",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
+    }
+}

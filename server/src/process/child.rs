@@ -84,14 +84,30 @@ impl Child {
 mod tests {
     use super::*;
 
-    fn started(program: &str, args: &[&str]) -> Child {
+    /// A child started for a test; dropping it (even in a panic) kills and reaps it unless the test reaped it.
+    struct Started(Child);
+
+    impl Drop for Started {
+        fn drop(&mut self) {
+            // Only a child that is still ours is touched: once reaped, its pid may belong to anyone.
+            let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+            if waitid(Id::Pid(self.0.pid), flags) != Err(Errno::ECHILD) {
+                self.0.kill_and_reap();
+            }
+        }
+    }
+
+    // The child is reaped through `Child` (or the guard), which std cannot see.
+    #[allow(clippy::zombie_processes)]
+    fn started(program: &str, args: &[&str]) -> Started {
         let child = std::process::Command::new(program).args(args).spawn().expect("spawn");
-        Child::new(child.id())
+        Started(Child::new(child.id()))
     }
 
     #[test]
     fn the_waiter_reports_the_exit_without_reaping() {
-        let child = started("sh", &["-c", "exit 3"]);
+        let guard = started("sh", &["-c", "exit 3"]);
+        let child = guard.0;
         let threads = Threads::default();
         let (tx, rx) = crossbeam_channel::bounded(1);
         child.start_waiter(&threads, "test-", 1, move |end| tx.send(end).unwrap()).unwrap();
@@ -104,14 +120,16 @@ mod tests {
 
     #[test]
     fn kill_and_reap_ends_a_running_child() {
-        let child = started("sleep", &["1000"]);
+        let guard = started("sleep", &["1000"]);
+        let child = guard.0;
         child.kill_and_reap();
         assert_eq!(waitpid(child.pid, None), Err(Errno::ECHILD), "killed and already reaped");
     }
 
     #[test]
     fn a_signal_is_reported_by_name() {
-        let child = started("sleep", &["1000"]);
+        let guard = started("sleep", &["1000"]);
+        let child = guard.0;
         child.kill();
         assert_eq!(child.wait_exit(), Ok(ExitStatus { exit_code: None, signal: Some("SIGKILL".into()) }));
         child.reap();

@@ -406,7 +406,6 @@ impl Actor {
         self.life.settle(|_| Exited { event: event.clone(), at });
         self.publish(&Event::Message(event));
     }
-
 }
 
 fn nonzero(value: u16) -> std::num::NonZeroU16 {
