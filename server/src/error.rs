@@ -176,7 +176,10 @@ mod tests {
             ),
             (
                 ServiceError::ResizedWithoutEvent { cols: 80, rows: 24, source: opencode_pty_vt::Error::Io },
-                "the terminal was resized to 80x24, but its resized event cannot be sent: libghostty-vt output writer failed",
+                concat!(
+                    "the terminal was resized to 80x24, but its resized event cannot be sent: ",
+                    "libghostty-vt output writer failed"
+                ),
             ),
         ];
         for (error, text) in cases {

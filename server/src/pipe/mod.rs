@@ -222,7 +222,8 @@ impl PipeHandle {
     /// A waiter that receives `exited` once the process has exited (at once when it already has),
     /// [`ServiceError::Terminated`] when it is terminated first, or [`ServiceError::WaitFailed`] when waiting
     /// for the child failed. Disconnects without an answer when the process is stopped with the daemon
-    /// ([`Self::stop`], or dropping the handle). Dropping the waiter removes it.
+    /// ([`Self::terminate`] with [`StopReason::Shutdown`], or dropping the handle). Dropping the waiter removes
+    /// it.
     pub fn wait(&self) -> PipeWait {
         PipeWait::new(&self.shared, self.id)
     }
