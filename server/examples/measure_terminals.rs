@@ -7,7 +7,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use opencode_pty::ProcessService;
-use opencode_pty::terminal::{Event, PtySpec, TerminalConfig};
+use opencode_pty::process::{Event, ExistingController};
+use opencode_pty::terminal::{PtySpec, TerminalConfig};
 use opencode_pty_protocol::{Response, Role};
 
 const IDLE_TERMINALS: usize = 100;
@@ -72,8 +73,11 @@ fn main() {
     let service = ProcessService::new(TerminalConfig::default());
     let started = Instant::now();
     let info = service.create_pty(spec("cat", &[file])).expect("cat");
-    let observer =
-        service.pty(info.id).expect("handle").subscribe(0, "o".into(), Role::Observer, false).expect("subscribe");
+    let observer = service
+        .pty(info.id)
+        .expect("handle")
+        .subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse)
+        .expect("subscribe");
     let (mut bytes, mut first) = (0usize, 0u64);
     loop {
         match observer.recv_timeout(Duration::from_secs(120)).expect("an event") {

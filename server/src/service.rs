@@ -10,56 +10,10 @@ use opencode_pty_protocol::{Mode, ProcessInfo};
 use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
+use crate::process::Process;
+use crate::process::StopReason;
+use crate::process::thread::join_reporting;
 use crate::terminal::{PtyHandle, PtySpec, TerminalConfig};
-
-/// One registered process of either kind.
-#[derive(Debug, Clone)]
-pub enum Process {
-    /// A pseudo-terminal with its emulator.
-    Pty(Arc<PtyHandle>),
-    /// A plain process whose output goes to a file.
-    Pipe(Arc<PipeHandle>),
-}
-
-impl Process {
-    fn mode(&self) -> Mode {
-        match self {
-            Process::Pty(_) => Mode::Pty,
-            Process::Pipe(_) => Mode::Pipe,
-        }
-    }
-
-    /// The child's pid, which is also its process group id.
-    fn pid(&self) -> u32 {
-        match self {
-            Process::Pty(handle) => handle.pid(),
-            Process::Pipe(handle) => handle.pid(),
-        }
-    }
-
-    fn info(&self) -> Result<ProcessInfo, ServiceError> {
-        match self {
-            Process::Pty(handle) => handle.info(),
-            Process::Pipe(handle) => Ok(handle.info()),
-        }
-    }
-
-    /// Kills the process and joins its threads. A pipe's pending waiters are answered `terminated` only when
-    /// `answer_waiters` (a `terminate`); on shutdown they are just disconnected.
-    fn terminate(&self, answer_waiters: bool) {
-        match self {
-            Process::Pty(handle) => {
-                handle.terminate();
-            }
-            Process::Pipe(handle) if answer_waiters => {
-                handle.terminate();
-            }
-            Process::Pipe(handle) => {
-                handle.stop();
-            }
-        }
-    }
-}
 
 /// A registered process and its share of the listing budget, given back when the entry is dropped (after
 /// `terminate` or shutdown has stopped the process).
@@ -137,7 +91,7 @@ impl ProcessService {
         start: impl FnOnce(u64) -> Result<Process, ServiceError>,
     ) -> Result<ProcessInfo, ServiceError> {
         if self.processes().is_none() {
-            return Err(ServiceError::invalid("the daemon is shutting down"));
+            return Err(ServiceError::ShuttingDown);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let process = start(id)?;
@@ -156,7 +110,7 @@ impl ProcessService {
         let mut processes = self.processes();
         let Some(processes) = processes.as_mut() else {
             // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
-            return Err(ServiceError::invalid("the daemon is shutting down"));
+            return Err(ServiceError::ShuttingDown);
         };
         processes.insert(id, entry);
         Ok(info)
@@ -232,7 +186,7 @@ impl ProcessService {
     /// process's pending waiters are answered `terminated`. A second call for the same id fails.
     pub fn terminate(&self, id: u64) -> Result<(), ServiceError> {
         let entry = self.processes().as_mut().and_then(|p| p.remove(&id)).ok_or(ServiceError::NotFound(id))?;
-        entry.process.terminate(true);
+        entry.process.terminate(StopReason::Terminate);
         self.reaped(id);
         Ok(())
     }
@@ -241,12 +195,22 @@ impl ProcessService {
     /// pipe waiters are disconnected without an answer.
     pub fn shutdown(&self) {
         let entries: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_iter()).collect();
+        let stop = |id: u64, entry: &Entry| {
+            entry.process.terminate(StopReason::Shutdown);
+            self.reaped(id);
+        };
         std::thread::scope(|scope| {
+            let mut stopping = Vec::new();
             for (id, entry) in &entries {
-                scope.spawn(move || {
-                    entry.process.terminate(false);
-                    self.reaped(*id);
-                });
+                let thread = std::thread::Builder::new().name(format!("opencode-pty-stop-{id}"));
+                match thread.spawn_scoped(scope, move || stop(*id, entry)) {
+                    Ok(thread) => stopping.push(thread),
+                    // No thread to spare: this one is stopped on this thread, in turn.
+                    Err(_) => stop(*id, entry),
+                }
+            }
+            for thread in stopping {
+                join_reporting(thread);
             }
         });
     }

@@ -5,8 +5,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use opencode_pty::process::{Event, ExistingController};
 use opencode_pty::terminal::{
-    CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
+    CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
     OBSERVER_QUEUE_EVENTS,
 };
 use opencode_pty_protocol::{Response, Role};
@@ -24,11 +25,11 @@ fn one_controller_takeover_demotes_and_detach_promotes_the_former() {
     let info = service.create_pty(sh("sleep 30")).expect("create");
     let handle = service.pty(info.id).unwrap();
     // An observer that never controlled is never promoted over a former controller.
-    let _observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
-    let a = handle.subscribe(0, "a".into(), Role::Controller, false).unwrap();
+    let _observer = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).unwrap();
+    let a = handle.subscribe(0, "a".into(), Role::Controller, ExistingController::Refuse).unwrap();
     let mut seen_a = Seen::default();
     read_until(&a, &mut seen_a, changed_to(Some("a")));
-    let refused = handle.subscribe(0, "b".into(), Role::Controller, false).unwrap_err();
+    let refused = handle.subscribe(0, "b".into(), Role::Controller, ExistingController::Refuse).unwrap_err();
     assert_eq!(refused.to_string(), "terminal already has controller a");
     // Only the controller's attachment may write; a null one only while there is no controller.
     assert_eq!(
@@ -36,7 +37,7 @@ fn one_controller_takeover_demotes_and_detach_promotes_the_former() {
         "terminal input requires the active controller attachment"
     );
     handle.write(Some("a".into()), b"".to_vec()).unwrap();
-    let b = handle.subscribe(0, "b".into(), Role::Controller, true).unwrap();
+    let b = handle.subscribe(0, "b".into(), Role::Controller, ExistingController::Replace).unwrap();
     read_until(&a, &mut seen_a, changed_to(Some("b")));
     assert_eq!(
         handle.write(Some("a".into()), b"x".to_vec()).unwrap_err().to_string(),
@@ -76,7 +77,7 @@ fn control_promotes_and_resizes_before_the_input_arrives() {
     let script = "stty raw -echo; printf '\\033[?2048hready'; dd bs=1 count=40 2>/dev/null | od -An -c; sleep 30";
     let info = service.create_pty(sh(script)).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
+    let observer = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).unwrap();
     let mut seen = Seen::default();
     read_until(&observer, &mut seen, |s| s.text().contains("ready"));
     assert_eq!(handle.control("nobody".into(), 80, 24).unwrap_err().to_string(), "attachment nobody is not subscribed");
@@ -106,10 +107,10 @@ fn a_subscriber_mid_stream_sees_every_byte_exactly_once() {
         .create_pty(sh("stty raw -echo; i=0; while [ $i -lt 3000 ]; do printf '%05d\\n' $i; i=$((i+1)); done"))
         .expect("create");
     let handle = service.pty(info.id).unwrap();
-    let first = handle.subscribe(0, "first".into(), Role::Observer, false).unwrap();
+    let first = handle.subscribe(0, "first".into(), Role::Observer, ExistingController::Refuse).unwrap();
     read_until(&first, &mut Seen::default(), |s| s.text().contains("00100"));
     // Attach while the child is still writing; the replay and the live events must join without gap or overlap.
-    let late = handle.subscribe(0, "late".into(), Role::Observer, false).unwrap();
+    let late = handle.subscribe(0, "late".into(), Role::Observer, ExistingController::Refuse).unwrap();
     let mut seen = Seen::default();
     read_until(&late, &mut seen, |s| s.exited().is_some());
     let expected: String = (0..3000).map(|i| format!("{i:05}\n")).collect();
@@ -123,9 +124,9 @@ fn a_burst_reaches_a_healthy_observer_intact_and_an_idle_one_keeps_all_of_it() {
         .create_pty(sh("stty raw -echo; read go; head -c 1048576 /dev/zero | tr '\\0' a; read again"))
         .expect("create");
     let handle = service.pty(info.id).unwrap();
-    let healthy = handle.subscribe(0, "healthy".into(), Role::Observer, false).unwrap();
+    let healthy = handle.subscribe(0, "healthy".into(), Role::Observer, ExistingController::Refuse).unwrap();
     // Nobody reads this one until the burst is over.
-    let idle = handle.subscribe(0, "idle".into(), Role::Observer, false).unwrap();
+    let idle = handle.subscribe(0, "idle".into(), Role::Observer, ExistingController::Refuse).unwrap();
     handle.write(None, b"\n".to_vec()).unwrap();
     let mut seen = Seen::default();
     read_until(&healthy, &mut seen, |s| s.output.iter().filter(|&&b| b == b'a').count() == 1_048_576);
@@ -146,7 +147,7 @@ fn an_observer_that_never_reads_is_disconnected() {
     let info =
         service.create_pty(sh("stty raw -echo; head -c 50000000 /dev/zero | tr '\\0' b; sleep 30")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let stuck = handle.subscribe(0, "stuck".into(), Role::Observer, false).unwrap();
+    let stuck = handle.subscribe(0, "stuck".into(), Role::Observer, ExistingController::Refuse).unwrap();
     // Without reading, wait until the terminal has produced far more than the observer may be held: by then it
     // must have been dropped, or the terminal waited for it.
     let most = (OBSERVER_QUEUE_EVENTS * 8192 + OBSERVER_BACKLOG_BYTES + 8192) as u64;
@@ -172,7 +173,7 @@ fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_termina
     let service = service();
     let info = service.create_pty(sh("stty raw -echo; cat /dev/zero")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let controller = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
+    let controller = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
     // The controller never reads: its queue fills, output is held back, the reader waits, the child waits.
     let deadline = Instant::now() + support::WAIT;
     while controller.receiver().len() < opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS {
@@ -183,11 +184,13 @@ fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_termina
     // Requests are still answered in full while the controller is behind, takeover included.
     handle.rename(Some("still here".into())).expect("rename answers");
     assert!(matches!(handle.snapshot().expect("snapshot answers"), Response::Snapshot { .. }));
-    let observer = handle.subscribe(0, "o".into(), Role::Observer, false).expect("an observer can attach");
+    let observer =
+        handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).expect("an observer can attach");
     // Backpressure: the output tail moved at most by what the reader had queued when the controller filled up.
     let limit = (opencode_pty::terminal::OUTPUT_QUEUE_CHUNKS as u64 + 2) * 8192;
     assert!(service.get(info.id).unwrap().output_tail <= held + limit, "output went on past a full controller");
-    let taker = handle.subscribe(0, "t".into(), Role::Controller, true).expect("takeover answers");
+    let taker =
+        handle.subscribe(0, "t".into(), Role::Controller, ExistingController::Replace).expect("takeover answers");
     drop((observer, taker));
     let started = Instant::now();
     service.terminate(info.id).unwrap();
@@ -235,7 +238,7 @@ fn a_child_flooding_queries_without_reading_never_stalls_its_terminal() {
     // Every query makes a reply the child never reads: the replies pile up, but the actor keeps answering.
     let info = service.create_pty(sh("stty raw -echo; while :; do printf '\\033[6n\\033[c'; done")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
+    let observer = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).unwrap();
     let mut seen = Seen::default();
     read_until(&observer, &mut seen, |s| s.output.len() > 2 * 1024 * 1024);
     let started = Instant::now();
@@ -261,10 +264,12 @@ fn a_late_controller_gets_exited_right_after_attached() {
     let service = service();
     let info = service.create_pty(sh("exit 0")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    read_until(&handle.subscribe(0, "a".into(), Role::Observer, false).unwrap(), &mut Seen::default(), |s| {
-        s.exited().is_some()
-    });
-    let late = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
+    read_until(
+        &handle.subscribe(0, "a".into(), Role::Observer, ExistingController::Refuse).unwrap(),
+        &mut Seen::default(),
+        |s| s.exited().is_some(),
+    );
+    let late = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
     let mut seen = Seen::default();
     read_until(&late, &mut seen, |s| s.messages.len() >= 3);
     assert!(matches!(seen.messages[0], Response::Attached { .. }));
@@ -277,7 +282,7 @@ fn resized_comes_before_any_later_output() {
     let service = service();
     let info = service.create_pty(sh("printf before; read go; printf after; sleep 30")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let observer = handle.subscribe(0, "o".into(), Role::Observer, false).unwrap();
+    let observer = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).unwrap();
     read_until(&observer, &mut Seen::default(), |s| s.text().contains("before"));
     // Without a controller anyone may resize; the child's later output must follow the `resized` event.
     handle.resize(None, 100, 30).unwrap();
@@ -295,7 +300,7 @@ fn a_takeover_gets_through_to_a_stalled_controller_and_held_requests_follow_in_o
     let service = service();
     let info = service.create_pty(sh("sleep 60")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let stalled = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
+    let stalled = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
     // Each rename publishes an event to the controller, which never reads: its channel fills, then the
     // actor's backlog for it, and from then on renames are held back (their callers wait).
     let renames = {
@@ -314,7 +319,7 @@ fn a_takeover_gets_through_to_a_stalled_controller_and_held_requests_follow_in_o
     assert_ne!(service.get(info.id).unwrap().pty.unwrap().title, last, "the last renames are held back");
     // The takeover is not held back behind the deferred renames (before, it waited for them: 30 s, then failed).
     let started = Instant::now();
-    let taker = handle.subscribe(0, "t".into(), Role::Controller, true).expect("takeover");
+    let taker = handle.subscribe(0, "t".into(), Role::Controller, ExistingController::Replace).expect("takeover");
     assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
     // Now that the controller reads (it is `t`), the held renames run, in order.
     renames.join().unwrap();
@@ -329,7 +334,7 @@ fn an_idle_observer_is_dropped_for_too_many_json_events_too() {
     let service = service();
     let info = service.create_pty(sh("sleep 60")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let idle = handle.subscribe(0, "idle".into(), Role::Observer, false).unwrap();
+    let idle = handle.subscribe(0, "idle".into(), Role::Observer, ExistingController::Refuse).unwrap();
     // Title events carry no output bytes; without a count bound they would pile up without end.
     for i in 0..(OBSERVER_QUEUE_EVENTS + OBSERVER_BACKLOG_EVENTS + 100) {
         handle.rename(Some(format!("t{i}"))).unwrap();

@@ -4,6 +4,7 @@ mod support;
 
 use base64::Engine;
 use opencode_pty::ServiceError;
+use opencode_pty::process::ExistingController;
 use opencode_pty_protocol::{Lifecycle, Mode, Response, Role};
 use support::{Seen, is_output, log_until, observe, process_exists, read_until, service, sh, until_exit};
 
@@ -25,7 +26,7 @@ fn output_reaches_a_subscriber_and_the_exit_follows_it() {
     let info = service.create_pty(sh("printf 'hello\\n'; exit 3")).expect("create");
     assert_eq!(info.id, 1);
     let handle = service.pty(info.id).expect("handle");
-    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).expect("subscribe");
+    let subscription = handle.subscribe(0, "a".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
     let mut seen = Seen::default();
     read_until(&subscription, &mut seen, |s| s.exited().is_some());
     assert!(matches!(seen.messages[0], Response::Attached { .. }), "attached comes first");
@@ -55,9 +56,9 @@ fn a_late_subscriber_gets_exited_right_after_attached() {
     let service = service();
     let info = service.create_pty(sh("printf done")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let first = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let first = handle.subscribe(0, "a".into(), Role::Observer, ExistingController::Refuse).unwrap();
     read_until(&first, &mut Seen::default(), |s| s.exited().is_some());
-    let late = handle.subscribe(0, "b".into(), Role::Observer, false).unwrap();
+    let late = handle.subscribe(0, "b".into(), Role::Observer, ExistingController::Refuse).unwrap();
     let mut seen = Seen::default();
     read_until(&late, &mut seen, |s| s.messages.len() >= 2);
     assert!(matches!(seen.messages[0], Response::Attached { .. }));
@@ -80,7 +81,8 @@ fn parser_replies_reach_the_child() {
 fn live_output_is_coalesced_and_contiguous() {
     let service = service();
     let info = service.create_pty(sh("stty raw; head -c 300000 /dev/zero | tr '\\0' x")).expect("create");
-    let subscription = service.pty(info.id).unwrap().subscribe(0, "a".into(), Role::Controller, false).unwrap();
+    let subscription =
+        service.pty(info.id).unwrap().subscribe(0, "a".into(), Role::Controller, ExistingController::Refuse).unwrap();
     let mut seen = Seen::default();
     read_until(&subscription, &mut seen, |s| s.exited().is_some());
     assert_eq!(seen.output.iter().filter(|&&b| b == b'x').count(), 300_000);
@@ -105,7 +107,7 @@ fn titles_follow_osc_and_rename() {
     // The child sets its title only once told to, so the subscription sees the change as an event.
     let info = service.create_pty(sh("read go; printf '\\033]2;from osc\\007'; sleep 30")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let subscription = handle.subscribe(0, "a".into(), Role::Observer, ExistingController::Refuse).unwrap();
     handle.write(None, b"go\r".to_vec()).unwrap();
     let mut seen = Seen::default();
     let title_changed = |title: &'static str| {
@@ -249,7 +251,7 @@ fn the_foreground_process_is_refreshed_by_get_and_published() {
     // The child starts its jobs only once subscribed, so the change to `sleep` happens under the subscription.
     let info = service.create_pty(sh("read go; tail -f /dev/null & sleep 30")).expect("create");
     let handle = service.pty(info.id).unwrap();
-    let subscription = handle.subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let subscription = handle.subscribe(0, "a".into(), Role::Observer, ExistingController::Refuse).unwrap();
     handle.write(None, b"\r".to_vec()).unwrap();
     let name = support::eventually(|| {
         service.get(info.id).unwrap().pty.unwrap().foreground_process.filter(|name| name == "sleep")

@@ -3,6 +3,7 @@
 
 mod support;
 
+use opencode_pty::process::ExistingController;
 use opencode_pty_protocol::Role;
 use support::{Seen, read_until, service, sh};
 
@@ -41,7 +42,8 @@ fn terminate_joins_all_four_threads_of_each_terminal() {
     });
     // A terminal whose child already exited is joined the same way.
     let exited = service.create_pty(sh("exit 0")).expect("create");
-    let subscription = service.pty(exited.id).unwrap().subscribe(0, "a".into(), Role::Observer, false).unwrap();
+    let subscription =
+        service.pty(exited.id).unwrap().subscribe(0, "a".into(), Role::Observer, ExistingController::Refuse).unwrap();
     read_until(&subscription, &mut Seen::default(), |s| s.exited().is_some());
     drop(subscription);
     for id in ids {

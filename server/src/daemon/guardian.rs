@@ -27,6 +27,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
 use super::{leftovers, record};
+use crate::process::thread::join_reporting;
 
 /// How long the supervisor waits before starting a new guardian when one exits while the daemon runs, so a
 /// guardian that cannot run does not make it spin.
@@ -96,7 +97,7 @@ impl Guardian {
             watch.pipe = None;
         }
         drop(self.stop);
-        let _ = self.supervisor.join();
+        join_reporting(self.supervisor);
     }
 }
 

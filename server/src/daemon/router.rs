@@ -7,15 +7,14 @@ use std::time::Instant;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use opencode_pty_protocol::{MAX_INPUT_BYTES, PROTOCOL_VERSION, Request, Response, Role};
+use opencode_pty_protocol::{MAX_INPUT_BYTES, PROTOCOL_VERSION, Request, Response};
 
 use super::connection::Incoming;
 use super::ownership::OwnershipError;
 use super::server::DaemonState;
-use super::subscription::ProcessSubscription;
 use crate::error::ServiceError;
 use crate::pipe::{PipeSpec, PipeWait};
-use crate::service::Process;
+use crate::process::{ExistingController, ProcessSubscription, SubscribeRequest};
 use crate::terminal::PtySpec;
 
 /// The answer to anything a superseded owner channel sends (SPEC O4); the channel closes after it.
@@ -112,7 +111,12 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
         (Channel::Ordinary, Request::PrepareHandoff) => Outcome::Reply(error(OwnershipError::NotOwner.to_string())),
         (Channel::Ordinary, Request::Shutdown) => Outcome::Stop,
         (Channel::Ordinary, Request::Subscribe { id, offset, attachment_id, role, takeover }) => {
-            match subscribe(state, id, offset, attachment_id, role, takeover) {
+            let existing_controller = ExistingController::from_takeover(takeover);
+            match subscribe(
+                state,
+                id,
+                SubscribeRequest { offset, attachment: attachment_id, role, existing_controller },
+            ) {
                 Ok(subscription) => Outcome::Stream { id, subscription },
                 Err(refused) => Outcome::Reply(error(refused.to_string())),
             }
@@ -234,28 +238,13 @@ fn owner_shutdown(state: &DaemonState, generation: u64) -> Outcome<'static> {
 }
 
 /// Attaches to process `id`, PTY or pipe.
-fn subscribe(
-    state: &DaemonState,
-    id: u64,
-    offset: u64,
-    attachment: String,
-    role: Role,
-    takeover: bool,
-) -> Result<ProcessSubscription, ServiceError> {
-    // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
-    crate::bounds::check_attachment(&attachment)?;
-    match state.service.process(id)? {
-        Process::Pipe(pipe) => pipe.subscribe(offset).map(ProcessSubscription::Pipe),
-        Process::Pty(pty) => pty.subscribe(offset, attachment, role, takeover).map(ProcessSubscription::Pty),
-    }
+fn subscribe(state: &DaemonState, id: u64, request: SubscribeRequest) -> Result<ProcessSubscription, ServiceError> {
+    state.service.process(id)?.subscribe(request)
 }
 
 /// `replay` of either kind.
 fn replay(state: &DaemonState, id: u64, offset: u64) -> Result<Response, ServiceError> {
-    let read = match state.service.process(id)? {
-        Process::Pipe(pipe) => pipe.replay(offset)?,
-        Process::Pty(pty) => pty.replay(offset)?,
-    };
+    let read = state.service.process(id)?.replay(offset)?;
     Ok(Response::Replay {
         requested_offset: read.requested,
         available_offset: read.available,

@@ -13,6 +13,7 @@ use super::record::{GROUPS_FILE, GroupRecord};
 use super::runtime::{REGISTRATION_FILE, Runtime, RuntimeError};
 use super::server::{DaemonState, accept_loop};
 use super::sweep::SweepReport;
+use crate::process::thread::join_reporting;
 use crate::service::{ProcessHook, ProcessService};
 use crate::terminal::TerminalConfig;
 
@@ -63,7 +64,7 @@ struct Started {
 /// Runs the daemon until it stops; `Ok` means an orderly stop (exit status 0).
 pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM and SIGINT: {e}")))?;
-    crate::terminal::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
+    crate::process::sys::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
     raise_descriptor_limit();
     let mut runtime = Runtime::bind(&options.root, &options.name)?;
     let (record, guardian) = protect(&runtime);
@@ -96,7 +97,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     }
     // The accept loop owns the listener and closes it as it returns: nobody connects to a stopping daemon.
     drop(stop_accepting);
-    let _ = acceptor.join();
+    join_reporting(acceptor);
     state.close_connections();
     if let Some(record) = &record {
         // Each reap would rewrite the record: it is removed once, after every child is reaped.
@@ -104,10 +105,13 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     }
     state.service.shutdown();
     state.wait_connections(CONNECTION_DRAIN);
-    if let Ok(report) = sweeper.join() {
-        for error in report.errors {
-            tracing::warn!(%error, "sweeping stale runtime directories");
+    match sweeper.join() {
+        Ok(report) => {
+            for error in report.errors {
+                tracing::warn!(%error, "sweeping stale runtime directories");
+            }
         }
+        Err(_) => tracing::error!(thread = "opencode-pty-sweep", "a daemon thread panicked"),
     }
     unprotect(record.as_deref(), guardian);
     super::log_limit::report_suppressed();

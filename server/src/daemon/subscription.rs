@@ -16,38 +16,12 @@ use opencode_pty_protocol::{Response, encode_output};
 
 use super::connection::{response_frame, send};
 use super::server::DaemonState;
-use crate::pipe::{PipeSubscription, PipeWait};
-use crate::terminal::{Event, Subscription};
+use crate::pipe::PipeWait;
+use crate::process::thread::join_reporting;
+use crate::process::{Event, ProcessSubscription};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
-
-/// A subscription to a process of either kind: what keeps it attached; either detaches when dropped.
-#[derive(Debug)]
-pub(crate) enum ProcessSubscription {
-    /// To a PTY.
-    Pty(Subscription),
-    /// To a pipe process.
-    Pipe(PipeSubscription),
-}
-
-impl ProcessSubscription {
-    fn receiver(&self) -> &Receiver<Event> {
-        match self {
-            ProcessSubscription::Pty(subscription) => subscription.receiver(),
-            ProcessSubscription::Pipe(subscription) => subscription.receiver(),
-        }
-    }
-
-    /// Whether the process has let go of this subscription. A pipe's subscription holds two small events and
-    /// can never fall behind.
-    fn is_ended(&self) -> bool {
-        match self {
-            ProcessSubscription::Pty(subscription) => subscription.is_ended(),
-            ProcessSubscription::Pipe(_) => false,
-        }
-    }
-}
 
 /// How often a write blocked on a client that does not read looks up whether it should give up: when the
 /// daemon stops or the terminal has dropped the subscriber (an observer that fell too far behind). A
@@ -142,7 +116,7 @@ pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, i
         let _ = gone.recv_timeout(CLOSE_GRACE);
     }
     let _ = stream.shutdown(Shutdown::Both);
-    let _ = watcher.join();
+    join_reporting(watcher);
 }
 
 /// `wait`, its waiter registered by the router: answers one `exited` when pipe process `id` exits (at once if
@@ -166,5 +140,5 @@ pub(crate) fn hold_wait(state: &DaemonState, stream: Arc<UnixStream>, id: u64, w
     }
     drop(waiter);
     let _ = stream.shutdown(Shutdown::Both);
-    let _ = watcher.join();
+    join_reporting(watcher);
 }

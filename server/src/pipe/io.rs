@@ -1,5 +1,5 @@
 //! The two threads of a pipe process: the reader, the only reader of the child's stdout/stderr pipe and the only
-//! writer of the output file, and the wait thread, which learns the child's exit without reaping it.
+//! writer of the output file, and what the wait thread (`process::Child`'s) reports when the child ends.
 //!
 //! The reader waits in `poll` on the pipe, a stop pipe (closed by terminate) and an exit pipe (closed by the
 //! wait thread when the child exits, or when waiting for it failed). Every chunk is written to the file before
@@ -18,10 +18,9 @@ use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
-use nix::unistd::Pid;
 
-use super::state::{ExitStatus, PipeState};
+use super::state::PipeState;
+use crate::process::ExitStatus;
 
 /// Bytes read from the pipe (and written to the file) at a time.
 pub const PIPE_READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -216,27 +215,12 @@ pub(crate) fn reader(mut reader: Reader) {
     shared.output_ended(failure);
 }
 
-/// The wait thread: records the child's exit without reaping it, so its pid and process group stay reserved
-/// (and safe to signal) until terminate, then tells the reader by closing `exit`. When waiting fails (the
-/// child was reaped by someone else), it records that instead: the pid is never touched again.
-pub(crate) fn waiter(pid: u32, exit: OwnedFd, shared: Arc<PipeState>) {
-    let pid = Pid::from_raw(pid as i32);
-    loop {
-        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
-            Ok(WaitStatus::Exited(_, code)) => {
-                shared.child_exited(ExitStatus { exit_code: Some(code as u32), signal: None });
-                break;
-            }
-            Ok(WaitStatus::Signaled(_, signal, _)) => {
-                shared.child_exited(ExitStatus { exit_code: None, signal: Some(signal.as_str().to_owned()) });
-                break;
-            }
-            Ok(_) | Err(Errno::EINTR) => {}
-            Err(error) => {
-                shared.wait_failed(error.to_string());
-                break;
-            }
-        }
+/// The wait thread's report: records the child's exit (or that waiting for it failed: it was reaped by someone
+/// else, and its pid is never touched again), then tells the reader by closing `exit`.
+pub(crate) fn child_ended(end: Result<ExitStatus, Errno>, exit: OwnedFd, shared: &PipeState) {
+    match end {
+        Ok(status) => shared.child_exited(status),
+        Err(error) => shared.wait_failed(error.to_string()),
     }
     drop(exit);
 }

@@ -19,11 +19,9 @@ use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 
 use nix::errno::Errno;
 use nix::sys::signal::{kill, killpg};
-use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 use opencode_pty_protocol::{Mode, PipeInfo, ProcessInfo, Response, Role, Signal};
 use serde_json::{Map, Value};
@@ -34,7 +32,8 @@ pub use spawn::{OUTPUT_FILE_MODE, check_echoed, check_metadata};
 pub use state::{MAX_PIPE_WAITERS, PIPE_SUBSCRIPTION_EVENTS, PipeSubscription, PipeWait, WaitResult};
 
 use crate::error::ServiceError;
-use crate::terminal::ReplayRead;
+use crate::process::thread::Threads;
+use crate::process::{Child, ReplayRead, StopReason};
 use state::{PipeState, State};
 
 /// What a pipe process is started with.
@@ -72,7 +71,7 @@ pub struct PipeHandle {
     /// The stop pipe's write end, dropped to stop the reader. `None` once terminated; held while signalling, so
     /// no signal can follow the reaping of the pid.
     stop: Mutex<Option<OwnedFd>>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    threads: Threads,
 }
 
 /// Everything a pipe process needs that can fail, made before it runs.
@@ -92,7 +91,7 @@ impl Prepared {
         let file = spawn::open_output(&spec.output_path)?;
         let pipe = || {
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-                .map_err(|e| ServiceError::invalid(format!("cannot create a pipe: {e}")))
+                .map_err(|e| ServiceError::system("cannot create a pipe", e))
         };
         let (stop, exit) = (pipe()?, pipe()?);
         let spawned = spawn::spawn(spec)?;
@@ -135,7 +134,7 @@ impl PipeHandle {
             shared: shared.clone(),
             budget,
             stop: Mutex::new(Some(stop_write)),
-            threads: Mutex::new(Vec::new()),
+            threads: Threads::default(),
         };
         let reader = io::Reader {
             pipe: File::from(spawned.output),
@@ -145,16 +144,13 @@ impl PipeHandle {
             shared: shared.clone(),
             deadline: None,
         };
-        let start = |role: &str, body: Box<dyn FnOnce() + Send>| {
-            let thread = crate::terminal::start_thread(&format!("opencode-pty-pipe-{role}-{id}"), role, body)?;
-            locked(&handle.threads).push(thread);
-            Ok::<_, ServiceError>(())
-        };
-        let started = start("reader", Box::new(move || io::reader(reader)))
-            .and_then(|()| start("wait", Box::new(move || io::waiter(pid, exit_write, shared))));
+        let started = handle.threads.start("pipe-", "reader", id, move || io::reader(reader)).and_then(|()| {
+            let report = move |end| io::child_ended(end, exit_write, &shared);
+            Child::new(pid).start_waiter(&handle.threads, "pipe-", id, report)
+        });
         if let Err(error) = started {
             // Kills and reaps the child, joins the thread that did start, and releases the metadata.
-            handle.terminate();
+            handle.terminate(StopReason::Terminate);
             return Err(error);
         }
         Ok(handle)
@@ -226,7 +222,8 @@ impl PipeHandle {
     /// A waiter that receives `exited` once the process has exited (at once when it already has),
     /// [`ServiceError::Terminated`] when it is terminated first, or [`ServiceError::WaitFailed`] when waiting
     /// for the child failed. Disconnects without an answer when the process is stopped with the daemon
-    /// ([`Self::stop`], or dropping the handle). Dropping the waiter removes it.
+    /// ([`Self::terminate`] with [`StopReason::Shutdown`], or dropping the handle). Dropping the waiter removes
+    /// it.
     pub fn wait(&self) -> PipeWait {
         PipeWait::new(&self.shared, self.id)
     }
@@ -252,7 +249,7 @@ impl PipeHandle {
         for result in [killpg(pid, signal), kill(pid, signal)] {
             match result {
                 Ok(()) | Err(Errno::ESRCH) => {}
-                Err(e) => return Err(ServiceError::invalid(format!("cannot signal process {}: {e}", self.id))),
+                Err(e) => return Err(ServiceError::system(format!("cannot signal process {}", self.id), e)),
             }
         }
         Ok(())
@@ -273,39 +270,27 @@ impl PipeHandle {
     }
 
     /// Kills the child's process group and the child, stops and joins both threads, reaps the child, and
-    /// answers pending waiters with [`ServiceError::Terminated`]. Never waits on a descendant that left the
-    /// group and still holds the pipe. Returns false when already terminated.
-    pub fn terminate(&self) -> bool {
-        self.shut(true)
-    }
-
-    /// [`Self::terminate`] for a daemon that is stopping: pending waiters are disconnected without an answer.
-    pub fn stop(&self) -> bool {
-        self.shut(false)
-    }
-
-    fn shut(&self, answer_waiters: bool) -> bool {
+    /// releases the metadata. Pending waiters are answered [`ServiceError::Terminated`] for
+    /// [`StopReason::Terminate`], and disconnected without an answer for [`StopReason::Shutdown`]. Never waits
+    /// on a descendant that left the group and still holds the pipe. Returns false when already terminated.
+    pub fn terminate(&self, reason: StopReason) -> bool {
         let stop = locked(&self.stop).take();
         let Some(stop) = stop else { return false };
         // First, so the exit our SIGKILL causes is never published.
-        let released = self.shared.terminate(answer_waiters);
+        let released = self.shared.terminate(reason);
         let _ = self.budget.replace(released, 0);
         // The child is not reaped before this point (the wait thread only observes), so its pid is still ours,
         // unless waiting for it failed: then someone else reaped it, and the pid is left alone.
         let lost = self.shared.lock().lost().is_some();
-        let pid = Pid::from_raw(self.pid as i32);
+        let child = Child::new(self.pid);
         if !lost {
-            let _ = killpg(pid, nix::sys::signal::Signal::SIGKILL);
-            let _ = kill(pid, nix::sys::signal::Signal::SIGKILL);
+            child.kill();
         }
         drop(stop);
-        let threads = std::mem::take(&mut *locked(&self.threads));
-        for thread in threads {
-            let _ = thread.join();
-        }
+        self.threads.join_all();
         // Joined: the wait thread's verdict is final.
         if self.shared.lock().lost().is_none() {
-            let _ = waitpid(pid, None);
+            child.reap();
         }
         true
     }
@@ -313,14 +298,14 @@ impl PipeHandle {
 
 impl Drop for PipeHandle {
     fn drop(&mut self) {
-        self.stop();
+        self.terminate(StopReason::Shutdown);
     }
 }
 
 /// The replay of a process that keeps none: nothing, from the tail.
 fn empty_replay(offset: u64, tail: u64) -> Result<ReplayRead, ServiceError> {
     if offset > tail {
-        return Err(ServiceError::invalid(format!("requested offset {offset} is beyond tail {tail}")));
+        return Err(ServiceError::BeyondTail { offset, tail });
     }
     Ok(ReplayRead { requested: offset, available: tail, end: tail, truncated: offset < tail, bytes: Vec::new() })
 }

@@ -8,11 +8,8 @@
 //!
 //! The child gets exactly the request's environment, its own process group, stdin on `/dev/null`, and one pipe
 //! for both stdout and stderr, so their bytes stay in order. Its `pre_exec` hook restores default signal
-//! dispositions and an empty signal mask (the daemon blocks SIGTERM and SIGINT, and a mask survives `exec`).
-//!
-//! This module is allowed `unsafe` for that hook only.
-
-#![allow(unsafe_code)]
+//! dispositions and an empty signal mask (the daemon blocks SIGTERM and SIGINT, and a mask survives `exec`);
+//! the hook is in `process::sys`, with every other `unsafe` call.
 
 use std::fs::File;
 use std::io::Write;
@@ -30,6 +27,7 @@ use serde_json::{Map, Value};
 use super::PipeSpec;
 use crate::bounds;
 use crate::error::ServiceError;
+use crate::process::sys;
 
 /// The mode a new output file is created with, before the daemon's umask is applied.
 pub const OUTPUT_FILE_MODE: u32 = 0o666;
@@ -100,7 +98,7 @@ pub(crate) fn open_output(path: &Path) -> Result<File, ServiceError> {
         | OFlag::O_NONBLOCK
         | OFlag::O_NOCTTY;
     let fd = open(path, flags, Mode::from_bits_truncate(OUTPUT_FILE_MODE)).map_err(|errno| {
-        ServiceError::invalid(format!("cannot open output file {}: {}", path.display(), open_failure(path, errno)))
+        ServiceError::OutputFile { path: path.display().to_string(), reason: open_failure(path, errno) }
     })?;
     Ok(File::from(fd))
 }
@@ -154,11 +152,7 @@ pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
         .stdout(Stdio::from(write))
         .stderr(Stdio::from(stderr))
         .process_group(0);
-    // Safety: the hook runs in the child between fork and exec and only calls async-signal-safe functions
-    // (signal, sigemptyset, sigprocmask) on values it owns; it allocates nothing.
-    unsafe {
-        command.pre_exec(child_setup);
-    }
+    sys::setup_pipe_child(&mut command);
     let child = command.spawn().map_err(|e| fail(e.to_string()))?;
     // The command holds the daemon's copies of the write end: dropping it leaves the child (and whatever it
     // starts) as the only writers, so EOF arrives when they are all done. The std handle is dropped without
@@ -167,9 +161,4 @@ pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
     let pid = child.id();
     drop(child);
     Ok(Spawned { pid, output: read })
-}
-
-/// In the child: default signal dispositions and an empty signal mask.
-fn child_setup() -> std::io::Result<()> {
-    crate::terminal::reset_signals()
 }

@@ -17,7 +17,8 @@ use opencode_pty_protocol::{Lifecycle, Response};
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
-use crate::terminal::Event;
+use crate::process::ending::Ending;
+use crate::process::{Event, ExitStatus, StopReason};
 
 /// Events in one pipe subscription's channel: `attached` and the final answer (`exited`, or `error` when
 /// waiting for the child failed) are all it ever carries, so a send never finds it full.
@@ -27,15 +28,6 @@ pub const PIPE_SUBSCRIPTION_EVENTS: usize = 2;
 /// [`PipeWait`] or [`PipeSubscription`] removes its entry at once, so this bounds only the clients that are
 /// still waiting. It matches the daemon's connection limit.
 pub const MAX_PIPE_WAITERS: usize = 1024;
-
-/// How the child ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ExitStatus {
-    /// The exit status, when it exited normally.
-    pub(crate) exit_code: Option<u32>,
-    /// The signal's name (`SIGTERM`), when a signal killed it.
-    pub(crate) signal: Option<String>,
-}
 
 /// What the wait thread learned about the child.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,9 +78,8 @@ pub(crate) struct State {
     pub(crate) metadata: Map<String, Value>,
     /// The serialized size of `metadata`, as counted against the daemon's total.
     pub(crate) metadata_bytes: usize,
-    child: Option<ChildEnd>,
-    output_ended: bool,
-    published: Option<Published>,
+    /// The child's end and the output's, then the final answer (the model a terminal's actor shares).
+    ending: Ending<ChildEnd, Published>,
     pub(crate) exited_at: Option<u64>,
     /// Terminated: nothing more is published.
     pub(crate) terminated: bool,
@@ -100,7 +91,7 @@ pub(crate) struct State {
 impl State {
     /// The lifecycle as `info` reports it: it changes when the final answer is published, never before.
     pub(crate) fn lifecycle(&self) -> Lifecycle {
-        match &self.published {
+        match self.ending.published() {
             Some(Published::Exited(response)) => match response.as_ref() {
                 Response::Exited { exit_code, signal, .. } => {
                     Lifecycle::Exited { exit_code: *exit_code, signal: signal.clone() }
@@ -116,7 +107,7 @@ impl State {
 
     /// Why the child's pid must not be signalled (waiting for it failed), if it must not.
     pub(crate) fn lost(&self) -> Option<&str> {
-        match &self.child {
+        match self.ending.child() {
             Some(ChildEnd::Lost(reason)) => Some(reason),
             _ => None,
         }
@@ -132,7 +123,7 @@ impl State {
         let (sender, receiver) = bounded(1);
         if self.terminated {
             let _ = sender.try_send(Err(ServiceError::Terminated));
-        } else if let Some(published) = &self.published {
+        } else if let Some(published) = self.ending.published() {
             let _ = sender.try_send(published.wait_result());
         } else if self.waiters.len() >= MAX_PIPE_WAITERS {
             let _ = sender.try_send(Err(too_many(id, "waiters")));
@@ -150,12 +141,12 @@ impl State {
         if self.terminated {
             return Err(ServiceError::NotFound(id));
         }
-        if self.published.is_none() && self.subscribers.len() >= MAX_PIPE_WAITERS {
+        if self.ending.published().is_none() && self.subscribers.len() >= MAX_PIPE_WAITERS {
             return Err(too_many(id, "subscribers"));
         }
         let (sender, receiver) = bounded(PIPE_SUBSCRIPTION_EVENTS);
         let _ = sender.try_send(Event::Message(Arc::new(attached)));
-        match &self.published {
+        match self.ending.published() {
             Some(published) => {
                 let _ = sender.try_send(published.event());
                 Ok((receiver, None))
@@ -169,8 +160,8 @@ impl State {
     }
 }
 
-fn too_many(id: u64, what: &str) -> ServiceError {
-    ServiceError::invalid(format!("process {id} has too many {what} (at most {MAX_PIPE_WAITERS})"))
+fn too_many(id: u64, what: &'static str) -> ServiceError {
+    ServiceError::TooMany { id, what, limit: MAX_PIPE_WAITERS }
 }
 
 /// The state and what every thread needs to publish.
@@ -205,7 +196,7 @@ impl PipeState {
     /// failed (`failure`, kept as the output error unless one is already set).
     pub(crate) fn output_ended(&self, failure: Option<String>) {
         let mut state = self.lock();
-        state.output_ended = true;
+        state.ending.output_ended();
         if state.output_error.is_none() {
             state.output_error = failure;
         }
@@ -215,7 +206,7 @@ impl PipeState {
     /// The child exited (it stays a zombie until terminate).
     pub(crate) fn child_exited(&self, exit: ExitStatus) {
         let mut state = self.lock();
-        state.child = Some(ChildEnd::Exited(exit));
+        state.ending.child_ended(ChildEnd::Exited(exit));
         self.maybe_publish(&mut state);
     }
 
@@ -223,52 +214,52 @@ impl PipeState {
     /// failure is published (as the final answer) once the output has ended too.
     pub(crate) fn wait_failed(&self, reason: String) {
         let mut state = self.lock();
-        state.child = Some(ChildEnd::Lost(reason));
+        state.ending.child_ended(ChildEnd::Lost(reason));
         self.maybe_publish(&mut state);
     }
 
     /// Publishes the final answer once both the child's end and the end of the output are known.
     fn maybe_publish(&self, state: &mut State) {
-        let (Some(child), true, None, false) = (&state.child, state.output_ended, &state.published, state.terminated)
-        else {
+        if state.terminated {
             return;
-        };
-        let published = match child {
+        }
+        let State { ending, tail, lines, output_error, exited_at, waiters, subscribers, .. } = state;
+        let published = ending.settle(|child| match child {
             ChildEnd::Exited(exit) => {
-                let exited_at = crate::now_ms().max(self.started_at);
-                state.exited_at = Some(exited_at);
+                let at = crate::now_ms().max(self.started_at);
+                *exited_at = Some(at);
                 Published::Exited(Arc::new(Response::Exited {
                     exit_code: exit.exit_code,
                     signal: exit.signal.clone(),
-                    final_offset: state.tail,
-                    output_lines: Some(state.lines),
-                    output_error: state.output_error.clone(),
-                    exited_at,
+                    final_offset: *tail,
+                    output_lines: Some(*lines),
+                    output_error: output_error.clone(),
+                    exited_at: at,
                 }))
             }
             ChildEnd::Lost(reason) => {
                 let message = ServiceError::WaitFailed(reason.clone()).to_string();
                 Published::Failed { reason: reason.clone(), event: Arc::new(Response::Error { message }) }
             }
-        };
-        for (_, waiter) in std::mem::take(&mut state.waiters) {
+        });
+        let Some(published) = published else { return };
+        for (_, waiter) in std::mem::take(waiters) {
             let _ = waiter.try_send(published.wait_result());
         }
         // Each channel holds at most `attached` so far, so the answer fits; dropping the sender then ends it.
-        for (_, subscriber) in std::mem::take(&mut state.subscribers) {
+        for (_, subscriber) in std::mem::take(subscribers) {
             let _ = subscriber.try_send(published.event());
         }
-        state.published = Some(published);
     }
 
     /// Marks the process terminated: nothing more is published, subscriptions end, and waiters are answered
-    /// with [`ServiceError::Terminated`] when `answer_waiters`, or else just disconnected. Returns the metadata
-    /// bytes it held, now released.
-    pub(crate) fn terminate(&self, answer_waiters: bool) -> usize {
+    /// with [`ServiceError::Terminated`] on a client's `terminate`, or just disconnected on shutdown. Returns
+    /// the metadata bytes it held, now released.
+    pub(crate) fn terminate(&self, reason: StopReason) -> usize {
         let mut state = self.lock();
         state.terminated = true;
         for (_, waiter) in std::mem::take(&mut state.waiters) {
-            if answer_waiters {
+            if reason == StopReason::Terminate {
                 let _ = waiter.try_send(Err(ServiceError::Terminated));
             }
         }

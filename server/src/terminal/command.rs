@@ -1,5 +1,6 @@
 //! The closed set of commands a terminal's actor handles, and the values they carry. Everything the spec calls
-//! "one ordered actor command" is one variant, so its ordering guarantee is the order of this queue.
+//! "one ordered actor command" is one variant, so its ordering guarantee is the order of this queue. (The
+//! reader's output has its own channel and type, `io::ReaderOutput`; stopping is the stop channel's.)
 
 use std::time::Instant;
 
@@ -7,17 +8,8 @@ use crossbeam_channel::Sender;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use crate::error::ServiceError;
+use crate::process::{ExistingController, ExitStatus, ReplayRead};
 use crate::terminal::fanout::Subscription;
-use crate::terminal::replay::ReplayRead;
-
-/// How the child ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ExitInfo {
-    /// The exit status, when it exited normally.
-    pub(crate) exit_code: Option<u32>,
-    /// The signal's name (`SIGTERM`), when a signal killed it.
-    pub(crate) signal: Option<String>,
-}
 
 /// A one-shot reply channel, and when its requester stops waiting for it.
 #[derive(Debug)]
@@ -47,16 +39,10 @@ impl<T> Reply<T> {
 /// Everything a terminal's actor does, in the order it arrives.
 #[derive(Debug)]
 pub(crate) enum Command {
-    /// A chunk of PTY output (reader thread).
-    Output(Vec<u8>),
-    /// The end of the PTY's output (reader thread).
-    ReaderEof,
-    /// Reading the PTY failed (reader thread).
-    ReaderFailed(String),
     /// Writing to the PTY failed (writer thread).
     WriterFailed(String),
     /// The child exited (wait thread).
-    ChildExited(ExitInfo),
+    ChildExited(ExitStatus),
     /// Waiting for the child failed (wait thread).
     WaitFailed(String),
     /// Raw input from the controller (or anyone while there is none).
@@ -76,13 +62,17 @@ pub(crate) enum Command {
     /// Kept output from an offset.
     Replay { offset: u64, reply: Reply<ReplayRead> },
     /// Attach a subscriber: its replay and every later event cross this one step.
-    Subscribe { offset: u64, attachment: String, role: Role, takeover: bool, reply: Reply<Subscription> },
+    Subscribe {
+        offset: u64,
+        attachment: String,
+        role: Role,
+        existing_controller: ExistingController,
+        reply: Reply<Subscription>,
+    },
     /// A subscription ended.
     Detach { key: u64 },
     /// Refresh the foreground process, then describe the process.
     Info { reply: Reply<ProcessInfo> },
-    /// Stop: the actor returns and drops the emulator.
-    Shutdown,
 }
 
 impl Command {
@@ -98,7 +88,9 @@ impl Command {
             Command::Replay { reply, .. } => reply.expired(now),
             Command::Subscribe { reply, .. } => reply.expired(now),
             Command::Info { reply } => reply.expired(now),
-            _ => false,
+            Command::WriterFailed(_) | Command::ChildExited(_) | Command::WaitFailed(_) | Command::Detach { .. } => {
+                false
+            }
         }
     }
 
@@ -107,7 +99,7 @@ impl Command {
     pub(crate) fn bypasses_stalled_controller(&self) -> bool {
         matches!(
             self,
-            Command::Subscribe { role: Role::Controller, takeover: true, .. }
+            Command::Subscribe { role: Role::Controller, existing_controller: ExistingController::Replace, .. }
                 | Command::Detach { .. }
                 | Command::Info { .. }
         )

@@ -12,6 +12,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounde
 use opencode_pty_protocol::{Response, Role};
 
 use super::command::Command;
+use crate::process::Event;
 
 /// Events in one observer's channel. A 1 MiB burst is 128 live output events of 8 KiB, well within it.
 pub const OBSERVER_QUEUE_EVENTS: usize = 1024;
@@ -39,21 +40,6 @@ pub const CONTROLLER_BACKLOG_BYTES: usize = 16 * 1024 * 1024;
 
 /// What a JSON event without a large member is counted as in a backlog.
 const SMALL_EVENT_BYTES: usize = 256;
-
-/// What a subscriber receives after `attached`, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// Raw output from `start` (a binary output frame on the wire).
-    Output {
-        /// The offset of the first byte.
-        start: u64,
-        /// The bytes; the next event starts at `start + bytes.len()`.
-        bytes: Arc<[u8]>,
-    },
-    /// A JSON event: `attached` first, then `resized`, `controller_changed`, `title_changed`,
-    /// `foreground_process_changed` and finally `exited`.
-    Message(Arc<Response>),
-}
 
 /// The receiving end of a subscription. Dropping it detaches the subscriber.
 #[derive(Debug)]

@@ -1,5 +1,6 @@
-//! The blocking threads around a PTY: the one reader of its output, the one writer of its input, and the
-//! thread that waits for the child. None of them touches terminal state; they only talk to the actor.
+//! The blocking threads around a PTY: the one reader of its output and the one writer of its input (the wait
+//! thread is `process::Child`'s). Neither touches terminal state; they only talk to the actor, the reader
+//! through its own channel of [`ReaderOutput`].
 //!
 //! The master descriptor is non-blocking, and the reader and the writer wait in `poll` on it together with
 //! a stop pipe: dropping the pipe's write end wakes both, so a full PTY or a silent child never keeps a
@@ -11,13 +12,22 @@ use std::os::fd::{AsFd, OwnedFd};
 use crossbeam_channel::{Receiver, Sender, select};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
-use nix::unistd::Pid;
 
-use super::command::{Command, ExitInfo};
+use super::command::Command;
 
 /// Bytes read from the PTY at a time: one live output event carries at most this much.
 pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
+
+/// What the reader hands the actor, in order: output chunks, then how the output ended (once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ReaderOutput {
+    /// A chunk of output, at most [`READ_CHUNK_BYTES`].
+    Chunk(Vec<u8>),
+    /// The end of the output (EOF, or EIO once the child's side is closed).
+    End,
+    /// Reading the PTY failed: the output has ended all the same.
+    Failed(String),
+}
 
 /// What `poll` found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,21 +65,21 @@ fn wait_ready(fd: &OwnedFd, stop: &OwnedFd, events: PollFlags) -> Ready {
     }
 }
 
-/// Sends a command to the actor unless the terminal is stopping. False means stop.
-fn send(commands: &Sender<Command>, stop: &Receiver<()>, command: Command) -> bool {
+/// Sends a message to the actor unless the terminal is stopping. False means stop.
+pub(crate) fn send<T>(actor: &Sender<T>, stop: &Receiver<()>, message: T) -> bool {
     select! {
-        send(commands, command) -> sent => sent.is_ok(),
+        send(actor, message) -> sent => sent.is_ok(),
         recv(stop) -> _ => false,
     }
 }
 
-/// The reader thread: the only reader of the PTY's output. Every chunk goes to the actor in order; the end of
-/// the output (EOF, or EIO once the child's side is closed) and read failures are separate commands.
-pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, commands: Sender<Command>, stop: Receiver<()>) {
+/// The reader thread: the only reader of the PTY's output. Every chunk goes to the actor in order, then the end
+/// of the output or the failure that ended it.
+pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderOutput>, stop: Receiver<()>) {
     let poll_fd = match master.try_clone() {
         Ok(fd) => fd,
         Err(error) => {
-            send(&commands, &stop, Command::ReaderFailed(format!("cannot poll the PTY: {error}")));
+            send(&output, &stop, ReaderOutput::Failed(format!("cannot poll the PTY: {error}")));
             return;
         }
     };
@@ -80,18 +90,18 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, commands: Sender<Comma
         match wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLIN) {
             Ready::Stop => return,
             Ready::Failed(errno) => {
-                send(&commands, &stop, Command::ReaderFailed(format!("polling the PTY failed: {errno}")));
+                send(&output, &stop, ReaderOutput::Failed(format!("polling the PTY failed: {errno}")));
                 return;
             }
             Ready::Yes | Ready::HungUp => {}
         }
         match file.read(&mut buffer) {
             Ok(0) => {
-                send(&commands, &stop, Command::ReaderEof);
+                send(&output, &stop, ReaderOutput::End);
                 return;
             }
             Ok(n) => {
-                if !send(&commands, &stop, Command::Output(buffer[..n].to_vec())) {
+                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec())) {
                     return;
                 }
             }
@@ -99,11 +109,11 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, commands: Sender<Comma
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             // Linux reports the closed slave side of a PTY as EIO: that is the end of the output.
             Err(error) if error.raw_os_error() == Some(Errno::EIO as i32) => {
-                send(&commands, &stop, Command::ReaderEof);
+                send(&output, &stop, ReaderOutput::End);
                 return;
             }
             Err(error) => {
-                send(&commands, &stop, Command::ReaderFailed(format!("reading the PTY failed: {error}")));
+                send(&output, &stop, ReaderOutput::Failed(format!("reading the PTY failed: {error}")));
                 return;
             }
         }
@@ -157,24 +167,4 @@ pub(crate) fn writer(
             }
         }
     }
-}
-
-/// The wait thread: reports the child's exit without reaping it, so its pid stays reserved (and safe to
-/// signal) until the terminal is terminated.
-pub(crate) fn waiter(pid: u32, commands: Sender<Command>, stop: Receiver<()>) {
-    let pid = Pid::from_raw(pid as i32);
-    let exit = loop {
-        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
-            Ok(WaitStatus::Exited(_, code)) => break ExitInfo { exit_code: Some(code as u32), signal: None },
-            Ok(WaitStatus::Signaled(_, signal, _)) => {
-                break ExitInfo { exit_code: None, signal: Some(signal.as_str().to_owned()) };
-            }
-            Ok(_) | Err(Errno::EINTR) => continue,
-            Err(error) => {
-                send(&commands, &stop, Command::WaitFailed(format!("waiting for the child failed: {error}")));
-                return;
-            }
-        }
-    };
-    send(&commands, &stop, Command::ChildExited(exit));
 }

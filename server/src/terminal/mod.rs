@@ -1,5 +1,6 @@
-//! One PTY terminal: its four threads (actor, reader, writer, wait) and the handle the service uses to talk
-//! to it. The handle only sends [`Command`]s and waits for replies; all state lives on the actor thread.
+//! One PTY terminal: its four threads (actor, reader, writer, and the wait thread of `process::Child`) and the
+//! handle the service uses to talk to it. The handle only sends [`Command`]s and waits for replies; all state
+//! lives on the actor thread.
 
 mod actor;
 mod coalesce;
@@ -12,26 +13,22 @@ pub(crate) mod title;
 
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded, select};
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::sys::wait::waitpid;
-use nix::unistd::Pid;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 pub use actor::MAX_PENDING_INPUT_BYTES;
 pub use actor::{MAX_DEFERRED_COMMANDS, WRITE_CHUNK_BYTES};
 pub use fanout::{
-    CONTROLLER_BACKLOG_BYTES, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, Event, OBSERVER_BACKLOG_BYTES,
+    CONTROLLER_BACKLOG_BYTES, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, OBSERVER_BACKLOG_BYTES,
     OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS, Subscription,
 };
-pub use replay::ReplayRead;
 pub use spawn::{PtySpec, validate};
-pub(crate) use spawn::{default_sigchld, reset_signals};
 
 use crate::error::ServiceError;
+use crate::process::thread::Threads;
+use crate::process::{Child, ExistingController, ReplayRead};
 use command::{Command, Reply};
 
 /// Requests and thread reports queued for one actor before senders wait.
@@ -69,16 +66,6 @@ impl Default for TerminalConfig {
     }
 }
 
-/// Starts a thread named `name` running `body`; a failure names the thread's `role`.
-pub(crate) fn start_thread(
-    name: &str,
-    role: &str,
-    body: Box<dyn FnOnce() + Send>,
-) -> Result<JoinHandle<()>, ServiceError> {
-    let thread = std::thread::Builder::new().name(name.to_owned()).spawn(body);
-    thread.map_err(|e| ServiceError::invalid(format!("cannot start the {role} thread: {e}")))
-}
-
 /// A running terminal, as the service holds it.
 #[derive(Debug)]
 pub struct PtyHandle {
@@ -87,7 +74,7 @@ pub struct PtyHandle {
     commands: Sender<Command>,
     /// Dropped to stop every thread: the stop channel's only sender and the stop pipe's write end.
     stop: Mutex<Option<(Sender<()>, OwnedFd)>>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    threads: Threads,
     /// The info the actor last published (after each command and each output batch).
     last_info: Arc<Mutex<Option<ProcessInfo>>>,
     /// Disconnected once the terminal stops, which ends any request still waiting.
@@ -105,17 +92,15 @@ impl PtyHandle {
         let (writer, writer_rx) = bounded(WRITER_QUEUE_CHUNKS);
         let (stop_tx, stop) = bounded::<()>(0);
         // From here on a failure must not leave the child behind.
+        let child = Child::new(pid);
         let abandon = |error: ServiceError| {
-            let pid = Pid::from_raw(pid as i32);
-            let _ = killpg(pid, Signal::SIGKILL);
-            let _ = kill(pid, Signal::SIGKILL);
-            let _ = waitpid(pid, None);
+            child.kill_and_reap();
             error
         };
         // Close-on-exec, so no other child of the daemon keeps the stop pipe open.
         let (stop_pipe_read, stop_pipe_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(|e| abandon(ServiceError::invalid(format!("cannot create a pipe: {e}"))))?;
-        let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::invalid(format!("cannot duplicate: {e}")));
+            .map_err(|e| abandon(ServiceError::system("cannot create a pipe", e)))?;
+        let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::system("cannot duplicate", e));
         let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
         let last_info = Arc::new(Mutex::new(None));
@@ -138,24 +123,26 @@ impl PtyHandle {
             pid,
             commands: commands.clone(),
             stop: Mutex::new(Some((stop_tx, stop_pipe_write))),
-            threads: Mutex::new(Vec::new()),
+            threads: Threads::default(),
             last_info,
             stopped: stop.clone(),
         };
-        let mut threads = Vec::new();
-        let mut start = |role: &str, body: Box<dyn FnOnce() + Send>| {
-            start_thread(&format!("opencode-pty-{role}-{id}"), role, body).map(|t| threads.push(t))
-        };
+        let threads = &handle.threads;
         let result = (|| {
-            start("actor", Box::new(move || actor::run(parts, commands_rx, output_rx)))?;
+            threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx))?;
             let s = stop.clone();
-            start("reader", Box::new(move || io::reader(reader_fd, reader_stop, output, s)))?;
+            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
             let (c, s) = (commands.clone(), stop.clone());
-            start("writer", Box::new(move || io::writer(writer_fd, writer_stop, writer_rx, c, s)))?;
+            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, c, s))?;
             let (c, s) = (commands, stop);
-            start("wait", Box::new(move || io::waiter(pid, c, s)))
+            child.start_waiter(threads, "", id, move |end| {
+                let report = match end {
+                    Ok(exit) => Command::ChildExited(exit),
+                    Err(error) => Command::WaitFailed(format!("waiting for the child failed: {error}")),
+                };
+                io::send(&c, &s, report);
+            })
         })();
-        *handle.threads.lock().unwrap_or_else(|e| e.into_inner()) = threads;
         if let Err(error) = result {
             handle.terminate();
             return Err(error);
@@ -245,16 +232,17 @@ impl PtyHandle {
         self.request(|reply| Command::Replay { offset, reply })
     }
 
-    /// Attaches a subscriber; its first event is `attached`.
+    /// Attaches a subscriber; its first event is `attached`. A controller is refused while another attachment
+    /// controls the terminal, unless `existing_controller` says to replace it.
     pub fn subscribe(
         &self,
         offset: u64,
         attachment: String,
         role: Role,
-        takeover: bool,
+        existing_controller: ExistingController,
     ) -> Result<Subscription, ServiceError> {
         crate::bounds::check_attachment(&attachment)?;
-        self.request(|reply| Command::Subscribe { offset, attachment, role, takeover, reply })
+        self.request(|reply| Command::Subscribe { offset, attachment, role, existing_controller, reply })
     }
 
     /// Refreshes the foreground process and describes the process. A terminal too busy to answer within
@@ -274,16 +262,13 @@ impl PtyHandle {
     pub fn terminate(&self) -> bool {
         let Some(stop) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() else { return false };
         // The child is not reaped before this point (the wait thread only observes), so its pid is still ours.
-        let pid = Pid::from_raw(self.pid as i32);
-        let _ = killpg(pid, Signal::SIGKILL);
-        let _ = kill(pid, Signal::SIGKILL);
-        let _ = self.commands.try_send(Command::Shutdown);
+        let child = Child::new(self.pid);
+        child.kill();
+        // Closing the stop channel and pipe ends the actor (its one wait always includes the stop channel), the
+        // reader and the writer; the wait thread ends once the kill took effect.
         drop(stop);
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
-        for thread in threads {
-            let _ = thread.join();
-        }
-        let _ = waitpid(pid, None);
+        self.threads.join_all();
+        child.reap();
         true
     }
 }
@@ -301,8 +286,9 @@ mod tests {
     use opencode_pty_protocol::Lifecycle;
 
     use super::*;
+    use crate::process::Event;
 
-    fn sh(script: &str) -> PtySpec {
+    pub(super) fn sh(script: &str) -> PtySpec {
         PtySpec {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],
@@ -317,7 +303,8 @@ mod tests {
 
     /// Waits (bounded) for the terminal to report an exit.
     fn exited(handle: &PtyHandle) -> ProcessInfo {
-        let subscription = handle.subscribe(0, "probe".into(), Role::Observer, false).expect("subscribe");
+        let subscription =
+            handle.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
         loop {
             match subscription.recv_timeout(REQUEST_TIMEOUT).expect("an event before the timeout") {
                 Event::Message(message) if matches!(message.as_ref(), Response::Exited { .. }) => break,
@@ -332,9 +319,9 @@ mod tests {
         let handle = PtyHandle::spawn(1, sh("exit 7"), TerminalConfig::default()).expect("spawn");
         let info = exited(&handle);
         assert_eq!(info.lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
-        // What the reader or writer thread would send if the PTY broke afterwards.
+        // What the writer thread would send if the PTY broke afterwards (the reader has ended by then: `exited`
+        // waits for the end of the output; the actor's own tests cover a reader failure).
         handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
-        handle.commands.send(Command::ReaderFailed("input/output error".into())).unwrap();
         assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
     }
 
@@ -343,9 +330,10 @@ mod tests {
         let failing = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
         let healthy =
             PtyHandle::spawn(2, sh("read line; echo got-$line; read never"), TerminalConfig::default()).expect("spawn");
-        failing.commands.send(Command::ReaderFailed("input/output error".into())).unwrap();
+        failing.commands.send(Command::WriterFailed("input/output error".into())).unwrap();
         assert_eq!(failing.info().unwrap().lifecycle, Lifecycle::Failed { message: "input/output error".into() });
-        let subscription = healthy.subscribe(0, "probe".into(), Role::Observer, false).expect("subscribe");
+        let subscription =
+            healthy.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
         healthy.write(None, b"ok\r".to_vec()).expect("the other terminal still takes input");
         let mut output = Vec::new();
         while !String::from_utf8_lossy(&output).contains("got-ok") {

@@ -3,6 +3,9 @@
 use std::collections::VecDeque;
 use std::fmt;
 
+use crate::error::ServiceError;
+use crate::process::ReplayRead;
+
 /// How many bytes of raw output a terminal keeps for replay unless configured otherwise (2 MiB).
 pub(crate) const DEFAULT_REPLAY_BYTES: usize = 2 * 1024 * 1024;
 
@@ -19,19 +22,12 @@ pub(crate) enum ReplayError {
     },
 }
 
-/// The answer to a replay read: the kept bytes from the requested offset (or the oldest kept one) to the tail.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplayRead {
-    /// The offset the reader asked for.
-    pub requested: u64,
-    /// The offset `bytes` starts at: the requested one, or the oldest kept one when that is later.
-    pub available: u64,
-    /// The offset just past the last byte of `bytes` (the tail at the time of the read).
-    pub end: u64,
-    /// Whether output between `requested` and `available` was dropped from the buffer.
-    pub truncated: bool,
-    /// The raw output from `available` to `end`.
-    pub bytes: Vec<u8>,
+impl From<ReplayError> for ServiceError {
+    fn from(error: ReplayError) -> ServiceError {
+        match error {
+            ReplayError::BeyondTail { offset, tail } => ServiceError::BeyondTail { offset, tail },
+        }
+    }
 }
 
 /// A bounded ring of the newest raw output. Offsets count every byte ever appended, kept or not, so

@@ -7,22 +7,19 @@
 //! run would look like a running terminal.) Every descriptor the daemon opens is close-on-exec when it is
 //! created, so children inherit none of them, even children another thread starts at the same moment.
 //!
-//! With `pipe/spawn.rs`, one of the two modules of the daemon allowed `unsafe`: here the `pre_exec` hook and
-//! the signal reset it shares with pipe children, the two PTY `ioctl`s, and the daemon's SIGCHLD reset.
-
-#![allow(unsafe_code)]
+//! The `pre_exec` hook and the window-size `ioctl` are in `process::sys`, with every other `unsafe` call.
 
 use std::collections::HashMap;
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use nix::fcntl::OFlag;
-use nix::pty::{Winsize, grantpt, posix_openpt, ptsname_r, unlockpt};
+use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
 
 use crate::bounds;
 use crate::error::ServiceError;
+use crate::process::sys;
 
 /// What a PTY is started with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,11 +96,7 @@ pub(crate) fn spawn(spec: &PtySpec) -> Result<Spawned, ServiceError> {
     let stdio = || pty.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("cannot duplicate the PTY: {e}")));
     let mut command = command(spec);
     command.stdin(stdio()?).stdout(stdio()?).stderr(stdio()?);
-    // Safety: the hook runs in the child between fork and exec and only calls async-signal-safe functions
-    // (signal, sigprocmask, setsid, ioctl) on values it owns; it allocates nothing.
-    unsafe {
-        command.pre_exec(child_setup);
-    }
+    sys::setup_pty_child(&mut command);
     let child = command.spawn().map_err(|e| fail(e.to_string()))?;
     // The child holds the slave now; the daemon keeps only the master, so EOF arrives when the child's side
     // closes. The std handle is dropped without waiting: the runtime waits for the pid itself.
@@ -133,64 +126,7 @@ fn open_pty(cols: u16, rows: u16) -> nix::Result<Pty> {
     let path = ptsname_r(&master)?;
     let slave = nix::fcntl::open(path.as_str(), flags, nix::sys::stat::Mode::empty())?;
     let master = OwnedFd::from(master);
-    resize(&master, cols, rows).map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(0)))?;
+    sys::set_window_size(&master, cols, rows)
+        .map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(0)))?;
     Ok(Pty { master, slave, path: PathBuf::from(path) })
-}
-
-/// In the child: default signal dispositions, an empty signal mask (the daemon blocks SIGTERM and SIGINT), a
-/// new session, and the PTY (already on stdin) as the controlling terminal.
-fn child_setup() -> std::io::Result<()> {
-    reset_signals()?;
-    // Safety: setsid takes no arguments and is async-signal-safe.
-    if unsafe { libc::setsid() } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // Safety: TIOCSCTTY on stdin (the PTY slave) with argument 0 makes it the controlling terminal.
-    if unsafe { libc::ioctl(0, libc::TIOCSCTTY as _, 0) } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// In a child between fork and exec: every signal's disposition back to the default (an ignored one would
-/// survive `exec`, whatever the daemon inherited or set), and an empty signal mask. Shared by PTY and pipe
-/// children. Signals that cannot be changed (SIGKILL, SIGSTOP, and the C library's own) are left alone.
-pub(crate) fn reset_signals() -> std::io::Result<()> {
-    for signal in 1..=libc::SIGRTMAX() {
-        // Safety: setting a disposition to SIG_DFL is async-signal-safe and affects only this child; a
-        // signal that cannot be changed just fails, which is fine.
-        unsafe { libc::signal(signal, libc::SIG_DFL) };
-    }
-    // Safety: an all-zero sigset_t is a valid value to initialise; sigemptyset and sigprocmask are
-    // async-signal-safe and the pointers are to locals.
-    let result = unsafe {
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut())
-    };
-    if result == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// In the daemon, at startup: the default disposition for SIGCHLD. Were it ignored (inherited from whoever
-/// started the daemon, which `exec` keeps), the kernel would reap children at once and the wait threads could
-/// never learn how they exited.
-pub(crate) fn default_sigchld() -> std::io::Result<()> {
-    // Safety: setting SIGCHLD's disposition to SIG_DFL installs no handler; it runs before any child exists.
-    if unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) } == libc::SIG_ERR {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Sets the PTY's window size (the kernel sends SIGWINCH to its foreground process group).
-pub(crate) fn resize(master: &OwnedFd, cols: u16, rows: u16) -> std::io::Result<()> {
-    let size = Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
-    // Safety: TIOCSWINSZ reads one winsize from the pointer, which points at a live local.
-    if unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use opencode_pty::ProcessService;
 use opencode_pty::pipe::{PipeHandle, PipeSpec};
-use opencode_pty::terminal::{Event, PtySpec, Subscription, TerminalConfig};
+use opencode_pty::process::{Event, ExistingController};
+use opencode_pty::terminal::{PtySpec, Subscription, TerminalConfig};
 use opencode_pty_protocol::Response;
 
 /// The longest any single wait in these tests may take.
@@ -115,7 +116,9 @@ pub fn read_until(subscription: &Subscription, seen: &mut Seen, done: impl Fn(&S
 /// An observer subscription from offset 0 to process `id`.
 pub fn observe(service: &ProcessService, id: u64) -> Subscription {
     let handle = service.pty(id).expect("a known process");
-    handle.subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, false).expect("subscribe")
+    handle
+        .subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, ExistingController::Refuse)
+        .expect("subscribe")
 }
 
 /// Everything an observer sees of process `id` until it exits.

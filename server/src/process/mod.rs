@@ -1,0 +1,192 @@
+//! The process layer under the service: what a PTY and a pipe process share. [`Process`] is one registered
+//! process of either kind, with the operations both have (`info`, `replay`, `subscribe`, `terminate`); the
+//! shared types ([`Event`], [`ReplayRead`], the exit status, the lifecycle model) and the shared machinery (the
+//! wait thread and kill-and-reap in `child`, named threads and reporting joins in `thread`, every `unsafe`
+//! call in `sys`) live here too. PTY-specific code is in `terminal/`, pipe-specific code in `pipe/`; neither
+//! uses the other.
+
+mod child;
+pub(crate) mod ending;
+pub(crate) mod sys;
+pub(crate) mod thread;
+
+use std::sync::Arc;
+
+use crossbeam_channel::Receiver;
+use opencode_pty_protocol::{Mode, ProcessInfo, Response, Role};
+
+pub(crate) use child::{Child, ExitStatus};
+
+use crate::error::ServiceError;
+use crate::pipe::{PipeHandle, PipeSubscription};
+use crate::terminal::{PtyHandle, Subscription};
+
+/// What a subscriber receives after `attached`, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Raw output from `start` (a binary output frame on the wire).
+    Output {
+        /// The offset of the first byte.
+        start: u64,
+        /// The bytes; the next event starts at `start + bytes.len()`.
+        bytes: Arc<[u8]>,
+    },
+    /// A JSON event: `attached` first, then `resized`, `controller_changed`, `title_changed`,
+    /// `foreground_process_changed` and finally `exited`.
+    Message(Arc<Response>),
+}
+
+/// The answer to a replay read: the kept bytes from the requested offset (or the oldest kept one) to the tail.
+/// A pipe process keeps none, so its read is always empty, from the tail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayRead {
+    /// The offset the reader asked for.
+    pub requested: u64,
+    /// The offset `bytes` starts at: the requested one, or the oldest kept one when that is later.
+    pub available: u64,
+    /// The offset just past the last byte of `bytes` (the tail at the time of the read).
+    pub end: u64,
+    /// Whether output between `requested` and `available` was dropped from the buffer.
+    pub truncated: bool,
+    /// The raw output from `available` to `end`.
+    pub bytes: Vec<u8>,
+}
+
+/// One registered process of either kind.
+#[derive(Debug, Clone)]
+pub enum Process {
+    /// A pseudo-terminal with its emulator.
+    Pty(Arc<PtyHandle>),
+    /// A plain process whose output goes to a file.
+    Pipe(Arc<PipeHandle>),
+}
+
+/// Why a process is being stopped, which decides what its pending `wait`s hear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// A client's `terminate`: a pipe's pending waiters are answered `terminated`.
+    Terminate,
+    /// The daemon is stopping (or the handle was dropped): pending waiters are disconnected without an answer.
+    Shutdown,
+}
+
+/// What a subscriber asking for control does when another attachment already controls the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExistingController {
+    /// The subscription is refused.
+    Refuse,
+    /// The subscriber takes over (`takeover` on the wire); the old controller stays subscribed as an observer.
+    Replace,
+}
+
+impl ExistingController {
+    /// The wire's `takeover` flag as this choice.
+    pub fn from_takeover(takeover: bool) -> ExistingController {
+        if takeover { ExistingController::Replace } else { ExistingController::Refuse }
+    }
+}
+
+/// A `subscribe`, for either kind. A pipe process only has observers and keeps no replay, so it uses the
+/// offset alone (the attachment id is still bounded, SPEC B2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscribeRequest {
+    /// Replay from this output offset.
+    pub offset: u64,
+    /// The subscriber's attachment id.
+    pub attachment: String,
+    /// Observer or controller.
+    pub role: Role,
+    /// What happens when another attachment controls the terminal.
+    pub existing_controller: ExistingController,
+}
+
+/// What keeps a subscription of either kind attached; it detaches when dropped.
+#[derive(Debug)]
+pub enum ProcessSubscription {
+    /// A terminal's subscription: `attached`, output and events, then `exited`.
+    Pty(Subscription),
+    /// A pipe process's subscription: `attached`, then its final answer.
+    Pipe(PipeSubscription),
+}
+
+impl ProcessSubscription {
+    /// Where the events arrive.
+    pub fn receiver(&self) -> &Receiver<Event> {
+        match self {
+            ProcessSubscription::Pty(subscription) => subscription.receiver(),
+            ProcessSubscription::Pipe(subscription) => subscription.receiver(),
+        }
+    }
+
+    /// Whether the process has let go of this subscription. A pipe's subscription holds two small events and
+    /// can never fall behind.
+    pub fn is_ended(&self) -> bool {
+        match self {
+            ProcessSubscription::Pty(subscription) => subscription.is_ended(),
+            ProcessSubscription::Pipe(_) => false,
+        }
+    }
+}
+
+impl Process {
+    /// The service's id of the process.
+    pub fn id(&self) -> u64 {
+        match self {
+            Process::Pty(handle) => handle.id(),
+            Process::Pipe(handle) => handle.id(),
+        }
+    }
+
+    /// Which kind it is.
+    pub fn mode(&self) -> Mode {
+        match self {
+            Process::Pty(_) => Mode::Pty,
+            Process::Pipe(_) => Mode::Pipe,
+        }
+    }
+
+    /// The child's pid, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        match self {
+            Process::Pty(handle) => handle.pid(),
+            Process::Pipe(handle) => handle.pid(),
+        }
+    }
+
+    /// The process as `list` and `get` describe it (a PTY's foreground process refreshed).
+    pub fn info(&self) -> Result<ProcessInfo, ServiceError> {
+        match self {
+            Process::Pty(handle) => handle.info(),
+            Process::Pipe(handle) => Ok(handle.info()),
+        }
+    }
+
+    /// Kept output from `offset` (always empty, from the tail, for a pipe process).
+    pub fn replay(&self, offset: u64) -> Result<ReplayRead, ServiceError> {
+        match self {
+            Process::Pty(handle) => handle.replay(offset),
+            Process::Pipe(handle) => handle.replay(offset),
+        }
+    }
+
+    /// Attaches a subscriber; its first event is `attached`.
+    pub fn subscribe(&self, request: SubscribeRequest) -> Result<ProcessSubscription, ServiceError> {
+        // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
+        crate::bounds::check_attachment(&request.attachment)?;
+        match self {
+            Process::Pty(handle) => handle
+                .subscribe(request.offset, request.attachment, request.role, request.existing_controller)
+                .map(ProcessSubscription::Pty),
+            Process::Pipe(handle) => handle.subscribe(request.offset).map(ProcessSubscription::Pipe),
+        }
+    }
+
+    /// Kills the process (and its process group), joins its threads and reaps the child; `reason` decides
+    /// what a pipe's pending waiters hear. Returns false when it had already been stopped.
+    pub fn terminate(&self, reason: StopReason) -> bool {
+        match self {
+            Process::Pty(handle) => handle.terminate(),
+            Process::Pipe(handle) => handle.terminate(reason),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The daemon's one way to start a named thread and one way to join it: a thread that cannot start is a typed
+//! [`ServiceError::Thread`], and a thread that panicked is reported (with its name) when it is joined instead
+//! of being ignored.
+
+use std::sync::Mutex;
+use std::thread::{JoinHandle, ScopedJoinHandle};
+
+use crate::error::ServiceError;
+
+/// Starts a thread named `name` running `body`; a failure names the thread's `role` (`reader`, `wait`, ...).
+pub(crate) fn start(
+    name: String,
+    role: &'static str,
+    body: impl FnOnce() + Send + 'static,
+) -> Result<JoinHandle<()>, ServiceError> {
+    let thread = std::thread::Builder::new().name(name).spawn(body);
+    thread.map_err(|e| ServiceError::Thread { role, reason: e.to_string() })
+}
+
+/// A thread that can be joined: a [`JoinHandle`] or a [`ScopedJoinHandle`].
+pub(crate) trait Joinable {
+    /// The thread's name, or `unnamed`.
+    fn name(&self) -> String;
+    /// Waits for it to end; `Err` holds its panic.
+    fn join(self) -> std::thread::Result<()>;
+}
+
+impl<T> Joinable for JoinHandle<T> {
+    fn name(&self) -> String {
+        self.thread().name().unwrap_or("unnamed").to_owned()
+    }
+
+    fn join(self) -> std::thread::Result<()> {
+        JoinHandle::join(self).map(drop)
+    }
+}
+
+impl<T> Joinable for ScopedJoinHandle<'_, T> {
+    fn name(&self) -> String {
+        self.thread().name().unwrap_or("unnamed").to_owned()
+    }
+
+    fn join(self) -> std::thread::Result<()> {
+        ScopedJoinHandle::join(self).map(drop)
+    }
+}
+
+/// Joins `thread` and reports a panic through `tracing::error!`, with the thread's name and the panic's message,
+/// instead of dropping it. Returns whether the thread ended normally. Every join of a daemon thread goes
+/// through here.
+pub(crate) fn join_reporting(thread: impl Joinable) -> bool {
+    let name = thread.name();
+    match thread.join() {
+        Ok(_) => true,
+        Err(panic) => {
+            let message = panic_message(panic.as_ref());
+            tracing::error!(thread = %name, panic = %message, "a daemon thread panicked");
+            false
+        }
+    }
+}
+
+/// The text a panic was raised with, when it was a string.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        text
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text
+    } else {
+        "a non-string panic payload"
+    }
+}
+
+/// The threads of one process, started one by one and joined together when it stops.
+#[derive(Debug, Default)]
+pub(crate) struct Threads {
+    started: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Threads {
+    /// Starts `body` as the thread `opencode-pty-<prefix><role>-<id>` and keeps it for [`Self::join_all`].
+    pub(crate) fn start(
+        &self,
+        prefix: &str,
+        role: &'static str,
+        id: u64,
+        body: impl FnOnce() + Send + 'static,
+    ) -> Result<(), ServiceError> {
+        let thread = start(format!("opencode-pty-{prefix}{role}-{id}"), role, body)?;
+        self.started.lock().unwrap_or_else(|e| e.into_inner()).push(thread);
+        Ok(())
+    }
+
+    /// Joins every thread started so far, reporting any that panicked.
+    pub(crate) fn join_all(&self) {
+        let threads = std::mem::take(&mut *self.started.lock().unwrap_or_else(|e| e.into_inner()));
+        for thread in threads {
+            join_reporting(thread);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_is_started_with_its_name() {
+        let thread = start("opencode-pty-test-name".into(), "test", || {}).expect("start");
+        assert_eq!(thread.thread().name(), Some("opencode-pty-test-name"));
+        assert!(join_reporting(thread));
+    }
+
+    #[test]
+    fn a_panic_is_reported_when_joined() {
+        let thread = start("opencode-pty-test-panic".into(), "test", || panic!("on purpose")).expect("start");
+        assert!(!join_reporting(thread), "the panic is seen, not swallowed");
+    }
+
+    #[test]
+    fn a_scoped_thread_is_joined_the_same_way() {
+        std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new().name("opencode-pty-test-scoped".into());
+            let thread = thread.spawn_scoped(scope, || panic!("on purpose")).expect("start");
+            assert!(!join_reporting(thread), "the panic is seen, and does not leave the scope");
+        });
+    }
+
+    #[test]
+    fn the_panic_text_is_read_from_either_string_kind() {
+        assert_eq!(panic_message(&"static"), "static");
+        assert_eq!(panic_message(&String::from("owned")), "owned");
+        assert_eq!(panic_message(&7u8), "a non-string panic payload");
+    }
+
+    #[test]
+    fn threads_are_joined_together() {
+        let threads = Threads::default();
+        let (tx, rx) = crossbeam_channel::bounded(2);
+        for role in ["one", "two"] {
+            let tx = tx.clone();
+            threads
+                .start("test-", role, 9, move || tx.send(std::thread::current().name().map(str::to_owned)).unwrap())
+                .unwrap();
+        }
+        threads.join_all();
+        let mut names: Vec<_> = rx.try_iter().flatten().collect();
+        names.sort();
+        assert_eq!(names, ["opencode-pty-test-one-9", "opencode-pty-test-two-9"]);
+    }
+}

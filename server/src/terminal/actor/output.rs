@@ -1,0 +1,100 @@
+//! The actor's output path: each chunk into the replay buffer, the emulator and (batched) the fan-out, and
+//! what goes back to the child (the emulator's replies and client input) through the writer's bounded queue.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_channel::TrySendError;
+use opencode_pty_protocol::Response;
+
+use super::{Actor, MAX_PENDING_INPUT_BYTES, WRITE_CHUNK_BYTES};
+use crate::error::ServiceError;
+use crate::process::Event;
+use crate::terminal::coalesce::Batch;
+
+impl Actor {
+    /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out.
+    pub(super) fn output(&mut self, bytes: &[u8]) {
+        let (start, _end) = self.replay.append(bytes);
+        self.vt.write(bytes);
+        let replies = self.vt.take_replies();
+        self.queue_replies(replies);
+        let batches = self.batch.push(start, bytes, Instant::now());
+        self.publish_batches(batches);
+        if self.vt.take_title_changed()
+            && let Some(title) = self.titles.set_osc(self.vt.title())
+        {
+            self.flush();
+            self.emit(Response::TitleChanged { title });
+        }
+    }
+
+    /// Fans out the pending output batch.
+    pub(super) fn flush(&mut self) {
+        let batch = self.batch.take();
+        self.publish_batches(batch);
+    }
+
+    pub(super) fn publish_batches(&mut self, batches: impl IntoIterator<Item = Batch>) {
+        let mut any = false;
+        for (start, bytes) in batches {
+            if !any {
+                self.publish_info();
+                any = true;
+            }
+            self.publish(&Event::Output { start, bytes });
+        }
+    }
+
+    /// Stores the current info where requests can read it while the actor is busy.
+    pub(super) fn publish_info(&self) {
+        let info = self.info();
+        *self.parts.last_info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+    }
+
+    /// Publishes a JSON event, after any output read before it (D6).
+    pub(super) fn emit(&mut self, response: Response) {
+        self.flush();
+        self.publish(&Event::Message(Arc::new(response)));
+    }
+
+    pub(super) fn publish(&mut self, event: &Event) {
+        let removed = self.fanout.publish(event, self.controller.as_deref());
+        if !removed.is_empty() {
+            self.detached(removed);
+        }
+    }
+
+    /// Queues client input for the PTY, after everything queued before it. Fails, queuing nothing, when more
+    /// than [`MAX_PENDING_INPUT_BYTES`] would be waiting (the child is not reading its input).
+    pub(super) fn queue_input(&mut self, bytes: Vec<u8>) -> Result<(), ServiceError> {
+        if self.pending_bytes + bytes.len() > MAX_PENDING_INPUT_BYTES {
+            return Err(ServiceError::InputQueueFull { waiting: self.pending_bytes });
+        }
+        self.enqueue(bytes);
+        Ok(())
+    }
+
+    /// Queues the emulator's replies; past [`MAX_PENDING_INPUT_BYTES`] they are dropped, since a program
+    /// that floods queries without reading the answers cannot be answered anyway.
+    pub(super) fn queue_replies(&mut self, bytes: Vec<u8>) {
+        if self.pending_bytes + bytes.len() <= MAX_PENDING_INPUT_BYTES {
+            self.enqueue(bytes);
+        }
+    }
+
+    /// Hands bytes to the writer, in chunks of at most [`WRITE_CHUNK_BYTES`]: now if its queue has room (and
+    /// nothing is waiting before them), else kept (and counted) for the main loop.
+    pub(super) fn enqueue(&mut self, bytes: Vec<u8>) {
+        for chunk in bytes.chunks(WRITE_CHUNK_BYTES) {
+            if self.pending.is_empty() {
+                match self.parts.writer.try_send(chunk.to_vec()) {
+                    Ok(()) | Err(TrySendError::Disconnected(_)) => continue,
+                    Err(TrySendError::Full(_)) => {}
+                }
+            }
+            self.pending_bytes += chunk.len();
+            self.pending.push_back(chunk.to_vec());
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The actor's reads and changes of the screen and its description: resize (PTY and emulator in one step,
+//! with its `resized` checkpoint), `snapshot`, `read_rows`, the foreground process, and `info`.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_ROWS_BYTES, Mode, ProcessInfo, PtyInfo, Response};
+use opencode_pty_vt::MAX_CHECKPOINT_BYTES;
+
+use super::{Actor, nonzero};
+use crate::error::ServiceError;
+use crate::process::ending::Ending;
+use crate::process::sys;
+
+impl Actor {
+    /// Resizes the PTY and the emulator in one step and publishes `resized` with a fresh checkpoint.
+    pub(super) fn resize(&mut self, cols: u16, rows: u16) -> Result<(), ServiceError> {
+        // The handle checked the size already; this keeps an unchecked one from reaching the PTY or emulator.
+        crate::bounds::check_size(cols, rows)?;
+        sys::set_window_size(&self.parts.master_fd, cols, rows)
+            .map_err(|e| ServiceError::system("resizing the PTY failed", e))?;
+        self.vt.resize(cols, rows)?;
+        (self.cols, self.rows) = (cols, rows);
+        // An in-band size report (mode 2048) is one of these replies: it reaches the child before later input.
+        let replies = self.vt.take_replies();
+        self.queue_replies(replies);
+        // The size has changed by now; say so when its checkpoint cannot be made (SPEC C4, D8).
+        let checkpoint =
+            self.vt.vt_checkpoint().map_err(|source| ServiceError::ResizedWithoutEvent { cols, rows, source })?;
+        self.emit(Response::Resized {
+            cols: nonzero(cols),
+            rows: nonzero(rows),
+            generation: self.generation,
+            checkpoint_base64: BASE64.encode(checkpoint),
+        });
+        Ok(())
+    }
+
+    /// A `snapshot`: the screen's text, a checkpoint that fits the rest of the frame, and the cursor.
+    pub(super) fn snapshot(&mut self) -> Result<Response, ServiceError> {
+        self.refresh_foreground();
+        let text = self.vt.plain_text()?;
+        let cursor = self.vt.cursor();
+        let mut response = Response::Snapshot {
+            process: self.info(),
+            text,
+            checkpoint_base64: String::new(),
+            cursor_x: cursor.x,
+            cursor_y: cursor.y,
+        };
+        // The checkpoint gets what the frame has left after the rest of the answer (B6), in base64's 4 bytes
+        // per 3, up to its own limit (C4).
+        let rest = serde_json::to_vec(&response).map_or(MAX_FRAME_BYTES, |json| json.len());
+        let budget = (MAX_FRAME_BYTES.saturating_sub(rest) / 4 * 3).min(MAX_CHECKPOINT_BYTES);
+        let checkpoint = self.vt.vt_checkpoint_within(budget)?;
+        if let Response::Snapshot { checkpoint_base64, .. } = &mut response {
+            *checkpoint_base64 = BASE64.encode(checkpoint);
+        }
+        Ok(response)
+    }
+
+    /// A `rows` answer: the last `rows` rows (the screen's height by default) within `MAX_ROWS_BYTES`.
+    pub(super) fn read_rows(&mut self, rows: Option<u16>) -> Result<Response, ServiceError> {
+        let count = match rows {
+            Some(0) => return Err(ServiceError::invalid("row count must be positive")),
+            Some(rows) => usize::from(rows),
+            None => usize::from(self.rows),
+        };
+        let lines = self.vt.read_rows(count, MAX_ROWS_BYTES)?;
+        let cursor = self.vt.cursor();
+        Ok(Response::Rows { process: self.info(), lines, cursor_x: cursor.x, cursor_y: cursor.y })
+    }
+
+    /// Re-reads the foreground process and publishes a change.
+    pub(super) fn refresh_foreground(&mut self) {
+        let current = crate::procinfo::foreground_process(&self.parts.master_fd, self.parts.tty.as_deref());
+        if current != self.foreground {
+            self.foreground = current.clone();
+            self.emit(Response::ForegroundProcessChanged { process: current });
+        }
+    }
+
+    /// The process as `list` and `get` describe it.
+    pub(super) fn info(&self) -> ProcessInfo {
+        let lifecycle = match (&self.failure, &self.life) {
+            (Some(message), _) => Lifecycle::Failed { message: message.clone() },
+            (None, Ending::Ended { child: exit, .. }) => {
+                Lifecycle::Exited { exit_code: exit.exit_code, signal: exit.signal.clone() }
+            }
+            (None, Ending::Running { .. }) => Lifecycle::Running,
+        };
+        let spec = &self.parts.spec;
+        ProcessInfo {
+            id: self.parts.id,
+            mode: Mode::Pty,
+            pid: Some(self.parts.pid),
+            command: std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned()).collect(),
+            cwd: spec.cwd.display().to_string(),
+            group_id: spec.group_id.clone(),
+            lifecycle,
+            output_head: self.replay.head(),
+            output_tail: self.replay.tail(),
+            started_at: self.parts.started_at,
+            exited_at: self.life.published().map(|exited| exited.at),
+            pty: Some(PtyInfo {
+                title: self.titles.effective().to_owned(),
+                user_title: self.titles.user().map(str::to_owned),
+                foreground_process: self.foreground.clone(),
+                cols: nonzero(self.cols),
+                rows: nonzero(self.rows),
+            }),
+            pipe: None,
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The actor on its own, fed through its channels as its threads would feed it: how the end of the output,
+//! the reader's failures and the child's exit show in the lifecycle, in either order.
+
+use std::collections::HashMap;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::bounded;
+use opencode_pty_protocol::Lifecycle;
+
+use super::*;
+use crate::process::Child;
+use crate::terminal::command::Reply;
+
+/// The longest any step of these tests waits.
+const BOUND: Duration = Duration::from_secs(30);
+
+/// An actor over a real PTY (whose child only waits), with the reader's channel in the test's hands. Dropping
+/// it stops the actor and kills the child.
+struct Harness {
+    commands: Sender<Command>,
+    output: Option<Sender<ReaderOutput>>,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    child: Child,
+    _writer: Receiver<Vec<u8>>,
+}
+
+impl Harness {
+    fn start() -> Harness {
+        let spec = PtySpec {
+            program: "sh".into(),
+            args: vec!["-c".into(), "read never".into()],
+            cwd: "/".into(),
+            env: HashMap::new(),
+            group_id: "unit".into(),
+            title: "unit".into(),
+            cols: 80,
+            rows: 24,
+        };
+        let spawned = crate::terminal::spawn::spawn(&spec).expect("spawn");
+        let child = Child::new(spawned.pid);
+        let (commands, commands_rx) = bounded(8);
+        let (output, output_rx) = bounded(8);
+        let (writer, writer_rx) = bounded(8);
+        let (stop, stop_rx) = bounded(0);
+        let parts = ActorParts {
+            id: 1,
+            spec,
+            pid: spawned.pid,
+            started_at: 0,
+            master_fd: spawned.master,
+            tty: spawned.tty,
+            replay_bytes: 1024,
+            scrollback_lines: 100,
+            commands: commands.clone(),
+            writer,
+            stop: stop_rx,
+            last_info: Arc::new(Mutex::new(None)),
+        };
+        let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx));
+        Harness { commands, output: Some(output), stop: Some(stop), thread: Some(thread), child, _writer: writer_rx }
+    }
+
+    fn send(&self, command: Command) {
+        self.commands.send_timeout(command, BOUND).expect("the actor takes commands");
+    }
+
+    fn reader(&self, message: ReaderOutput) {
+        self.output.as_ref().expect("the reader's channel").send_timeout(message, BOUND).expect("taken");
+    }
+
+    fn lifecycle(&self) -> Lifecycle {
+        let (reply, answer) = bounded(1);
+        self.send(Command::Info { reply: Reply::new(reply, Instant::now() + BOUND) });
+        answer.recv_timeout(BOUND).expect("an answer").expect("info").lifecycle
+    }
+
+    /// The lifecycle once it is `wanted`, polled (bounded): the reader's channel and the command queue are two
+    /// channels, so a command sent after a reader message may be taken first.
+    fn eventually(&self, wanted: Lifecycle) {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let lifecycle = self.lifecycle();
+            if lifecycle == wanted {
+                return;
+            }
+            assert!(Instant::now() < deadline, "still {lifecycle:?}, wanted {wanted:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            crate::process::thread::join_reporting(thread);
+        }
+        self.child.kill_and_reap();
+    }
+}
+
+fn exit(code: u32) -> Command {
+    Command::ChildExited(ExitStatus { exit_code: Some(code), signal: None })
+}
+
+#[test]
+fn the_exit_waits_for_the_end_of_the_output_and_a_later_failure_keeps_it() {
+    let actor = Harness::start();
+    actor.send(exit(7));
+    assert_eq!(actor.lifecycle(), Lifecycle::Running, "the output has not ended yet");
+    actor.reader(ReaderOutput::End);
+    actor.eventually(Lifecycle::Exited { exit_code: Some(7), signal: None });
+    actor.send(Command::WriterFailed("broken pipe".into()));
+    assert_eq!(actor.lifecycle(), Lifecycle::Exited { exit_code: Some(7), signal: None });
+}
+
+#[test]
+fn a_reader_failure_is_reported_over_the_exit() {
+    let actor = Harness::start();
+    actor.reader(ReaderOutput::Failed("input/output error".into()));
+    let failed = Lifecycle::Failed { message: "input/output error".into() };
+    actor.eventually(failed.clone());
+    actor.send(exit(0));
+    assert_eq!(actor.lifecycle(), failed, "the failure came first");
+}
+
+#[test]
+fn a_reader_that_stops_without_a_word_has_failed() {
+    let mut actor = Harness::start();
+    drop(actor.output.take());
+    actor.eventually(Lifecycle::Failed { message: "the PTY reader stopped unexpectedly".into() });
+}
+
+#[test]
+fn a_wait_failure_ends_the_child_as_a_failure() {
+    let actor = Harness::start();
+    actor.reader(ReaderOutput::End);
+    actor.send(Command::WaitFailed("waiting for the child failed: ECHILD".into()));
+    actor.eventually(Lifecycle::Failed { message: "waiting for the child failed: ECHILD".into() });
+}
