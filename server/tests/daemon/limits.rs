@@ -3,17 +3,17 @@
 //! `list`, `get`, `snapshot` and `subscribe` answering at the largest sizes the limits allow, and the largest
 //! terminal's checkpoint fitting its limit (in `snapshot` and every `resized`) however full its history.
 
-mod daemon_support;
+use crate::support;
 
 use std::os::unix::net::UnixStream;
 
-use daemon_support::{Daemon, create_sh, eventually, recv_frame};
 use opencode_pty_protocol::{
     Frame, MAX_ARG_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_GROUP_ID_CHARS,
     MAX_METADATA_BYTES, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
 };
 use opencode_pty_vt::{MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 use serde_json::{Value, json};
+use support::{Daemon, create_sh, eventually, recv_frame};
 
 fn message(response: &Value) -> &str {
     assert_eq!(response["type"], "error", "{response}");

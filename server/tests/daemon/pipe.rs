@@ -1,17 +1,20 @@
-//! Pipe processes over the socket, against the real binary: create, list by mode, wait (held, immediate,
-//! several, terminated, daemon stopping), signal, set_metadata, subscribe without output (attached before the
+//! Pipe processes over the socket, against the real binary (the one place for them; the in-process runtime's
+//! pipe tests are `tests/inprocess/pipe.rs`): here the requests (create, list by mode, wait held, immediate,
+//! several, terminated, daemon stopping; signal, set_metadata, subscribe without output: attached before the
 //! exit, then `exited`), waiters and subscribers that closed their connections, and clear errors for the other
-//! kind's requests.
+//! kind's requests; `spec` checks SPEC §8 one behaviour per test.
 
-mod daemon_support;
+mod spec;
+
+use crate::support;
 
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use daemon_support::{Daemon, create_sh, eventually, recv, recv_frame, send, threads_named};
 use opencode_pty::pipe::MAX_PIPE_WAITERS;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
+use support::{Daemon, create_sh, eventually, recv, recv_frame, send, threads_named};
 
 fn create_pipe(dir: &Path, script: &str) -> Value {
     json!({"op": "create_pipe", "program": "/bin/sh", "args": ["-c", script], "cwd": "/", "env": {"PATH": "/usr/bin:/bin"},

@@ -1,0 +1,140 @@
+//! In-process helpers: a service, PTY and pipe specs, and bounded waits on subscription events and exits.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use opencode_pty::ProcessService;
+use opencode_pty::pipe::{PipeHandle, PipeSpec};
+use opencode_pty::terminal::{Event, PtySpec, Subscription, TerminalConfig};
+use opencode_pty_protocol::Response;
+
+use super::WAIT;
+
+/// A service with the default buffers.
+pub fn service() -> ProcessService {
+    ProcessService::new(TerminalConfig::default())
+}
+
+/// A PTY running `sh -c script` in `/`, 80x24.
+pub fn sh(script: &str) -> PtySpec {
+    PtySpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: "/".into(),
+        env: HashMap::new(),
+        group_id: "test".into(),
+        title: "initial".into(),
+        cols: 80,
+        rows: 24,
+    }
+}
+
+/// A pipe process running `program args` in `/`, with a `PATH` and nothing else in its environment, writing to
+/// `out.log` in `dir`.
+pub fn pipe_spec(dir: &std::path::Path, program: &str, args: &[&str]) -> PipeSpec {
+    PipeSpec {
+        program: program.into(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        cwd: "/".into(),
+        env: HashMap::from([("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())]),
+        group_id: "test".into(),
+        output_path: dir.join("out.log"),
+        metadata: serde_json::Map::new(),
+    }
+}
+
+/// A pipe process running `sh -c script` (see [`pipe_spec`]).
+pub fn pipe_sh(dir: &std::path::Path, script: &str) -> PipeSpec {
+    pipe_spec(dir, "sh", &["-c", script])
+}
+
+/// Waits (bounded by [`WAIT`]) for a pipe process's `exited`.
+pub fn exited_pipe(handle: &PipeHandle) -> Response {
+    let answer = handle.wait().receiver().recv_timeout(WAIT).expect("exited within the bound");
+    answer.expect("exited, not terminated")
+}
+
+/// What a subscription delivered until a condition held.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Output bytes in order, checked contiguous.
+    pub output: Vec<u8>,
+    /// The offset just past the last output byte seen.
+    pub end: Option<u64>,
+    /// Every JSON event, in order.
+    pub messages: Vec<Response>,
+    /// Each output event's size.
+    pub chunk_sizes: Vec<usize>,
+}
+
+impl Seen {
+    /// The output as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output).into_owned()
+    }
+
+    /// Whether an `exited` event arrived.
+    pub fn exited(&self) -> Option<&Response> {
+        self.messages.iter().find(|m| matches!(m, Response::Exited { .. }))
+    }
+}
+
+/// Reads events until `done(seen)` holds; panics after [`WAIT`] or when the subscription ends first.
+pub fn read_until(subscription: &Subscription, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !done(seen) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "timed out waiting; seen so far: {:?} / {:?}", seen.text(), seen.messages);
+        match subscription.recv_timeout(left) {
+            Ok(Event::Output { start, bytes }) => {
+                if let Some(end) = seen.end {
+                    assert_eq!(start, end, "output events must be contiguous");
+                }
+                seen.end = Some(start + bytes.len() as u64);
+                seen.chunk_sizes.push(bytes.len());
+                seen.output.extend_from_slice(&bytes);
+            }
+            Ok(Event::Message(message)) => {
+                if let Response::Attached { end_offset, replay_base64, .. } = message.as_ref() {
+                    use base64::Engine;
+                    let replay = base64::engine::general_purpose::STANDARD.decode(replay_base64).expect("base64");
+                    seen.output.extend_from_slice(&replay);
+                    seen.end = Some(*end_offset);
+                }
+                seen.messages.push(message.as_ref().clone());
+            }
+            Err(error) => panic!("subscription ended ({error:?}); seen: {:?} / {:?}", seen.text(), seen.messages),
+        }
+    }
+}
+
+/// An observer subscription from offset 0 to process `id`.
+pub fn observe(service: &ProcessService, id: u64) -> Subscription {
+    let handle = service.pty(id).expect("a known process");
+    handle.subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, false).expect("subscribe")
+}
+
+/// Everything an observer sees of process `id` until it exits.
+pub fn until_exit(service: &ProcessService, id: u64) -> Seen {
+    let mut seen = Seen::default();
+    read_until(&observe(service, id), &mut seen, |s| s.exited().is_some());
+    seen
+}
+
+/// Appends events to `log` as `out:<text>` and `msg:<Debug>` until an entry satisfies `done`; panics after
+/// [`WAIT`]. For tests about the order of output and events.
+pub fn log_until(subscription: &Subscription, log: &mut Vec<String>, done: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !log.iter().any(|e| done(e)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match subscription.recv_timeout(left).unwrap_or_else(|e| panic!("no event ({e:?}); logged: {log:?}")) {
+            Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
+            Event::Message(message) => log.push(format!("msg:{message:?}")),
+        }
+    }
+}
+
+/// Whether a log entry is output containing `text`.
+pub fn is_output(entry: &str, text: &str) -> bool {
+    entry.starts_with("out:") && entry.contains(text)
+}
