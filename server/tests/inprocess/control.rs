@@ -176,11 +176,9 @@ fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_termina
     let handle = service.pty(info.id).unwrap();
     let controller = handle.subscribe(0, "c".into(), Role::Controller, false).unwrap();
     // The controller never reads: its queue fills, output is held back, the reader waits, the child waits.
-    let deadline = Instant::now() + support::WAIT;
-    while controller.receiver().len() < opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS {
-        assert!(Instant::now() < deadline, "the controller queue never filled");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    support::eventually("the controller queue to fill", || {
+        (controller.receiver().len() >= opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS).then_some(())
+    });
     let held = service.get(info.id).expect("get").output_tail;
     // Requests are still answered in full while the controller is behind, takeover included.
     handle.rename(Some("still here".into())).expect("rename answers");
@@ -218,11 +216,9 @@ fn a_full_writer_queue_never_blocks_terminate() {
             }
         })
     };
-    let deadline = Instant::now() + support::WAIT;
-    while accepted.load(Ordering::Relaxed) < opencode_pty::terminal::WRITER_QUEUE_CHUNKS {
-        assert!(Instant::now() < deadline, "the writer queue never filled");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    support::eventually("the writer queue to fill", || {
+        (accepted.load(Ordering::Relaxed) >= opencode_pty::terminal::WRITER_QUEUE_CHUNKS).then_some(())
+    });
     let started = Instant::now();
     service.terminate(info.id).unwrap();
     assert!(started.elapsed() < support::WAIT, "terminate waited on the full writer queue");
