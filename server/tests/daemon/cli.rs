@@ -4,41 +4,23 @@
 
 use crate::support;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::{Daemon, WAIT, binary, create_sh};
+use support::{Daemon, WAIT, binary, create_sh, run_bounded};
 
 /// Runs the binary with `args` plus the daemon's location, killed if it outlives twice [`WAIT`].
 fn run_at(daemon_root: &std::path::Path, name: &str, args: &[&str], input: &[u8]) -> Output {
     let mut command = Command::new(binary());
     command.args(args).args(["--name", name, "--runtime-dir"]).arg(daemon_root);
-    run_bounded(command, input)
+    run_bounded(command, input, WAIT * 2)
 }
 
 /// Runs the binary with `args` alone, killed if it outlives twice [`WAIT`].
 fn run(args: &[&str]) -> Output {
     let mut command = Command::new(binary());
     command.args(args);
-    run_bounded(command, b"")
-}
-
-/// Runs `command` with `input` on its stdin and returns its output; kills it if it outlives twice [`WAIT`].
-fn run_bounded(mut command: Command, input: &[u8]) -> Output {
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let pid = child.id();
-    let (done, finished) = std::sync::mpsc::channel();
-    let guard = std::thread::spawn(move || {
-        if finished.recv_timeout(WAIT * 2).is_err() {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::SIGKILL);
-        }
-    });
-    let output = child.wait_with_output().expect("output");
-    let _ = done.send(());
-    guard.join().unwrap();
-    output
+    run_bounded(command, b"", WAIT * 2)
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -187,11 +187,9 @@ fn exit_leaves_a_successors_registration_alone() {
 fn a_second_daemon_in_the_same_directory_fails_clearly() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
-    let output = std::process::Command::new(support::binary())
-        .args(["daemon", "--name", &daemon.name, "--runtime-dir"])
-        .arg(daemon.root.path())
-        .output()
-        .unwrap();
+    let mut second = std::process::Command::new(support::binary());
+    second.args(["daemon", "--name", &daemon.name, "--runtime-dir"]).arg(daemon.root.path());
+    let output = support::run_bounded(second, b"", WAIT);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     let expected = format!("another opencode-pty daemon already runs in {}", daemon.dir().display());
@@ -401,10 +399,9 @@ fn another_users_connection_gets_no_answer() {
                   try: s.sendall(struct.pack('>I', len(sys.argv[2])) + sys.argv[2].encode()); print(len(s.recv(65536)))\n\
                   except (BrokenPipeError, ConnectionResetError): print(0)";
     let run_as = |path: &std::path::Path, uid: u32| {
-        let output = std::process::Command::new("python3")
-            .args(["-c", script, path.to_str().unwrap(), &ping, &uid.to_string()])
-            .output()
-            .unwrap();
+        let mut python = std::process::Command::new("python3");
+        python.args(["-c", script, path.to_str().unwrap(), &ping, &uid.to_string()]);
+        let output = support::run_bounded(python, b"", WAIT);
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8_lossy(&output.stdout).trim().to_owned()
     };

@@ -11,8 +11,9 @@ pub mod service;
 pub use daemon::*;
 pub use service::*;
 
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ExitStatus};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The longest any single wait in these tests may take.
@@ -84,4 +85,25 @@ impl Drop for KillOnDrop {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
         }
     }
+}
+
+/// Runs `command` with `input` on its stdin and returns its output; kills it and fails the test if it outlives
+/// `bound`.
+pub fn run_bounded(mut command: Command, input: &[u8], bound: Duration) -> Output {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    child.stdin.take().expect("stdin").write_all(input).expect("write the input");
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let guard = std::thread::spawn(move || {
+        let late = finished.recv_timeout(bound).is_err();
+        if late {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::SIGKILL);
+        }
+        late
+    });
+    let output = child.wait_with_output().expect("output");
+    let _ = done.send(());
+    let late = guard.join().expect("the guard thread");
+    assert!(!late, "{command:?} did not finish within {bound:?}");
+    output
 }
