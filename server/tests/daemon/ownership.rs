@@ -6,7 +6,7 @@ use crate::support;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use opencode_pty_protocol::OWNER_DEADLINE;
+use opencode_pty_protocol::{Frame, OWNER_DEADLINE};
 use serde_json::{Value, json};
 use support::{Daemon, WAIT, create_sh, eventually, process_exists, recv, send};
 
@@ -341,10 +341,17 @@ fn stopping_never_waits_for_a_subscriber_that_does_not_read() {
     let id = daemon.request(create_sh("stty raw -echo; cat /dev/zero"))["process"]["id"].as_u64().unwrap();
     // A controller that never reads: the daemon's write to it blocks (backpressure), for ever if need be.
     let (stuck, _) = daemon.subscribe(id, "c", "controller");
-    eventually("the socket to fill", || {
-        let got = daemon.request(json!({"op": "get", "id": id}));
-        (got["process"]["output_tail"].as_u64()? > 4 * 1024 * 1024).then_some(())
-    });
+    // An observer that reads sees the output go past what the controller's socket can hold.
+    let (mut observer, attached) = daemon.subscribe(id, "o", "observer");
+    let mut end = attached["end_offset"].as_u64().expect("end_offset");
+    while end <= 4 * 1024 * 1024 {
+        match support::recv_frame(&mut observer) {
+            Some(Frame::Output { start, bytes }) => end = start + bytes.len() as u64,
+            Some(Frame::Control(event)) => panic!("unexpected event {event:?}"),
+            None => panic!("the observer was closed at offset {end}"),
+        }
+    }
+    drop(observer);
     let started = Instant::now();
     assert_eq!(daemon.request(json!({"op": "shutdown"}))["type"], "ok");
     assert!(daemon.wait_exit().success(), "an orderly stop, not the watchdog");
