@@ -13,12 +13,7 @@ use opencode_pty_protocol::{
 };
 use opencode_pty_vt::{MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 use serde_json::{Value, json};
-use support::{Daemon, create_sh, eventually, frames_until, recv_frame, replay_of};
-
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
-}
+use support::{Daemon, create_sh, eventually, frames_until, message, recv_frame, replay_of};
 
 fn sized(script: &str, cols: u16, rows: u16) -> Value {
     let mut request = create_sh(script);

@@ -7,16 +7,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::{Frame, OWNER_DEADLINE};
-use serde_json::{Value, json};
-use support::{Daemon, WAIT, create_sh, eventually, process_exists, recv, send};
+use serde_json::json;
+use support::{Daemon, WAIT, create_sh, eventually, message, process_exists, recv, send};
 
 fn mode(path: impl AsRef<std::path::Path>) -> u32 {
     std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
-}
-
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
 }
 
 #[test]

@@ -14,16 +14,11 @@ use std::path::Path;
 use opencode_pty::pipe::MAX_PIPE_WAITERS;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
-use support::{Daemon, create_sh, eventually, read_subscription, recv, recv_frame, send, threads_named};
+use support::{Daemon, create_sh, eventually, message, read_subscription, recv, recv_frame, send, threads_named};
 
 fn create_pipe(dir: &Path, script: &str) -> Value {
     json!({"op": "create_pipe", "program": "/bin/sh", "args": ["-c", script], "cwd": "/", "env": {"PATH": "/usr/bin:/bin"},
            "group_id": "g", "output_path": dir.join("out.log").to_str().unwrap(), "metadata": {"k": 1}})
-}
-
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
 }
 
 /// Sends `wait {id}` on a new connection and returns it, unanswered yet.

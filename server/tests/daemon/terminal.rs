@@ -6,12 +6,7 @@ use crate::support;
 
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
-use support::{Daemon, create_sh, frames_until, read_subscription, recv, recv_frame, replay_of, send};
-
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
-}
+use support::{Daemon, create_sh, frames_until, message, read_subscription, recv, recv_frame, replay_of, send};
 
 #[test]
 fn a_subscription_streams_replay_then_live_output_then_exited_last() {

@@ -109,6 +109,12 @@ fn placeholder() -> Registration {
     }
 }
 
+/// The message of an `error` answer (failing the test if `response` is not one).
+pub fn message(response: &Value) -> &str {
+    assert_eq!(response["type"], "error", "{response}");
+    response["message"].as_str().expect("message")
+}
+
 /// Writes one control frame.
 pub fn send(stream: &mut UnixStream, value: &Value) {
     let Value::Object(map) = value else { panic!("not an object") };

@@ -4,7 +4,7 @@
 //! the one-second linger, `exited_at`, zombies until terminate, terminate without waiting on escaped
 //! descendants, and output files that the daemon never deletes. Every wait is bounded; no process is left.
 
-use super::{message, start_wait};
+use super::start_wait;
 use crate::support;
 
 use std::io::Read;
@@ -15,7 +15,7 @@ use opencode_pty::pipe::{LINGER, MAX_TOTAL_METADATA_BYTES};
 use opencode_pty_protocol::MAX_METADATA_BYTES;
 use serde_json::{Value, json};
 use support::{
-    Daemon, KillOnDrop, WAIT, eventually, pid_from, proc_state, process_exists, recv, threads_named, wait_dead,
+    Daemon, KillOnDrop, WAIT, eventually, message, pid_from, proc_state, process_exists, recv, threads_named, wait_dead,
 };
 
 /// The `PATH` given to children that run more than shell builtins.
