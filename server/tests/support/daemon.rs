@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use opencode_pty_protocol::{Frame, Registration, read_frame};
 use serde_json::{Value, json};
 
-use super::{WAIT, eventually, poll_for};
+use super::poll::{WAIT, eventually, poll_for};
 
 /// A daemon process and its runtime directory.
 pub struct Daemon {

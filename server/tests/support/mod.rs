@@ -1,109 +1,149 @@
-//! The one support module of the server's test binaries: the bound on every wait, the one bounded poll for
-//! state outside the daemon's protocol (/proc, files, a child's exit), and, in submodules, the in-process
-//! service helpers (`service`) and the real daemon binary's helpers (`daemon`). Each binary includes it with
-//! `#[path = "../support/mod.rs"] mod support;` and uses a different subset.
+//! The one support module of the server's test binaries, included by each with
+//! `#[path = "../support/mod.rs"] mod support;` (each uses a different subset): here the in-process helpers (a
+//! service, PTY and pipe specs, bounded waits on subscription events and exits); in `poll` the bound on every
+//! wait and the one poll for state outside the protocol; in `daemon` the real daemon binary's helpers.
 
 #![allow(dead_code, unused_imports)] // Each test binary uses a different subset.
 
 pub mod daemon;
-pub mod service;
+pub mod poll;
 
 pub use daemon::*;
-pub use service::*;
+pub use poll::*;
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::time::Instant;
 
-/// The longest any single wait in these tests may take.
-pub const WAIT: Duration = Duration::from_secs(20);
+use opencode_pty::ProcessService;
+use opencode_pty::pipe::{PipeHandle, PipeSpec};
+use opencode_pty::terminal::{Event, PtySpec, Subscription, TerminalConfig};
+use opencode_pty_protocol::Response;
 
-/// How often [`poll_for`] looks again.
-const POLL: Duration = Duration::from_millis(10);
+/// A service with the default buffers.
+pub fn service() -> ProcessService {
+    ProcessService::new(TerminalConfig::default())
+}
 
-/// Polls `probe` until it returns `Some`, for at most `bound`; `None` if it never did. For state outside the
-/// daemon's protocol only (/proc, files, a child's exit): whatever the daemon tells, a test waits for as an event.
-pub fn poll_for<T>(bound: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + bound;
-    loop {
-        if let Some(value) = probe() {
-            return Some(value);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(POLL);
+/// A PTY running `sh -c script` in `/`, 80x24.
+pub fn sh(script: &str) -> PtySpec {
+    PtySpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: "/".into(),
+        env: HashMap::new(),
+        group_id: "test".into(),
+        title: "initial".into(),
+        cols: 80,
+        rows: 24,
     }
 }
 
-/// [`poll_for`] within [`WAIT`], failing the test with `what` if the condition never held.
-pub fn eventually<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
-    poll_for(WAIT, probe).unwrap_or_else(|| panic!("{what}: not within {WAIT:?}"))
-}
-
-/// Waits at most `bound` for `child` to exit; kills and reaps it if it did not (`None` then), so no test leaves
-/// it behind.
-pub fn wait_or_kill(child: &mut Child, bound: Duration) -> Option<ExitStatus> {
-    let status = poll_for(bound, || child.try_wait().expect("try_wait"));
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
+/// A pipe process running `program args` in `/`, with a `PATH` and nothing else in its environment, writing to
+/// `out.log` in `dir`.
+pub fn pipe_spec(dir: &std::path::Path, program: &str, args: &[&str]) -> PipeSpec {
+    PipeSpec {
+        program: program.into(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        cwd: "/".into(),
+        env: HashMap::from([("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())]),
+        group_id: "test".into(),
+        output_path: dir.join("out.log"),
+        metadata: serde_json::Map::new(),
     }
-    status
 }
 
-/// Whether a process with this pid exists (zombies included).
-pub fn process_exists(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+/// A pipe process running `sh -c script` (see [`pipe_spec`]).
+pub fn pipe_sh(dir: &std::path::Path, script: &str) -> PipeSpec {
+    pipe_spec(dir, "sh", &["-c", script])
 }
 
-/// The state letter of `/proc/<pid>/stat` (`Z` for a zombie), or `None` once the process is gone.
-pub fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
+/// Waits (bounded by [`WAIT`]) for a pipe process's `exited`.
+pub fn exited_pipe(handle: &PipeHandle) -> Response {
+    let answer = handle.wait().receiver().recv_timeout(WAIT).expect("exited within the bound");
+    answer.expect("exited, not terminated")
 }
 
-/// Waits (bounded) until process `pid` is gone or a zombie: it has died.
-pub fn wait_dead(what: &str, pid: u32) {
-    eventually(what, || matches!(proc_state(pid), None | Some('Z')).then_some(()));
+/// What a subscription delivered until a condition held.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Output bytes in order, checked contiguous.
+    pub output: Vec<u8>,
+    /// The offset just past the last output byte seen.
+    pub end: Option<u64>,
+    /// Every JSON event, in order.
+    pub messages: Vec<Response>,
+    /// Each output event's size.
+    pub chunk_sizes: Vec<usize>,
 }
 
-/// The pid a test script wrote to `path`, once it is there (bounded).
-pub fn pid_from(path: &Path) -> u32 {
-    eventually("a pid in the file", || std::fs::read_to_string(path).ok()?.trim().parse().ok())
+impl Seen {
+    /// The output as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output).into_owned()
+    }
+
+    /// Whether an `exited` event arrived.
+    pub fn exited(&self) -> Option<&Response> {
+        self.messages.iter().find(|m| matches!(m, Response::Exited { .. }))
+    }
 }
 
-/// SIGKILLs a process a test reached outside the service or daemon (one that left its child's group) when
-/// dropped, even after a failed assertion, unless it is already gone or a zombie.
-pub struct KillOnDrop(pub u32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if matches!(proc_state(self.0), Some(state) if state != 'Z') {
-            let pid = nix::unistd::Pid::from_raw(self.0 as i32);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+/// Reads events until `done(seen)` holds; panics after [`WAIT`] or when the subscription ends first.
+pub fn read_until(subscription: &Subscription, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !done(seen) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "timed out waiting; seen so far: {:?} / {:?}", seen.text(), seen.messages);
+        match subscription.recv_timeout(left) {
+            Ok(Event::Output { start, bytes }) => {
+                if let Some(end) = seen.end {
+                    assert_eq!(start, end, "output events must be contiguous");
+                }
+                seen.end = Some(start + bytes.len() as u64);
+                seen.chunk_sizes.push(bytes.len());
+                seen.output.extend_from_slice(&bytes);
+            }
+            Ok(Event::Message(message)) => {
+                if let Response::Attached { end_offset, replay_base64, .. } = message.as_ref() {
+                    use base64::Engine;
+                    let replay = base64::engine::general_purpose::STANDARD.decode(replay_base64).expect("base64");
+                    seen.output.extend_from_slice(&replay);
+                    seen.end = Some(*end_offset);
+                }
+                seen.messages.push(message.as_ref().clone());
+            }
+            Err(error) => panic!("subscription ended ({error:?}); seen: {:?} / {:?}", seen.text(), seen.messages),
         }
     }
 }
 
-/// Runs `command` with `input` on its stdin and returns its output; kills it and fails the test if it outlives
-/// `bound`.
-pub fn run_bounded(mut command: Command, input: &[u8], bound: Duration) -> Output {
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    child.stdin.take().expect("stdin").write_all(input).expect("write the input");
-    let pid = child.id();
-    let (done, finished) = std::sync::mpsc::channel::<()>();
-    let guard = std::thread::spawn(move || {
-        let late = finished.recv_timeout(bound).is_err();
-        if late {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::SIGKILL);
+/// An observer subscription from offset 0 to process `id`.
+pub fn observe(service: &ProcessService, id: u64) -> Subscription {
+    let handle = service.pty(id).expect("a known process");
+    handle.subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, false).expect("subscribe")
+}
+
+/// Everything an observer sees of process `id` until it exits.
+pub fn until_exit(service: &ProcessService, id: u64) -> Seen {
+    let mut seen = Seen::default();
+    read_until(&observe(service, id), &mut seen, |s| s.exited().is_some());
+    seen
+}
+
+/// Appends events to `log` as `out:<text>` and `msg:<Debug>` until an entry satisfies `done`; panics after
+/// [`WAIT`]. For tests about the order of output and events.
+pub fn log_until(subscription: &Subscription, log: &mut Vec<String>, done: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !log.iter().any(|e| done(e)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match subscription.recv_timeout(left).unwrap_or_else(|e| panic!("no event ({e:?}); logged: {log:?}")) {
+            Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
+            Event::Message(message) => log.push(format!("msg:{message:?}")),
         }
-        late
-    });
-    let output = child.wait_with_output().expect("output");
-    let _ = done.send(());
-    let late = guard.join().expect("the guard thread");
-    assert!(!late, "{command:?} did not finish within {bound:?}");
-    output
+    }
+}
+
+/// Whether a log entry is output containing `text`.
+pub fn is_output(entry: &str, text: &str) -> bool {
+    entry.starts_with("out:") && entry.contains(text)
 }
