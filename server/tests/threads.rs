@@ -36,7 +36,7 @@ fn terminate_joins_all_four_threads_of_each_terminal() {
     // names itself once it runs, so the names are polled (within the usual bound) rather than read once.
     let roles = ["opencode-pty-ac", "opencode-pty-re", "opencode-pty-wr", "opencode-pty-wa"];
     let named = |names: &[String], role: &str| names.iter().filter(|n| n.as_str() == role).count();
-    support::eventually(|| {
+    support::eventually("every thread to name itself", || {
         let names = thread_names();
         roles.iter().all(|role| named(&names, role) == 3).then_some(())
     });
@@ -52,7 +52,7 @@ fn terminate_joins_all_four_threads_of_each_terminal() {
     service.terminate(exited.id).expect("terminate");
     // A joined thread can linger in /proc for a moment after `join` returns (the kernel wakes the joiner
     // before it removes the task), so the count is polled, within the usual bound.
-    support::eventually(|| (threads() == before).then_some(()));
+    support::eventually("terminate to join every thread", || (threads() == before).then_some(()));
 }
 
 fn shutdown_joins_every_thread_of_every_terminal_and_their_children_are_gone() {
@@ -61,7 +61,7 @@ fn shutdown_joins_every_thread_of_every_terminal_and_their_children_are_gone() {
     let pids: Vec<u32> = (0..3).map(|_| service.create_pty(sh("sleep 30")).expect("create").pid.unwrap()).collect();
     assert_eq!(threads(), before + 3 * 4);
     service.shutdown();
-    support::eventually(|| (threads() == before).then_some(()));
+    support::eventually("shutdown to join every thread", || (threads() == before).then_some(()));
     for pid in pids {
         assert!(!support::process_exists(pid), "child {pid} was reaped");
     }

@@ -1,19 +1,24 @@
-//! Helpers for the runtime tests: a service, PTY and pipe specs, and bounded waits on subscription events and
-//! exits.
+//! The one support module of the server's test binaries, included by each with
+//! `#[path = "../support/mod.rs"] mod support;` (each uses a different subset): here the in-process helpers (a
+//! service, PTY and pipe specs, bounded waits on subscription events and exits); in `poll` the bound on every
+//! wait and the one poll for state outside the protocol; in `daemon` the real daemon binary's helpers.
 
-#![allow(dead_code)] // Each test binary uses a different subset.
+#![allow(dead_code, unused_imports)] // Each test binary uses a different subset.
+
+pub mod daemon;
+pub mod poll;
+
+pub use daemon::*;
+pub use poll::*;
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use opencode_pty::ProcessService;
 use opencode_pty::pipe::{PipeHandle, PipeSpec};
 use opencode_pty::process::{Event, ExistingController};
 use opencode_pty::terminal::{PtySpec, Subscription, TerminalConfig};
 use opencode_pty_protocol::Response;
-
-/// The longest any single wait in these tests may take.
-pub const WAIT: Duration = Duration::from_secs(20);
 
 /// A service with the default buffers.
 pub fn service() -> ProcessService {
@@ -144,21 +149,4 @@ pub fn log_until(subscription: &Subscription, log: &mut Vec<String>, done: impl 
 /// Whether a log entry is output containing `text`.
 pub fn is_output(entry: &str, text: &str) -> bool {
     entry.starts_with("out:") && entry.contains(text)
-}
-
-/// Polls `probe` until it returns `Some`, for at most [`WAIT`] (for state outside the daemon, like /proc).
-pub fn eventually<T>(mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "condition not reached within {WAIT:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether a process with this pid exists (zombies included).
-pub fn process_exists(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }

@@ -1,31 +1,15 @@
 //! Helpers for tests of the real daemon binary: a daemon in a temporary runtime directory, raw framed
 //! requests over its socket, and bounded waits. Every daemon is killed when its guard drops.
 
-#![allow(dead_code)] // Each test binary uses a different subset.
-
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::{Frame, Registration, read_frame};
 use serde_json::{Value, json};
 
-/// The longest any single wait in these tests may take.
-pub const WAIT: Duration = Duration::from_secs(20);
-
-/// Polls `probe` until it returns `Some`, for at most [`WAIT`] (for state outside the daemon's protocol).
-pub fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "{what}: not within {WAIT:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
+use super::poll::{WAIT, eventually, poll_for};
 
 /// A daemon process and its runtime directory.
 pub struct Daemon {
@@ -104,10 +88,7 @@ impl Drop for Daemon {
         if self.child.try_wait().ok().flatten().is_none() {
             let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::SIGTERM);
-            let deadline = Instant::now() + WAIT;
-            while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            let _ = poll_for(WAIT, || self.child.try_wait().ok().flatten());
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
@@ -128,6 +109,12 @@ fn placeholder() -> Registration {
     }
 }
 
+/// The message of an `error` answer (failing the test if `response` is not one).
+pub fn message(response: &Value) -> &str {
+    assert_eq!(response["type"], "error", "{response}");
+    response["message"].as_str().expect("message")
+}
+
 /// Writes one control frame.
 pub fn send(stream: &mut UnixStream, value: &Value) {
     let Value::Object(map) = value else { panic!("not an object") };
@@ -146,11 +133,6 @@ pub fn recv(stream: &mut UnixStream) -> Option<Value> {
 /// Reads one frame of either kind; `None` at the end of the stream.
 pub fn recv_frame(stream: &mut UnixStream) -> Option<Frame> {
     read_frame(stream).expect("a frame")
-}
-
-/// Whether a process exists (zombies included).
-pub fn process_exists(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// A `create_pty` request for `sh -c script`.
@@ -265,17 +247,6 @@ pub fn require_python3(why: &str) {
     }
 }
 
-/// The state letter of `/proc/<pid>/stat` (`Z` for a zombie), or `None` once the process is gone.
-pub fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-/// The pid a test script wrote to `path`, once it is there (bounded).
-pub fn pid_from(path: &Path) -> u32 {
-    eventually("a pid in the file", || std::fs::read_to_string(path).ok()?.trim().parse().ok())
-}
-
 impl Daemon {
     /// Sends `subscribe` for `id` from offset 0 on a new connection, and returns it with the answer
     /// (`attached`, or an `error`).
@@ -303,4 +274,40 @@ pub fn read_subscription(stream: &mut UnixStream, attached: &Value) -> (Vec<u8>,
         }
     }
     (output, messages)
+}
+
+/// The replay an `attached` answer carries, decoded.
+pub fn replay_of(attached: &Value) -> Vec<u8> {
+    use base64::Engine;
+    let replay = attached["replay_base64"].as_str().unwrap_or_else(|| panic!("no replay in {attached}"));
+    base64::engine::general_purpose::STANDARD.decode(replay).expect("base64")
+}
+
+/// Reads a subscription's frames, appending output to `output` (which starts as the replay) and collecting the
+/// JSON events, until `done(output as text, events)` holds: the way a test waits for what the daemon says.
+/// Panics if the daemon closes the subscription first, or after [`WAIT`].
+pub fn frames_until(
+    stream: &mut UnixStream,
+    output: &mut Vec<u8>,
+    what: &str,
+    done: impl Fn(&str, &[Value]) -> bool,
+) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut messages = Vec::new();
+    while !done(&String::from_utf8_lossy(output), &messages) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {WAIT:?}; output {:?}",
+            String::from_utf8_lossy(output)
+        );
+        match recv_frame(stream) {
+            Some(Frame::Output { bytes, .. }) => output.extend_from_slice(&bytes),
+            Some(Frame::Control(map)) => messages.push(Value::Object(map)),
+            None => panic!(
+                "{what}: the subscription ended first; output {:?}, events {messages:?}",
+                String::from_utf8_lossy(output)
+            ),
+        }
+    }
+    messages
 }

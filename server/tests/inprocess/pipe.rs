@@ -4,7 +4,7 @@
 //! that leave, a lost child and a failing reader, and the service's registry of both kinds. Every wait is
 //! bounded; no process is left.
 
-mod support;
+use crate::support;
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -19,7 +19,10 @@ use opencode_pty::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES, Pip
 use opencode_pty::process::Event;
 use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_METADATA_BYTES, Mode, Response, Signal};
 use serde_json::{Map, Value, json};
-use support::{WAIT, eventually, exited_pipe, pipe_sh, pipe_spec, process_exists, service, sh};
+use support::{
+    KillOnDrop, WAIT, eventually, exited_pipe, pid_from, pipe_sh, pipe_spec, proc_state, process_exists, service, sh,
+    wait_dead, wait_or_kill,
+};
 
 /// How much later than the linger allows an `exited` may arrive in these tests (scheduling, a loaded machine).
 const LINGER_SLACK: Duration = Duration::from_secs(3);
@@ -36,30 +39,6 @@ fn fields(response: &Response) -> (Option<u32>, Option<String>, u64, Option<u64>
         }
         other => panic!("expected exited, got {other:?}"),
     }
-}
-
-/// The state letter of `/proc/<pid>/stat` (`Z` for a zombie), or `None` once the process is gone.
-fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-/// SIGKILLs a process the test reached outside the service (one that left the child's group) when dropped, even
-/// when an assertion failed first, unless it is already gone or a zombie.
-struct KillOnDrop(u32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if matches!(proc_state(self.0), Some(state) if state != 'Z') {
-            let _ =
-                nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0 as i32), nix::sys::signal::Signal::SIGKILL);
-        }
-    }
-}
-
-/// A pid a test script wrote to `path`, once it is there.
-fn pid_from(path: &Path) -> u32 {
-    eventually(|| std::fs::read_to_string(path).ok()?.trim().parse().ok())
 }
 
 #[test]
@@ -275,7 +254,9 @@ fn a_write_error_stops_the_file_but_not_the_process_or_the_offsets() {
     let mut spec = pipe_sh(dir.path(), &script);
     spec.output_path = "/dev/full".into();
     let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
-    let info = eventually(|| Some(handle.info()).filter(|i| i.pipe.as_ref().unwrap().output_error.is_some()));
+    let info = eventually("the write error", || {
+        Some(handle.info()).filter(|i| i.pipe.as_ref().unwrap().output_error.is_some())
+    });
     let error = info.pipe.as_ref().unwrap().output_error.clone().unwrap();
     assert!(error.contains("No space left on device"), "{error}");
     assert_eq!((info.output_tail, info.pipe.unwrap().output_lines, info.lifecycle), (6, 0, Lifecycle::Running));
@@ -302,7 +283,7 @@ fn leftover_writers_delay_the_exit_by_at_most_the_linger_and_then_get_sigpipe() 
     assert!(read(&spec.output_path).starts_with("hi\n"));
     // The background writer's next `echo` hits the closed pipe.
     let writer = pid_from(&pidfile);
-    eventually(|| matches!(proc_state(writer), None | Some('Z')).then_some(()));
+    wait_dead("the writer to die of SIGPIPE", writer);
 }
 
 #[test]
@@ -354,7 +335,7 @@ fn terminate_kills_the_group_and_never_waits_on_a_descendant_that_left_it() {
     assert!(!process_exists(info.pid.unwrap()));
     let pid = escaped.0;
     drop(escaped);
-    eventually(|| matches!(proc_state(pid), None | Some('Z')).then_some(()));
+    wait_dead("the escaped descendant to die", pid);
 }
 
 #[test]
@@ -431,7 +412,7 @@ fn replay_and_subscribe_give_offsets_only_then_exited() {
     let go = dir.path().join("go");
     let spec = pipe_sh(dir.path(), &format!("echo hello; while [ ! -e {} ]; do sleep 0.02; done", go.display()));
     let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
-    eventually(|| (handle.info().output_tail == 6).then_some(()));
+    eventually("the output", || (handle.info().output_tail == 6).then_some(()));
     let read = handle.replay(2).unwrap();
     assert_eq!((read.requested, read.available, read.end, read.truncated, read.bytes.len()), (2, 6, 6, true, 0));
     assert!(!handle.replay(6).unwrap().truncated);
@@ -510,7 +491,7 @@ fn an_output_fifo_nobody_reads_delays_exited_by_at_most_the_linger() {
     // The FIFO is full once even one more byte does not fit (this test's bytes only help fill it). Then the
     // reader holds a chunk it cannot write, and the child is blocked with more to come.
     let mut filler = open_nonblocking(&output, true);
-    eventually(|| match filler.write(b"x") {
+    eventually("the FIFO to fill", || match filler.write(b"x") {
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Some(()),
         _ => None,
     });
@@ -696,21 +677,12 @@ fn run_isolated(name: &str, wrapper: &[&str]) {
         }
         None => Command::new(&exe),
     };
-    command.args([name, "--exact", "--test-threads=1", "--nocapture"]).env(ISOLATED, name);
+    // The harness names a test by its path below the crate (`pipe::<name>` in this binary).
+    let path = module_path!().split_once("::").map_or(name.to_owned(), |(_, module)| format!("{module}::{name}"));
+    command.args([path.as_str(), "--exact", "--test-threads=1", "--nocapture"]).env(ISOLATED, name);
     command.stdin(Stdio::null()).stdout(out.try_clone().unwrap()).stderr(out);
     let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start {:?} for {name}: {e}", wrapper));
-    let deadline = Instant::now() + ISOLATED_RUN;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_or_kill(&mut child, ISOLATED_RUN);
     let output = read(&log);
     assert!(status.is_some_and(|s| s.success()), "{name} failed ({status:?}):\n{output}");
     assert!(output.contains("1 passed"), "{name} did not run:\n{output}");
@@ -776,7 +748,7 @@ fn a_reader_that_cannot_poll_ends_the_output_and_the_exit_is_still_published() {
     let spec = pipe_sh(dir.path(), &format!("echo before; read x < {}; echo after; exit 4", go.display()));
     let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     let waiter = handle.wait();
-    eventually(|| (handle.info().output_tail == 7).then_some(()));
+    eventually("the first line", || (handle.info().output_tail == 7).then_some(()));
     // poll(2) refuses more descriptors than RLIMIT_NOFILE (EINVAL): the reader's next poll fails.
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
     setrlimit(Resource::RLIMIT_NOFILE, 1, hard).unwrap();

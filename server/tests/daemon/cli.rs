@@ -1,37 +1,26 @@
-//! The command line against a real daemon: `status`, `list`, `watch` and `stop` observe or operate one and
-//! never start one; `play` starts its own, shows a terminal query answered, and stops it on `quit`.
+//! The `opencode-pty` command line: version and help output and usage errors; against a real daemon, `status`,
+//! `list`, `watch` and `stop` observe or operate one and never start one; `play` starts its own, shows a
+//! terminal query answered, and stops it on `quit`.
 
-mod daemon_support;
+use crate::support;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use daemon_support::{Daemon, WAIT, binary, create_sh};
 use serde_json::{Value, json};
+use support::{Daemon, WAIT, binary, create_sh, run_bounded};
 
-/// Runs the binary with `args` plus the daemon's location, killed if it outlives [`WAIT`].
+/// Runs the binary with `args` plus the daemon's location, killed if it outlives twice [`WAIT`].
 fn run_at(daemon_root: &std::path::Path, name: &str, args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(binary())
-        .args(args)
-        .args(["--name", name, "--runtime-dir"])
-        .arg(daemon_root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let pid = child.id();
-    let (done, finished) = std::sync::mpsc::channel();
-    let guard = std::thread::spawn(move || {
-        if finished.recv_timeout(WAIT * 2).is_err() {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::SIGKILL);
-        }
-    });
-    let output = child.wait_with_output().expect("output");
-    let _ = done.send(());
-    guard.join().unwrap();
-    output
+    let mut command = Command::new(binary());
+    command.args(args).args(["--name", name, "--runtime-dir"]).arg(daemon_root);
+    run_bounded(command, input, WAIT * 2)
+}
+
+/// Runs the binary with `args` alone, killed if it outlives twice [`WAIT`].
+fn run(args: &[&str]) -> Output {
+    let mut command = Command::new(binary());
+    command.args(args);
+    run_bounded(command, b"", WAIT * 2)
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -203,4 +192,38 @@ fn play_drives_a_terminal_with_every_pty_command() {
     assert!(lines[at + 2].starts_with("daemon stopped"), "{stdout}");
     assert_eq!(lines.len(), at + 3, "{stdout}");
     assert!(!root.path().join("drive").exists(), "the daemon cleaned up");
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("utf-8")
+}
+
+#[test]
+fn version_names_the_protocol() {
+    let expected = format!("opencode-pty {} (protocol 8)\n", env!("CARGO_PKG_VERSION"));
+    for flag in ["--version", "-V", "version"] {
+        let output = run(&[flag]);
+        assert!(output.status.success(), "{flag}");
+        assert_eq!(stdout(&output), expected, "{flag}");
+    }
+}
+
+#[test]
+fn verbose_version_loads_libghostty() {
+    // This only prints once the binary found libghostty-vt through its rpath.
+    let output = run(&["version", "--verbose"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = stdout(&output);
+    assert!(text.contains("(protocol 8)"), "{text}");
+    assert!(text.contains("libghostty-vt 0.1.0-dev (Ghostty 6467b1dab)"), "{text}");
+}
+
+#[test]
+fn unknown_commands_print_usage_and_fail() {
+    let output = run(&["frobnicate"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).to_lowercase().contains("usage: opencode-pty"));
+    let help = run(&["--help"]);
+    assert!(help.status.success());
+    assert!(stdout(&help).to_lowercase().contains("usage: opencode-pty"));
 }

@@ -1,20 +1,22 @@
-//! SPEC §8 (pipe processes) against the real daemon binary, one test per behaviour: validation before the file
+//! SPEC §8 (pipe processes) over the socket, one test per behaviour: validation before the file
 //! system, the output file's mode, truncation and symlink refusal, spawn failures after the open, ordered
 //! stdout/stderr, exactly `env`, a clean signal state, line counts that always match the tail, write errors,
 //! the one-second linger, `exited_at`, zombies until terminate, terminate without waiting on escaped
 //! descendants, and output files that the daemon never deletes. Every wait is bounded; no process is left.
 
-mod daemon_support;
+use super::start_wait;
+use crate::support;
 
 use std::io::Read;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use daemon_support::{Daemon, WAIT, eventually, pid_from, proc_state, process_exists, recv, send, threads_named};
 use opencode_pty::pipe::{LINGER, MAX_TOTAL_METADATA_BYTES};
 use opencode_pty_protocol::MAX_METADATA_BYTES;
 use serde_json::{Value, json};
+use support::{
+    Daemon, KillOnDrop, WAIT, eventually, message, pid_from, proc_state, process_exists, recv, threads_named, wait_dead,
+};
 
 /// The `PATH` given to children that run more than shell builtins.
 const PATH: &str = "/usr/bin:/bin";
@@ -30,12 +32,6 @@ fn create_sh(output: &Path, script: &str) -> Value {
     create_pipe(output, "/bin/sh", &["-c", script], json!({"PATH": PATH}))
 }
 
-/// The message of an `error` response.
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
-}
-
 /// `(id, pid)` of a `created` response.
 fn created(response: &Value) -> (u64, u32) {
     assert_eq!(response["type"], "created", "{response}");
@@ -48,13 +44,6 @@ fn get(daemon: &Daemon, id: u64) -> Value {
     let response = daemon.request(json!({"op": "get", "id": id}));
     assert_eq!(response["type"], "process", "{response}");
     response["process"].clone()
-}
-
-/// Sends `wait {id}` on a new connection and returns it, unanswered yet.
-fn start_wait(daemon: &Daemon, id: u64) -> UnixStream {
-    let mut stream = daemon.connect();
-    send(&mut stream, &daemon.envelope(json!({"op": "wait", "id": id})));
-    stream
 }
 
 /// Waits (bounded by the connection's read timeout) for the `exited` answer to `wait {id}`.
@@ -83,19 +72,6 @@ fn status_field(pid: u32, name: &str) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the status file");
     let prefix = format!("{name}:");
     status.lines().find_map(|l| l.strip_prefix(prefix.as_str())).expect("the field").trim().to_owned()
-}
-
-/// SIGKILLs a process this test started outside the daemon's reach when dropped (even on a failed assertion),
-/// unless it is already gone or a zombie.
-struct KillOnDrop(u32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if matches!(proc_state(self.0), Some(state) if state != 'Z') {
-            let pid = nix::unistd::Pid::from_raw(self.0 as i32);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-    }
 }
 
 #[test]
@@ -466,12 +442,6 @@ fn the_daemon_never_deletes_output_files() {
     assert!(daemon.wait_exit().success());
     assert_eq!(read(&first), "first\n", "shutdown keeps the files");
     assert_eq!(read(&second), "second\n");
-}
-
-/// Waits (bounded) until `pid` is gone or a zombie: a reparented process is reaped by whoever adopted it, if at
-/// all, so a zombie counts as dead.
-fn wait_dead(what: &str, pid: u32) {
-    eventually(what, || matches!(proc_state(pid), None | Some('Z')).then_some(()));
 }
 
 #[test]

@@ -1,22 +1,17 @@
 //! The daemon over its socket, against the real binary: authentication, request errors, ping, ownership and
-//! handoff, files and permissions, shutdown paths, and a subscription's ordering end to end.
+//! handoff, files and permissions, and shutdown paths.
 
-mod daemon_support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use daemon_support::{Daemon, WAIT, create_sh, eventually, process_exists, read_subscription, recv, recv_frame, send};
 use opencode_pty_protocol::{Frame, OWNER_DEADLINE};
-use serde_json::{Value, json};
+use serde_json::json;
+use support::{Daemon, WAIT, create_sh, eventually, message, process_exists, recv, send};
 
 fn mode(path: impl AsRef<std::path::Path>) -> u32 {
     std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
-}
-
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
 }
 
 #[test]
@@ -187,69 +182,13 @@ fn exit_leaves_a_successors_registration_alone() {
 fn a_second_daemon_in_the_same_directory_fails_clearly() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
-    let output = std::process::Command::new(daemon_support::binary())
-        .args(["daemon", "--name", &daemon.name, "--runtime-dir"])
-        .arg(daemon.root.path())
-        .output()
-        .unwrap();
+    let mut second = std::process::Command::new(support::binary());
+    second.args(["daemon", "--name", &daemon.name, "--runtime-dir"]).arg(daemon.root.path());
+    let output = support::run_bounded(second, b"", WAIT);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     let expected = format!("another opencode-pty daemon already runs in {}", daemon.dir().display());
     assert!(stderr.contains(&expected), "{stderr}");
-}
-
-#[test]
-fn a_subscription_streams_replay_then_live_output_then_exited_last() {
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let created = daemon.request(create_sh("printf first; read go; seq 1 2000; exit 3"));
-    let id = created["process"]["id"].as_u64().unwrap();
-    // Wait until the first output is in the replay.
-    eventually("first output", || {
-        let got = daemon.request(json!({"op": "get", "id": id}));
-        (got["process"]["output_tail"].as_u64()? >= 5).then_some(())
-    });
-    let mut stream = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "controller",
-                           "takeover": false});
-    send(&mut stream, &daemon.envelope(subscribe));
-    let attached = recv(&mut stream).unwrap();
-    assert_eq!(attached["type"], "attached", "{attached}");
-    assert_eq!(attached["role"], "controller");
-    let mut end = attached["end_offset"].as_u64().unwrap();
-    assert!(end >= 5);
-    use base64::Engine;
-    let mut text =
-        base64::engine::general_purpose::STANDARD.decode(attached["replay_base64"].as_str().unwrap()).unwrap();
-    let input = json!({"op": "write", "id": id, "attachment_id": "a", "data_base64": "Cg=="});
-    assert_eq!(daemon.request(input)["type"], "ok");
-    let mut messages = Vec::new();
-    loop {
-        match recv_frame(&mut stream) {
-            Some(Frame::Output { start, bytes }) => {
-                assert_eq!(start, end, "contiguous offsets");
-                end += bytes.len() as u64;
-                text.extend_from_slice(&bytes);
-            }
-            Some(Frame::Control(map)) => messages.push(Value::Object(map)),
-            None => break,
-        }
-    }
-    let text = String::from_utf8_lossy(&text);
-    assert!(text.starts_with("first"), "{text}");
-    assert!(text.contains("1999\r\n2000"), "{text}");
-    let last = messages.last().expect("events");
-    assert_eq!(last["type"], "exited", "exited comes last: {messages:?}");
-    assert_eq!(last["exit_code"], 3);
-    assert_eq!(last["final_offset"], end);
-}
-
-#[test]
-fn a_failed_subscribe_is_answered() {
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let (_, answer) = daemon.subscribe(5, "a", "observer");
-    assert_eq!(message(&answer), "process 5 not found");
 }
 
 /// Prepares a handoff on `owner` and returns the ticket.
@@ -329,53 +268,6 @@ fn malformed_frames_are_answered_and_closed() {
 }
 
 #[test]
-fn every_pty_op_is_dispatched() {
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let id = daemon.request(create_sh("printf 'hello'; read line; echo \"got $line\"; sleep 60"))["process"]["id"]
-        .as_u64()
-        .unwrap();
-    eventually("hello on the screen", || {
-        let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
-        (snapshot["text"] == "hello").then_some(())
-    });
-    // The last physical rows of the screen: `hello` is on the first of its 24.
-    let rows = daemon.request(json!({"op": "read_rows", "id": id}));
-    assert_eq!((rows["lines"].as_array().unwrap().len(), &rows["lines"][0]), (24, &json!("hello")), "{rows}");
-    let replay = daemon.request(json!({"op": "replay", "id": id, "offset": 2}));
-    assert_eq!((replay["type"].as_str(), replay["data_base64"].as_str()), (Some("replay"), Some("bGxv")));
-    assert_eq!(daemon.request(json!({"op": "rename", "id": id, "title": "mine"}))["type"], "ok");
-    let got = daemon.request(json!({"op": "get", "id": id}));
-    assert_eq!(got["process"]["pty"]["title"], "mine");
-    let resize = json!({"op": "resize", "id": id, "attachment_id": null, "cols": 90, "rows": 20});
-    assert_eq!(daemon.request(resize)["type"], "ok");
-    // `control` and `input` need a subscribed attachment.
-    let mut subscription = daemon.connect();
-    let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "a", "role": "observer",
-                           "takeover": false});
-    send(&mut subscription, &daemon.envelope(subscribe));
-    assert_eq!(recv(&mut subscription).unwrap()["type"], "attached");
-    let control = json!({"op": "control", "id": id, "attachment_id": "a", "cols": 90, "rows": 20});
-    assert_eq!(daemon.request(control)["type"], "ok");
-    let input = json!({"op": "input", "id": id, "attachment_id": "a", "cols": 90, "rows": 20, "data_base64": "eW8K"});
-    assert_eq!(daemon.request(input)["type"], "ok");
-    eventually("the typed line echoed", || {
-        let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
-        snapshot["text"].as_str()?.contains("got yo").then_some(())
-    });
-    let bad = json!({"op": "write", "id": id, "attachment_id": null, "data_base64": "eA=="});
-    assert_eq!(message(&daemon.request(bad)), "terminal input requires the active controller attachment");
-    let bad = json!({"op": "write", "id": id, "attachment_id": "a", "data_base64": "!!"});
-    assert_eq!(message(&daemon.request(bad)), "invalid input base64");
-    for op in ["wait", "signal", "set_metadata"] {
-        let request = json!({"op": op, "id": id, "signal": "SIGTERM", "metadata": {}});
-        assert!(message(&daemon.request(request)).contains("only for pipe processes"), "{op}");
-    }
-    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
-    assert_eq!(message(&daemon.request(json!({"op": "terminate", "id": id}))), format!("process {id} not found"));
-}
-
-#[test]
 fn the_owner_channel_survives_a_bad_token_and_its_shutdown_stops_the_daemon() {
     let mut daemon = Daemon::start();
     let mut owner = daemon.own();
@@ -444,33 +336,22 @@ fn stopping_never_waits_for_a_subscriber_that_does_not_read() {
     let id = daemon.request(create_sh("stty raw -echo; cat /dev/zero"))["process"]["id"].as_u64().unwrap();
     // A controller that never reads: the daemon's write to it blocks (backpressure), for ever if need be.
     let (stuck, _) = daemon.subscribe(id, "c", "controller");
-    eventually("the socket to fill", || {
-        let got = daemon.request(json!({"op": "get", "id": id}));
-        (got["process"]["output_tail"].as_u64()? > 4 * 1024 * 1024).then_some(())
-    });
+    // An observer that reads sees the output go past what the controller's socket can hold.
+    let (mut observer, attached) = daemon.subscribe(id, "o", "observer");
+    let mut end = attached["end_offset"].as_u64().expect("end_offset");
+    while end <= 4 * 1024 * 1024 {
+        match support::recv_frame(&mut observer) {
+            Some(Frame::Output { start, bytes }) => end = start + bytes.len() as u64,
+            Some(Frame::Control(event)) => panic!("unexpected event {event:?}"),
+            None => panic!("the observer was closed at offset {end}"),
+        }
+    }
+    drop(observer);
     let started = Instant::now();
     assert_eq!(daemon.request(json!({"op": "shutdown"}))["type"], "ok");
     assert!(daemon.wait_exit().success(), "an orderly stop, not the watchdog");
     assert!(started.elapsed() < Duration::from_secs(5));
     drop(stuck);
-}
-
-#[test]
-fn pty_children_get_default_dispositions_even_for_signals_the_daemon_inherited_ignored() {
-    // Whoever started the daemon left SIGUSR1 and SIGWINCH ignored; `exec` keeps that unless the daemon resets it.
-    let daemon = Daemon::start_ignoring(&["USR1", "WINCH"]);
-    let _owner = daemon.own();
-    let created = daemon
-        .request(json!({"op": "create_pty", "program": "grep", "args": ["^SigIgn", "/proc/self/status"],
-        "cwd": "/", "env": {}, "group_id": "g", "title": "t", "cols": 80, "rows": 24}));
-    let id = created["process"]["id"].as_u64().unwrap();
-    let (mut stream, attached) = daemon.subscribe(id, "a", "observer");
-    let (output, _) = read_subscription(&mut stream, &attached);
-    let text = String::from_utf8_lossy(&output);
-    let mask = text.trim().strip_prefix("SigIgn:").map(str::trim).unwrap_or_else(|| panic!("{text:?}"));
-    let ignored = u64::from_str_radix(mask, 16).unwrap();
-    // glibc keeps its internal signals 32 and 33 to itself; everything else must be back to the default.
-    assert_eq!(ignored & !((1u64 << 31) | (1u64 << 32)), 0, "the PTY child ignores {ignored:016x}");
 }
 
 #[test]
@@ -520,10 +401,9 @@ fn another_users_connection_gets_no_answer() {
                   try: s.sendall(struct.pack('>I', len(sys.argv[2])) + sys.argv[2].encode()); print(len(s.recv(65536)))\n\
                   except (BrokenPipeError, ConnectionResetError): print(0)";
     let run_as = |path: &std::path::Path, uid: u32| {
-        let output = std::process::Command::new("python3")
-            .args(["-c", script, path.to_str().unwrap(), &ping, &uid.to_string()])
-            .output()
-            .unwrap();
+        let mut python = std::process::Command::new("python3");
+        python.args(["-c", script, path.to_str().unwrap(), &ping, &uid.to_string()]);
+        let output = support::run_bounded(python, b"", WAIT);
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8_lossy(&output.stdout).trim().to_owned()
     };
@@ -559,37 +439,6 @@ fn a_stop_that_hangs_is_ended_by_the_watchdog() {
 }
 
 #[test]
-fn pty_children_inherit_the_daemons_environment_overlaid_with_env_and_pipe_children_do_not() {
-    const MARKER: &str = "OPENCODE_PTY_TEST_MARKER";
-    let daemon = Daemon::start_with_env(&[(MARKER, "inherited")]);
-    let _owner = daemon.own();
-    let script = format!("printf '%s|%s' \"${MARKER}\" \"$OVERLAY\"");
-    let created = daemon.request(json!({"op": "create_pty", "program": "sh", "args": ["-c", script], "cwd": "/",
-        "env": {"OVERLAY": "given"}, "group_id": "g", "title": "t", "cols": 80, "rows": 24}));
-    assert_eq!(created["type"], "created", "{created}");
-    let id = created["process"]["id"].as_u64().unwrap();
-    let (mut stream, attached) = daemon.subscribe(id, "a", "observer");
-    assert_eq!(attached["type"], "attached", "{attached}");
-    let (output, messages) = read_subscription(&mut stream, &attached);
-    assert_eq!(messages.last().map(|m| m["type"].clone()), Some(json!("exited")), "{messages:?}");
-    // Without the daemon's environment the marker would be empty; without the overlay, OVERLAY would be.
-    assert_eq!(String::from_utf8_lossy(&output), "inherited|given");
-
-    // A pipe child gets exactly `env`, so the same variable is absent there.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("env.log");
-    let created = daemon.request(json!({"op": "create_pipe", "program": "/usr/bin/env", "args": [], "cwd": "/",
-        "env": {"OVERLAY": "given"}, "group_id": "g", "output_path": path.to_str().unwrap()}));
-    assert_eq!(created["type"], "created", "{created}");
-    let mut waiting = daemon.connect();
-    send(&mut waiting, &daemon.envelope(json!({"op": "wait", "id": created["process"]["id"]})));
-    let exited = recv(&mut waiting).expect("exited");
-    assert_eq!((exited["type"].as_str(), exited["exit_code"].as_u64()), (Some("exited"), Some(0)), "{exited}");
-    let listed = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(listed, "OVERLAY=given\n", "no {MARKER} line");
-}
-
-#[test]
 fn a_daemon_with_a_relative_runtime_dir_still_takes_its_children_when_it_is_killed() {
     let mut daemon = Daemon::start_relative();
     let _owner = daemon.own();
@@ -614,7 +463,7 @@ fn a_daemon_with_a_relative_runtime_dir_still_takes_its_children_when_it_is_kill
     daemon.child.wait().unwrap();
     // The guardian runs in `/`: it finds the record only if the daemon handed it an absolute path.
     eventually("the pipe child to be ended by the guardian", || {
-        (!matches!(daemon_support::proc_state(pid), Some(state) if state != 'Z')).then_some(())
+        (!matches!(support::proc_state(pid), Some(state) if state != 'Z')).then_some(())
     });
     group.0 = None;
 }

@@ -1,7 +1,7 @@
 //! Controller and observers, resizes, and delivery: who may write, who gets promoted, and that backpressure
 //! and slow subscribers never lose bytes or block shutdown.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -151,7 +151,9 @@ fn an_observer_that_never_reads_is_disconnected() {
     // Without reading, wait until the terminal has produced far more than the observer may be held: by then it
     // must have been dropped, or the terminal waited for it.
     let most = (OBSERVER_QUEUE_EVENTS * 8192 + OBSERVER_BACKLOG_BYTES + 8192) as u64;
-    support::eventually(|| (service.get(info.id).unwrap().output_tail > 3 * most).then_some(()));
+    support::eventually("the output to pass the stuck observer", || {
+        (service.get(info.id).unwrap().output_tail > 3 * most).then_some(())
+    });
     // Draining what it was sent ends in Disconnected, after at most the channel's and the backlog's worth.
     let mut received = 0u64;
     loop {
@@ -175,11 +177,9 @@ fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_termina
     let handle = service.pty(info.id).unwrap();
     let controller = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
     // The controller never reads: its queue fills, output is held back, the reader waits, the child waits.
-    let deadline = Instant::now() + support::WAIT;
-    while controller.receiver().len() < opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS {
-        assert!(Instant::now() < deadline, "the controller queue never filled");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    support::eventually("the controller queue to fill", || {
+        (controller.receiver().len() >= opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS).then_some(())
+    });
     let held = service.get(info.id).expect("get").output_tail;
     // Requests are still answered in full while the controller is behind, takeover included.
     handle.rename(Some("still here".into())).expect("rename answers");
@@ -219,11 +219,9 @@ fn a_full_writer_queue_never_blocks_terminate() {
             }
         })
     };
-    let deadline = Instant::now() + support::WAIT;
-    while accepted.load(Ordering::Relaxed) < opencode_pty::terminal::WRITER_QUEUE_CHUNKS {
-        assert!(Instant::now() < deadline, "the writer queue never filled");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    support::eventually("the writer queue to fill", || {
+        (accepted.load(Ordering::Relaxed) >= opencode_pty::terminal::WRITER_QUEUE_CHUNKS).then_some(())
+    });
     let started = Instant::now();
     service.terminate(info.id).unwrap();
     assert!(started.elapsed() < support::WAIT, "terminate waited on the full writer queue");
@@ -314,7 +312,9 @@ fn a_takeover_gets_through_to_a_stalled_controller_and_held_requests_follow_in_o
     // `get` is never held back, so it shows how far the renames got: close to where the controller stalls.
     let number = |title: String| title.strip_prefix("title ").and_then(|n| n.parse::<usize>().ok());
     let stall_point = CONTROLLER_QUEUE_EVENTS + CONTROLLER_BACKLOG_EVENTS - 10;
-    support::eventually(|| (number(service.get(info.id).ok()?.pty?.title)? >= stall_point).then_some(()));
+    support::eventually("the renames to reach the stall point", || {
+        (number(service.get(info.id).ok()?.pty?.title)? >= stall_point).then_some(())
+    });
     let last = format!("title {}", CONTROLLER_QUEUE_EVENTS + CONTROLLER_BACKLOG_EVENTS + 49);
     assert_ne!(service.get(info.id).unwrap().pty.unwrap().title, last, "the last renames are held back");
     // The takeover is not held back behind the deferred renames (before, it waited for them: 30 s, then failed).

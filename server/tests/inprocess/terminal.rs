@@ -1,6 +1,6 @@
 //! The terminal runtime end to end, in process: real PTY children, the actor, replay, subscriptions, exit.
 
-mod support;
+use crate::support;
 
 use base64::Engine;
 use opencode_pty::ServiceError;
@@ -10,7 +10,7 @@ use support::{Seen, is_output, log_until, observe, process_exists, read_until, s
 
 /// Waits (bounded) until process `id`'s foreground process is `name`.
 fn until_foreground(service: &opencode_pty::ProcessService, id: u64, name: &str) {
-    support::eventually(|| {
+    support::eventually("the foreground process", || {
         let pty = service.get(id).ok()?.pty?;
         (pty.foreground_process.as_deref() == Some(name)).then_some(())
     });
@@ -253,7 +253,7 @@ fn the_foreground_process_is_refreshed_by_get_and_published() {
     let handle = service.pty(info.id).unwrap();
     let subscription = handle.subscribe(0, "a".into(), Role::Observer, ExistingController::Refuse).unwrap();
     handle.write(None, b"\r".to_vec()).unwrap();
-    let name = support::eventually(|| {
+    let name = support::eventually("sleep in the foreground", || {
         service.get(info.id).unwrap().pty.unwrap().foreground_process.filter(|name| name == "sleep")
     });
     assert_eq!(name, "sleep");
@@ -354,7 +354,7 @@ fn terminate_kills_the_whole_process_group() {
     drop(subscription);
     service.terminate(info.id).unwrap();
     // The background job was in the child's process group: killed too (a zombie until its parent is reaped).
-    support::eventually(|| {
+    support::eventually("the background process to die", || {
         let state = std::fs::read_to_string(format!("/proc/{background}/stat")).unwrap_or_default();
         (state.is_empty() || state.contains(") Z ")).then_some(())
     });

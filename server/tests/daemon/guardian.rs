@@ -4,20 +4,20 @@
 //! does not match is never signalled; whoever acted on a dead daemon's record removes it, so nobody acts on it
 //! again; and the guardian itself holds nothing of the daemon's and goes away with an orderly stop.
 
-mod daemon_support;
+use crate::support;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant, SystemTime};
 
-use daemon_support::{Daemon, create_sh, eventually};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use opencode_pty::daemon::leftovers::proc_stat;
 use opencode_pty::daemon::record::{GROUPS_FILE, Group, RecordFile};
 use opencode_pty::procinfo::{parse_stat, process_start};
 use serde_json::{Value, json};
+use support::{Daemon, create_sh, eventually};
 
 /// The pipe process: a shell whose two children stay in its group.
 const PIPE_SCRIPT: &str = "sleep 1014 & sleep 1015; wait";

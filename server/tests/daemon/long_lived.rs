@@ -3,18 +3,18 @@
 //! that is, with output and input still flowing at the end. Most tests shorten the first-request deadline (a
 //! hidden daemon option) so they stay fast; one holds a subscription and a wait past the real one.
 
-mod daemon_support;
+use crate::support;
 
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use daemon_support::{Daemon, create_sh, recv, recv_frame, send};
 use opencode_pty::daemon::connection::FIRST_REQUEST_TIMEOUT;
 use opencode_pty::daemon::subscription::STALLED_WRITE_CHECK;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
+use support::{Daemon, create_sh, recv, recv_frame, send};
 
 /// The shortened first-request deadline of most tests here.
 const SHORT: Duration = Duration::from_millis(300);

@@ -3,22 +3,17 @@
 //! `list`, `get`, `snapshot` and `subscribe` answering at the largest sizes the limits allow, and the largest
 //! terminal's checkpoint fitting its limit (in `snapshot` and every `resized`) however full its history.
 
-mod daemon_support;
+use crate::support;
 
 use std::os::unix::net::UnixStream;
 
-use daemon_support::{Daemon, create_sh, eventually, recv_frame};
 use opencode_pty_protocol::{
     Frame, MAX_ARG_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_GROUP_ID_CHARS,
     MAX_METADATA_BYTES, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
 };
 use opencode_pty_vt::{MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 use serde_json::{Value, json};
-
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
-}
+use support::{Daemon, create_sh, eventually, frames_until, message, recv_frame, replay_of};
 
 fn sized(script: &str, cols: u16, rows: u16) -> Value {
     let mut request = create_sh(script);
@@ -165,10 +160,16 @@ fn a_program_title_is_cut_to_the_limit() {
     // 600 characters: under what the emulator accepts, over what the daemon keeps.
     let created = daemon.request(create_sh("printf '\\033]2;%s\\007' \"$(printf '%0600d' 0)\"; read x"));
     let id = created["process"]["id"].as_u64().expect("a PTY");
-    let title = eventually("the program's title", || {
-        let title = daemon.request(json!({"op": "get", "id": id}))["process"]["pty"]["title"].clone();
-        (title != "t").then_some(title)
-    });
+    // The title the program set: in `attached` if it came first, else in the `title_changed` that follows.
+    let (mut observer, attached) = daemon.subscribe(id, "o", "observer");
+    let mut title = attached["process"]["pty"]["title"].clone();
+    if title == "t" {
+        let changed = |events: &[Value]| events.iter().any(|e| e["type"] == "title_changed");
+        let events = frames_until(&mut observer, &mut replay_of(&attached), "title_changed", |_, e| changed(e));
+        title = events.iter().find(|e| e["type"] == "title_changed").expect("title_changed")["title"].clone();
+    }
+    assert_eq!(title, json!("0".repeat(MAX_TITLE_CHARS)), "the program's title, cut");
+    let title = daemon.request(json!({"op": "get", "id": id}))["process"]["pty"]["title"].clone();
     assert_eq!(title, json!("0".repeat(MAX_TITLE_CHARS)));
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
 }
@@ -279,7 +280,8 @@ fn adversarial_text(cols: usize, rows: usize) -> Vec<u8> {
     text
 }
 
-/// Starts `cat` of `text` in a terminal of `cols` x `rows` and waits until the terminal has parsed it all.
+/// Starts `cat` of `text` in a terminal of `cols` x `rows` and waits until the terminal has parsed it all: polled
+/// with `get`, since the event (the output frames) would be the whole text streamed once more.
 fn cat_into_terminal(daemon: &Daemon, dir: &std::path::Path, name: &str, text: &[u8], cols: u16, rows: u16) -> u64 {
     let file = dir.join(name);
     std::fs::write(&file, text).expect("write");

@@ -2,15 +2,15 @@
 //! own size in memory however it is nested, duplicate members are refused at every level with no effect (a
 //! duplicated token is never tried), and malformed frames write a bounded number of log lines.
 
-mod daemon_support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
-use daemon_support::{Daemon, recv, send};
 use opencode_pty::daemon::log_limit::LOG_BURST;
 use opencode_pty_protocol::MAX_FRAME_BYTES;
 use serde_json::json;
+use support::{Daemon, recv, send};
 
 /// Sends `text` as one control frame (no re-encoding, so duplicate members reach the daemon as written).
 fn send_text(stream: &mut UnixStream, text: &str) {

@@ -1,26 +1,24 @@
-//! Pipe processes over the socket, against the real binary: create, list by mode, wait (held, immediate,
-//! several, terminated, daemon stopping), signal, set_metadata, subscribe without output (attached before the
+//! Pipe processes over the socket, against the real binary (the one place for them; the in-process runtime's
+//! pipe tests are `tests/inprocess/pipe.rs`): here the requests (create, list by mode, wait held, immediate,
+//! several, terminated, daemon stopping; signal, set_metadata, subscribe without output: attached before the
 //! exit, then `exited`), waiters and subscribers that closed their connections, and clear errors for the other
-//! kind's requests.
+//! kind's requests; `spec` checks SPEC §8 one behaviour per test.
 
-mod daemon_support;
+mod spec;
+
+use crate::support;
 
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use daemon_support::{Daemon, create_sh, eventually, recv, recv_frame, send, threads_named};
 use opencode_pty::pipe::MAX_PIPE_WAITERS;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
+use support::{Daemon, create_sh, eventually, message, read_subscription, recv, recv_frame, send, threads_named};
 
 fn create_pipe(dir: &Path, script: &str) -> Value {
     json!({"op": "create_pipe", "program": "/bin/sh", "args": ["-c", script], "cwd": "/", "env": {"PATH": "/usr/bin:/bin"},
            "group_id": "g", "output_path": dir.join("out.log").to_str().unwrap(), "metadata": {"k": 1}})
-}
-
-fn message(response: &Value) -> &str {
-    assert_eq!(response["type"], "error", "{response}");
-    response["message"].as_str().expect("message")
 }
 
 /// Sends `wait {id}` on a new connection and returns it, unanswered yet.
@@ -258,9 +256,10 @@ fn exits_are_reported_even_when_the_daemon_was_started_with_sigchld_ignored() {
     let id = daemon.request(create_pipe(out.path(), "exit 7"))["process"]["id"].as_u64().unwrap();
     assert_eq!(recv(&mut start_wait(&daemon, id)).unwrap()["exit_code"], 7);
     let pty = daemon.request(create_sh("exit 9"))["process"]["id"].as_u64().unwrap();
-    let exited = eventually("the PTY to exit", || {
-        let got = daemon.request(json!({"op": "get", "id": pty}));
-        (got["process"]["lifecycle"]["status"] != "running").then_some(got)
-    });
-    assert_eq!(exited["process"]["lifecycle"], json!({"status": "exited", "exit_code": 9}));
+    let (mut observer, attached) = daemon.subscribe(pty, "o", "observer");
+    let (_, events) = read_subscription(&mut observer, &attached);
+    let exited = events.last().expect("events");
+    assert_eq!((&exited["type"], &exited["exit_code"]), (&json!("exited"), &json!(9)), "{events:?}");
+    let got = daemon.request(json!({"op": "get", "id": pty}));
+    assert_eq!(got["process"]["lifecycle"], json!({"status": "exited", "exit_code": 9}));
 }

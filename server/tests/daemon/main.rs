@@ -1,0 +1,14 @@
+//! The real daemon binary over its socket and its command line: one test binary whose modules are its
+//! topics. Every daemon a test starts is stopped when its guard drops, even on panic.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bad_input;
+mod cli;
+mod guardian;
+mod limits;
+mod long_lived;
+mod ownership;
+mod pipe;
+mod terminal;
