@@ -7,8 +7,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use opencode_pty::ProcessService;
-use opencode_pty::process::{Event, ExistingController};
-use opencode_pty::terminal::{PtySpec, TerminalConfig};
+use opencode_pty::{Event, ExistingController};
+use opencode_pty::{PtySpec, TerminalConfig};
 use opencode_pty_protocol::{Response, Role};
 
 const IDLE_TERMINALS: usize = 100;

@@ -15,7 +15,7 @@ use crate::error::ServiceError;
 
 /// Refuses a terminal size with a zero, more than [`MAX_COLS`] columns, more than [`MAX_ROWS`] rows or more
 /// than [`MAX_CELLS`] cells.
-pub fn check_size(cols: u16, rows: u16) -> Result<(), ServiceError> {
+pub(crate) fn check_size(cols: u16, rows: u16) -> Result<(), ServiceError> {
     if cols == 0 || rows == 0 {
         return Err(ServiceError::invalid(format!("terminal dimensions must be positive (got {cols}x{rows})")));
     }
@@ -35,7 +35,7 @@ pub fn check_size(cols: u16, rows: u16) -> Result<(), ServiceError> {
 }
 
 /// Refuses `value` when it has more than `limit` characters; `field` names it in the message.
-pub fn check_chars(field: &str, value: &str, limit: usize) -> Result<(), ServiceError> {
+pub(crate) fn check_chars(field: &str, value: &str, limit: usize) -> Result<(), ServiceError> {
     // A string of at most `limit` bytes has at most `limit` characters: only longer ones need counting.
     if value.len() > limit && value.chars().count() > limit {
         return Err(ServiceError::invalid(format!("{field} is over the {limit}-character limit")));
@@ -44,19 +44,19 @@ pub fn check_chars(field: &str, value: &str, limit: usize) -> Result<(), Service
 }
 
 /// A title (`create_pty`, `rename`): at most [`MAX_TITLE_CHARS`].
-pub fn check_title(title: &str) -> Result<(), ServiceError> {
+pub(crate) fn check_title(title: &str) -> Result<(), ServiceError> {
     check_chars("title", title, MAX_TITLE_CHARS)
 }
 
 /// An attachment id: at most [`MAX_ATTACHMENT_ID_CHARS`].
-pub fn check_attachment(attachment: &str) -> Result<(), ServiceError> {
+pub(crate) fn check_attachment(attachment: &str) -> Result<(), ServiceError> {
     check_chars("attachment_id", attachment, MAX_ATTACHMENT_ID_CHARS)
 }
 
 /// What every process echoes back: `program`, `args` (at most [`MAX_ARGS`], each at most [`MAX_ARG_CHARS`],
 /// and together with the program at most [`MAX_COMMAND_BYTES`] as JSON), `cwd` and `group_id`. Answers the
 /// size of `command` as JSON.
-pub fn check_process(program: &str, args: &[String], cwd: &str, group_id: &str) -> Result<usize, ServiceError> {
+pub(crate) fn check_process(program: &str, args: &[String], cwd: &str, group_id: &str) -> Result<usize, ServiceError> {
     check_chars("program", program, MAX_PATH_CHARS)?;
     check_chars("cwd", cwd, MAX_PATH_CHARS)?;
     check_chars("group_id", group_id, MAX_GROUP_ID_CHARS)?;
@@ -77,7 +77,7 @@ pub fn check_process(program: &str, args: &[String], cwd: &str, group_id: &str) 
 }
 
 /// The size of `value` as a JSON string, quotes included, as `serde_json` writes it.
-pub fn json_len(value: &str) -> usize {
+pub(crate) fn json_len(value: &str) -> usize {
     2 + value
         .chars()
         .map(|c| match c {
@@ -89,7 +89,7 @@ pub fn json_len(value: &str) -> usize {
 }
 
 /// The most bytes a string of `chars` characters can take as JSON (every character a `\u00XX` escape).
-pub const fn max_json_len(chars: usize) -> usize {
+pub(crate) const fn max_json_len(chars: usize) -> usize {
     2 + 6 * chars
 }
 

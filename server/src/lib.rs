@@ -8,23 +8,53 @@
 //! output file and reader), `procinfo` (the foreground process of a PTY), `error` (what a client is told),
 //! `bounds` (client-supplied sizes against the protocol's limits), `listing` (the daemon-wide budget that
 //! keeps `list` within one frame), `daemon` (the persistent service: runtime directory, registration, socket,
-//! ownership, dispatch).
+//! ownership, the router that answers every request, the connection that only does I/O).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
+#![warn(unreachable_pub)]
 
-pub mod bounds;
-pub mod daemon;
-pub mod error;
-pub mod listing;
-pub mod pipe;
-pub mod process;
-pub mod procinfo;
-pub mod service;
-pub mod terminal;
+mod bounds;
+mod daemon;
+mod error;
+mod listing;
+mod pipe;
+mod process;
+mod procinfo;
+mod service;
+mod terminal;
 
+// The public API is what the binary (`main.rs`, `cli/`), the tests and the examples use; everything else is
+// `pub(crate)`, and `unreachable_pub` keeps it so.
+
+pub use daemon::guardian::serve as serve_guardian;
+pub use daemon::run::{DaemonOptions, run as run_daemon};
+pub use daemon::runtime::{default_root, validate_name};
 pub use error::ServiceError;
+pub use pipe::{PipeHandle, PipeSpec, stalled_output_error};
+pub use process::{Event, ExistingController};
 pub use service::ProcessService;
+pub use terminal::{PtySpec, Subscription, TerminalConfig};
+
+/// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
+pub mod limits {
+    pub use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
+    pub use crate::daemon::log_limit::LOG_BURST;
+    pub use crate::daemon::subscription::STALLED_WRITE_CHECK;
+    pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
+    pub use crate::terminal::{
+        CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, MAX_PENDING_INPUT_BYTES, OBSERVER_BACKLOG_BYTES,
+        OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS, OUTPUT_QUEUE_CHUNKS, REQUEST_TIMEOUT, WRITER_QUEUE_CHUNKS,
+    };
+}
+
+/// What the daemon leaves in its runtime directory and reads from `/proc` about the process groups it started,
+/// for tests that check the guardian's work from outside.
+pub mod inspect {
+    pub use crate::daemon::leftovers::proc_stat;
+    pub use crate::daemon::record::{GROUPS_FILE, Group, RecordFile};
+    pub use crate::procinfo::{parse_stat, process_start};
+}
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub fn now_ms() -> u64 {

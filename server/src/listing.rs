@@ -22,19 +22,19 @@ use crate::terminal::PtySpec;
 /// metadata total (`MAX_TOTAL_METADATA_BYTES`, 4 MiB) and the answer's own few bytes, a `list` of either mode
 /// stays under one frame (8 MiB). Since every process reserves at least [`PROCESS_INFO_OVERHEAD_BYTES`], it
 /// also bounds how many processes can be live at once (3072).
-pub const MAX_TOTAL_INFO_BYTES: usize = 3 * 1024 * 1024;
+pub(crate) const MAX_TOTAL_INFO_BYTES: usize = 3 * 1024 * 1024;
 
 /// What one process's info takes as JSON apart from the strings its client gave: keys, ids, offsets, times,
 /// the lifecycle (a failure message is the daemon's own text with the system's reason), a pipe's
 /// `output_error` or a PTY's foreground process name (at most 15 bytes from the kernel), and the comma that
 /// separates it from the next one in `list`. A unit test checks the worst case fits.
-pub const PROCESS_INFO_OVERHEAD_BYTES: usize = 1024;
+pub(crate) const PROCESS_INFO_OVERHEAD_BYTES: usize = 1024;
 
 /// One PTY title at its longest as JSON.
-pub const TITLE_SLOT_BYTES: usize = max_json_len(MAX_TITLE_CHARS);
+pub(crate) const TITLE_SLOT_BYTES: usize = max_json_len(MAX_TITLE_CHARS);
 
 /// What a PTY reserves: the overhead, its command, cwd and group id, and two title slots.
-pub fn pty_cost(spec: &PtySpec, command_bytes: usize) -> usize {
+pub(crate) fn pty_cost(spec: &PtySpec, command_bytes: usize) -> usize {
     PROCESS_INFO_OVERHEAD_BYTES
         + command_bytes
         + json_len(&spec.cwd.to_string_lossy())
@@ -43,7 +43,7 @@ pub fn pty_cost(spec: &PtySpec, command_bytes: usize) -> usize {
 }
 
 /// What a pipe process reserves: the overhead, its command, cwd, group id and output path.
-pub fn pipe_cost(spec: &PipeSpec, command_bytes: usize) -> usize {
+pub(crate) fn pipe_cost(spec: &PipeSpec, command_bytes: usize) -> usize {
     PROCESS_INFO_OVERHEAD_BYTES
         + command_bytes
         + json_len(&spec.cwd.to_string_lossy())
@@ -53,19 +53,19 @@ pub fn pipe_cost(spec: &PipeSpec, command_bytes: usize) -> usize {
 
 /// The running total of the live processes' reservations.
 #[derive(Debug, Default)]
-pub struct ListingBudget {
+pub(crate) struct ListingBudget {
     used: AtomicUsize,
 }
 
 impl ListingBudget {
     /// The bytes reserved now.
-    pub fn used(&self) -> usize {
+    pub(crate) fn used(&self) -> usize {
         self.used.load(Ordering::Acquire)
     }
 
     /// Reserves `bytes`, or refuses (reserving nothing) when the total would pass [`MAX_TOTAL_INFO_BYTES`].
     /// One atomic step, so concurrent creates can never pass the budget together.
-    pub fn reserve(self: &Arc<Self>, bytes: usize) -> Result<Reservation, ServiceError> {
+    pub(crate) fn reserve(self: &Arc<Self>, bytes: usize) -> Result<Reservation, ServiceError> {
         let mut refused = None;
         let result = self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
             let total = used.saturating_add(bytes);
@@ -84,7 +84,7 @@ impl ListingBudget {
 
 /// One process's share of the budget, given back when dropped.
 #[derive(Debug)]
-pub struct Reservation {
+pub(crate) struct Reservation {
     budget: Arc<ListingBudget>,
     bytes: usize,
 }

@@ -51,7 +51,7 @@ pub fn parse_stat(line: &str) -> Option<StatFields> {
 /// The start time tells a process apart from a later one that reuses its pid: the kernel hands a pid out
 /// again only after the first process is gone, so the two never share a start time unless both started within
 /// the same clock tick.
-pub fn parse_start(line: &str) -> Option<(char, u64)> {
+pub(crate) fn parse_start(line: &str) -> Option<(char, u64)> {
     let close = line.rfind(')')?;
     let mut rest = line[close + 1..].split_ascii_whitespace();
     let state = rest.next()?.chars().next()?;
@@ -76,7 +76,7 @@ pub fn process_start(pid: u32) -> Option<(char, u64)> {
 /// open on it are preferred; when none is (or `tty` is `None`), the whole group is considered. Among the
 /// candidates the one with the longest parent chain wins, then the highest pid.
 #[cfg(target_os = "linux")]
-pub fn foreground_process(master: impl AsFd, tty: Option<&Path>) -> Option<String> {
+pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>) -> Option<String> {
     let group = nix::unistd::tcgetpgrp(master).ok()?.as_raw();
     // With no session attached the kernel reports 0, which is the group of the kernel's own threads.
     if group <= 0 {

@@ -3,7 +3,7 @@
 
 mod support;
 
-use opencode_pty::process::ExistingController;
+use opencode_pty::ExistingController;
 use opencode_pty_protocol::Role;
 use support::{Seen, read_until, service, sh};
 

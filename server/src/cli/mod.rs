@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use opencode_pty::daemon::run::{DaemonOptions, run as run_daemon};
-use opencode_pty::daemon::runtime::{default_root, validate_name};
-use opencode_pty::terminal::TerminalConfig;
+use opencode_pty::TerminalConfig;
+use opencode_pty::{DaemonOptions, run_daemon};
+use opencode_pty::{default_root, validate_name};
 use opencode_pty_protocol::PROTOCOL_VERSION;
 
 /// The line printed by `--version`, `-V` and `version`.
@@ -65,7 +65,7 @@ enum Command {
         handoff_ttl_ms: u64,
         /// How long a new connection may take to send its first request, in milliseconds (for tests of what that
         /// deadline must not cut).
-        #[arg(long, hide = true, default_value_t = opencode_pty::daemon::connection::FIRST_REQUEST_TIMEOUT.as_millis() as u64)]
+        #[arg(long, hide = true, default_value_t = opencode_pty::limits::FIRST_REQUEST_TIMEOUT.as_millis() as u64)]
         first_request_timeout_ms: u64,
         /// A pause at the start of the stop, in milliseconds (for tests of the cleanup watchdog).
         #[arg(long, hide = true, default_value_t = 0)]
@@ -156,7 +156,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             run_daemon(options)?;
         }
-        Command::Guard { record, instance } => opencode_pty::daemon::guardian::serve(&record, &instance)?,
+        Command::Guard { record, instance } => opencode_pty::serve_guardian(&record, &instance)?,
         Command::Play { location } => client_runtime()?.block_on(play::play(&location.root()?, &location.name))?,
         Command::Status { location, json } => client_runtime()?.block_on(observe::status(&location.dir()?, json))?,
         Command::List { location, json } => client_runtime()?.block_on(observe::list(&location.dir()?, json))?,

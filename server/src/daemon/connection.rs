@@ -22,21 +22,21 @@ use super::server::DaemonState;
 pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long writing one whole response may take before the client counts as gone.
-pub const RESPONSE_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const RESPONSE_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A socket whose reads (or writes) all end by one deadline (a per-call timeout would restart with every
 /// byte, so a client sending one byte at a time could hold a connection for ever). Reading arms only the read
 /// timeout and writing only the write timeout, so a deadline for one direction never outlives its use in the
 /// other: a subscription's close watcher reads with no timeout while its frames are written.
 #[derive(Debug)]
-pub struct Deadline<'a> {
+pub(crate) struct Deadline<'a> {
     stream: &'a UnixStream,
     deadline: Option<Instant>,
 }
 
 impl<'a> Deadline<'a> {
     /// Reads or writes on `stream` that must finish within `bound` from now (`None`: no bound).
-    pub fn new(stream: &'a UnixStream, bound: Option<Duration>) -> Deadline<'a> {
+    pub(crate) fn new(stream: &'a UnixStream, bound: Option<Duration>) -> Deadline<'a> {
         Deadline { stream, deadline: bound.map(|b| Instant::now() + b) }
     }
 
@@ -73,7 +73,7 @@ impl Write for Deadline<'_> {
 }
 
 /// Encodes a response as a control frame.
-pub fn response_frame(response: &Response) -> Vec<u8> {
+pub(crate) fn response_frame(response: &Response) -> Vec<u8> {
     let encoded = match serde_json::to_value(response) {
         Ok(serde_json::Value::Object(map)) => encode_control(&map).map_err(|e| e.to_string()),
         Ok(_) => Err("it is not a JSON object".to_owned()),
@@ -89,12 +89,12 @@ pub fn response_frame(response: &Response) -> Vec<u8> {
 }
 
 /// Writes one response within [`RESPONSE_WRITE_TIMEOUT`]; false when the client is gone or too slow.
-pub fn send(stream: &UnixStream, response: &Response) -> bool {
+pub(crate) fn send(stream: &UnixStream, response: &Response) -> bool {
     Deadline::new(stream, Some(RESPONSE_WRITE_TIMEOUT)).write_all(&response_frame(response)).is_ok()
 }
 
 /// Answers a connection the daemon will not serve, and closes it.
-pub fn refuse(stream: &UnixStream, message: &str) {
+pub(crate) fn refuse(stream: &UnixStream, message: &str) {
     send(stream, &Response::Error { message: message.into() });
 }
 
@@ -149,7 +149,7 @@ fn malformed(frame_error: &FrameError) -> Option<Incoming> {
 
 /// Serves one accepted connection (its peer already checked) until it is done: its first request, within the
 /// first-request deadline, and whatever that request turns the connection into.
-pub fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
+pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
     let first = read_frame(state, &mut Deadline::new(&stream, Some(state.first_request_timeout)));
     // The first-request deadline ends here; whatever the connection does next has no read deadline.
     if stream.set_read_timeout(None).is_err() {

@@ -31,14 +31,14 @@ use crate::process::thread::join_reporting;
 
 /// How long the supervisor waits before starting a new guardian when one exits while the daemon runs, so a
 /// guardian that cannot run does not make it spin.
-pub const GUARDIAN_RESTART_DELAY: Duration = Duration::from_secs(1);
+pub(crate) const GUARDIAN_RESTART_DELAY: Duration = Duration::from_secs(1);
 
 /// The hidden command that runs a guardian.
-pub const GUARD_COMMAND: &str = "guard";
+pub(crate) const GUARD_COMMAND: &str = "guard";
 
 /// The daemon's side: the pipe the guardian watches and the thread that supervises it.
 #[derive(Debug)]
-pub struct Guardian {
+pub(crate) struct Guardian {
     watch: Arc<Mutex<Watch>>,
     /// Dropped to wake the supervisor out of its restart delay.
     stop: Sender<()>,
@@ -64,7 +64,7 @@ struct Launch {
 
 impl Guardian {
     /// Starts a guardian for the record at `record`, written by the daemon `instance_id`, and its supervisor.
-    pub fn start(record: &Path, instance_id: &str) -> std::io::Result<Guardian> {
+    pub(crate) fn start(record: &Path, instance_id: &str) -> std::io::Result<Guardian> {
         let launch = Launch { record: record.to_owned(), instance_id: instance_id.to_owned() };
         let (child, pipe) = launch.spawn()?;
         let watch = Arc::new(Mutex::new(Watch { pipe: Some(pipe), pid: Some(child.id()), stopping: false }));
@@ -83,14 +83,9 @@ impl Guardian {
         }
     }
 
-    /// The current guardian's pid.
-    pub fn pid(&self) -> Option<u32> {
-        lock(&self.watch).pid
-    }
-
     /// Closes the pipe, so the guardian finds the (removed) record and exits, and waits for the supervisor,
     /// which reaps it. Call it after the record is removed.
-    pub fn stop(self) {
+    pub(crate) fn stop(self) {
         {
             let mut watch = lock(&self.watch);
             watch.stopping = true;

@@ -25,11 +25,11 @@ use super::runtime::LOCK_FILE;
 /// How many times the members of a group whose leader is gone are looked up and killed: a member may start a
 /// process between the lookup and its own SIGKILL, which the next round finds. It stops early once a round
 /// finds nobody new.
-pub const MAX_MEMBER_ROUNDS: usize = 4;
+pub(crate) const MAX_MEMBER_ROUNDS: usize = 4;
 
 /// What ending the groups of a record did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Ended {
+pub(crate) struct Ended {
     /// Groups whose leader still ran with the recorded start time: the group got SIGKILL.
     pub signalled: usize,
     /// Groups left alone because their leader's pid now belongs to a process with another start time (or the
@@ -57,7 +57,7 @@ pub struct ProcStat {
 
 /// Parses the fields of [`ProcStat`] from one `/proc/<pid>/stat` line, reading after the last `)` (the command
 /// name may contain anything); `None` when malformed.
-pub fn parse_proc_stat(line: &str) -> Option<ProcStat> {
+pub(crate) fn parse_proc_stat(line: &str) -> Option<ProcStat> {
     let close = line.rfind(')')?;
     let mut rest = line[close + 1..].split_ascii_whitespace();
     let state = rest.next()?.chars().next()?;
@@ -76,7 +76,7 @@ pub fn proc_stat(pid: u32) -> Option<ProcStat> {
 }
 
 /// Ends every group of `record` (see [`end_group`]).
-pub fn end_groups(record: &RecordFile) -> Ended {
+pub(crate) fn end_groups(record: &RecordFile) -> Ended {
     let mut ended = Ended::default();
     for group in &record.groups {
         end_group(*group, &mut ended);
@@ -87,7 +87,7 @@ pub fn end_groups(record: &RecordFile) -> Ended {
 /// Ends `group`, adding what it did to `ended`. If the leader's pid belongs to a process with another start
 /// time, nothing is sent. If the leader runs (or is a zombie) with the recorded start time, the group and the
 /// leader get SIGKILL. If it is gone, see [`end_members`].
-pub fn end_group(group: Group, ended: &mut Ended) {
+pub(crate) fn end_group(group: Group, ended: &mut Ended) {
     let Ok(raw) = i32::try_from(group.pgid) else {
         ended.recycled += 1;
         return;
@@ -112,7 +112,7 @@ pub fn end_group(group: Group, ended: &mut Ended) {
 /// Kills, one by one, the processes whose group id is `group.pgid`, whose session is `group.session` and which
 /// started at or after the recorded leader, each checked again just before its signal; spares the others with
 /// that group id. Repeats (at most [`MAX_MEMBER_ROUNDS`] times) while a round finds someone new.
-pub fn end_members(group: Group, ended: &mut Ended) {
+pub(crate) fn end_members(group: Group, ended: &mut Ended) {
     let mut killed = BTreeSet::new();
     let mut spared = BTreeSet::new();
     for _ in 0..MAX_MEMBER_ROUNDS {
@@ -161,7 +161,7 @@ fn processes_in_group(pgid: u32) -> Vec<(u32, ProcStat)> {
 /// Ends what the record in this daemon's own runtime directory lists, left by a dead predecessor (this daemon
 /// holds the lock it held for its whole life, so it is gone). The caller then replaces the record with its own.
 /// Returns `None` when there was nothing to do.
-pub fn end_predecessor(path: &Path) -> Result<Option<Ended>, RecordError> {
+pub(crate) fn end_predecessor(path: &Path) -> Result<Option<Ended>, RecordError> {
     let Some(record) = read(path)? else { return Ok(None) };
     if record.groups.is_empty() {
         return Ok(None);
@@ -171,7 +171,7 @@ pub fn end_predecessor(path: &Path) -> Result<Option<Ended>, RecordError> {
 
 /// What happened to a sibling's record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sibling {
+pub(crate) enum Sibling {
     /// No record with groups, or its daemon still runs: nothing to do.
     Nothing,
     /// The directory's lock is held (or there is no lock file): its holder handles its own leftovers.
@@ -182,7 +182,7 @@ pub enum Sibling {
 
 /// Ends what the record in a sibling runtime directory `dir` lists if the daemon that wrote it is gone, holding
 /// that directory's lock (taken without waiting), then removes the record so that nobody acts on it again.
-pub fn end_sibling(dir: &Path) -> Result<Sibling, RecordError> {
+pub(crate) fn end_sibling(dir: &Path) -> Result<Sibling, RecordError> {
     let path = dir.join(GROUPS_FILE);
     let worth_it = |record: &Option<RecordFile>| {
         record.as_ref().is_some_and(|record| !record.groups.is_empty() && record.daemon_is_gone())
@@ -204,7 +204,7 @@ pub fn end_sibling(dir: &Path) -> Result<Sibling, RecordError> {
 /// The guardian's last act: removes the record at `path` if it still names daemon `instance_id`, holding the
 /// directory's lock (taken without waiting). Returns whether it did; when the lock is held, a new daemon owns
 /// the directory and replaces the record itself.
-pub fn forget(path: &Path, instance_id: &str) -> Result<bool, RecordError> {
+pub(crate) fn forget(path: &Path, instance_id: &str) -> Result<bool, RecordError> {
     let Some(dir) = path.parent() else { return Ok(false) };
     let Some(_lock) = lock_after_death(dir, path, instance_id) else { return Ok(false) };
     match read(path)? {
@@ -218,7 +218,7 @@ pub fn forget(path: &Path, instance_id: &str) -> Result<bool, RecordError> {
 
 /// How long the guardian waits for its daemon, killed a moment ago, to let go of the directory's lock: the kernel
 /// closes a dying process's descriptors one by one, so the guardian can see its pipe close before the lock goes.
-pub const FORGET_LOCK_WAIT: Duration = Duration::from_secs(1);
+pub(crate) const FORGET_LOCK_WAIT: Duration = Duration::from_secs(1);
 
 /// Takes `dir`'s lock for the guardian of daemon `instance_id`: at once, or, while that daemon is still dying
 /// (not yet a zombie), as soon as it lets go, within [`FORGET_LOCK_WAIT`]. `None` when someone else holds it.
@@ -253,7 +253,7 @@ fn remove_record(path: &Path) -> Result<(), RecordError> {
 /// Takes the lock of runtime directory `dir` (`service.lock`) exclusively without waiting; `None` when someone
 /// holds it, it cannot be opened, or the file locked is no longer the one at that path (a stopping daemon
 /// removes its lock file, and a new daemon may have created another).
-pub fn try_lock(dir: &Path) -> Option<Flock<File>> {
+pub(crate) fn try_lock(dir: &Path) -> Option<Flock<File>> {
     let path = dir.join(LOCK_FILE);
     let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).ok()?;
     let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()?;

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 pub const LOG_BURST: u32 = 10;
 
 /// The window over which [`LOG_BURST`] counts.
-pub const LOG_WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const LOG_WINDOW: Duration = Duration::from_secs(60);
 
 /// The limiter of one kind of log line.
 #[derive(Debug)]
-pub struct LogLimit {
+pub(crate) struct LogLimit {
     /// The kind, as named in the stop's report.
     kind: &'static str,
     window: Mutex<Window>,
@@ -31,18 +31,18 @@ struct Window {
 
 impl LogLimit {
     /// A limiter for lines of `kind`.
-    pub const fn new(kind: &'static str) -> LogLimit {
+    pub(crate) const fn new(kind: &'static str) -> LogLimit {
         LogLimit { kind, window: Mutex::new(Window { start: None, written: 0, suppressed: 0 }) }
     }
 
     /// Whether a line may be written now: `Some(n)` when it may, `n` being how many lines of this kind were
     /// held back since the last one written (to be logged with it); `None` when it is held back (and counted).
-    pub fn admit(&self) -> Option<u64> {
+    pub(crate) fn admit(&self) -> Option<u64> {
         self.admit_at(Instant::now())
     }
 
     /// [`Self::admit`] at time `now`.
-    pub fn admit_at(&self, now: Instant) -> Option<u64> {
+    pub(crate) fn admit_at(&self, now: Instant) -> Option<u64> {
         let mut window = self.window.lock().unwrap_or_else(|e| e.into_inner());
         if window.start.is_none_or(|start| now.saturating_duration_since(start) >= LOG_WINDOW) {
             window.start = Some(now);
@@ -57,28 +57,28 @@ impl LogLimit {
     }
 
     /// Takes the count of lines held back and not reported yet.
-    pub fn take_suppressed(&self) -> u64 {
+    pub(crate) fn take_suppressed(&self) -> u64 {
         std::mem::take(&mut self.window.lock().unwrap_or_else(|e| e.into_inner()).suppressed)
     }
 }
 
 /// Frames that are not a frame at all (closed unanswered, SPEC F11).
-pub static MALFORMED_FRAMES: LogLimit = LogLimit::new("malformed frames");
+pub(crate) static MALFORMED_FRAMES: LogLimit = LogLimit::new("malformed frames");
 
 /// Connections from another user (closed unanswered, SPEC L5).
-pub static FOREIGN_PEERS: LogLimit = LogLimit::new("connections from another user");
+pub(crate) static FOREIGN_PEERS: LogLimit = LogLimit::new("connections from another user");
 
 /// `accept` failures (out of descriptors, say).
-pub static ACCEPT_FAILURES: LogLimit = LogLimit::new("failed accepts");
+pub(crate) static ACCEPT_FAILURES: LogLimit = LogLimit::new("failed accepts");
 
 /// Connection threads that could not be started.
-pub static CONNECTION_THREADS: LogLimit = LogLimit::new("connection threads not started");
+pub(crate) static CONNECTION_THREADS: LogLimit = LogLimit::new("connection threads not started");
 
 /// Every limiter, for [`report_suppressed`].
 static ALL: [&LogLimit; 4] = [&MALFORMED_FRAMES, &FOREIGN_PEERS, &ACCEPT_FAILURES, &CONNECTION_THREADS];
 
 /// Logs how many lines of each kind were held back and not reported yet (called when the daemon stops).
-pub fn report_suppressed() {
+pub(crate) fn report_suppressed() {
     for limit in ALL {
         let suppressed = limit.take_suppressed();
         if suppressed > 0 {

@@ -4,11 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use opencode_pty_protocol::{HANDOFF_TTL, OWNER_DEADLINE};
+use opencode_pty_protocol::OWNER_DEADLINE;
 
 /// Why a claim or a handoff was refused. The `Display` text is what the client is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OwnershipError {
+pub(crate) enum OwnershipError {
     /// A claim without a ticket while an owner is connected (or was, and left a handoff).
     #[error("daemon already has a live owner")]
     LiveOwner,
@@ -25,7 +25,7 @@ pub enum OwnershipError {
 
 /// A prepared handoff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Handoff {
+pub(crate) struct Handoff {
     /// The secret a successor passes to `own`.
     pub ticket: String,
     /// When it expires, in milliseconds since the Unix epoch.
@@ -49,7 +49,7 @@ enum Phase {
 /// The ownership of one daemon. Each successful claim gets a new generation; a connection is the owner
 /// channel while its generation is the current one and the daemon is owned.
 #[derive(Debug)]
-pub struct Ownership {
+pub(crate) struct Ownership {
     phase: Phase,
     generation: u64,
     handoff_ttl: Duration,
@@ -57,17 +57,18 @@ pub struct Ownership {
 
 impl Ownership {
     /// A daemon started at `now`, waiting for its first owner, with the protocol's deadlines.
-    pub fn new(now: Instant) -> Ownership {
-        Ownership::with_handoff_ttl(now, HANDOFF_TTL)
+    #[cfg(test)]
+    pub(crate) fn new(now: Instant) -> Ownership {
+        Ownership::with_handoff_ttl(now, opencode_pty_protocol::HANDOFF_TTL)
     }
 
     /// The same with another handoff lifetime (the daemon's hidden `--handoff-ttl-ms`, for tests).
-    pub fn with_handoff_ttl(now: Instant, handoff_ttl: Duration) -> Ownership {
+    pub(crate) fn with_handoff_ttl(now: Instant, handoff_ttl: Duration) -> Ownership {
         Ownership { phase: Phase::Starting(now + OWNER_DEADLINE), generation: 0, handoff_ttl }
     }
 
     /// Applies the deadlines that passed by `now`; true when the daemon must stop.
-    pub fn tick(&mut self, now: Instant) -> bool {
+    pub(crate) fn tick(&mut self, now: Instant) -> bool {
         self.phase = match std::mem::replace(&mut self.phase, Phase::Stopped) {
             Phase::Starting(deadline) if now >= deadline => Phase::Stopped,
             Phase::Waiting(handoff) if now >= handoff.deadline => Phase::Stopped,
@@ -79,7 +80,7 @@ impl Ownership {
     }
 
     /// The next moment [`Self::tick`] may change something.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         match &self.phase {
             Phase::Starting(deadline) => Some(*deadline),
             Phase::Owned(Some(handoff)) | Phase::Waiting(handoff) => Some(handoff.deadline),
@@ -89,7 +90,7 @@ impl Ownership {
 
     /// Claims the daemon: without a ticket only a never-claimed one, with a ticket one whose prepared handoff
     /// it matches (replacing a connected owner). Returns the new owner's generation.
-    pub fn claim(&mut self, ticket: Option<&str>, now: Instant) -> Result<u64, OwnershipError> {
+    pub(crate) fn claim(&mut self, ticket: Option<&str>, now: Instant) -> Result<u64, OwnershipError> {
         if self.tick(now) {
             return Err(OwnershipError::Stopped);
         }
@@ -110,13 +111,13 @@ impl Ownership {
     }
 
     /// Whether the connection that claimed `generation` is the owner channel now.
-    pub fn is_owner(&self, generation: u64) -> bool {
+    pub(crate) fn is_owner(&self, generation: u64) -> bool {
         generation == self.generation && matches!(self.phase, Phase::Owned(_))
     }
 
     /// Prepares (or returns the already prepared) handoff for the owner `generation`. `ticket` is used only
     /// when none is prepared; `wall_ms` is the current time in milliseconds since the Unix epoch.
-    pub fn prepare(
+    pub(crate) fn prepare(
         &mut self,
         generation: u64,
         now: Instant,
@@ -138,7 +139,7 @@ impl Ownership {
 
     /// The owner channel of `generation` closed. A superseded channel changes nothing; the current owner's
     /// leaves the daemon waiting for its successor if it prepared a handoff, and stops it otherwise.
-    pub fn disconnect(&mut self, generation: u64) {
+    pub(crate) fn disconnect(&mut self, generation: u64) {
         if !self.is_owner(generation) {
             return;
         }
@@ -149,12 +150,13 @@ impl Ownership {
     }
 
     /// Stops the daemon (shutdown, a signal).
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         self.phase = Phase::Stopped;
     }
 
     /// Whether the daemon must stop.
-    pub fn is_stopped(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_stopped(&self) -> bool {
         self.phase == Phase::Stopped
     }
 }
@@ -164,7 +166,7 @@ fn duration_ms(duration: Duration) -> u64 {
 }
 
 /// Compares two secrets in time that depends only on their lengths.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -175,6 +177,7 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use opencode_pty_protocol::HANDOFF_TTL;
 
     fn ticket() -> String {
         "t1".to_owned()

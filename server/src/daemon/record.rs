@@ -29,7 +29,7 @@ pub const GROUPS_FILE: &str = "service.groups";
 
 /// The largest record a reader accepts: about 150 000 groups, far more than a daemon can run (each child
 /// costs it two to four threads and as many descriptors).
-pub const MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Permissions of the record and its temp file.
 const RECORD_MODE: u32 = 0o600;
@@ -71,7 +71,7 @@ impl RecordFile {
 
 /// Why a record could not be written or read; each message names the file.
 #[derive(Debug, thiserror::Error)]
-pub enum RecordError {
+pub(crate) enum RecordError {
     /// Reading, writing or renaming the file failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
@@ -97,7 +97,7 @@ pub enum RecordError {
 
 /// Reads the record at `path`: `Ok(None)` when there is none. Refuses a symbolic link, anything but a regular
 /// file, and a file over [`MAX_RECORD_BYTES`].
-pub fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
+pub(crate) fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
     let io_error = |action, source| RecordError::Io { action, path: path.to_owned(), source };
     let invalid = |reason: String| RecordError::Invalid { path: path.to_owned(), reason };
     let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path) {
@@ -120,7 +120,7 @@ pub fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
 /// The live record of this daemon: the groups of its children not reaped yet, written through to
 /// `dir/service.groups` on each change. It is the service's [`ProcessHook`].
 #[derive(Debug)]
-pub struct GroupRecord {
+pub(crate) struct GroupRecord {
     path: PathBuf,
     temp: PathBuf,
     state: Mutex<RecordState>,
@@ -150,7 +150,7 @@ enum Change {
 impl GroupRecord {
     /// Starts the record of this daemon (`instance_id`, this process) in `dir`, replacing any record there,
     /// and writes it with no groups.
-    pub fn create(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
+    pub(crate) fn create(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
         let daemon_pid = std::process::id();
         let (_, daemon_start) = process_start(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?;
         let file = RecordFile { instance_id: instance_id.to_owned(), daemon_pid, daemon_start, groups: Vec::new() };
@@ -164,7 +164,7 @@ impl GroupRecord {
     }
 
     /// The record's path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -213,12 +213,12 @@ impl GroupRecord {
     /// The orderly stop begins: from now on a reap is not written, so stopping N processes does not rewrite the
     /// file N times; it keeps listing them until [`GroupRecord::remove`]. A start is still written (a child
     /// started while the stop begins runs until the stop ends it).
-    pub fn stopping(&self) {
+    pub(crate) fn stopping(&self) {
         self.lock().stopping = true;
     }
 
     /// Removes the record for good (an orderly stop, once every child is reaped); later changes are ignored.
-    pub fn remove(&self) {
+    pub(crate) fn remove(&self) {
         let mut state = self.lock();
         state.removed = true;
         for path in [&self.path, &self.temp] {

@@ -18,10 +18,10 @@ use crate::service::{ProcessHook, ProcessService};
 use crate::terminal::TerminalConfig;
 
 /// How long the orderly stop may take before the watchdog removes the registration and exits with status 1.
-pub const CLEANUP_WATCHDOG: Duration = Duration::from_secs(5);
+pub(crate) const CLEANUP_WATCHDOG: Duration = Duration::from_secs(5);
 
 /// How long the stop waits for connection handlers after closing their sockets.
-pub const CONNECTION_DRAIN: Duration = Duration::from_secs(2);
+pub(crate) const CONNECTION_DRAIN: Duration = Duration::from_secs(2);
 
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]

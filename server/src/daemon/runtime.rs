@@ -16,28 +16,29 @@ use nix::unistd::{User, geteuid};
 use opencode_pty_protocol::{PROTOCOL_VERSION, Registration};
 use sha2::{Digest, Sha256};
 
-pub use super::error::RuntimeError;
+pub(crate) use super::error::RuntimeError;
 
 /// The registration file inside a runtime directory.
-pub const REGISTRATION_FILE: &str = "service.json";
+pub(crate) const REGISTRATION_FILE: &str = "service.json";
 /// The service lock inside a runtime directory: held (flock, exclusive) for the daemon's whole life.
-pub const LOCK_FILE: &str = "service.lock";
+pub(crate) const LOCK_FILE: &str = "service.lock";
 /// Registration temp files are named `service.<instance_id>.tmp`: this prefix ...
-pub const TEMP_PREFIX: &str = "service.";
+pub(crate) const TEMP_PREFIX: &str = "service.";
 /// ... and this suffix.
-pub const TEMP_SUFFIX: &str = ".tmp";
+pub(crate) const TEMP_SUFFIX: &str = ".tmp";
 /// Sockets live in `/tmp/opencode-pty-<euid>`, a short fixed path, because socket paths are limited in length.
-pub const SOCKET_ROOT_PREFIX: &str = "/tmp/opencode-pty-";
+pub(crate) const SOCKET_ROOT_PREFIX: &str = "/tmp/opencode-pty-";
 /// The socket's file name is this many leading bytes of the SHA-256 of the canonical runtime directory, in hex.
-pub const SOCKET_HASH_BYTES: usize = 16;
+pub(crate) const SOCKET_HASH_BYTES: usize = 16;
 /// The socket's file name extension.
-pub const SOCKET_SUFFIX: &str = ".sock";
+pub(crate) const SOCKET_SUFFIX: &str = ".sock";
 /// The longest Unix socket path the platforms accept is one byte less than this (macOS `sun_path` holds 104
 /// bytes with the terminating NUL, Linux 108); our socket paths stay far below it.
-pub const SOCKET_PATH_LIMIT: usize = 104;
+#[cfg(test)]
+pub(crate) const SOCKET_PATH_LIMIT: usize = 104;
 /// How many times `bind` retries taking the service lock when the lock file it locked was removed meanwhile
 /// (by a daemon finishing its cleanup, or by a sweep) and so no longer guards the directory.
-pub const LOCK_ATTEMPTS: usize = 8;
+pub(crate) const LOCK_ATTEMPTS: usize = 8;
 /// Permissions of the runtime directory and of the socket directory.
 const PRIVATE_DIR_MODE: u32 = 0o700;
 /// Permissions of the lock file, the registration and the socket.
@@ -65,7 +66,7 @@ pub fn default_root() -> PathBuf {
 
 /// `xdg/opencode/pty` when `xdg` (`$XDG_STATE_HOME`) is absolute; else `home/.local/state/opencode/pty` when
 /// `home` is non-empty; else `temp/opencode/pty`.
-pub fn default_root_from(xdg: Option<&OsStr>, home: Option<&Path>, temp: &Path) -> PathBuf {
+pub(crate) fn default_root_from(xdg: Option<&OsStr>, home: Option<&Path>, temp: &Path) -> PathBuf {
     if let Some(xdg) = xdg.map(Path::new).filter(|xdg| xdg.is_absolute()) {
         return xdg.join("opencode").join("pty");
     }
@@ -76,12 +77,12 @@ pub fn default_root_from(xdg: Option<&OsStr>, home: Option<&Path>, temp: &Path) 
 }
 
 /// The directory holding the sockets of the effective user: `/tmp/opencode-pty-<euid>`.
-pub fn socket_root() -> PathBuf {
+pub(crate) fn socket_root() -> PathBuf {
     PathBuf::from(format!("{SOCKET_ROOT_PREFIX}{}", geteuid().as_raw()))
 }
 
 /// The socket path of a runtime directory: in [`socket_root`], named by a hash of the directory's canonical path.
-pub fn socket_path_for(runtime_dir: &Path) -> Result<PathBuf, RuntimeError> {
+pub(crate) fn socket_path_for(runtime_dir: &Path) -> Result<PathBuf, RuntimeError> {
     let canonical =
         fs::canonicalize(runtime_dir).map_err(|e| RuntimeError::io("resolve runtime directory", runtime_dir, e))?;
     Ok(socket_root().join(socket_file_name(&canonical)))
@@ -127,14 +128,14 @@ fn check_private_dir(path: &Path, euid: u32, what: &'static str) -> Result<(), R
 }
 
 /// Reads and parses `dir/service.json`.
-pub fn read_registration(dir: &Path) -> Result<Registration, RuntimeError> {
+pub(crate) fn read_registration(dir: &Path) -> Result<Registration, RuntimeError> {
     let path = dir.join(REGISTRATION_FILE);
     let text = fs::read(&path).map_err(|e| RuntimeError::io("read registration", &path, e))?;
     serde_json::from_slice(&text).map_err(|source| RuntimeError::Registration { path, source })
 }
 
 /// Refuses a connection whose peer does not run as our effective user.
-pub fn check_peer(stream: &UnixStream) -> Result<(), RuntimeError> {
+pub(crate) fn check_peer(stream: &UnixStream) -> Result<(), RuntimeError> {
     let peer = peer_uid(stream)?;
     let ours = geteuid().as_raw();
     if peer_allowed(peer, ours) { Ok(()) } else { Err(RuntimeError::PeerRefused { peer, ours }) }
@@ -164,7 +165,7 @@ fn peer_uid(stream: &UnixStream) -> Result<u32, RuntimeError> {
 /// registration written for it. Give it back with [`Runtime::cleanup`]; merely dropping it releases the lock
 /// but leaves the files for the next daemon or a sweep.
 #[derive(Debug)]
-pub struct Runtime {
+pub(crate) struct Runtime {
     dir: PathBuf,
     lock: Flock<File>,
     /// Taken by the accept loop ([`Runtime::take_listener`]), which closes it as soon as the daemon stops.
@@ -178,7 +179,7 @@ pub struct Runtime {
 impl Runtime {
     /// Claims `root/name`: creates it (0700), takes its service lock, binds the socket (0600) and writes the
     /// registration (0600) atomically.
-    pub fn bind(root: &Path, name: &str) -> Result<Runtime, RuntimeError> {
+    pub(crate) fn bind(root: &Path, name: &str) -> Result<Runtime, RuntimeError> {
         validate_name(name)?;
         // Absolute, so the guardian (which runs in `/`) and everything else that is handed the directory's paths
         // find the same files whatever the working directory.
@@ -216,34 +217,36 @@ impl Runtime {
     }
 
     /// The runtime directory.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The listening socket, until it is taken.
-    pub fn listener(&self) -> Option<&UnixListener> {
+    #[cfg(test)]
+    pub(crate) fn listener(&self) -> Option<&UnixListener> {
         self.listener.as_ref()
     }
 
     /// Takes the listening socket, so that whoever serves it can close it early.
-    pub fn take_listener(&mut self) -> Option<UnixListener> {
+    pub(crate) fn take_listener(&mut self) -> Option<UnixListener> {
         self.listener.take()
     }
 
     /// The registration written for this daemon.
-    pub fn registration(&self) -> &Registration {
+    pub(crate) fn registration(&self) -> &Registration {
         &self.registration
     }
 
     /// The socket's path.
-    pub fn socket_path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn socket_path(&self) -> &Path {
         &self.socket_path
     }
 
     /// Gives the runtime directory back: removes the registration and the socket only while they are still ours
     /// (a successor may have replaced them), removes the lock file while holding the lock, removes the directory
     /// if it is then empty, and releases the lock. Never fails; problems go to stderr.
-    pub fn cleanup(self) {
+    pub(crate) fn cleanup(self) {
         let Runtime { dir, lock, listener, socket_path, socket_id, registration } = self;
         if read_registration(&dir).is_ok_and(|found| found.instance_id == registration.instance_id) {
             remove_logged(&dir.join(REGISTRATION_FILE));

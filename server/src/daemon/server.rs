@@ -17,14 +17,14 @@ use super::ownership::Ownership;
 use crate::service::ProcessService;
 
 /// Connections open at once; one more is answered `error` ([`TOO_MANY_CONNECTIONS`]) and closed.
-pub const MAX_CONNECTIONS: usize = 1024;
+pub(crate) const MAX_CONNECTIONS: usize = 1024;
 
 /// The refusal of one connection too many (it names [`MAX_CONNECTIONS`]).
 const TOO_MANY_CONNECTIONS: &str = "too many connections: the daemon serves at most 1024 at once";
 
 /// Everything the daemon's threads share.
 #[derive(Debug)]
-pub struct DaemonState {
+pub(crate) struct DaemonState {
     /// The processes.
     pub service: ProcessService,
     /// What the daemon published (its token authenticates every envelope).
@@ -45,7 +45,7 @@ pub struct DaemonState {
 
 impl DaemonState {
     /// The state of a daemon that starts now, whose handoff tickets last `handoff_ttl`.
-    pub fn new(
+    pub(crate) fn new(
         service: ProcessService,
         registration: Registration,
         handoff_ttl: Duration,
@@ -65,29 +65,29 @@ impl DaemonState {
     }
 
     /// The ownership state, locked. Whoever changes it calls [`Self::notify`].
-    pub fn ownership(&self) -> MutexGuard<'_, Ownership> {
+    pub(crate) fn ownership(&self) -> MutexGuard<'_, Ownership> {
         self.ownership.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wakes the supervisor to look at ownership again.
-    pub fn notify(&self) {
+    pub(crate) fn notify(&self) {
         self.changed.notify_all();
     }
 
     /// Starts an orderly stop (shutdown request, signal, owner loss).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.ownership().stop();
         self.stopping.store(true, Ordering::Release);
         self.notify();
     }
 
     /// Whether the daemon is stopping.
-    pub fn is_stopping(&self) -> bool {
+    pub(crate) fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }
 
     /// Blocks until the daemon must stop: asked to, or an ownership deadline passed.
-    pub fn wait_for_stop(&self) {
+    pub(crate) fn wait_for_stop(&self) {
         let mut ownership = self.ownership();
         loop {
             if self.is_stopping() || ownership.tick(Instant::now()) {
@@ -125,14 +125,14 @@ impl DaemonState {
     }
 
     /// Shuts every open connection down (both directions), so no handler stays blocked on its socket.
-    pub fn close_connections(&self) {
+    pub(crate) fn close_connections(&self) {
         for stream in self.connections.lock().unwrap_or_else(|e| e.into_inner()).values() {
             let _ = stream.shutdown(std::net::Shutdown::Both);
         }
     }
 
     /// Waits (at most `bound`) until every connection handler has finished.
-    pub fn wait_connections(&self, bound: Duration) -> bool {
+    pub(crate) fn wait_connections(&self, bound: Duration) -> bool {
         let deadline = Instant::now() + bound;
         let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
         while !connections.is_empty() {
@@ -148,11 +148,11 @@ impl DaemonState {
 
 /// How long the accept loop pauses after a failed `accept` (out of descriptors, say), so a pending connection
 /// it cannot take does not make it spin.
-pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Accepts connections until the stop pipe closes, one handler thread each. The listener is closed when this
 /// returns.
-pub fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd) {
+pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd) {
     let _ = listener.set_nonblocking(true);
     loop {
         let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];

@@ -9,7 +9,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use super::server::DaemonState;
 
 /// The signals handled as a shutdown request.
-pub fn termination_signals() -> SigSet {
+pub(crate) fn termination_signals() -> SigSet {
     let mut set = SigSet::empty();
     set.add(Signal::SIGTERM);
     set.add(Signal::SIGINT);
@@ -17,12 +17,12 @@ pub fn termination_signals() -> SigSet {
 }
 
 /// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts afterwards.
-pub fn block() -> Result<(), nix::errno::Errno> {
+pub(crate) fn block() -> Result<(), nix::errno::Errno> {
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&termination_signals()), None)
 }
 
 /// Starts the thread that turns SIGTERM or SIGINT into [`DaemonState::stop`]. It lives as long as the process.
-pub fn spawn_handler(state: Arc<DaemonState>) -> std::io::Result<()> {
+pub(crate) fn spawn_handler(state: Arc<DaemonState>) -> std::io::Result<()> {
     std::thread::Builder::new().name("opencode-pty-signals".into()).spawn(move || {
         let set = termination_signals();
         loop {

@@ -21,7 +21,7 @@ use crate::process::thread::join_reporting;
 use crate::process::{Event, ProcessSubscription};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
-pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// How often a write blocked on a client that does not read looks up whether it should give up: when the
 /// daemon stops or the terminal has dropped the subscriber (an observer that fell too far behind). A

@@ -18,11 +18,11 @@ use super::runtime::{LOCK_FILE, REGISTRATION_FILE, TEMP_PREFIX, TEMP_SUFFIX, rea
 
 /// A sibling directory is only considered once it has not been modified for this long, so a daemon that is
 /// just starting (and has not taken its lock yet) is never swept.
-pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// What a sweep did with each sibling entry of the runtime root.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct SweepReport {
+pub(crate) struct SweepReport {
     /// Directories of dead daemons, removed with their sockets.
     pub removed: Vec<PathBuf>,
     /// Entries left alone: alive, fresh, foreign, without evidence, or failed to remove.
@@ -32,7 +32,7 @@ pub struct SweepReport {
 }
 
 /// Sweeps the siblings of `own_dir` in `root`, as of now. See [`sweep_siblings_at`].
-pub fn sweep_siblings(root: &Path, own_dir: &Path) -> SweepReport {
+pub(crate) fn sweep_siblings(root: &Path, own_dir: &Path) -> SweepReport {
     sweep_siblings_at(root, own_dir, SystemTime::now())
 }
 
@@ -43,7 +43,7 @@ pub fn sweep_siblings(root: &Path, own_dir: &Path) -> SweepReport {
 /// and temp files, whose daemon is provably dead: its lock file can be locked, or, without a lock file, its
 /// registration names a process that does not exist. Its socket goes first, the lock file last, then the
 /// directory.
-pub fn sweep_siblings_at(root: &Path, own_dir: &Path, now: SystemTime) -> SweepReport {
+pub(crate) fn sweep_siblings_at(root: &Path, own_dir: &Path, now: SystemTime) -> SweepReport {
     let mut report = SweepReport::default();
     let own = fs::canonicalize(own_dir).ok();
     let entries = match fs::read_dir(root) {

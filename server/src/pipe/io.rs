@@ -23,7 +23,7 @@ use super::state::PipeState;
 use crate::process::ExitStatus;
 
 /// Bytes read from the pipe (and written to the file) at a time.
-pub const PIPE_READ_CHUNK_BYTES: usize = 64 * 1024;
+pub(super) const PIPE_READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// How long the reader keeps draining the pipe after the child exited, when something else still holds it.
 pub const LINGER: Duration = Duration::from_secs(1);

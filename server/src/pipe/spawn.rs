@@ -30,11 +30,11 @@ use crate::error::ServiceError;
 use crate::process::sys;
 
 /// The mode a new output file is created with, before the daemon's umask is applied.
-pub const OUTPUT_FILE_MODE: u32 = 0o666;
+pub(super) const OUTPUT_FILE_MODE: u32 = 0o666;
 
 /// Refuses `metadata` whose serialized JSON is over [`MAX_METADATA_BYTES`], or answers its serialized size.
 /// Serialization stops as soon as the bound is passed, so an oversized object costs no more than the bound.
-pub fn check_metadata(metadata: &Map<String, Value>) -> Result<usize, ServiceError> {
+pub(crate) fn check_metadata(metadata: &Map<String, Value>) -> Result<usize, ServiceError> {
     /// Counts bytes and fails once there are too many.
     struct Budget(usize);
 
@@ -60,7 +60,7 @@ pub fn check_metadata(metadata: &Map<String, Value>) -> Result<usize, ServiceErr
 
 /// Checks the length of every string a pipe process reports back (program, args, cwd, group id, output path;
 /// see `bounds`); answers the size of its `command` as JSON.
-pub fn check_echoed(spec: &PipeSpec) -> Result<usize, ServiceError> {
+pub(crate) fn check_echoed(spec: &PipeSpec) -> Result<usize, ServiceError> {
     let command_bytes = bounds::check_process(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.group_id)?;
     bounds::check_chars("output_path", &spec.output_path.to_string_lossy(), MAX_PATH_CHARS)?;
     Ok(command_bytes)

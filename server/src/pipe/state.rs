@@ -22,7 +22,7 @@ use crate::process::{Event, ExitStatus, StopReason};
 
 /// Events in one pipe subscription's channel: `attached` and the final answer (`exited`, or `error` when
 /// waiting for the child failed) are all it ever carries, so a send never finds it full.
-pub const PIPE_SUBSCRIPTION_EVENTS: usize = 2;
+pub(super) const PIPE_SUBSCRIPTION_EVENTS: usize = 2;
 
 /// Waiters (and, separately, subscribers) one pipe process keeps before it refuses more. Dropping a
 /// [`PipeWait`] or [`PipeSubscription`] removes its entry at once, so this bounds only the clients that are
@@ -40,7 +40,7 @@ enum ChildEnd {
 }
 
 /// What a waiter receives: `exited`, or why there will be none.
-pub type WaitResult = Result<Response, ServiceError>;
+pub(super) type WaitResult = Result<Response, ServiceError>;
 
 /// The final answer, once published.
 #[derive(Debug, Clone)]

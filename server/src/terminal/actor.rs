@@ -42,11 +42,11 @@ pub const MAX_PENDING_INPUT_BYTES: usize = 4 * 1024 * 1024;
 
 /// Requests a terminal holds back while its controller is stalled; when this many wait, it takes no more
 /// commands (their senders wait, bounded by their own timeouts).
-pub const MAX_DEFERRED_COMMANDS: usize = 128;
+pub(super) const MAX_DEFERRED_COMMANDS: usize = 128;
 
 /// Input and replies are handed to the writer in chunks of at most this many bytes, so the writer's queue
 /// (`WRITER_QUEUE_CHUNKS` chunks) holds at most 1 MiB beyond [`MAX_PENDING_INPUT_BYTES`].
-pub const WRITE_CHUNK_BYTES: usize = 8 * 1024;
+pub(super) const WRITE_CHUNK_BYTES: usize = 8 * 1024;
 
 pub(crate) use crate::now_ms;
 

@@ -36,7 +36,7 @@ pub const CONTROLLER_BACKLOG_EVENTS: usize = 256;
 
 /// The size of what is held for a controller at which it counts as stalled (16 MiB, see
 /// [`CONTROLLER_BACKLOG_EVENTS`]).
-pub const CONTROLLER_BACKLOG_BYTES: usize = 16 * 1024 * 1024;
+pub(super) const CONTROLLER_BACKLOG_BYTES: usize = 16 * 1024 * 1024;
 
 /// What a JSON event without a large member is counted as in a backlog.
 const SMALL_EVENT_BYTES: usize = 256;

@@ -19,12 +19,12 @@ use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 pub use actor::MAX_PENDING_INPUT_BYTES;
-pub use actor::{MAX_DEFERRED_COMMANDS, WRITE_CHUNK_BYTES};
 pub use fanout::{
-    CONTROLLER_BACKLOG_BYTES, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, OBSERVER_BACKLOG_BYTES,
-    OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS, Subscription,
+    CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
+    OBSERVER_QUEUE_EVENTS, Subscription,
 };
-pub use spawn::{PtySpec, validate};
+pub use spawn::PtySpec;
+pub(crate) use spawn::validate;
 
 use crate::error::ServiceError;
 use crate::process::thread::Threads;
@@ -32,7 +32,7 @@ use crate::process::{Child, ExistingController, ReplayRead};
 use command::{Command, Reply};
 
 /// Requests and thread reports queued for one actor before senders wait.
-pub const ACTOR_QUEUE_COMMANDS: usize = 128;
+pub(crate) const ACTOR_QUEUE_COMMANDS: usize = 128;
 
 /// Output chunks (of at most 8 KiB) queued from the reader to the actor before the reader, and so the child,
 /// waits. A separate queue, so requests are still handled while output is held back.
@@ -46,10 +46,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long `list` and `get` wait for a terminal to refresh its info before they use the last published one
 /// (a terminal whose controller is not reading cannot answer until it does).
-pub const INFO_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const INFO_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// History lines a terminal's emulator keeps by default.
-pub const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
+pub(crate) const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
 
 /// Sizes of one terminal's buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

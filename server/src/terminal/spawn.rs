@@ -55,7 +55,7 @@ pub(crate) struct Spawned {
 
 /// Checks a spec before anything is started: the program, the size (`MAX_COLS`, `MAX_ROWS`, `MAX_CELLS`), the
 /// cwd and the length of every string the terminal reports back. Answers the size of its `command` as JSON.
-pub fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
+pub(crate) fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
     if spec.program.trim().is_empty() {
         return Err(ServiceError::invalid("terminal program cannot be empty"));
     }

@@ -7,7 +7,7 @@ use crate::support;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
-use opencode_pty::daemon::log_limit::LOG_BURST;
+use opencode_pty::limits::LOG_BURST;
 use opencode_pty_protocol::MAX_FRAME_BYTES;
 use serde_json::json;
 use support::{Daemon, recv, send};

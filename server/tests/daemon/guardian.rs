@@ -13,9 +13,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use opencode_pty::daemon::leftovers::proc_stat;
-use opencode_pty::daemon::record::{GROUPS_FILE, Group, RecordFile};
-use opencode_pty::procinfo::{parse_stat, process_start};
+use opencode_pty::inspect::proc_stat;
+use opencode_pty::inspect::{GROUPS_FILE, Group, RecordFile};
+use opencode_pty::inspect::{parse_stat, process_start};
 use serde_json::{Value, json};
 use support::{Daemon, create_sh, eventually};
 

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use opencode_pty::daemon::connection::FIRST_REQUEST_TIMEOUT;
-use opencode_pty::daemon::subscription::STALLED_WRITE_CHECK;
+use opencode_pty::limits::FIRST_REQUEST_TIMEOUT;
+use opencode_pty::limits::STALLED_WRITE_CHECK;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
 use support::{Daemon, create_sh, recv, recv_frame, send};

@@ -11,7 +11,7 @@ use crate::support;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use opencode_pty::pipe::MAX_PIPE_WAITERS;
+use opencode_pty::limits::MAX_PIPE_WAITERS;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
 use support::{Daemon, create_sh, eventually, message, read_subscription, recv, recv_frame, send, threads_named};

@@ -5,11 +5,11 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use opencode_pty::process::{Event, ExistingController};
-use opencode_pty::terminal::{
+use opencode_pty::limits::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
     OBSERVER_QUEUE_EVENTS,
 };
+use opencode_pty::{Event, ExistingController};
 use opencode_pty_protocol::{Response, Role};
 use support::{Seen, is_output, log_until, read_until, service, sh};
 
@@ -178,7 +178,7 @@ fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_termina
     let controller = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
     // The controller never reads: its queue fills, output is held back, the reader waits, the child waits.
     support::eventually("the controller queue to fill", || {
-        (controller.receiver().len() >= opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS).then_some(())
+        (controller.receiver().len() >= opencode_pty::limits::CONTROLLER_QUEUE_EVENTS).then_some(())
     });
     let held = service.get(info.id).expect("get").output_tail;
     // Requests are still answered in full while the controller is behind, takeover included.
@@ -187,7 +187,7 @@ fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_termina
     let observer =
         handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).expect("an observer can attach");
     // Backpressure: the output tail moved at most by what the reader had queued when the controller filled up.
-    let limit = (opencode_pty::terminal::OUTPUT_QUEUE_CHUNKS as u64 + 2) * 8192;
+    let limit = (opencode_pty::limits::OUTPUT_QUEUE_CHUNKS as u64 + 2) * 8192;
     assert!(service.get(info.id).unwrap().output_tail <= held + limit, "output went on past a full controller");
     let taker =
         handle.subscribe(0, "t".into(), Role::Controller, ExistingController::Replace).expect("takeover answers");
@@ -196,7 +196,7 @@ fn a_controller_that_stops_reading_holds_back_output_but_not_requests_or_termina
     service.terminate(info.id).unwrap();
     assert!(started.elapsed() < support::WAIT);
     // The demoted controller was never dropped while it was the controller: its queue holds everything.
-    assert!(controller.receiver().len() >= opencode_pty::terminal::CONTROLLER_QUEUE_EVENTS);
+    assert!(controller.receiver().len() >= opencode_pty::limits::CONTROLLER_QUEUE_EVENTS);
 }
 
 #[test]
@@ -211,7 +211,7 @@ fn a_full_writer_queue_never_blocks_terminate() {
     let writer = {
         let (handle, accepted) = (handle.clone(), accepted.clone());
         std::thread::spawn(move || {
-            for _ in 0..opencode_pty::terminal::WRITER_QUEUE_CHUNKS * 2 {
+            for _ in 0..opencode_pty::limits::WRITER_QUEUE_CHUNKS * 2 {
                 if handle.write(None, vec![b'z'; 4096]).is_err() {
                     return;
                 }
@@ -220,14 +220,14 @@ fn a_full_writer_queue_never_blocks_terminate() {
         })
     };
     support::eventually("the writer queue to fill", || {
-        (accepted.load(Ordering::Relaxed) >= opencode_pty::terminal::WRITER_QUEUE_CHUNKS).then_some(())
+        (accepted.load(Ordering::Relaxed) >= opencode_pty::limits::WRITER_QUEUE_CHUNKS).then_some(())
     });
     let started = Instant::now();
     service.terminate(info.id).unwrap();
     assert!(started.elapsed() < support::WAIT, "terminate waited on the full writer queue");
     // A write still waiting for its answer ends when the terminal stops, not after the request timeout.
     writer.join().unwrap();
-    assert!(started.elapsed() < opencode_pty::terminal::REQUEST_TIMEOUT / 2, "a pending request outlived the terminal");
+    assert!(started.elapsed() < opencode_pty::limits::REQUEST_TIMEOUT / 2, "a pending request outlived the terminal");
 }
 
 #[test]
@@ -242,10 +242,10 @@ fn a_child_flooding_queries_without_reading_never_stalls_its_terminal() {
     let started = Instant::now();
     let read = handle.replay(0).expect("the actor still answers requests");
     assert!(read.end > 2 * 1024 * 1024);
-    assert!(started.elapsed() < opencode_pty::terminal::REQUEST_TIMEOUT / 2);
+    assert!(started.elapsed() < opencode_pty::limits::REQUEST_TIMEOUT / 2);
     // Client input past the bound is refused rather than buffered without end.
     let mut refused = None;
-    for _ in 0..(opencode_pty::terminal::MAX_PENDING_INPUT_BYTES / (256 * 1024) + 64) {
+    for _ in 0..(opencode_pty::limits::MAX_PENDING_INPUT_BYTES / (256 * 1024) + 64) {
         if let Err(error) = handle.write(None, vec![b'z'; 256 * 1024]) {
             refused = Some(error.to_string());
             break;

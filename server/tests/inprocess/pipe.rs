@@ -14,9 +14,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+use opencode_pty::Event;
 use opencode_pty::ServiceError;
-use opencode_pty::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES, PipeHandle, stalled_output_error};
-use opencode_pty::process::Event;
+use opencode_pty::limits::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
+use opencode_pty::{PipeHandle, stalled_output_error};
 use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_METADATA_BYTES, Mode, Response, Signal};
 use serde_json::{Map, Value, json};
 use support::{

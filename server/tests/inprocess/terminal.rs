@@ -3,8 +3,8 @@
 use crate::support;
 
 use base64::Engine;
+use opencode_pty::ExistingController;
 use opencode_pty::ServiceError;
-use opencode_pty::process::ExistingController;
 use opencode_pty_protocol::{Lifecycle, Mode, Response, Role};
 use support::{Seen, is_output, log_until, observe, process_exists, read_until, service, sh, until_exit};
 
@@ -316,10 +316,8 @@ fn exited_waits_for_the_end_of_the_output() {
 
 #[test]
 fn the_replay_buffer_size_is_configurable() {
-    let service = opencode_pty::ProcessService::new(opencode_pty::terminal::TerminalConfig {
-        replay_bytes: 16,
-        scrollback_lines: 100,
-    });
+    let service =
+        opencode_pty::ProcessService::new(opencode_pty::TerminalConfig { replay_bytes: 16, scrollback_lines: 100 });
     let info = service.create_pty(sh("printf '0123456789abcdefghijklmnopqrstuvwxyz'")).expect("create");
     let handle = service.pty(info.id).unwrap();
     read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());

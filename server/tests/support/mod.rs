@@ -15,9 +15,9 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use opencode_pty::ProcessService;
-use opencode_pty::pipe::{PipeHandle, PipeSpec};
-use opencode_pty::process::{Event, ExistingController};
-use opencode_pty::terminal::{PtySpec, Subscription, TerminalConfig};
+use opencode_pty::{Event, ExistingController};
+use opencode_pty::{PipeHandle, PipeSpec};
+use opencode_pty::{PtySpec, Subscription, TerminalConfig};
 use opencode_pty_protocol::Response;
 
 /// A service with the default buffers.

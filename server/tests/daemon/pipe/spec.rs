@@ -11,7 +11,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use opencode_pty::pipe::{LINGER, MAX_TOTAL_METADATA_BYTES};
+use opencode_pty::limits::{LINGER, MAX_TOTAL_METADATA_BYTES};
 use opencode_pty_protocol::MAX_METADATA_BYTES;
 use serde_json::{Value, json};
 use support::{
