@@ -68,6 +68,7 @@ impl ProcessService {
     }
 
     fn started(&self, id: u64, process: &Process) {
+        tracing::debug!(id, pid = process.pid(), mode = ?process.mode(), "process started");
         if let Some(hook) = &self.hook {
             hook.started(id, process.pid());
         }
@@ -187,6 +188,7 @@ impl ProcessService {
     pub fn terminate(&self, id: u64) -> Result<(), ServiceError> {
         let entry = self.processes().as_mut().and_then(|p| p.remove(&id)).ok_or(ServiceError::NotFound(id))?;
         entry.process.terminate(StopReason::Terminate);
+        tracing::debug!(id, "process terminated");
         self.reaped(id);
         Ok(())
     }
@@ -197,6 +199,7 @@ impl ProcessService {
         let entries: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_iter()).collect();
         let stop = |id: u64, entry: &Entry| {
             entry.process.terminate(StopReason::Shutdown);
+            tracing::debug!(id, "process stopped with the daemon");
             self.reaped(id);
         };
         std::thread::scope(|scope| {

@@ -76,7 +76,15 @@ impl Child {
         report: impl FnOnce(Result<ExitStatus, Errno>) + Send + 'static,
     ) -> Result<(), ServiceError> {
         let child = *self;
-        threads.start(prefix, "wait", id, move || report(child.wait_exit()))
+        threads.start(prefix, "wait", id, move || {
+            let exit = child.wait_exit();
+            match &exit {
+                Ok(status) => tracing::debug!(id, pid = child.pid.as_raw(), code = ?status.exit_code,
+                    signal = ?status.signal, "child exited"),
+                Err(error) => tracing::debug!(id, pid = child.pid.as_raw(), %error, "waiting for a child failed"),
+            }
+            report(exit)
+        })
     }
 }
 

@@ -160,6 +160,31 @@ fn malformed_frames_write_a_bounded_number_of_log_lines() {
 }
 
 #[test]
+fn with_debug_logs_each_process_event_is_one_line_naming_its_id() {
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("daemon.log");
+    let mut daemon = Daemon::start_logging_at(&log, Some("opencode_pty=debug"));
+    let mut owner = daemon.own();
+    let mut stream = daemon.connect();
+    send(&mut stream, &daemon.envelope(support::create_sh("sleep 600")));
+    let id = recv(&mut stream).unwrap()["process"]["id"].as_u64().expect("an id");
+    let mut stream = daemon.connect();
+    send(&mut stream, &daemon.envelope(json!({"op": "terminate", "id": id})));
+    assert_eq!(recv(&mut stream).unwrap()["type"], "ok");
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(recv(&mut owner).unwrap()["type"], "ok");
+    assert!(daemon.wait_exit().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let field = format!("id={id}");
+    for event in ["process started", "child exited", "process terminated"] {
+        let lines: Vec<_> = text.lines().filter(|line| line.contains(event)).collect();
+        assert_eq!(lines.len(), 1, "one {event:?} line:\n{text}");
+        assert!(lines[0].split_whitespace().any(|word| word == field), "{event:?} names {field}:\n{text}");
+    }
+    assert!(text.contains("signal=Some(\"SIGKILL\")"), "the exit says how the child ended:\n{text}");
+}
+
+#[test]
 fn text_a_json_tree_would_refuse_cannot_slip_a_second_request_past_the_duplicate_check() {
     let mut daemon = Daemon::start();
     let _owner = daemon.own();

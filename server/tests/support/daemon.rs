@@ -212,9 +212,17 @@ impl Daemon {
     /// Starts `opencode-pty daemon` in a fresh root with its log (stderr) written to `log`, and waits for its
     /// registration.
     pub fn start_logging_to(log: &Path) -> Daemon {
+        Daemon::start_logging_at(log, None)
+    }
+
+    /// [`Daemon::start_logging_to`] with `filter` as its `RUST_LOG` (when given).
+    pub fn start_logging_at(log: &Path, filter: Option<&str>) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         let mut command = Command::new(binary());
         command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
+        if let Some(filter) = filter {
+            command.env("RUST_LOG", filter);
+        }
         let file = std::fs::File::create(log).expect("create the log file");
         Daemon::launch_with(command, root, "test", Stdio::null(), Stdio::from(file))
     }
@@ -222,7 +230,8 @@ impl Daemon {
     /// Spawns `command` with `stdin` and `stderr`, and waits for the registration.
     fn launch_with(mut command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio, stderr: Stdio) -> Daemon {
         // Only warnings and errors from test daemons, unless the run asks for more.
-        if std::env::var_os("RUST_LOG").is_none() {
+        let chosen = command.get_envs().any(|(name, _)| name == "RUST_LOG");
+        if !chosen && std::env::var_os("RUST_LOG").is_none() {
             command.env("RUST_LOG", "warn");
         }
         let child = command.stdin(stdin).stdout(Stdio::null()).stderr(stderr).spawn().expect("spawn the daemon");
