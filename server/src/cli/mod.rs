@@ -158,8 +158,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Guard { record, instance } => opencode_pty::serve_guardian(&record, &instance)?,
         Command::Play { location } => client_runtime()?.block_on(play::play(&location.root()?, &location.name))?,
-        Command::Status { location, json } => client_runtime()?.block_on(observe::status(&location.dir()?, json))?,
-        Command::List { location, json } => client_runtime()?.block_on(observe::list(&location.dir()?, json))?,
+        Command::Status { location, json } => {
+            client_runtime()?.block_on(observe::status(&location.dir()?, observe::Format::from_json_flag(json)))?
+        }
+        Command::List { location, json } => {
+            client_runtime()?.block_on(observe::list(&location.dir()?, observe::Format::from_json_flag(json)))?
+        }
         Command::Watch { id, location } => client_runtime()?.block_on(observe::watch(&location.dir()?, id))?,
         Command::Stop { location } => client_runtime()?.block_on(observe::stop(&location.dir()?))?,
     }

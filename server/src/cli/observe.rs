@@ -23,13 +23,29 @@ pub async fn discover(dir: &Path) -> anyhow::Result<Client> {
     Client::discover(dir).await.with_context(|| format!("cannot reach the daemon registered in {}", dir.display()))
 }
 
+/// How `status` and `list` print: lines for people, or one JSON value for scripts (`--json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Plain lines.
+    Text,
+    /// One JSON value on one line.
+    Json,
+}
+
+impl Format {
+    /// The format the `--json` flag asks for.
+    pub fn from_json_flag(json: bool) -> Format {
+        if json { Format::Json } else { Format::Text }
+    }
+}
+
 /// `status`: who the daemon is and how many processes it runs.
-pub async fn status(dir: &Path, json: bool) -> anyhow::Result<()> {
+pub async fn status(dir: &Path, format: Format) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     let pong = client.ping().await?;
     let (ptys, pipes) = (client.list(Mode::Pty).await?.len(), client.list(Mode::Pipe).await?.len());
     let registration = client.registration();
-    if json {
+    if format == Format::Json {
         let value = serde_json::json!({
             "instance_id": pong.instance_id, "pid": pong.pid, "protocol": pong.protocol, "features": pong.features,
             "socket": registration.socket, "runtime_dir": dir, "processes": {"pty": ptys, "pipe": pipes},
@@ -45,11 +61,11 @@ pub async fn status(dir: &Path, json: bool) -> anyhow::Result<()> {
 }
 
 /// `list`: one line per process, PTYs then pipes, each in creation order.
-pub async fn list(dir: &Path, json: bool) -> anyhow::Result<()> {
+pub async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     let mut processes = client.list(Mode::Pty).await?;
     processes.extend(client.list(Mode::Pipe).await?);
-    if json {
+    if format == Format::Json {
         println!("{}", serde_json::to_string(&processes)?);
         return Ok(());
     }
