@@ -140,7 +140,7 @@ pub enum ServiceError {
 
 impl ServiceError {
     /// An [`ServiceError::Invalid`] from anything printable.
-    pub fn invalid(message: impl Into<String>) -> ServiceError {
+    pub(crate) fn invalid(message: impl Into<String>) -> ServiceError {
         ServiceError::Invalid(message.into())
     }
 

@@ -12,7 +12,7 @@
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
-#![warn(unreachable_pub)]
+#![warn(unreachable_pub, unnameable_types)]
 
 mod bounds;
 mod daemon;
@@ -27,14 +27,15 @@ mod terminal;
 // The public API is what the binary (`main.rs`, `cli/`), the tests and the examples use; everything else is
 // `pub(crate)`, and `unreachable_pub` keeps it so.
 
-pub use daemon::guardian::serve as serve_guardian;
-pub use daemon::run::{DaemonOptions, run as run_daemon};
+pub use daemon::error::RuntimeError;
+pub use daemon::guardian::{GuardError, serve as serve_guardian};
+pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
 pub use error::ServiceError;
-pub use pipe::{PipeHandle, PipeSpec, stalled_output_error};
-pub use process::{Event, ExistingController};
-pub use service::ProcessService;
-pub use terminal::{PtySpec, Subscription, TerminalConfig};
+pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeSubscription, PipeWait, stalled_output_error};
+pub use process::{Event, ExistingController, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest};
+pub use service::{ProcessHook, ProcessService};
+pub use terminal::{PtyHandle, PtySpec, Subscription, TerminalConfig};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {
@@ -51,13 +52,13 @@ pub mod limits {
 /// What the daemon leaves in its runtime directory and reads from `/proc` about the process groups it started,
 /// for tests that check the guardian's work from outside.
 pub mod inspect {
-    pub use crate::daemon::leftovers::proc_stat;
+    pub use crate::daemon::leftovers::{ProcStat, proc_stat};
     pub use crate::daemon::record::{GROUPS_FILE, Group, RecordFile};
-    pub use crate::procinfo::{parse_stat, process_start};
+    pub use crate::procinfo::{StatFields, parse_stat, process_start};
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     since.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

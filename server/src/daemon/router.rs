@@ -45,14 +45,14 @@ pub(crate) enum Outcome<'a> {
     Reply(Response),
     /// Write this response on the owner channel, then read its next request.
     ReplyAndRead(Response),
-    /// Write `attached` and the process's events until the subscription ends (`subscription::stream`).
+    /// Write `attached` and the process's events until the subscription ends (`subscription::serve_subscription`).
     Stream {
         /// The process subscribed to.
         id: u64,
         /// What keeps the subscription attached.
         subscription: ProcessSubscription,
     },
-    /// Hold the connection until the pipe process's wait is answered (`subscription::hold`).
+    /// Hold the connection until the pipe process's wait is answered (`subscription::hold_wait`).
     Hold {
         /// The pipe process waited on.
         id: u64,

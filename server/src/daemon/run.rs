@@ -85,13 +85,16 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let (done, finished) = crossbeam_channel::bounded::<()>(1);
     let dir = runtime.dir().to_path_buf();
     let instance = runtime.registration().instance_id.clone();
-    let _ = std::thread::Builder::new().name("opencode-pty-watchdog".into()).spawn(move || {
+    let watchdog = std::thread::Builder::new().name("opencode-pty-watchdog".into()).spawn(move || {
         if finished.recv_timeout(CLEANUP_WATCHDOG).is_err() {
             tracing::error!(bound = ?CLEANUP_WATCHDOG, "stopping took too long; exiting anyway");
             remove_registration_if_ours(&dir, &instance);
             std::process::exit(1);
         }
     });
+    if let Err(error) = watchdog {
+        tracing::warn!(%error, "cannot start the stop's watchdog; stopping without its bound");
+    }
     if !options.stop_stall.is_zero() {
         std::thread::sleep(options.stop_stall);
     }
@@ -105,13 +108,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     }
     state.service.shutdown();
     state.wait_connections(CONNECTION_DRAIN);
-    match sweeper.join() {
-        Ok(report) => {
-            for error in report.errors {
-                tracing::warn!(%error, "sweeping stale runtime directories");
-            }
+    if let Some(report) = join_reporting(sweeper) {
+        for error in report.errors {
+            tracing::warn!(%error, "sweeping stale runtime directories");
         }
-        Err(_) => tracing::error!(thread = "opencode-pty-sweep", "a daemon thread panicked"),
     }
     unprotect(record.as_deref(), guardian);
     super::log_limit::report_suppressed();

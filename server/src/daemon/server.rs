@@ -120,6 +120,7 @@ impl DaemonState {
     }
 
     fn unregister(&self, id: u64) {
+        // (Called once per registered connection: by `Registered`'s drop, or when its thread cannot start.)
         self.connections.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
         self.connection_ended.notify_all();
     }
@@ -195,8 +196,9 @@ pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop:
         };
         let handler_state = state.clone();
         let spawned = std::thread::Builder::new().name(format!("opencode-pty-conn-{id}")).spawn(move || {
-            super::connection::serve(&handler_state, stream);
-            handler_state.unregister(id);
+            // Unregistered when the guard drops, so a handler that panics still frees its slot.
+            let registered = Registered { state: &handler_state, id };
+            super::connection::serve(registered.state, stream);
         });
         if let Err(error) = spawned {
             crate::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
@@ -205,10 +207,51 @@ pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop:
     }
 }
 
+/// A registered connection; dropping it (when its handler returns or unwinds) unregisters it.
+struct Registered<'a> {
+    state: &'a DaemonState,
+    id: u64,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.state.unregister(self.id);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::terminal::TerminalConfig;
+
     #[test]
     fn the_refusal_names_the_bound() {
-        assert!(super::TOO_MANY_CONNECTIONS.contains(&super::MAX_CONNECTIONS.to_string()));
+        assert!(TOO_MANY_CONNECTIONS.contains(&MAX_CONNECTIONS.to_string()));
+    }
+
+    #[test]
+    fn a_connection_handler_that_panics_still_frees_its_slot() {
+        let registration = Registration {
+            features: Vec::new(),
+            instance_id: "0123456789abcdef".into(),
+            pid: std::process::id(),
+            protocol: opencode_pty_protocol::PROTOCOL_VERSION,
+            socket: "/nonexistent/server-test.sock".into(),
+            token: "fedcba9876543210fedcba9876543210".into(),
+        };
+        let service = ProcessService::new(TerminalConfig::default());
+        let state = DaemonState::new(service, registration, Duration::from_secs(120), Duration::from_secs(10));
+        let (ours, _theirs) = UnixStream::pair().expect("a socket pair");
+        let id = state.register(&Arc::new(ours)).expect("a free slot");
+        let handler = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let _registered = Registered { state: &state, id };
+                    panic!("a handler that fails");
+                })
+                .join()
+        });
+        assert!(handler.is_err(), "the handler panicked");
+        assert!(state.wait_connections(Duration::ZERO), "its connection is no longer counted");
     }
 }

@@ -77,7 +77,13 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
         }
         drop(gone_tx);
     });
-    Some((gone, watcher.ok()?))
+    match watcher {
+        Ok(watcher) => Some((gone, watcher)),
+        Err(error) => {
+            crate::limited_warn!(super::log_limit::CONNECTION_THREADS, %error, id, "cannot start a subscriber's watcher; closing it");
+            None
+        }
+    }
 }
 
 /// Streams one subscription (attached by the router) until the process exits, the client leaves or the daemon

@@ -26,12 +26,10 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::{Mode, PipeInfo, ProcessInfo, Response, Role, Signal};
 use serde_json::{Map, Value};
 
-pub use budget::MAX_TOTAL_METADATA_BYTES;
-pub(crate) use budget::MetadataBudget;
+pub use budget::{MAX_TOTAL_METADATA_BYTES, MetadataBudget};
 pub use io::{LINGER, stalled_output_error};
 pub(crate) use spawn::{check_echoed, check_metadata};
-pub use state::MAX_PIPE_WAITERS;
-pub(crate) use state::{PipeSubscription, PipeWait};
+pub use state::{MAX_PIPE_WAITERS, PipeSubscription, PipeWait};
 
 use crate::error::ServiceError;
 use crate::process::thread::Threads;

@@ -1,6 +1,9 @@
-//! The daemon's one way to start a named thread and one way to join it: a thread that cannot start is a typed
-//! [`ServiceError::Thread`], and a thread that panicked is reported (with its name) when it is joined instead
-//! of being ignored.
+//! The one way to start a process's named threads (reader, writer, actor, wait: a thread that cannot start
+//! is a typed [`ServiceError::Thread`]) and the daemon's one way to join any thread: a thread that panicked
+//! is reported (with its name and message) when it is joined instead of being ignored. The daemon's own
+//! threads (accept loop, connections, signals, guardian supervisor, sweep, watchdog) start with
+//! `std::thread::Builder` where they are needed, each failure handled there, since none is a
+//! [`ServiceError`].
 
 use std::sync::Mutex;
 use std::thread::{JoinHandle, ScopedJoinHandle};
@@ -19,43 +22,49 @@ pub(crate) fn start(
 
 /// A thread that can be joined: a [`JoinHandle`] or a [`ScopedJoinHandle`].
 pub(crate) trait Joinable {
+    /// What the thread returns.
+    type Output;
     /// The thread's name, or `unnamed`.
     fn name(&self) -> String;
     /// Waits for it to end; `Err` holds its panic.
-    fn join(self) -> std::thread::Result<()>;
+    fn join(self) -> std::thread::Result<Self::Output>;
 }
 
 impl<T> Joinable for JoinHandle<T> {
+    type Output = T;
+
     fn name(&self) -> String {
         self.thread().name().unwrap_or("unnamed").to_owned()
     }
 
-    fn join(self) -> std::thread::Result<()> {
-        JoinHandle::join(self).map(drop)
+    fn join(self) -> std::thread::Result<T> {
+        JoinHandle::join(self)
     }
 }
 
 impl<T> Joinable for ScopedJoinHandle<'_, T> {
+    type Output = T;
+
     fn name(&self) -> String {
         self.thread().name().unwrap_or("unnamed").to_owned()
     }
 
-    fn join(self) -> std::thread::Result<()> {
-        ScopedJoinHandle::join(self).map(drop)
+    fn join(self) -> std::thread::Result<T> {
+        ScopedJoinHandle::join(self)
     }
 }
 
 /// Joins `thread` and reports a panic through `tracing::error!`, with the thread's name and the panic's message,
-/// instead of dropping it. Returns whether the thread ended normally. Every join of a daemon thread goes
-/// through here.
-pub(crate) fn join_reporting(thread: impl Joinable) -> bool {
+/// instead of dropping it. Returns what the thread returned, or `None` when it panicked. Every join of a daemon
+/// thread goes through here.
+pub(crate) fn join_reporting<J: Joinable>(thread: J) -> Option<J::Output> {
     let name = thread.name();
     match thread.join() {
-        Ok(_) => true,
+        Ok(output) => Some(output),
         Err(panic) => {
             let message = panic_message(panic.as_ref());
             tracing::error!(thread = %name, panic = %message, "a daemon thread panicked");
-            false
+            None
         }
     }
 }
@@ -108,13 +117,13 @@ mod tests {
     fn a_thread_is_started_with_its_name() {
         let thread = start("opencode-pty-test-name".into(), "test", || {}).expect("start");
         assert_eq!(thread.thread().name(), Some("opencode-pty-test-name"));
-        assert!(join_reporting(thread));
+        assert_eq!(join_reporting(thread), Some(()));
     }
 
     #[test]
     fn a_panic_is_reported_when_joined() {
         let thread = start("opencode-pty-test-panic".into(), "test", || panic!("on purpose")).expect("start");
-        assert!(!join_reporting(thread), "the panic is seen, not swallowed");
+        assert!(join_reporting(thread).is_none(), "the panic is seen, not swallowed");
     }
 
     #[test]
@@ -122,7 +131,7 @@ mod tests {
         std::thread::scope(|scope| {
             let thread = std::thread::Builder::new().name("opencode-pty-test-scoped".into());
             let thread = thread.spawn_scoped(scope, || panic!("on purpose")).expect("start");
-            assert!(!join_reporting(thread), "the panic is seen, and does not leave the scope");
+            assert!(join_reporting(thread).is_none(), "the panic is seen, and does not leave the scope");
         });
     }
 
