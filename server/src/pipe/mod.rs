@@ -279,19 +279,8 @@ impl PipeHandle {
         // First, so the exit our SIGKILL causes is never published.
         let released = self.shared.terminate(reason);
         let _ = self.budget.replace(released, 0);
-        // The child is not reaped before this point (the wait thread only observes), so its pid is still ours,
-        // unless waiting for it failed: then someone else reaped it, and the pid is left alone.
-        let lost = self.shared.lock().lost().is_some();
-        let child = Child::new(self.pid);
-        if !lost {
-            child.kill();
-        }
-        drop(stop);
-        self.threads.join_all();
-        // Joined: the wait thread's verdict is final.
-        if self.shared.lock().lost().is_none() {
-            child.reap();
-        }
+        // Waiting for the child may have failed (someone else reaped it): then the pid is left alone.
+        Child::new(self.pid).stop(stop, &self.threads, || self.shared.lock().lost().is_some());
         true
     }
 }

@@ -50,6 +50,23 @@ impl Child {
         self.reap();
     }
 
+    /// The one way a process stops, PTY or pipe: kills the child, drops `stop` (whose closing ends the
+    /// process's threads), joins `threads`, and reaps the child. `lost` says whether waiting for the child
+    /// failed (someone else reaped it): then its pid may be anyone's, and it is neither signalled nor reaped.
+    /// It is asked again after the join, when the wait thread's verdict is final.
+    pub(crate) fn stop<S>(&self, stop: S, threads: &Threads, lost: impl Fn() -> bool) {
+        // The child is not reaped before this point (the wait thread only observes), so its pid is still ours
+        // unless it was lost.
+        if !lost() {
+            self.kill();
+        }
+        drop(stop);
+        threads.join_all();
+        if !lost() {
+            self.reap();
+        }
+    }
+
     /// Waits until the child has ended, without reaping it.
     fn wait_exit(&self) -> Result<ExitStatus, Errno> {
         loop {

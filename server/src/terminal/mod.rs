@@ -261,14 +261,10 @@ impl PtyHandle {
     /// when the terminal had already been terminated.
     pub fn terminate(&self) -> bool {
         let Some(stop) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() else { return false };
-        // The child is not reaped before this point (the wait thread only observes), so its pid is still ours.
-        let child = Child::new(self.pid);
-        child.kill();
         // Closing the stop channel and pipe ends the actor (its one wait always includes the stop channel), the
-        // reader and the writer; the wait thread ends once the kill took effect.
-        drop(stop);
-        self.threads.join_all();
-        child.reap();
+        // reader and the writer; the wait thread ends once the kill took effect. A PTY's child is always treated
+        // as ours, as it always was: the daemon restores SIGCHLD's default at start, so nothing else reaps it.
+        Child::new(self.pid).stop(stop, &self.threads, || false);
         true
     }
 }
