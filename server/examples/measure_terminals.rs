@@ -81,8 +81,8 @@ fn main() {
     let (mut bytes, mut first) = (0usize, 0u64);
     loop {
         match observer.recv_timeout(Duration::from_secs(120)).expect("an event") {
-            Event::Output { bytes: chunk, .. } => bytes += chunk.len(),
-            Event::Message(message) => match message.as_ref() {
+            Event::Output(chunk) => bytes += chunk.bytes().len(),
+            Event::Message(message) => match message.response() {
                 Response::Attached { end_offset, available_offset, .. } => {
                     first = *available_offset;
                     bytes += (end_offset - available_offset) as usize;

@@ -33,7 +33,9 @@ pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
 pub use error::ServiceError;
 pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeSubscription, PipeWait, stalled_output_error};
-pub use process::{Event, ExistingController, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest};
+pub use process::{
+    Event, ExistingController, Message, Output, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
+};
 pub use service::{ProcessHook, ProcessService};
 pub use terminal::{PtyHandle, PtySpec, Subscription, TerminalConfig};
 

@@ -7,14 +7,13 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use opencode_pty_protocol::{
-    FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload, encode_control,
-};
+use opencode_pty_protocol::{FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload};
 
 use super::log_limit::MALFORMED_FRAMES;
 use super::ownership::constant_time_eq;
 use super::router::{Channel, Outcome, OwnerClaim, route};
 use super::server::DaemonState;
+use crate::process::response_frame;
 
 /// How long a new connection may take to send its whole first request before it is closed. It bounds only
 /// that request: once it is read, the socket has no read deadline, so a subscription, a `wait` or the owner
@@ -70,22 +69,6 @@ impl Write for Deadline<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-/// Encodes a response as a control frame.
-pub(crate) fn response_frame(response: &Response) -> Vec<u8> {
-    let encoded = match serde_json::to_value(response) {
-        Ok(serde_json::Value::Object(map)) => encode_control(&map).map_err(|e| e.to_string()),
-        Ok(_) => Err("it is not a JSON object".to_owned()),
-        Err(e) => Err(e.to_string()),
-    };
-    encoded.unwrap_or_else(|reason| {
-        // Only an oversized answer can fail here in practice; say so instead.
-        let mut map = serde_json::Map::new();
-        map.insert("type".into(), "error".into());
-        map.insert("message".into(), format!("the response cannot be sent: {reason}").into());
-        encode_control(&map).unwrap_or_default()
-    })
 }
 
 /// Writes one response within [`RESPONSE_WRITE_TIMEOUT`]; false when the client is gone or too slow.

@@ -12,9 +12,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, bounded, select};
-use opencode_pty_protocol::{Response, encode_output};
+use opencode_pty_protocol::Response;
 
-use super::connection::{response_frame, send};
+use super::connection::send;
 use super::server::DaemonState;
 use crate::pipe::PipeWait;
 use crate::process::thread::join_reporting;
@@ -98,16 +98,11 @@ pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, i
         };
         // Disconnected: the process ended this subscription (terminated, or an observer fell behind).
         let Ok(event) = event else { break };
-        let (frame, last) = match &event {
-            Event::Output { start, bytes } => (encode_output(*start, bytes).ok(), false),
-            // A pipe subscription ends with `error` instead when waiting for the child failed.
-            Event::Message(message) => (
-                Some(response_frame(message)),
-                matches!(message.as_ref(), Response::Exited { .. } | Response::Error { .. }),
-            ),
-        };
-        let Some(frame) = frame else { break };
-        if !write_frame(state, &stream, &attached, &gone, &frame) {
+        // A pipe subscription ends with `error` instead when waiting for the child failed.
+        let last = matches!(&event, Event::Message(message)
+            if matches!(message.response(), Response::Exited { .. } | Response::Error { .. }));
+        // The frame was encoded once for every subscriber; this writes the shared bytes.
+        if !write_frame(state, &stream, &attached, &gone, event.frame()) {
             break;
         }
         if last {

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
 use crate::process::ending::Ending;
-use crate::process::{Event, ExitStatus, StopReason};
+use crate::process::{Event, ExitStatus, Message, StopReason};
 
 /// Events in one pipe subscription's channel: `attached` and the final answer (`exited`, or `error` when
 /// waiting for the child failed) are all it ever carries, so a send never finds it full.
@@ -46,15 +46,15 @@ pub(super) type WaitResult = Result<Response, ServiceError>;
 #[derive(Debug, Clone)]
 enum Published {
     /// `exited`, for waiters and subscribers alike.
-    Exited(Arc<Response>),
+    Exited(Arc<Message>),
     /// Waiting for the child failed: waiters get [`ServiceError::WaitFailed`], subscribers an `error` event.
-    Failed { reason: String, event: Arc<Response> },
+    Failed { reason: String, event: Arc<Message> },
 }
 
 impl Published {
     fn wait_result(&self) -> WaitResult {
         match self {
-            Published::Exited(response) => Ok(response.as_ref().clone()),
+            Published::Exited(message) => Ok(message.response().clone()),
             Published::Failed { reason, .. } => Err(ServiceError::WaitFailed(reason.clone())),
         }
     }
@@ -92,7 +92,7 @@ impl State {
     /// The lifecycle as `info` reports it: it changes when the final answer is published, never before.
     pub(crate) fn lifecycle(&self) -> Lifecycle {
         match self.ending.published() {
-            Some(Published::Exited(response)) => match response.as_ref() {
+            Some(Published::Exited(message)) => match message.response() {
                 Response::Exited { exit_code, signal, .. } => {
                     Lifecycle::Exited { exit_code: *exit_code, signal: signal.clone() }
                 }
@@ -145,7 +145,7 @@ impl State {
             return Err(too_many(id, "subscribers"));
         }
         let (sender, receiver) = bounded(PIPE_SUBSCRIPTION_EVENTS);
-        let _ = sender.try_send(Event::Message(Arc::new(attached)));
+        let _ = sender.try_send(Event::message(attached));
         match self.ending.published() {
             Some(published) => {
                 let _ = sender.try_send(published.event());
@@ -228,18 +228,18 @@ impl PipeState {
             ChildEnd::Exited(exit) => {
                 let at = crate::now_ms().max(self.started_at);
                 *exited_at = Some(at);
-                Published::Exited(Arc::new(Response::Exited {
+                Published::Exited(Arc::new(Message::new(Response::Exited {
                     exit_code: exit.exit_code,
                     signal: exit.signal.clone(),
                     final_offset: *tail,
                     output_lines: Some(*lines),
                     output_error: output_error.clone(),
                     exited_at: at,
-                }))
+                })))
             }
             ChildEnd::Lost(reason) => {
                 let message = ServiceError::WaitFailed(reason.clone()).to_string();
-                Published::Failed { reason: reason.clone(), event: Arc::new(Response::Error { message }) }
+                Published::Failed { reason: reason.clone(), event: Arc::new(Message::new(Response::Error { message })) }
             }
         });
         let Some(published) = published else { return };

@@ -7,34 +7,22 @@
 
 mod child;
 pub(crate) mod ending;
+mod event;
 pub(crate) mod sys;
 pub(crate) mod thread;
 
 use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
-use opencode_pty_protocol::{Mode, ProcessInfo, Response, Role};
+use opencode_pty_protocol::{Mode, ProcessInfo, Role};
 
 pub(crate) use child::{Child, ExitStatus};
+pub(crate) use event::response_frame;
+pub use event::{Event, Message, Output};
 
 use crate::error::ServiceError;
 use crate::pipe::{PipeHandle, PipeSubscription};
 use crate::terminal::{PtyHandle, Subscription};
-
-/// What a subscriber receives after `attached`, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// Raw output from `start` (a binary output frame on the wire).
-    Output {
-        /// The offset of the first byte.
-        start: u64,
-        /// The bytes; the next event starts at `start + bytes.len()`.
-        bytes: Arc<[u8]>,
-    },
-    /// A JSON event: `attached` first, then `resized`, `controller_changed`, `title_changed`,
-    /// `foreground_process_changed` and finally `exited`.
-    Message(Arc<Response>),
-}
 
 /// The answer to a replay read: the kept bytes from the requested offset (or the oldest kept one) to the tail.
 /// A pipe process keeps none, so its read is always empty, from the tail.

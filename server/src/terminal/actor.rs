@@ -34,7 +34,7 @@ use super::spawn::PtySpec;
 use super::title::Titles;
 use crate::error::ServiceError;
 use crate::process::ending::Ending;
-use crate::process::{Event, ExitStatus};
+use crate::process::{Event, ExitStatus, Message};
 
 /// The most input and replies a terminal keeps waiting for its writer (4 MiB). Beyond it client input is
 /// refused and replies are dropped, so a child that never reads cannot make the daemon buffer without end.
@@ -71,7 +71,7 @@ pub(crate) struct ActorParts {
 
 /// The `exited` event, once published, and when.
 struct Exited {
-    event: Arc<Response>,
+    event: Arc<Message>,
     at: u64,
 }
 
@@ -395,14 +395,14 @@ impl Actor {
         let Some(exit) = self.life.ready().cloned() else { return };
         self.flush();
         let at = now_ms().max(self.parts.started_at);
-        let event = Arc::new(Response::Exited {
+        let event = Arc::new(Message::new(Response::Exited {
             exit_code: exit.exit_code,
             signal: exit.signal,
             final_offset: self.replay.tail(),
             output_lines: None,
             output_error: None,
             exited_at: at,
-        });
+        }));
         self.life.settle(|_| Exited { event: event.clone(), at });
         self.publish(&Event::Message(event));
     }

@@ -2,13 +2,12 @@
 //! [`MAX_LIVE_OUTPUT_BYTES`], flushed when full, [`OUTPUT_COALESCE`] after its first byte, or when the actor
 //! says so (before any non-output event). Time is passed in, so the bounds are tested without sleeping.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use opencode_pty_protocol::{MAX_LIVE_OUTPUT_BYTES, OUTPUT_COALESCE};
 
 /// One live output event: the offset of its first byte and the bytes.
-pub(crate) type Batch = (u64, Arc<[u8]>);
+pub(crate) type Batch = (u64, Vec<u8>);
 
 /// Output read but not yet fanned out.
 #[derive(Debug, Default)]
@@ -58,7 +57,7 @@ impl Coalescer {
         if self.bytes.is_empty() {
             return None;
         }
-        Some((self.start, std::mem::take(&mut self.bytes).into()))
+        Some((self.start, std::mem::take(&mut self.bytes)))
     }
 }
 

@@ -140,8 +140,8 @@ impl Event {
     /// Roughly what the event costs to hold: its output bytes, or the size of a JSON event's large member.
     fn weight(&self) -> usize {
         match self {
-            Event::Output { bytes, .. } => bytes.len(),
-            Event::Message(message) => match message.as_ref() {
+            Event::Output(output) => output.bytes().len(),
+            Event::Message(message) => match message.response() {
                 Response::Resized { checkpoint_base64, .. } => checkpoint_base64.len() + SMALL_EVENT_BYTES,
                 Response::Attached { replay_base64, .. } => replay_base64.len() + SMALL_EVENT_BYTES,
                 _ => SMALL_EVENT_BYTES,

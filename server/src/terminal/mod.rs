@@ -303,7 +303,7 @@ mod tests {
             handle.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
         loop {
             match subscription.recv_timeout(REQUEST_TIMEOUT).expect("an event before the timeout") {
-                Event::Message(message) if matches!(message.as_ref(), Response::Exited { .. }) => break,
+                Event::Message(message) if matches!(message.response(), Response::Exited { .. }) => break,
                 _ => {}
             }
         }
@@ -334,11 +334,53 @@ mod tests {
         let mut output = Vec::new();
         while !String::from_utf8_lossy(&output).contains("got-ok") {
             match subscription.recv_timeout(REQUEST_TIMEOUT).expect("output before the timeout") {
-                Event::Output { bytes, .. } => output.extend_from_slice(&bytes),
+                Event::Output(chunk) => output.extend_from_slice(chunk.bytes()),
                 Event::Message(_) => {}
             }
         }
         assert_eq!(healthy.info().unwrap().lifecycle, Lifecycle::Running);
+    }
+
+    /// Every subscriber is sent the same encoded frame: output and a resize (with its checkpoint) are serialised
+    /// once, not once per subscriber.
+    #[test]
+    fn subscribers_share_each_event_s_encoded_frame() {
+        let handle =
+            PtyHandle::spawn(1, sh("read line; echo got-$line; read never"), TerminalConfig::default()).expect("spawn");
+        let subscribe = |name: &str| {
+            handle.subscribe(0, name.into(), Role::Observer, ExistingController::Refuse).expect("subscribe")
+        };
+        let (first, second) = (subscribe("first"), subscribe("second"));
+        handle.write(None, b"ok\r".to_vec()).expect("input");
+        // Each subscriber's own stream, until its output shows the echo and its resize has arrived.
+        let collect = |subscription: &Subscription, resize: bool| {
+            let (mut output, mut frames, mut resized) = (Vec::new(), Vec::new(), None);
+            let mut resize_asked = !resize;
+            while !(String::from_utf8_lossy(&output).contains("got-ok") && resized.is_some()) {
+                let event = subscription.recv_timeout(REQUEST_TIMEOUT).expect("an event before the timeout");
+                match &event {
+                    Event::Output(chunk) => {
+                        output.extend_from_slice(chunk.bytes());
+                        frames.push(event.frame().as_ptr());
+                        if !resize_asked && String::from_utf8_lossy(&output).contains("got-ok") {
+                            resize_asked = true;
+                            handle.resize(None, 100, 30).expect("resize");
+                        }
+                    }
+                    Event::Message(message) if matches!(message.response(), Response::Resized { .. }) => {
+                        resized = Some(event.frame().as_ptr());
+                    }
+                    Event::Message(_) => {}
+                }
+            }
+            (frames, resized)
+        };
+        let (first_frames, first_resized) = collect(&first, true);
+        let (second_frames, second_resized) = collect(&second, false);
+        assert!(!first_frames.is_empty());
+        assert_eq!(first_frames, second_frames, "both were sent the very same output buffers");
+        assert_eq!(first_resized, second_resized, "the checkpoint was encoded once, for both");
+        assert!(handle.terminate());
     }
 
     #[test]

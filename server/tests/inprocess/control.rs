@@ -132,8 +132,8 @@ fn a_burst_reaches_a_healthy_observer_intact_and_an_idle_one_keeps_all_of_it() {
     read_until(&healthy, &mut seen, |s| s.output.iter().filter(|&&b| b == b'a').count() == 1_048_576);
     let mut idle_bytes = 0;
     while let Ok(event) = idle.recv_timeout(Duration::from_millis(100)) {
-        if let Event::Output { bytes, .. } = event {
-            idle_bytes += bytes.iter().filter(|&&b| b == b'a').count();
+        if let Event::Output(chunk) = event {
+            idle_bytes += chunk.bytes().iter().filter(|&&b| b == b'a').count();
         }
     }
     assert_eq!(idle_bytes, 1_048_576, "a 1 MiB burst fits an observer's queue ({OBSERVER_QUEUE_EVENTS} events)");
@@ -158,7 +158,7 @@ fn an_observer_that_never_reads_is_disconnected() {
     let mut received = 0u64;
     loop {
         match stuck.recv_timeout(support::WAIT) {
-            Ok(Event::Output { bytes, .. }) => received += bytes.len() as u64,
+            Ok(Event::Output(chunk)) => received += chunk.bytes().len() as u64,
             Ok(Event::Message(_)) => {}
             Err(error) => {
                 assert_eq!(error, crossbeam_channel::RecvTimeoutError::Disconnected, "dropped, not stalled");

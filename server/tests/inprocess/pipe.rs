@@ -421,7 +421,7 @@ fn replay_and_subscribe_give_offsets_only_then_exited() {
     let subscription = handle.subscribe(0).unwrap();
     let live = subscription.receiver();
     let attached = |event: Event| match event {
-        Event::Message(m) => match m.as_ref() {
+        Event::Message(m) => match m.response() {
             Response::Attached { requested_offset, available_offset, end_offset, truncated, replay_base64, .. } => {
                 (*requested_offset, *available_offset, *end_offset, *truncated, replay_base64.clone())
             }
@@ -432,7 +432,7 @@ fn replay_and_subscribe_give_offsets_only_then_exited() {
     assert_eq!(attached(live.recv_timeout(WAIT).unwrap()), (0, 6, 6, true, String::new()));
     std::fs::write(&go, "").unwrap();
     let exited = exited_pipe(&handle);
-    let is_exited = |event: Event| matches!(event, Event::Message(m) if *m == exited);
+    let is_exited = |event: Event| matches!(event, Event::Message(m) if *m.response() == exited);
     assert!(is_exited(live.recv_timeout(WAIT).unwrap()));
     assert_eq!(live.recv_timeout(WAIT), Err(RecvTimeoutError::Disconnected));
     let late = handle.subscribe(6).unwrap();
@@ -580,7 +580,7 @@ fn waiters_and_subscribers_that_left_never_fill_the_caps() {
     let events: Vec<Event> = std::iter::from_fn(|| subscription.receiver().recv_timeout(WAIT).ok()).collect();
     assert!(
         matches!(&events[..], [Event::Message(a), Event::Message(e)]
-        if matches!(a.as_ref(), Response::Attached { .. }) && **e == exited),
+        if matches!(a.response(), Response::Attached { .. }) && *e.response() == exited),
         "{events:?}"
     );
 }
@@ -724,7 +724,7 @@ fn a_child_that_cannot_be_waited_for_gets_a_final_answer_and_is_never_signalled(
     let subscription = handle.subscribe(0).expect("subscribe");
     let events: Vec<Event> = subscription.receiver().try_iter().collect();
     let error = Response::Error { message: reason.into() };
-    assert!(matches!(&events[..], [Event::Message(_), Event::Message(e)] if **e == error), "{events:?}");
+    assert!(matches!(&events[..], [Event::Message(_), Event::Message(e)] if *e.response() == error), "{events:?}");
     let refused = handle.signal(Signal::Sigkill).unwrap_err();
     assert_eq!(refused.to_string(), format!("process {} can no longer be signalled: {reason}", info.id));
     service.terminate(info.id).expect("terminate just forgets it");

@@ -96,22 +96,22 @@ pub fn read_until(subscription: &Subscription, seen: &mut Seen, done: impl Fn(&S
         let left = deadline.saturating_duration_since(Instant::now());
         assert!(!left.is_zero(), "timed out waiting; seen so far: {:?} / {:?}", seen.text(), seen.messages);
         match subscription.recv_timeout(left) {
-            Ok(Event::Output { start, bytes }) => {
+            Ok(Event::Output(chunk)) => {
                 if let Some(end) = seen.end {
-                    assert_eq!(start, end, "output events must be contiguous");
+                    assert_eq!(chunk.start(), end, "output events must be contiguous");
                 }
-                seen.end = Some(start + bytes.len() as u64);
-                seen.chunk_sizes.push(bytes.len());
-                seen.output.extend_from_slice(&bytes);
+                seen.end = Some(chunk.end());
+                seen.chunk_sizes.push(chunk.bytes().len());
+                seen.output.extend_from_slice(chunk.bytes());
             }
             Ok(Event::Message(message)) => {
-                if let Response::Attached { end_offset, replay_base64, .. } = message.as_ref() {
+                if let Response::Attached { end_offset, replay_base64, .. } = message.response() {
                     use base64::Engine;
                     let replay = base64::engine::general_purpose::STANDARD.decode(replay_base64).expect("base64");
                     seen.output.extend_from_slice(&replay);
                     seen.end = Some(*end_offset);
                 }
-                seen.messages.push(message.as_ref().clone());
+                seen.messages.push(message.response().clone());
             }
             Err(error) => panic!("subscription ended ({error:?}); seen: {:?} / {:?}", seen.text(), seen.messages),
         }
@@ -140,7 +140,7 @@ pub fn log_until(subscription: &Subscription, log: &mut Vec<String>, done: impl 
     while !log.iter().any(|e| done(e)) {
         let left = deadline.saturating_duration_since(Instant::now());
         match subscription.recv_timeout(left).unwrap_or_else(|e| panic!("no event ({e:?}); logged: {log:?}")) {
-            Event::Output { bytes, .. } => log.push(format!("out:{}", String::from_utf8_lossy(&bytes))),
+            Event::Output(chunk) => log.push(format!("out:{}", String::from_utf8_lossy(chunk.bytes()))),
             Event::Message(message) => log.push(format!("msg:{message:?}")),
         }
     }

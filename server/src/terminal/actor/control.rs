@@ -1,8 +1,6 @@
 //! The actor's subscriptions and its controller: attaching a subscriber (its `attached` and live events in one
 //! step), who may write and resize, promotion and takeover, and who controls once the controller goes.
 
-use std::sync::Arc;
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
@@ -128,7 +126,7 @@ impl Actor {
         let role =
             if self.controller.as_deref() == Some(attachment.as_str()) { Role::Controller } else { Role::Observer };
         let attached = attached(self.info(), role, self.generation, replay);
-        self.fanout.send_to(key, Event::Message(Arc::new(attached)));
+        self.fanout.send_to(key, Event::message(attached));
         // After an exit, `exited` comes right after `attached`, before anything else.
         if let Some(exited) = self.life.published() {
             self.fanout.send_to(key, Event::Message(exited.event.clone()));

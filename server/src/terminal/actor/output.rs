@@ -1,7 +1,6 @@
 //! The actor's output path: each chunk into the replay buffer, the emulator and (batched) the fan-out, and
 //! what goes back to the child (the emulator's replies and client input) through the writer's bounded queue.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::TrySendError;
@@ -9,7 +8,7 @@ use opencode_pty_protocol::Response;
 
 use super::{Actor, MAX_PENDING_INPUT_BYTES, WRITE_CHUNK_BYTES};
 use crate::error::ServiceError;
-use crate::process::Event;
+use crate::process::{Event, Output};
 use crate::terminal::coalesce::Batch;
 
 impl Actor {
@@ -42,7 +41,12 @@ impl Actor {
                 self.publish_info();
                 any = true;
             }
-            self.publish(&Event::Output { start, bytes });
+            match Output::new(start, &bytes) {
+                Ok(output) => self.publish(&Event::Output(output)),
+                // Unreachable in practice (a batch is far below a frame's limit, and no stream reaches 2^64
+                // bytes), so nothing a client does can repeat this line.
+                Err(error) => tracing::error!(%error, start, "output dropped: it cannot be framed"),
+            }
         }
     }
 
@@ -55,7 +59,7 @@ impl Actor {
     /// Publishes a JSON event, after any output read before it (D6).
     pub(super) fn emit(&mut self, response: Response) {
         self.flush();
-        self.publish(&Event::Message(Arc::new(response)));
+        self.publish(&Event::message(response));
     }
 
     pub(super) fn publish(&mut self, event: &Event) {
