@@ -37,7 +37,7 @@ pub use process::{
     Event, ExistingController, Message, Output, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
 };
 pub use service::{ProcessHook, ProcessService};
-pub use terminal::{PtyHandle, PtySpec, Subscription, TerminalConfig};
+pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {

@@ -39,7 +39,7 @@ pub(crate) struct Reader {
     pub(crate) stop: OwnedFd,
     /// Readable (hung up) once the wait thread saw the exit.
     pub(crate) exit: OwnedFd,
-    pub(crate) shared: Arc<PipeState>,
+    pub(crate) state: Arc<PipeState>,
     /// When the linger ends; set once the exit was seen.
     pub(crate) deadline: Option<Instant>,
 }
@@ -171,7 +171,7 @@ impl Reader {
                 self.file = None;
             }
         }
-        self.shared.output(chunk.len(), newlines, error);
+        self.state.output(chunk.len(), newlines, error);
         true
     }
 }
@@ -209,18 +209,18 @@ pub(crate) fn reader(mut reader: Reader) {
             }
         }
     }
-    let Reader { pipe, file, shared, .. } = reader;
+    let Reader { pipe, file, state, .. } = reader;
     drop(file);
     drop(pipe);
-    shared.output_ended(failure);
+    state.output_ended(failure);
 }
 
 /// The wait thread's report: records the child's exit (or that waiting for it failed: it was reaped by someone
 /// else, and its pid is never touched again), then tells the reader by closing `exit`.
-pub(crate) fn child_ended(end: Result<ExitStatus, Errno>, exit: OwnedFd, shared: &PipeState) {
+pub(crate) fn child_ended(end: Result<ExitStatus, Errno>, exit: OwnedFd, state: &PipeState) {
     match end {
-        Ok(status) => shared.child_exited(status),
-        Err(error) => shared.wait_failed(error.to_string()),
+        Ok(status) => state.child_exited(status),
+        Err(error) => state.wait_failed(error.to_string()),
     }
     drop(exit);
 }
@@ -241,8 +241,8 @@ mod tests {
         let (stop, stop_write) = nix::unistd::pipe().unwrap();
         let (exit, exit_write) = nix::unistd::pipe().unwrap();
         drop(exit_write);
-        let shared = Arc::new(PipeState::new(0, Map::new(), 0));
-        (Reader { pipe, file: None, stop, exit, shared, deadline: None }, stop_write, writer)
+        let state = Arc::new(PipeState::new(0, Map::new(), 0));
+        (Reader { pipe, file: None, stop, exit, state, deadline: None }, stop_write, writer)
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub use state::{MAX_PIPE_WAITERS, PipeSubscription, PipeWait};
 use crate::error::ServiceError;
 use crate::process::thread::Threads;
 use crate::process::{Child, ReplayRead, StopReason};
-use state::{PipeState, State};
+use state::{PipeProgress, PipeState};
 
 /// What a pipe process is started with.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +65,7 @@ pub struct PipeHandle {
     group_id: String,
     output_path: String,
     started_at: u64,
-    shared: Arc<PipeState>,
+    state: Arc<PipeState>,
     /// The daemon-wide metadata budget this process's metadata counts against until terminate.
     budget: Arc<MetadataBudget>,
     /// The stop pipe's write end, dropped to stop the reader. `None` once terminated; held while signalling, so
@@ -122,7 +122,7 @@ impl PipeHandle {
         let started_at = crate::now_ms();
         let pid = spawned.pid;
         let PipeSpec { program, args, cwd, group_id, output_path, metadata, .. } = spec;
-        let shared = Arc::new(PipeState::new(started_at, metadata, metadata_bytes));
+        let state = Arc::new(PipeState::new(started_at, metadata, metadata_bytes));
         let handle = PipeHandle {
             id,
             pid,
@@ -131,7 +131,7 @@ impl PipeHandle {
             group_id,
             output_path: output_path.display().to_string(),
             started_at,
-            shared: shared.clone(),
+            state: state.clone(),
             budget,
             stop: Mutex::new(Some(stop_write)),
             threads: Threads::default(),
@@ -141,11 +141,11 @@ impl PipeHandle {
             file: Some(file),
             stop: stop_read,
             exit: exit_read,
-            shared: shared.clone(),
+            state: state.clone(),
             deadline: None,
         };
         let started = handle.threads.start("pipe-", "reader", id, move || io::reader(reader)).and_then(|()| {
-            let report = move |end| io::child_ended(end, exit_write, &shared);
+            let report = move |end| io::child_ended(end, exit_write, &state);
             Child::new(pid).start_waiter(&handle.threads, "pipe-", id, report)
         });
         if let Err(error) = started {
@@ -166,7 +166,7 @@ impl PipeHandle {
         self.pid
     }
 
-    fn info_locked(&self, state: &State) -> ProcessInfo {
+    fn info_locked(&self, progress: &PipeProgress) -> ProcessInfo {
         ProcessInfo {
             id: self.id,
             mode: Mode::Pipe,
@@ -174,40 +174,40 @@ impl PipeHandle {
             command: self.command.clone(),
             cwd: self.cwd.clone(),
             group_id: self.group_id.clone(),
-            lifecycle: state.lifecycle(),
+            lifecycle: progress.lifecycle(),
             // No replay is kept: the head is always the tail.
-            output_head: state.tail,
-            output_tail: state.tail,
+            output_head: progress.tail,
+            output_tail: progress.tail,
             started_at: self.started_at,
-            exited_at: state.exited_at,
+            exited_at: progress.exited_at,
             pty: None,
             pipe: Some(PipeInfo {
                 output_path: self.output_path.clone(),
-                output_lines: state.lines,
-                output_error: state.output_error.clone(),
-                metadata: state.metadata.clone(),
+                output_lines: progress.lines,
+                output_error: progress.output_error.clone(),
+                metadata: progress.metadata.clone(),
             }),
         }
     }
 
     /// Describes the process; `output_tail` and `output_lines` are always a matching pair.
     pub fn info(&self) -> ProcessInfo {
-        self.info_locked(&self.shared.lock())
+        self.info_locked(&self.state.lock())
     }
 
     /// An empty replay with the offsets a PTY would give: the output is only in the file.
     pub fn replay(&self, offset: u64) -> Result<ReplayRead, ServiceError> {
-        empty_replay(offset, self.shared.lock().tail)
+        empty_replay(offset, self.state.lock().tail)
     }
 
     /// Attaches an observer: `attached` (with an empty replay), then the final answer when it comes (at once
     /// when it already has): `exited`, or `error` when waiting for the child failed; then the channel
     /// disconnects. No output is ever sent. Refused after terminate. Dropping the subscription detaches it.
     pub fn subscribe(&self, offset: u64) -> Result<PipeSubscription, ServiceError> {
-        PipeSubscription::new(&self.shared, self.id, |state| {
-            let read = empty_replay(offset, state.tail)?;
+        PipeSubscription::new(&self.state, self.id, |progress| {
+            let read = empty_replay(offset, progress.tail)?;
             Ok(Response::Attached {
-                process: self.info_locked(state),
+                process: self.info_locked(progress),
                 role: Role::Observer,
                 generation: 0,
                 requested_offset: read.requested,
@@ -225,7 +225,7 @@ impl PipeHandle {
     /// ([`Self::terminate`] with [`StopReason::Shutdown`], or dropping the handle). Dropping the waiter removes
     /// it.
     pub fn wait(&self) -> PipeWait {
-        PipeWait::new(&self.shared, self.id)
+        PipeWait::new(&self.state, self.id)
     }
 
     /// Sends `signal` to the child's process group and to the child. An empty group is not an error: the
@@ -236,7 +236,7 @@ impl PipeHandle {
         if stop.is_none() {
             return Err(ServiceError::NotFound(self.id));
         }
-        if let Some(reason) = self.shared.lock().lost() {
+        if let Some(reason) = self.state.lock().lost() {
             let reason = ServiceError::WaitFailed(reason.to_owned()).to_string();
             return Err(ServiceError::Unsignallable { id: self.id, reason });
         }
@@ -259,13 +259,13 @@ impl PipeHandle {
     /// [`MAX_TOTAL_METADATA_BYTES`] with everything else). Fails after terminate; a refusal changes nothing.
     pub fn set_metadata(&self, metadata: Map<String, Value>) -> Result<(), ServiceError> {
         let bytes = check_metadata(&metadata)?;
-        let mut state = self.shared.lock();
-        if state.terminated {
+        let mut progress = self.state.lock();
+        if progress.terminated {
             return Err(ServiceError::NotFound(self.id));
         }
-        self.budget.replace(state.metadata_bytes, bytes)?;
-        state.metadata = metadata;
-        state.metadata_bytes = bytes;
+        self.budget.replace(progress.metadata_bytes, bytes)?;
+        progress.metadata = metadata;
+        progress.metadata_bytes = bytes;
         Ok(())
     }
 
@@ -277,10 +277,10 @@ impl PipeHandle {
         let stop = locked(&self.stop).take();
         let Some(stop) = stop else { return false };
         // First, so the exit our SIGKILL causes is never published.
-        let released = self.shared.terminate(reason);
+        let released = self.state.terminate(reason);
         let _ = self.budget.replace(released, 0);
         // Waiting for the child may have failed (someone else reaped it): then the pid is left alone.
-        Child::new(self.pid).stop(stop, &self.threads, || self.shared.lock().lost().is_some());
+        Child::new(self.pid).stop(stop, &self.threads, || self.state.lock().lost().is_some());
         true
     }
 }

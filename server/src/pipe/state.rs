@@ -68,7 +68,7 @@ impl Published {
 
 /// Everything that changes after the start.
 #[derive(Debug, Default)]
-pub(crate) struct State {
+pub(crate) struct PipeProgress {
     /// Bytes read from the pipe so far.
     pub(crate) tail: u64,
     /// Newlines written to the file so far.
@@ -88,7 +88,7 @@ pub(crate) struct State {
     subscribers: BTreeMap<u64, Sender<Event>>,
 }
 
-impl State {
+impl PipeProgress {
     /// The lifecycle as `info` reports it: it changes when the final answer is published, never before.
     pub(crate) fn lifecycle(&self) -> Lifecycle {
         match self.ending.published() {
@@ -164,21 +164,24 @@ fn too_many(id: u64, what: &'static str) -> ServiceError {
     ServiceError::TooMany { id, what, limit: MAX_PIPE_WAITERS }
 }
 
-/// The state and what every thread needs to publish.
+/// A pipe process's progress behind its lock, shared by the handle, the reader and the wait thread.
 #[derive(Debug)]
 pub(crate) struct PipeState {
     started_at: u64,
-    state: Mutex<State>,
+    progress: Mutex<PipeProgress>,
 }
 
 impl PipeState {
     pub(crate) fn new(started_at: u64, metadata: Map<String, Value>, metadata_bytes: usize) -> PipeState {
-        PipeState { started_at, state: Mutex::new(State { metadata, metadata_bytes, ..State::default() }) }
+        PipeState {
+            started_at,
+            progress: Mutex::new(PipeProgress { metadata, metadata_bytes, ..PipeProgress::default() }),
+        }
     }
 
     /// The state, locked (a panic elsewhere never poisons it for good).
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    pub(crate) fn lock(&self) -> MutexGuard<'_, PipeProgress> {
+        self.progress.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Counts a chunk read from the pipe: its length, the newlines that reached the file, and (the first
@@ -219,11 +222,11 @@ impl PipeState {
     }
 
     /// Publishes the final answer once both the child's end and the end of the output are known.
-    fn maybe_publish(&self, state: &mut State) {
+    fn maybe_publish(&self, state: &mut PipeProgress) {
         if state.terminated {
             return;
         }
-        let State { ending, tail, lines, output_error, exited_at, waiters, subscribers, .. } = state;
+        let PipeProgress { ending, tail, lines, output_error, exited_at, waiters, subscribers, .. } = state;
         let published = ending.settle(|child| match child {
             ChildEnd::Exited(exit) => {
                 let at = crate::now_ms().max(self.started_at);
@@ -310,7 +313,7 @@ impl PipeSubscription {
     pub(crate) fn new(
         shared: &Arc<PipeState>,
         id: u64,
-        attached: impl FnOnce(&State) -> Result<Response, ServiceError>,
+        attached: impl FnOnce(&PipeProgress) -> Result<Response, ServiceError>,
     ) -> Result<PipeSubscription, ServiceError> {
         let mut state = shared.lock();
         let attached = attached(&state)?;

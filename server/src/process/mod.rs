@@ -22,7 +22,7 @@ pub use event::{Event, Message, Output};
 
 use crate::error::ServiceError;
 use crate::pipe::{PipeHandle, PipeSubscription};
-use crate::terminal::{PtyHandle, Subscription};
+use crate::terminal::{PtyHandle, PtySubscription};
 
 /// The answer to a replay read: the kept bytes from the requested offset (or the oldest kept one) to the tail.
 /// A pipe process keeps none, so its read is always empty, from the tail.
@@ -92,7 +92,7 @@ pub struct SubscribeRequest {
 #[derive(Debug)]
 pub enum ProcessSubscription {
     /// A terminal's subscription: `attached`, output and events, then `exited`.
-    Pty(Subscription),
+    Pty(PtySubscription),
     /// A pipe process's subscription: `attached`, then its final answer.
     Pipe(PipeSubscription),
 }

@@ -111,7 +111,7 @@ struct Inbox {
 
 /// An operation the actor's one wait can find ready.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ready {
+enum Wake {
     /// The stop channel: the terminal is being terminated.
     Stop,
     /// The reader's channel.
@@ -128,7 +128,7 @@ enum Ready {
 /// up, never computed.
 struct Waits<'a> {
     select: Select<'a>,
-    ready: Vec<Ready>,
+    ready: Vec<Wake>,
 }
 
 impl<'a> Waits<'a> {
@@ -136,18 +136,18 @@ impl<'a> Waits<'a> {
         Waits { select: Select::new(), ready: Vec::new() }
     }
 
-    fn recv<T>(&mut self, receiver: &'a Receiver<T>, ready: Ready) {
+    fn recv<T>(&mut self, receiver: &'a Receiver<T>, ready: Wake) {
         self.select.recv(receiver);
         self.ready.push(ready);
     }
 
-    fn send<T>(&mut self, sender: &'a Sender<T>, ready: Ready) {
+    fn send<T>(&mut self, sender: &'a Sender<T>, ready: Wake) {
         self.select.send(sender);
         self.ready.push(ready);
     }
 
     /// Waits for one operation, until `deadline` when there is one (`None` then).
-    fn select(mut self, deadline: Option<Instant>) -> Option<(Ready, SelectedOperation<'a>)> {
+    fn select(mut self, deadline: Option<Instant>) -> Option<(Wake, SelectedOperation<'a>)> {
         let operation = match deadline {
             Some(deadline) => self.select.select_deadline(deadline).ok()?,
             None => self.select.select(),
@@ -221,34 +221,34 @@ impl Actor {
         let pace = self.controller_pace();
         let deliveries = self.fanout.pending();
         let mut waits = Waits::new();
-        waits.recv(&inbox.stop, Ready::Stop);
+        waits.recv(&inbox.stop, Wake::Stop);
         // Output waits while the controller is behind: that is its backpressure on the reader and child.
         if pace == Pace::Keeping && !self.life.is_output_ended() {
-            waits.recv(&inbox.output, Ready::Output);
+            waits.recv(&inbox.output, Wake::Output);
         }
         if self.deferred.len() < MAX_DEFERRED_COMMANDS {
-            waits.recv(&inbox.commands, Ready::Command);
+            waits.recv(&inbox.commands, Wake::Command);
         }
         if !self.pending.is_empty() {
-            waits.send(&inbox.writer, Ready::Writer);
+            waits.send(&inbox.writer, Wake::Writer);
         }
         for (n, delivery) in deliveries.iter().enumerate() {
-            waits.send(&delivery.sender, Ready::Delivery(n));
+            waits.send(&delivery.sender, Wake::Delivery(n));
         }
         let Some((ready, operation)) = waits.select(self.batch.deadline()) else {
             self.flush();
             return Flow::Continue;
         };
         match ready {
-            Ready::Stop => {
+            Wake::Stop => {
                 let _ = operation.recv(&inbox.stop);
                 return Flow::Stop;
             }
-            Ready::Writer => self.hand_to_writer(operation, &inbox.writer),
-            Ready::Delivery(n) => self.deliver(operation, &deliveries[n]),
-            Ready::Output => self.reader_output(operation.recv(&inbox.output)),
+            Wake::Writer => self.hand_to_writer(operation, &inbox.writer),
+            Wake::Delivery(n) => self.deliver(operation, &deliveries[n]),
+            Wake::Output => self.reader_output(operation.recv(&inbox.output)),
             // The command channel never closes while this actor holds a sender for subscriptions.
-            Ready::Command => match operation.recv(&inbox.commands) {
+            Wake::Command => match operation.recv(&inbox.commands) {
                 Ok(command) => self.take(command, pace),
                 Err(_) => return Flow::Stop,
             },

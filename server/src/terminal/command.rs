@@ -9,7 +9,7 @@ use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use crate::error::ServiceError;
 use crate::process::{ExistingController, ExitStatus, ReplayRead};
-use crate::terminal::fanout::Subscription;
+use crate::terminal::fanout::PtySubscription;
 
 /// A one-shot reply channel, and when its requester stops waiting for it.
 #[derive(Debug)]
@@ -67,7 +67,7 @@ pub(crate) enum Command {
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
-        reply: Reply<Subscription>,
+        reply: Reply<PtySubscription>,
     },
     /// A subscription ended.
     Detach { key: u64 },

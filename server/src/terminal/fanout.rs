@@ -43,7 +43,7 @@ const SMALL_EVENT_BYTES: usize = 256;
 
 /// The receiving end of a subscription. Dropping it detaches the subscriber.
 #[derive(Debug)]
-pub struct Subscription {
+pub struct PtySubscription {
     receiver: Receiver<Event>,
     key: u64,
     alive: Arc<AtomicBool>,
@@ -52,7 +52,7 @@ pub struct Subscription {
     commands: Sender<Command>,
 }
 
-impl Subscription {
+impl PtySubscription {
     /// The next event, waiting at most `timeout`. `Disconnected` means the subscription was ended by the
     /// terminal (it stopped, or this observer fell too far behind) after every queued event was taken.
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Event, RecvTimeoutError> {
@@ -70,7 +70,7 @@ impl Subscription {
     }
 }
 
-impl Drop for Subscription {
+impl Drop for PtySubscription {
     fn drop(&mut self) {
         self.alive.store(false, Ordering::Release);
         // If the queue is full the actor still notices `alive` on its next command.
@@ -165,7 +165,7 @@ pub(crate) struct Fanout {
 
 impl Fanout {
     /// Adds a subscriber with an empty queue sized for its role, and returns its receiving end.
-    pub(crate) fn add(&mut self, attachment: String, role: Role, commands: Sender<Command>) -> (u64, Subscription) {
+    pub(crate) fn add(&mut self, attachment: String, role: Role, commands: Sender<Command>) -> (u64, PtySubscription) {
         let capacity = match role {
             Role::Controller => CONTROLLER_QUEUE_EVENTS,
             Role::Observer => OBSERVER_QUEUE_EVENTS,
@@ -185,7 +185,7 @@ impl Fanout {
             backlog: VecDeque::new(),
             backlog_bytes: 0,
         });
-        (key, Subscription { receiver, key, alive, ended, commands })
+        (key, PtySubscription { receiver, key, alive, ended, commands })
     }
 
     /// Removes a subscriber by key.

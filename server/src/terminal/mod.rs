@@ -21,7 +21,7 @@ use opencode_pty_protocol::{ProcessInfo, Response, Role};
 pub use actor::MAX_PENDING_INPUT_BYTES;
 pub use fanout::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
-    OBSERVER_QUEUE_EVENTS, Subscription,
+    OBSERVER_QUEUE_EVENTS, PtySubscription,
 };
 pub use spawn::PtySpec;
 pub(crate) use spawn::validate;
@@ -240,7 +240,7 @@ impl PtyHandle {
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
-    ) -> Result<Subscription, ServiceError> {
+    ) -> Result<PtySubscription, ServiceError> {
         crate::bounds::check_attachment(&attachment)?;
         self.request(|reply| Command::Subscribe { offset, attachment, role, existing_controller, reply })
     }
@@ -353,7 +353,7 @@ mod tests {
         let (first, second) = (subscribe("first"), subscribe("second"));
         handle.write(None, b"ok\r".to_vec()).expect("input");
         // Each subscriber's own stream, until its output shows the echo and its resize has arrived.
-        let collect = |subscription: &Subscription, resize: bool| {
+        let collect = |subscription: &PtySubscription, resize: bool| {
             let (mut output, mut frames, mut resized) = (Vec::new(), Vec::new(), None);
             let mut resize_asked = !resize;
             while !(String::from_utf8_lossy(&output).contains("got-ok") && resized.is_some()) {

@@ -8,7 +8,7 @@ use opencode_pty_protocol::{ProcessInfo, Response, Role};
 use super::Actor;
 use crate::error::ServiceError;
 use crate::process::{Event, ExistingController, ReplayRead};
-use crate::terminal::fanout::{Subscriber, Subscription};
+use crate::terminal::fanout::{PtySubscription, Subscriber};
 
 /// How the controller keeps up with its events (a stalled controller is also behind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +96,7 @@ impl Actor {
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
-    ) -> Result<Subscription, ServiceError> {
+    ) -> Result<PtySubscription, ServiceError> {
         if role == Role::Controller
             && let Some(controller) = &self.controller
             && *controller != attachment
