@@ -126,7 +126,7 @@ fn read_frame(state: &DaemonState, reader: &mut impl Read) -> Option<Incoming> {
 
 /// Logs (rate-limited) a malformed frame; the connection is closed without an answer.
 fn malformed(frame_error: &FrameError) -> Option<Incoming> {
-    crate::limited_warn!(MALFORMED_FRAMES, error = %frame_error, "closing a connection that sent a malformed frame");
+    super::log_limit::limited_warn!(MALFORMED_FRAMES, error = %frame_error, "closing a connection that sent a malformed frame");
     None
 }
 

@@ -89,7 +89,6 @@ pub(crate) fn report_suppressed() {
 
 /// Writes a `tracing::warn!` line through a [`LogLimit`], adding `suppressed = N` (the lines held back since
 /// the last one written).
-#[macro_export]
 macro_rules! limited_warn {
     ($limit:expr, $($rest:tt)+) => {
         if let Some(suppressed) = $limit.admit() {
@@ -97,6 +96,7 @@ macro_rules! limited_warn {
         }
     };
 }
+pub(crate) use limited_warn;
 
 #[cfg(test)]
 mod tests {

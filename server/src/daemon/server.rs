@@ -175,7 +175,7 @@ pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop:
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(error) => {
                 // Keep serving what is open, and do not spin.
-                crate::limited_warn!(ACCEPT_FAILURES, %error, "accepting a connection failed");
+                super::log_limit::limited_warn!(ACCEPT_FAILURES, %error, "accepting a connection failed");
                 std::thread::sleep(ACCEPT_BACKOFF);
                 continue;
             }
@@ -183,7 +183,7 @@ pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop:
         let _ = stream.set_nonblocking(false);
         // Another user's process gets nothing at all, not even a refusal.
         if let Err(refused) = super::runtime::check_peer(&stream) {
-            crate::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
+            super::log_limit::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
             continue;
         }
         let stream = Arc::new(stream);
@@ -201,7 +201,7 @@ pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop:
             super::connection::serve(registered.state, stream);
         });
         if let Err(error) = spawned {
-            crate::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
+            super::log_limit::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
             state.unregister(id);
         }
     }

@@ -80,7 +80,7 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
     match watcher {
         Ok(watcher) => Some((gone, watcher)),
         Err(error) => {
-            crate::limited_warn!(super::log_limit::CONNECTION_THREADS, %error, id, "cannot start a subscriber's watcher; closing it");
+            super::log_limit::limited_warn!(super::log_limit::CONNECTION_THREADS, %error, id, "cannot start a subscriber's watcher; closing it");
             None
         }
     }
