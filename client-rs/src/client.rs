@@ -7,13 +7,13 @@ use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
 
-use opencode_pty_protocol::{Registration, Request, Response, Role};
+use opencode_pty_protocol::{REGISTRATION_FILE, Registration, Request, Response, Role};
 use serde_json::{Map, Value};
 
 use crate::conn::{Connection, describe, envelope, refuse, request_value};
 use crate::error::ClientError;
 use crate::owner::Owner;
-use crate::registration::{REGISTRATION_FILE, check_identity, read_registration};
+use crate::registration::{check_identity, read_registration};
 use crate::subscription::Subscription;
 use crate::types::{Attached, Exited, Pong};
 

@@ -39,13 +39,16 @@ mod types;
 
 pub use client::{Client, REQUEST_TIMEOUT};
 pub use conn::READ_CHUNK_BYTES;
-pub use error::{AUTHENTICATION_FAILED, ClientError};
+pub use error::ClientError;
 pub use owner::Owner;
 pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS};
-pub use registration::{MAX_REGISTRATION_BYTES, REGISTRATION_FILE, read_registration};
+pub use registration::{MAX_REGISTRATION_BYTES, read_registration};
 pub use subscription::Subscription;
 pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Rows, Snapshot, response_type};
 
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.
 pub use opencode_pty_protocol as protocol;
-pub use opencode_pty_protocol::{Mode, PROTOCOL_VERSION, ProcessInfo, Registration, Request, Response, Role, Signal};
+pub use opencode_pty_protocol::{
+    AUTHENTICATION_FAILED, Mode, PROTOCOL_VERSION, ProcessInfo, REGISTRATION_FILE, Registration, Request, Response,
+    Role, Signal, UNSUPPORTED_REQUEST_PREFIX,
+};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::{
-    FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload, encode_control,
+    AUTHENTICATION_FAILED, FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload, encode_control,
 };
 
 use super::log_limit::MALFORMED_FRAMES;
@@ -132,7 +132,7 @@ fn read_frame(state: &DaemonState, reader: &mut impl Read) -> Option<Incoming> {
     };
     match envelope.token() {
         Ok(token) if constant_time_eq(token.as_bytes(), state.registration.token.as_bytes()) => {}
-        Ok(_) => return Some(Incoming::Refused("authentication failed".into())),
+        Ok(_) => return Some(Incoming::Refused(AUTHENTICATION_FAILED.into())),
         Err(error) => return Some(Incoming::Refused(error.to_string())),
     }
     match envelope.decode() {
