@@ -1,6 +1,7 @@
-//! The parameters of `create_pty` and `create_pipe`, which have too many members for positional arguments.
-//! Each has a constructor that takes what has no sensible default and fills in the rest; the members are public,
-//! so a caller changes what it needs with struct update syntax:
+//! The parameters of `create_pty` and `create_pipe`, which have too many members for positional arguments, and
+//! [`Takeover`], what `subscribe` does about a terminal that already has a controller. Each parameter struct has
+//! a constructor that takes what has no sensible default and fills in the rest; the members are public, so a
+//! caller changes what it needs with struct update syntax:
 //!
 //! ```
 //! use opencode_pty_client::CreatePty;
@@ -19,6 +20,24 @@ pub const DEFAULT_COLS: NonZeroU16 = NonZeroU16::new(80).expect("80 is not zero"
 
 /// The terminal height [`CreatePty::new`] picks: the classic 24 rows.
 pub const DEFAULT_ROWS: NonZeroU16 = NonZeroU16::new(24).expect("24 is not zero");
+
+/// What a controller subscription does when the terminal already has a controller (SPEC D12); the wire's
+/// `takeover` flag. An observer subscription ignores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Takeover {
+    /// Leave the current controller in place: the subscription is refused with
+    /// `terminal already has controller <id>` (`takeover: false`).
+    Refuse,
+    /// Become the controller: the previous one is demoted to an observer and stays subscribed (`takeover: true`).
+    Take,
+}
+
+impl Takeover {
+    /// The wire's `takeover` flag.
+    pub(crate) fn flag(self) -> bool {
+        matches!(self, Takeover::Take)
+    }
+}
 
 /// What `create_pty` starts: a program in a new pseudo-terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
