@@ -77,7 +77,8 @@ impl CreatePty {
         }
     }
 
-    /// The request that carries these parameters.
+    /// The request that carries these parameters. The variant is built with every member named, so a member the
+    /// schema adds, removes or renames stops this from compiling until [`CreatePty`] follows.
     pub fn into_request(self) -> Request {
         let CreatePty { program, args, cwd, env, group_id, title, cols, rows } = self;
         Request::CreatePty { args, cols, cwd, env, group_id, program, rows, title }
@@ -119,7 +120,7 @@ impl CreatePipe {
         }
     }
 
-    /// The request that carries these parameters.
+    /// The request that carries these parameters, built with every member named, as for [`CreatePty`].
     pub fn into_request(self) -> Request {
         let CreatePipe { program, args, cwd, env, group_id, output_path, metadata } = self;
         Request::CreatePipe { args, cwd, env, group_id, metadata, output_path, program }
