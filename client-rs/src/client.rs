@@ -7,13 +7,14 @@ use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
 
-use opencode_pty_protocol::{Registration, Request, Response, Role};
+use opencode_pty_protocol::{REGISTRATION_FILE, Registration, Request, Response, Role};
 use serde_json::{Map, Value};
 
 use crate::conn::{Connection, describe, envelope, refuse, request_value};
 use crate::error::ClientError;
 use crate::owner::Owner;
-use crate::registration::{REGISTRATION_FILE, check_identity, read_registration};
+use crate::params::Takeover;
+use crate::registration::{check_identity, read_registration};
 use crate::subscription::Subscription;
 use crate::types::{Attached, Exited, Pong};
 
@@ -140,7 +141,8 @@ impl Client {
 
     /// Attaches to a process: the first answer must be `attached`, whose replay is returned decoded by
     /// [`Subscription::attached`]; events and output frames follow through [`Subscription::next`]. Only the
-    /// exchange up to `attached` is bounded by the request timeout.
+    /// exchange up to `attached` is bounded by the request timeout. `takeover` says what a controller does about a
+    /// terminal that already has one.
     ///
     /// # Errors
     ///
@@ -152,8 +154,9 @@ impl Client {
         offset: u64,
         attachment_id: &str,
         role: Role,
-        takeover: bool,
+        takeover: Takeover,
     ) -> Result<Subscription, ClientError> {
+        let takeover = takeover.flag();
         let request = Request::Subscribe { attachment_id: attachment_id.to_owned(), id, offset, role, takeover };
         let envelope = self.envelope(&request)?;
         self.bounded(describe(&envelope), async {

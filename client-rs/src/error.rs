@@ -4,11 +4,7 @@
 
 use std::path::PathBuf;
 
-use opencode_pty_protocol::FrameError;
-
-/// The exact message a daemon answers a missing or wrong token with (SPEC E3). A client that gets it should
-/// re-read the registration file: the daemon may have been replaced.
-pub const AUTHENTICATION_FAILED: &str = "authentication failed";
+use opencode_pty_protocol::{AUTHENTICATION_FAILED, FrameError, UNSUPPORTED_REQUEST_PREFIX};
 
 /// Why a call through the client failed.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +103,15 @@ impl ClientError {
         matches!(self, ClientError::Daemon { message } if message == AUTHENTICATION_FAILED)
     }
 
+    /// The op named by an `unsupported request: <op>` answer (SPEC E5): the daemon does not know that request.
+    /// `None` for any other error.
+    pub fn unsupported_op(&self) -> Option<&str> {
+        match self {
+            ClientError::Daemon { message } => message.strip_prefix(UNSUPPORTED_REQUEST_PREFIX),
+            _ => None,
+        }
+    }
+
     /// An [`Io`](Self::Io) error with its context.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> ClientError {
         ClientError::Io { context: context.into(), source }
@@ -123,6 +128,16 @@ mod tests {
         assert_eq!(error.to_string(), "process 7 not found");
         assert!(!error.is_authentication_failure());
         assert!(ClientError::Daemon { message: AUTHENTICATION_FAILED.into() }.is_authentication_failure());
+    }
+
+    #[test]
+    fn an_unsupported_request_names_its_op() {
+        assert_eq!(
+            ClientError::Daemon { message: "unsupported request: teleport".into() }.unsupported_op(),
+            Some("teleport")
+        );
+        assert_eq!(ClientError::Daemon { message: "process 7 not found".into() }.unsupported_op(), None);
+        assert_eq!(ClientError::Closed.unsupported_op(), None);
     }
 
     #[test]

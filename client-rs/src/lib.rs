@@ -4,10 +4,10 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), opencode_pty_client::ClientError> {
-//! use opencode_pty_client::{Client, CreatePty, Event, Role};
+//! use opencode_pty_client::{Client, CreatePty, Event, Role, Takeover};
 //! let client = Client::discover(std::path::Path::new("/run/user/1000/opencode-pty")).await?;
 //! let process = client.create_pty(CreatePty::new("bash", "/home/me")).await?;
-//! let mut subscription = client.subscribe(process.id, 0, "me", Role::Controller, false).await?;
+//! let mut subscription = client.subscribe(process.id, 0, "me", Role::Controller, Takeover::Refuse).await?;
 //! while let Some(event) = subscription.next().await {
 //!     if let Event::Output { bytes, .. } = event? {
 //!         print!("{}", String::from_utf8_lossy(&bytes));
@@ -22,7 +22,7 @@
 //! [`Client::wait`] waits without a limit for its one answer.
 //!
 //! Module map: `client` (discovery, timeouts, generic and raw requests, the long-lived requests), `ops` (the
-//! typed one-shot requests), `params` (`create_pty` and `create_pipe` parameters), `types` (the returned
+//! typed one-shot requests), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the returned
 //! values), `owner`, `subscription`, `conn` (one framed socket connection), `registration` (reading the file,
 //! checking a `pong`), `error`.
 #![deny(missing_docs)]
@@ -39,13 +39,16 @@ mod types;
 
 pub use client::{Client, REQUEST_TIMEOUT};
 pub use conn::READ_CHUNK_BYTES;
-pub use error::{AUTHENTICATION_FAILED, ClientError};
+pub use error::ClientError;
 pub use owner::Owner;
-pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS};
-pub use registration::{MAX_REGISTRATION_BYTES, REGISTRATION_FILE, read_registration};
+pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Takeover};
+pub use registration::{MAX_REGISTRATION_BYTES, read_registration};
 pub use subscription::Subscription;
 pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Rows, Snapshot, response_type};
 
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.
 pub use opencode_pty_protocol as protocol;
-pub use opencode_pty_protocol::{Mode, PROTOCOL_VERSION, ProcessInfo, Registration, Request, Response, Role, Signal};
+pub use opencode_pty_protocol::{
+    AUTHENTICATION_FAILED, Mode, PROTOCOL_VERSION, ProcessInfo, REGISTRATION_FILE, Registration, Request, Response,
+    Role, Signal, UNSUPPORTED_REQUEST_PREFIX,
+};

@@ -1,6 +1,7 @@
-//! The parameters of `create_pty` and `create_pipe`, which have too many members for positional arguments.
-//! Each has a constructor that takes what has no sensible default and fills in the rest; the members are public,
-//! so a caller changes what it needs with struct update syntax:
+//! The parameters of `create_pty` and `create_pipe`, which have too many members for positional arguments, and
+//! [`Takeover`], what `subscribe` does about a terminal that already has a controller. Each parameter struct has
+//! a constructor that takes what has no sensible default and fills in the rest; the members are public, so a
+//! caller changes what it needs with struct update syntax:
 //!
 //! ```
 //! use opencode_pty_client::CreatePty;
@@ -19,6 +20,24 @@ pub const DEFAULT_COLS: NonZeroU16 = NonZeroU16::new(80).expect("80 is not zero"
 
 /// The terminal height [`CreatePty::new`] picks: the classic 24 rows.
 pub const DEFAULT_ROWS: NonZeroU16 = NonZeroU16::new(24).expect("24 is not zero");
+
+/// What a controller subscription does when the terminal already has a controller (SPEC D12); the wire's
+/// `takeover` flag. An observer subscription ignores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Takeover {
+    /// Leave the current controller in place: the subscription is refused with
+    /// `terminal already has controller <id>` (`takeover: false`).
+    Refuse,
+    /// Become the controller: the previous one is demoted to an observer and stays subscribed (`takeover: true`).
+    Take,
+}
+
+impl Takeover {
+    /// The wire's `takeover` flag.
+    pub(crate) fn flag(self) -> bool {
+        matches!(self, Takeover::Take)
+    }
+}
 
 /// What `create_pty` starts: a program in a new pseudo-terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +77,8 @@ impl CreatePty {
         }
     }
 
-    /// The request that carries these parameters.
+    /// The request that carries these parameters. The variant is built with every member named, so a member the
+    /// schema adds, removes or renames stops this from compiling until [`CreatePty`] follows.
     pub fn into_request(self) -> Request {
         let CreatePty { program, args, cwd, env, group_id, title, cols, rows } = self;
         Request::CreatePty { args, cols, cwd, env, group_id, program, rows, title }
@@ -100,7 +120,7 @@ impl CreatePipe {
         }
     }
 
-    /// The request that carries these parameters.
+    /// The request that carries these parameters, built with every member named, as for [`CreatePty`].
     pub fn into_request(self) -> Request {
         let CreatePipe { program, args, cwd, env, group_id, output_path, metadata } = self;
         Request::CreatePipe { args, cwd, env, group_id, metadata, output_path, program }

@@ -12,9 +12,6 @@ use tokio::io::AsyncReadExt;
 use crate::error::ClientError;
 use crate::types::Pong;
 
-/// The name of the registration file inside a daemon's runtime directory.
-pub const REGISTRATION_FILE: &str = "service.json";
-
 /// The largest registration file the client reads (64 KiB). A real one is a few hundred bytes; anything larger
 /// is not a registration, and this keeps a stray file from being read into memory whole.
 pub const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
@@ -63,6 +60,8 @@ pub(crate) fn check_identity(registration: &Registration, pong: &Pong) -> Result
 
 #[cfg(test)]
 mod tests {
+    use opencode_pty_protocol::REGISTRATION_FILE;
+
     use super::*;
 
     fn registration() -> Registration {

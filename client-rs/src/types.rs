@@ -2,6 +2,10 @@
 //! members already decoded, and the [`Event`]s a subscription yields. Each is built from the generated
 //! [`Response`] by a `from_response` that turns `error` into [`ClientError::Daemon`] and any other type into
 //! [`ClientError::Unexpected`].
+//!
+//! The generated responses are variants of one enum, so they cannot be returned as types of their own; these
+//! structs are their named counterparts. Each `from_response` names every member of its variant, never `..`, so
+//! a member the schema adds, removes or renames stops this module from compiling until the struct follows.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

@@ -60,7 +60,7 @@ impl Daemon {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
         let mut daemon = Daemon { registration: placeholder(), child: Some(child), owner: None, _root: None };
-        let file = root.path().join(RUNTIME_NAME).join("service.json");
+        let file = root.path().join(RUNTIME_NAME).join(opencode_pty_protocol::REGISTRATION_FILE);
         daemon._root = Some(root);
         match daemon.await_registration(&file, start_timeout) {
             Ok(registration) => daemon.registration = registration,

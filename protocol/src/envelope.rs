@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use crate::FrameError;
 use crate::generated::{REQUEST_OPS, Request};
 use crate::unique::{Key, cut, first_duplicate, validate};
+use crate::wire::{AUTHENTICATION_FAILED, UNSUPPORTED_REQUEST_PREFIX};
 
 /// The longest unknown `op` an `unsupported request: <op>` answer repeats; a longer one is cut (and ends in
 /// `...`), so the answer stays small whatever the client sent.
@@ -30,7 +31,7 @@ pub const MAX_REPORTED_DETAIL_CHARS: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
     /// The envelope has no string `token`: answered like a wrong token (SPEC E3).
-    #[error("authentication failed")]
+    #[error("{}", AUTHENTICATION_FAILED)]
     MissingToken,
     /// A member appears twice in one object of the envelope (for `token`, checked before authentication; for
     /// anything else, after). Nothing of such an envelope is carried out.
@@ -43,7 +44,7 @@ pub enum RequestError {
     #[error("invalid request: {0}")]
     Malformed(&'static str),
     /// The request's `op` is not one this protocol version knows.
-    #[error("unsupported request: {op}")]
+    #[error("{UNSUPPORTED_REQUEST_PREFIX}{op}")]
     Unsupported {
         /// The op as sent.
         op: String,

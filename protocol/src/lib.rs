@@ -4,7 +4,7 @@
 //!
 //! Module map: `generated` (committed output of `opencode-pty-codegen`, never edited by hand), `envelope`
 //! (token first, then `op`, then fields), `unique` (duplicate members), `frame` and `frame_error` (the codec), `limits`, `serde_rules`
-//! (decoding rules the generated types point at).
+//! (decoding rules the generated types point at), `wire` (file names and error texts peers share).
 #![deny(missing_docs)]
 
 mod envelope;
@@ -17,6 +17,7 @@ mod generated;
 mod limits;
 mod serde_rules;
 mod unique;
+mod wire;
 
 /// The JSON Schema of protocol 8, bundled into one draft-07 document (generated from `schema/`).
 pub const SCHEMA_JSON: &str = include_str!("schema.json");
@@ -26,6 +27,7 @@ pub use generated::*;
 pub use limits::*;
 pub use serde_rules::MAX_EXACT_INTEGER;
 pub use unique::{MAX_REPORTED_MEMBER_CHARS, first_duplicate};
+pub use wire::{AUTHENTICATION_FAILED, LOCK_FILE, REGISTRATION_FILE, UNSUPPORTED_REQUEST_PREFIX};
 
 pub use frame::{
     FRAME_HEADER_BYTES, Frame, FrameDecoder, MAX_OUTPUT_BYTES, OUTPUT_PREFIX_BYTES, OUTPUT_TAG, decode_payload,

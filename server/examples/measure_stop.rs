@@ -49,7 +49,9 @@ fn main() {
     let dir = root.path().join("measure");
     let deadline = Instant::now() + Duration::from_secs(10);
     let registration: Registration = loop {
-        if let Some(found) = std::fs::read(dir.join("service.json")).ok().and_then(|b| serde_json::from_slice(&b).ok())
+        if let Some(found) = std::fs::read(dir.join(opencode_pty_protocol::REGISTRATION_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
         {
             break found;
         }

@@ -1,7 +1,7 @@
 //! Subscriptions: `attached` first, then contiguous output and events up to `exited`, then nothing; a refused
 //! or cut subscription, and output that skips or repeats bytes, are errors.
 
-use opencode_pty_client::{ClientError, Event, Response, Role, Subscription};
+use opencode_pty_client::{ClientError, Event, Response, Role, Subscription, Takeover};
 use serde_json::{Value, json};
 
 use crate::fake::{FakeDaemon, Peer, TOKEN, bounded, exited, pty_process};
@@ -24,7 +24,8 @@ async fn attach(daemon: &FakeDaemon) -> (Peer, Value) {
 /// An observer subscription to process 3, attached, and the daemon's end of it.
 async fn observe(daemon: &FakeDaemon) -> (Subscription, Peer) {
     let client = daemon.client();
-    let (subscription, (peer, _)) = tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), attach(daemon));
+    let (subscription, (peer, _)) =
+        tokio::join!(client.subscribe(3, 0, "a", Role::Observer, Takeover::Refuse), attach(daemon));
     (subscription.expect("attached"), peer)
 }
 
@@ -34,7 +35,7 @@ async fn a_subscription_yields_replay_output_events_and_exited_then_ends() {
         let daemon = FakeDaemon::start();
         let client = daemon.client();
         let (subscription, (mut peer, envelope)) =
-            tokio::join!(client.subscribe(3, 0, "tab-1", Role::Controller, true), attach(&daemon));
+            tokio::join!(client.subscribe(3, 0, "tab-1", Role::Controller, Takeover::Take), attach(&daemon));
         assert_eq!(
             envelope,
             json!({"token": TOKEN, "request": {"op": "subscribe", "id": 3, "offset": 0, "attachment_id": "tab-1",
@@ -93,7 +94,8 @@ async fn a_refused_subscription_is_a_daemon_error() {
         let daemon = FakeDaemon::start();
         let client = daemon.client();
         let answer = json!({"type": "error", "message": "terminal already has controller tab-0"});
-        let (result, _) = tokio::join!(client.subscribe(3, 0, "a", Role::Controller, false), daemon.answer(answer));
+        let (result, _) =
+            tokio::join!(client.subscribe(3, 0, "a", Role::Controller, Takeover::Refuse), daemon.answer(answer));
         let error = result.unwrap_err();
         assert!(matches!(&error, ClientError::Daemon { message } if message.contains("already has controller")));
     })
@@ -106,7 +108,7 @@ async fn eof_before_attached_is_closed() {
         let daemon = FakeDaemon::start();
         let client = daemon.client();
         let (result, ()) =
-            tokio::join!(client.subscribe(3, 0, "a", Role::Observer, false), daemon.close_after_reading());
+            tokio::join!(client.subscribe(3, 0, "a", Role::Observer, Takeover::Refuse), daemon.close_after_reading());
         assert!(matches!(result, Err(ClientError::Closed)), "{result:?}");
     })
     .await;

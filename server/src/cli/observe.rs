@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use opencode_pty_client::{Client, Event, Mode, ProcessInfo, Response, Role};
+use opencode_pty_client::{Client, Event, Mode, ProcessInfo, Response, Role, Takeover};
 use opencode_pty_protocol::Lifecycle;
 
 /// How long `stop` waits for the daemon to be gone after `shutdown` (its own cleanup is bounded by 5 s).
@@ -108,7 +108,7 @@ pub fn describe(process: &ProcessInfo) -> String {
 pub async fn watch(dir: &Path, id: u64) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     let attachment = format!("watch-{}", std::process::id());
-    let mut subscription = client.subscribe(id, 0, &attachment, Role::Observer, false).await?;
+    let mut subscription = client.subscribe(id, 0, &attachment, Role::Observer, Takeover::Refuse).await?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(&subscription.attached().replay)?;
     stdout.flush()?;

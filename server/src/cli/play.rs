@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use opencode_pty_client::{Client, CreatePipe, CreatePty, Event, Mode, Owner, Response, Role, Signal};
+use opencode_pty_client::{Client, CreatePipe, CreatePty, Event, Mode, Owner, Response, Role, Signal, Takeover};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::escape::{parse_escapes, show_bytes};
@@ -287,7 +287,8 @@ impl Play {
                       printf '\\r\\nthe child asked for the cursor position and read back:\\r\\n'; \
                       printf '%s' \"$reply\" | od -An -c; printf '\\r\\n'";
         let id = self.new_terminal("sh".into(), vec!["-c".into(), script.into()]).await?;
-        let mut subscription = self.client.subscribe(id, 0, "playground-demo", Role::Observer, false).await?;
+        let mut subscription =
+            self.client.subscribe(id, 0, "playground-demo", Role::Observer, Takeover::Refuse).await?;
         let deadline = tokio::time::Instant::now() + SETTLE_MAX * 5;
         loop {
             match tokio::time::timeout_at(deadline, subscription.next()).await {

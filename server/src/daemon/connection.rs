@@ -7,7 +7,9 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use opencode_pty_protocol::{FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload};
+use opencode_pty_protocol::{
+    AUTHENTICATION_FAILED, FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload,
+};
 
 use super::log_limit::MALFORMED_FRAMES;
 use super::ownership::constant_time_eq;
@@ -115,7 +117,7 @@ fn read_frame(state: &DaemonState, reader: &mut impl Read) -> Option<Incoming> {
     };
     match envelope.token() {
         Ok(token) if constant_time_eq(token.as_bytes(), state.registration.token.as_bytes()) => {}
-        Ok(_) => return Some(Incoming::Refused("authentication failed".into())),
+        Ok(_) => return Some(Incoming::Refused(AUTHENTICATION_FAILED.into())),
         Err(error) => return Some(Incoming::Refused(error.to_string())),
     }
     match envelope.decode() {

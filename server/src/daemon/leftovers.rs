@@ -18,9 +18,9 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
+use opencode_pty_protocol::LOCK_FILE;
 
 use super::record::{GROUPS_FILE, Group, RecordError, RecordFile, read};
-use super::runtime::LOCK_FILE;
 
 /// How many times the members of a group whose leader is gone are looked up and killed: a member may start a
 /// process between the lookup and its own SIGKILL, which the next round finds. It stops early once a round

@@ -125,9 +125,8 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
             Ok(pipe) => Outcome::Hold { id, waiter: pipe.wait() },
             Err(refused) => Outcome::Reply(error(refused.to_string())),
         },
-        (Channel::Ordinary, Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows }) => {
-            let spec =
-                PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() };
+        (Channel::Ordinary, request @ Request::CreatePty { .. }) => {
+            let spec = PtySpec::from_request(request).expect("the pattern matched create_pty");
             reply(service.create_pty(spec).map(|process| Response::Created { process }))
         }
         (Channel::Ordinary, Request::CreatePipe { program, args, cwd, env, group_id, output_path, metadata }) => {

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use opencode_pty_protocol::REGISTRATION_FILE;
+
 use super::guardian::Guardian;
 use super::record::{GROUPS_FILE, GroupRecord};
-use super::runtime::{REGISTRATION_FILE, Runtime, RuntimeError};
+use super::runtime::{Runtime, RuntimeError};
 use super::server::{DaemonState, accept_loop};
 use super::sweep::SweepReport;
 use crate::process::thread::join_reporting;

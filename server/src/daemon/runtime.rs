@@ -13,15 +13,11 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::unistd::{User, geteuid};
-use opencode_pty_protocol::{PROTOCOL_VERSION, Registration};
+use opencode_pty_protocol::{LOCK_FILE, PROTOCOL_VERSION, REGISTRATION_FILE, Registration};
 use sha2::{Digest, Sha256};
 
 pub(crate) use super::error::RuntimeError;
 
-/// The registration file inside a runtime directory.
-pub(crate) const REGISTRATION_FILE: &str = "service.json";
-/// The service lock inside a runtime directory: held (flock, exclusive) for the daemon's whole life.
-pub(crate) const LOCK_FILE: &str = "service.lock";
 /// Registration temp files are named `service.<instance_id>.tmp`: this prefix ...
 pub(crate) const TEMP_PREFIX: &str = "service.";
 /// ... and this suffix.

@@ -11,10 +11,11 @@ use std::time::{Duration, SystemTime};
 use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
+use opencode_pty_protocol::{LOCK_FILE, REGISTRATION_FILE};
 
 use super::leftovers::{Sibling, end_sibling, try_lock};
 use super::record::GROUPS_FILE;
-use super::runtime::{LOCK_FILE, REGISTRATION_FILE, TEMP_PREFIX, TEMP_SUFFIX, read_registration, socket_path_for};
+use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX, read_registration, socket_path_for};
 
 /// A sibling directory is only considered once it has not been modified for this long, so a daemon that is
 /// just starting (and has not taken its lock yet) is never swept.

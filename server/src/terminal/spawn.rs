@@ -1,4 +1,5 @@
-//! Starts a PTY child and hands out what the runtime threads need.
+//! Starts a PTY child and hands out what the runtime threads need, from a [`PtySpec`] read out of the generated
+//! `create_pty` request.
 //!
 //! The PTY is opened with `posix_openpt` (close-on-exec from the start) and the child started with
 //! `std::process::Command`, whose `pre_exec` makes it a session leader with the PTY as its controlling
@@ -16,6 +17,7 @@ use std::process::{Command, Stdio};
 
 use nix::fcntl::OFlag;
 use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
+use opencode_pty_protocol::Request;
 
 use crate::bounds;
 use crate::error::ServiceError;
@@ -40,6 +42,18 @@ pub struct PtySpec {
     pub cols: u16,
     /// Rows, at least 1.
     pub rows: u16,
+}
+
+impl PtySpec {
+    /// The spec a `create_pty` request carries, or `None` for any other request. Every member of the generated
+    /// variant is named here and none is skipped with `..`, so a member added to, removed from or renamed in the
+    /// schema stops this from compiling until the spec follows.
+    pub(crate) fn from_request(request: Request) -> Option<PtySpec> {
+        let Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows } = request else {
+            return None;
+        };
+        Some(PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() })
+    }
 }
 
 /// A started PTY child.
@@ -129,4 +143,42 @@ fn open_pty(cols: u16, rows: u16) -> nix::Result<Pty> {
     sys::set_window_size(&master, cols, rows)
         .map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(0)))?;
     Ok(Pty { master, slave, path: PathBuf::from(path) })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU16;
+
+    use super::*;
+
+    #[test]
+    fn a_create_pty_request_gives_its_spec_member_for_member() {
+        let size = |n| NonZeroU16::new(n).expect("not zero");
+        let request = Request::CreatePty {
+            program: "vim".into(),
+            args: vec!["-u".into(), "NONE".into()],
+            cwd: "/home/me".into(),
+            env: HashMap::from([("LANG".into(), "C".into())]),
+            group_id: "g".into(),
+            title: "editor".into(),
+            cols: size(132),
+            rows: size(43),
+        };
+        let expected = PtySpec {
+            program: "vim".into(),
+            args: vec!["-u".into(), "NONE".into()],
+            cwd: PathBuf::from("/home/me"),
+            env: HashMap::from([("LANG".into(), "C".into())]),
+            group_id: "g".into(),
+            title: "editor".into(),
+            cols: 132,
+            rows: 43,
+        };
+        assert_eq!(PtySpec::from_request(request), Some(expected));
+    }
+
+    #[test]
+    fn another_request_gives_no_spec() {
+        assert_eq!(PtySpec::from_request(Request::Ping), None);
+    }
 }

@@ -190,7 +190,7 @@ fn the_owner_channel_carries_out_only_prepare_handoff_and_shutdown() {
 fn a_refused_frame_closes_an_ordinary_connection_and_not_the_owner_channel() {
     let fixture = fixture();
     let state = &fixture.state;
-    let refused = || Incoming::Refused("authentication failed".into());
+    let refused = || Incoming::Refused(opencode_pty_protocol::AUTHENTICATION_FAILED.into());
     assert_eq!(kind(&route(state, refused(), Channel::Ordinary)), "reply error");
     assert_eq!(kind(&route(state, Incoming::OutputFrame, Channel::Ordinary)), "reply error");
     let own = route(state, request(json!({"op": "own", "instance_id": INSTANCE})), Channel::Ordinary);
