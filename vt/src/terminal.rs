@@ -53,6 +53,7 @@ impl Terminal {
         if cols == 0 || rows == 0 {
             return Err(Error::ZeroSize { cols, rows });
         }
+        crate::pages::linked();
         let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
         // Safety: a null allocator selects the default one; `raw` is a valid out-pointer.
         check(unsafe { ffi::ghostty_terminal_new(std::ptr::null(), &raw mut raw, cols, rows) })?;
