@@ -1,0 +1,115 @@
+//! Case 3, echo latency: one byte sent with `input` to a terminal running `cat` in raw mode, until its echo
+//! arrives on the controller's subscription; idle, then while other terminals print at full speed.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use opencode_pty_client::{Client, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Event, Role, Subscription};
+
+use crate::daemon::{self, Daemon};
+use crate::fifo::quote;
+use crate::plan::Context;
+use crate::stats::{Row, Table, Unit};
+
+/// The bound of one echo.
+const ECHO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the echo terminal prints once it is in raw mode.
+const READY: &[u8] = b"ECHO-READY";
+
+/// The attachment of the controller.
+const ATTACHMENT: &str = "echo";
+
+/// The echo table.
+pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+    let plan = &ctx.plan;
+    let load = plan.echo_load_terminals;
+    let mut table = Table::new(
+        "echo",
+        "Echo latency",
+        format!(
+            "`input` of one byte (a request on its own connection, as the client sends it) to a terminal running \
+             `stty raw -echo; cat`, until the byte comes back on the controller's subscription; {} round trips per \
+             repetition, idle and while {load} other terminals run `cat` of the ingest file in a loop (no \
+             subscribers). Milliseconds; p99 is the 99th percentile of all round trips.",
+            plan.echo_samples
+        ),
+    );
+    let idle = table.add(Row::new("idle", "idle", Unit::Milliseconds));
+    let loaded = table.add(Row::new("loaded", format!("{load} terminals printing"), Unit::Milliseconds).vs(&["idle"]));
+    let daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
+    let client = daemon.client();
+    let cwd = ctx.work.display().to_string();
+    let command = format!("stty raw -echo; printf {}; exec cat", String::from_utf8_lossy(READY));
+    let params = CreatePty { args: vec!["-c".into(), command], ..CreatePty::new("sh", cwd.clone()) };
+    let id = client.create_pty(params).await?.id;
+    let mut subscription = daemon::subscribe(client, id, 0, ATTACHMENT, Role::Controller).await?;
+    wait_ready(&mut subscription).await?;
+    let mut byte = b'a';
+    for _ in 0..plan.repetitions {
+        for _ in 0..plan.echo_samples {
+            table.push_sample(idle, echo(client, id, &mut subscription, next(&mut byte)).await?);
+        }
+        let looping = format!("while :; do cat {}; done", quote(&ctx.files.ingest));
+        let mut loaders = Vec::with_capacity(load);
+        for _ in 0..load {
+            let params = CreatePty { args: vec!["-c".into(), looping.clone()], ..CreatePty::new("sh", cwd.clone()) };
+            loaders.push(client.create_pty(params).await?.id);
+        }
+        // A few round trips first, so that every loader is printing when the samples start.
+        for _ in 0..5 {
+            echo(client, id, &mut subscription, next(&mut byte)).await?;
+        }
+        for _ in 0..plan.echo_samples {
+            table.push_sample(loaded, echo(client, id, &mut subscription, next(&mut byte)).await?);
+        }
+        for loader in loaders {
+            client.terminate(loader).await?;
+        }
+    }
+    drop(subscription);
+    client.terminate(id).await?;
+    daemon.stop().await?;
+    Ok(vec![table.finish()])
+}
+
+/// The next byte to send: a lowercase letter, never the same twice in a row.
+fn next(byte: &mut u8) -> u8 {
+    *byte = if *byte == b'z' { b'a' } else { *byte + 1 };
+    *byte
+}
+
+/// Reads until the terminal has printed `READY` (replay included).
+async fn wait_ready(subscription: &mut Subscription) -> Result<()> {
+    let mut seen = subscription.attached().replay.clone();
+    let wait = async {
+        while !seen.windows(READY.len()).any(|window| window == READY) {
+            match subscription.next().await.context("the subscription ended")?? {
+                Event::Output { bytes, .. } => seen.extend_from_slice(&bytes),
+                Event::Message(_) => {}
+            }
+        }
+        anyhow::Ok(())
+    };
+    tokio::time::timeout(ECHO_TIMEOUT, wait).await.context("the echo terminal never got ready")?
+}
+
+/// One round trip: `input` of `byte`, until it comes back; milliseconds.
+async fn echo(client: &Client, id: u64, subscription: &mut Subscription, byte: u8) -> Result<f64> {
+    let data = [byte];
+    let started = Instant::now();
+    let send = client.input(id, ATTACHMENT, DEFAULT_COLS, DEFAULT_ROWS, &data);
+    let receive = async {
+        loop {
+            match subscription.next().await.context("the subscription ended")?? {
+                Event::Output { bytes, .. } if bytes.contains(&byte) => return anyhow::Ok(started.elapsed()),
+                Event::Output { bytes, .. } => bail!("unexpected output {bytes:?} while waiting for {byte}"),
+                Event::Message(_) => {}
+            }
+        }
+    };
+    let (sent, received) =
+        tokio::time::timeout(ECHO_TIMEOUT, async { tokio::join!(send, receive) }).await.context("no echo in time")?;
+    sent?;
+    Ok(received?.as_secs_f64() * 1e3)
+}

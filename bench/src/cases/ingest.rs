@@ -1,0 +1,114 @@
+//! Cases 1 and 2, ingest and fan-out: one 80x24 terminal prints the ingest file, measured on the raw PTY (the
+//! kernel's limit), in libghostty-vt alone (the parser's limit), in a detached tmux session and in our daemon
+//! with 1, 4 and 16 observers draining the socket until `exited`. Every repetition runs each of them once, in
+//! turn.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+use opencode_pty_vt::Terminal;
+
+use crate::daemon::Daemon;
+use crate::plan::Context;
+use crate::pty;
+use crate::stats::{Row, Table, Unit, mb_per_s};
+use crate::tmux::{self, Tmux};
+use crate::workload;
+
+/// The scrollback the daemon gives a terminal by default (`DEFAULT_SCROLLBACK_LINES` in `server/`).
+pub const DAEMON_SCROLLBACK_LINES: usize = 10_000;
+
+/// The ingest table and the fan-out table.
+pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+    let plan = &ctx.plan;
+    let mb = plan.ingest_bytes as f64 / f64::from(1 << 20);
+    let mut ingest = Table::new(
+        "ingest",
+        "Ingest: one terminal prints the file",
+        format!(
+            "{mb:.0} MiB of generated log text (SGR colours, CRLF, UTF-8 and wide characters) printed by `cat` \
+             into one 80x24 terminal; MB/s of the file's size from the start to the end. Raw PTY: `cat` into a PTY \
+             the harness opened, drained with 64 KiB reads. libghostty-vt: the same bytes written in 64 KiB \
+             chunks into an in-process `Terminal` with the daemon's default scrollback. tmux: a detached session \
+             (default settings) until `cat` finished. Daemon: `cat` in a PTY of our daemon, one observer \
+             subscription draining the socket until `exited`."
+        ),
+    );
+    let raw = ingest.add(Row::new("raw_pty", "raw PTY drain (kernel limit)", Unit::MegabytesPerSecond));
+    let vt = ingest.add(Row::new("vt_parse", "libghostty-vt parse alone (parser limit)", Unit::MegabytesPerSecond));
+    let tmux_row = ingest.add(Row::new("tmux", "tmux, detached session", Unit::MegabytesPerSecond));
+    let ours = ingest.add(
+        Row::new("daemon_1", "daemon, 1 observer over the socket", Unit::MegabytesPerSecond)
+            .vs(&["vt_parse", "tmux", "raw_pty"]),
+    );
+    let mut fanout = Table::new(
+        "fanout",
+        "Fan-out: one terminal, several observers",
+        "The ingest run of our daemon with 1, 4 and 16 observer subscriptions on the same terminal, each \
+         draining the socket; the time runs until the last observer has `exited`.",
+    );
+    let fan_vt = fanout.add(Row::new("vt_parse", "libghostty-vt parse alone (parser limit)", Unit::MegabytesPerSecond));
+    let fan_rows: Vec<(usize, usize)> = plan
+        .observers
+        .iter()
+        .map(|&n| {
+            let label = format!("daemon, {n} observer{}", if n == 1 { "" } else { "s" });
+            let row = Row::new(format!("daemon_{n}"), label, Unit::MegabytesPerSecond);
+            let row = if n == plan.observers[0] { row.vs(&["vt_parse"]) } else { row.vs(&["daemon_1", "vt_parse"]) };
+            (n, fanout.add(row))
+        })
+        .collect();
+    let tmux_server = match &ctx.tmux {
+        Some(_) => Some(Tmux::start(&ctx.work, "ingest")?),
+        None => {
+            ingest.note(tmux_row, tmux::MISSING);
+            None
+        }
+    };
+    let daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
+    let file = &ctx.files.ingest;
+    let bytes = crate::data::file_len(file)?;
+    for _ in 0..plan.repetitions {
+        let (_, elapsed) = tokio::task::block_in_place(|| pty::drain_cat(file))?;
+        ingest.push_sample(raw, mb_per_s(bytes, elapsed.as_secs_f64()));
+        let parse = tokio::task::block_in_place(|| vt_parse(file))?;
+        ingest.push_sample(vt, parse);
+        fanout.push_sample(fan_vt, parse);
+        if let Some(server) = &tmux_server {
+            let run = server.cat_at_once(&ctx.fresh_dir("tmux")?, 1, file, plan.timeout())?;
+            ingest.push_sample(tmux_row, run.aggregate(bytes));
+        }
+        for &(observers, row) in &fan_rows {
+            let run =
+                workload::cat_at_once(&daemon, &ctx.fresh_dir("ingest")?, 1, observers, file, plan.timeout()).await;
+            match run {
+                Ok(run) => {
+                    fanout.push_sample(row, run.aggregate(bytes));
+                    if observers == 1 {
+                        ingest.push_sample(ours, run.aggregate(bytes));
+                    }
+                }
+                Err(error) => fanout.note(row, format!("a run failed: {error:#}")),
+            }
+        }
+    }
+    daemon.stop().await?;
+    if let Some(server) = tmux_server {
+        server.stop()?;
+    }
+    Ok(vec![ingest.finish(), fanout.finish()])
+}
+
+/// Parses `file` in a fresh 80x24 terminal with the daemon's scrollback, 64 KiB at a time; MB/s.
+pub fn vt_parse(file: &Path) -> Result<f64> {
+    let bytes = std::fs::read(file)?;
+    let mut terminal = Terminal::new(80, 24, DAEMON_SCROLLBACK_LINES)?;
+    let started = Instant::now();
+    for chunk in bytes.chunks(pty::READ_BYTES) {
+        terminal.write(chunk);
+        // The daemon drains query replies after every write; this text asks for none.
+        let _ = terminal.take_replies();
+    }
+    Ok(mb_per_s(bytes.len() as u64, started.elapsed().as_secs_f64()))
+}

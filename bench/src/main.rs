@@ -1,0 +1,170 @@
+//! `opencode-pty-bench`: the benchmark harness of issue 14. It generates seeded data, runs every case against a
+//! real daemon binary through its socket with the Rust client (and against tmux and the limits), prints
+//! medians, extremes and ratios, and writes `results.json`, `BENCHMARKS.md` and the SVG charts. `--quick` is a
+//! smoke run with tiny sizes into a temporary directory (or `--out DIR`) that never touches committed results.
+
+mod cases;
+mod charts;
+mod daemon;
+mod data;
+mod fifo;
+mod plan;
+mod pty;
+mod report;
+mod stats;
+mod system;
+mod tmux;
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, bail};
+use clap::{Parser, Subcommand};
+
+use crate::plan::{Context, Plan};
+use crate::report::Results;
+
+/// Benchmarks an opencode-pty daemon against tmux and the limits (issue 14).
+#[derive(Debug, Parser)]
+#[command(name = "opencode-pty-bench")]
+struct Args {
+    /// A smoke run: tiny sizes, one repetition, few terminals (it asserts nothing about speed).
+    #[arg(long)]
+    quick: bool,
+    /// The daemon binary to measure (default: `opencode-pty` next to this executable).
+    #[arg(long, value_name = "PATH")]
+    daemon: Option<PathBuf>,
+    /// Where results.json, BENCHMARKS.md and charts/ go. Default: the repository (bench/results.json,
+    /// BENCHMARKS.md, bench/charts/) for a full run; a new temporary directory for a quick or partial run.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Run only the cases whose name contains this (ingest, echo, scale, memory, pipes, requests).
+    #[arg(long, value_name = "NAME")]
+    case: Option<String>,
+    #[command(subcommand)]
+    command: Option<Hidden>,
+}
+
+/// Commands the harness runs itself in a fresh process.
+#[derive(Debug, Subcommand)]
+enum Hidden {
+    /// Prints the KiB this process grows by while libghostty-vt alone parses FILE.
+    #[command(name = "vt-memory", hide = true)]
+    VtMemory {
+        /// The file to parse.
+        file: PathBuf,
+    },
+}
+
+/// Where a run writes.
+#[derive(Debug)]
+struct Output {
+    /// results.json.
+    results: PathBuf,
+    /// BENCHMARKS.md.
+    markdown: PathBuf,
+    /// The folder of the charts.
+    charts: PathBuf,
+    /// The charts' folder as linked from the markdown.
+    charts_link: &'static str,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    if let Some(Hidden::VtMemory { file }) = &args.command {
+        return cases::vt_memory_command(file);
+    }
+    let workers = std::thread::available_parallelism().map_or(2, usize::from).max(2);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> Result<()> {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("the repository")?.to_owned();
+    let output = match &args.out {
+        Some(dir) => in_dir(dir)?,
+        None if args.quick || args.case.is_some() => {
+            in_dir(&tempfile::Builder::new().prefix("opencode-pty-bench-").tempdir()?.keep())?
+        }
+        None => Output {
+            results: repository.join("bench/results.json"),
+            markdown: repository.join("BENCHMARKS.md"),
+            charts: repository.join("bench/charts"),
+            charts_link: "bench/charts",
+        },
+    };
+    let daemon = match args.daemon {
+        Some(path) => path,
+        None => std::env::current_exe()?.parent().context("the executable's directory")?.join("opencode-pty"),
+    };
+    if !daemon.is_file() {
+        bail!("no daemon binary at {} (build it: cargo build --release -p opencode-pty)", daemon.display());
+    }
+    let plan = if args.quick { Plan::quick() } else { Plan::full() };
+    let work_parent = output.results.parent().context("the output folder")?;
+    let work_parent = if args.quick || args.out.is_some() { work_parent.to_owned() } else { std::env::temp_dir() };
+    let work = tempfile::Builder::new().prefix("work-").tempdir_in(&work_parent)?;
+    let tmux = tmux::version();
+    let machine = system::Machine::describe(tmux.as_deref());
+    let date = system::run(std::process::Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]), plan.timeout())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .unwrap_or_default();
+    println!(
+        "opencode-pty-bench: {} run of {} on {} ({} cores), {}",
+        if plan.quick { "quick" } else { "full" },
+        daemon.display(),
+        machine.cpu,
+        machine.cores,
+        machine.tmux
+    );
+    let started = Instant::now();
+    let ctx = Context::new(plan.clone(), daemon.clone(), work.path(), tmux)?;
+    let mut failed = false;
+    let tables = cases::run_all(&ctx, args.case.as_deref(), &mut failed).await;
+    drop(ctx);
+    work.close().context("removing the work directory")?;
+    let results = Results {
+        date,
+        seconds: started.elapsed().as_secs_f64(),
+        daemon: daemon.display().to_string(),
+        machine,
+        plan,
+        tables,
+    };
+    write(&output, &results)?;
+    println!("wrote {}, {} and {}", output.results.display(), output.markdown.display(), output.charts.display());
+    if failed {
+        bail!("a case failed (see above)");
+    }
+    Ok(())
+}
+
+/// Everything in `dir`.
+fn in_dir(dir: &Path) -> Result<Output> {
+    std::fs::create_dir_all(dir)?;
+    Ok(Output {
+        results: dir.join("results.json"),
+        markdown: dir.join("BENCHMARKS.md"),
+        charts: dir.join("charts"),
+        charts_link: "charts",
+    })
+}
+
+/// Writes results.json, the charts and BENCHMARKS.md.
+fn write(output: &Output, results: &Results) -> Result<()> {
+    std::fs::create_dir_all(&output.charts)?;
+    std::fs::write(&output.results, serde_json::to_string_pretty(results)? + "\n")?;
+    let charts = [
+        ("Throughput against observers", "observers.svg", charts::observers(results)),
+        ("Aggregate throughput against terminals", "terminals.svg", charts::terminals(results)),
+    ];
+    let mut links = Vec::new();
+    for (title, file, svg) in &charts {
+        std::fs::write(output.charts.join(file), svg)?;
+        links.push((*title, format!("{}/{file}", output.charts_link)));
+    }
+    let links: Vec<(&str, &str)> = links.iter().map(|(title, link)| (*title, link.as_str())).collect();
+    std::fs::write(&output.markdown, report::markdown(results, &links))?;
+    Ok(())
+}

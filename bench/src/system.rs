@@ -1,0 +1,112 @@
+//! What the system tells about processes and the machine: a process's resident memory and thread count from
+//! `/proc`, the machine a run happened on (CPU, cores, kernel, tool versions) for the report, and running a
+//! helper command within a bound.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// A process's memory and threads at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStatus {
+    /// Resident set size (`VmRSS`), in KiB.
+    pub rss_kib: u64,
+    /// Threads (`Threads`).
+    pub threads: u64,
+}
+
+/// Reads `/proc/PID/status`.
+pub fn status(pid: u32) -> Result<ProcStatus> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}"))?;
+    let field = |name: &str| -> Result<u64> {
+        let line = text.lines().find(|line| line.starts_with(name)).with_context(|| format!("no {name}"))?;
+        line.split_whitespace().nth(1).and_then(|value| value.parse().ok()).with_context(|| format!("bad {name}"))
+    };
+    Ok(ProcStatus { rss_kib: field("VmRSS:")?, threads: field("Threads:")? })
+}
+
+/// The machine and the tools of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// The CPU model (`/proc/cpuinfo`).
+    pub cpu: String,
+    /// Cores available to the harness.
+    pub cores: usize,
+    /// The kernel release.
+    pub kernel: String,
+    /// `rustc --version`.
+    pub rustc: String,
+    /// `tmux -V`, or why there is none.
+    pub tmux: String,
+    /// The libghostty-vt version the harness links (the daemon's is the same build).
+    pub libghostty_vt: String,
+    /// The commit of the repository (with `-dirty` when it has changes), if known.
+    pub commit: String,
+    /// Total memory, in MiB.
+    pub memory_mib: u64,
+}
+
+impl Machine {
+    /// Describes this machine; what cannot be read is reported as `unknown`.
+    pub fn describe(tmux: Option<&str>) -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpuinfo
+            .lines()
+            .find(|line| line.starts_with("model name"))
+            .and_then(|line| line.split_once(':'))
+            .map_or_else(|| "unknown".to_owned(), |(_, model)| model.trim().to_owned());
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let memory_kib = meminfo
+            .lines()
+            .find(|line| line.starts_with("MemTotal:"))
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|kib| kib.parse::<u64>().ok())
+            .unwrap_or(0);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new("."));
+        let commit = first_line(Command::new("git").arg("-C").arg(root).args(["describe", "--always", "--dirty"]));
+        Machine {
+            cpu,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
+            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .map_or_else(|_| "unknown".to_owned(), |text| text.trim().to_owned()),
+            rustc: first_line(Command::new("rustc").arg("--version")),
+            tmux: tmux.map_or_else(|| "tmux not installed".to_owned(), str::to_owned),
+            libghostty_vt: opencode_pty_vt::library_version(),
+            commit,
+            memory_mib: memory_kib / 1024,
+        }
+    }
+}
+
+/// The first line of a command's standard output, or `unknown`.
+fn first_line(command: &mut Command) -> String {
+    run(command, Duration::from_secs(10))
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| String::from_utf8_lossy(&output.stdout).lines().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Runs a helper command with captured output (small: it is read once the command has exited), killing it
+/// when it takes longer than `limit`.
+pub fn run(command: &mut Command, limit: Duration) -> Result<Output> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {command:?}"))?;
+    let deadline = Instant::now() + limit;
+    while child.try_wait()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("{command:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(child.wait_with_output()?)
+}

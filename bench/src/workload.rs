@@ -1,0 +1,89 @@
+//! The workload of the ingest, fan-out and scale cases on our daemon: terminals that each `cat` a file once,
+//! all released at one moment by a gate, every terminal drained by its observers through the socket until
+//! `exited`. `CatRun` is what both this and tmux's version (`Tmux::cat_at_once`) report: the start and each
+//! terminal's end.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, ensure};
+use opencode_pty_client::{CreatePty, Role};
+
+use crate::daemon::{self, Daemon};
+use crate::fifo::{Gate, quote};
+use crate::stats::mb_per_s;
+
+/// When a run of terminals started and when each one finished.
+#[derive(Debug, Clone)]
+pub struct CatRun {
+    /// When the gate opened.
+    pub started: Instant,
+    /// When each terminal finished, by terminal.
+    pub ends: Vec<Instant>,
+}
+
+impl CatRun {
+    /// Seconds from the start to each terminal's end.
+    pub fn seconds(&self) -> Vec<f64> {
+        self.ends.iter().map(|end| end.saturating_duration_since(self.started).as_secs_f64()).collect()
+    }
+
+    /// All terminals' bytes (`bytes` each) over the time until the last one finished, in MB/s.
+    pub fn aggregate(&self, bytes: u64) -> f64 {
+        let last = self.seconds().into_iter().fold(0.0, f64::max);
+        mb_per_s(bytes * self.ends.len() as u64, last)
+    }
+
+    /// The slowest terminal's throughput over the mean throughput (1 when all are equal).
+    pub fn slowest_over_mean(&self) -> f64 {
+        let rates: Vec<f64> = self.seconds().into_iter().map(|s| 1.0 / s.max(1e-9)).collect();
+        let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+        rates.iter().copied().fold(f64::INFINITY, f64::min) / mean
+    }
+}
+
+/// `terminals` 80x24 terminals of `daemon` each `cat` `file` once, with `observers` observer subscriptions each
+/// (attached before the start) draining the socket; a terminal ends when all its observers have `exited`.
+/// Every terminal is terminated afterwards.
+pub async fn cat_at_once(
+    daemon: &Daemon,
+    dir: &Path,
+    terminals: usize,
+    observers: usize,
+    file: &Path,
+    limit: Duration,
+) -> Result<CatRun> {
+    let client = daemon.client();
+    let file_len = crate::data::file_len(file)?;
+    let mut gate = Gate::new(&dir.join("gate"))?;
+    let command = format!("{}; exec cat {}", gate.wait_command(), quote(file));
+    let cwd = dir.display().to_string();
+    let mut ids = Vec::with_capacity(terminals);
+    let mut drains = Vec::with_capacity(terminals);
+    for _ in 0..terminals {
+        let params = CreatePty { args: vec!["-c".into(), command.clone()], ..CreatePty::new("sh", cwd.clone()) };
+        let id = client.create_pty(params).await?.id;
+        ids.push(id);
+        let mut tasks = Vec::with_capacity(observers);
+        for o in 0..observers {
+            let subscription = daemon::subscribe(client, id, 0, &format!("observer-{o}"), Role::Observer).await?;
+            tasks.push(tokio::spawn(daemon::drain(subscription, limit)));
+        }
+        drains.push(tasks);
+    }
+    let started = gate.open(terminals)?;
+    let mut ends = Vec::with_capacity(terminals);
+    for tasks in drains {
+        let mut end = started;
+        for task in tasks {
+            let drained = task.await.context("an observer task panicked")??;
+            ensure!(drained.bytes >= file_len, "an observer saw {} of {file_len} bytes", drained.bytes);
+            end = end.max(drained.exited_at);
+        }
+        ends.push(end);
+    }
+    for id in ids {
+        client.terminate(id).await?;
+    }
+    Ok(CatRun { started, ends })
+}
