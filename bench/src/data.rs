@@ -148,6 +148,15 @@ pub fn write_repeated(dir: &Path, name: &str, block: &[u8], total: u64) -> Resul
     Ok(path)
 }
 
+/// A size for people: `256 KiB`, `64 MiB`.
+pub fn human(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", crate::report::number(bytes as f64 / f64::from(1 << 20)))
+    } else {
+        format!("{} KiB", crate::report::number(bytes as f64 / 1024.0))
+    }
+}
+
 /// The size of a file in bytes.
 pub fn file_len(path: &Path) -> Result<u64> {
     Ok(std::fs::metadata(path).with_context(|| format!("reading the size of {}", path.display()))?.len())

@@ -68,6 +68,8 @@ struct Output {
     charts: PathBuf,
     /// The charts' folder as linked from the markdown.
     charts_link: &'static str,
+    /// results.json as linked from the markdown.
+    results_link: &'static str,
 }
 
 fn main() -> Result<()> {
@@ -92,6 +94,7 @@ async fn run(args: Args) -> Result<()> {
             markdown: repository.join("BENCHMARKS.md"),
             charts: repository.join("bench/charts"),
             charts_link: "bench/charts",
+            results_link: "bench/results.json",
         },
     };
     let daemon = match args.daemon {
@@ -148,6 +151,7 @@ fn in_dir(dir: &Path) -> Result<Output> {
         markdown: dir.join("BENCHMARKS.md"),
         charts: dir.join("charts"),
         charts_link: "charts",
+        results_link: "results.json",
     })
 }
 
@@ -165,6 +169,6 @@ fn write(output: &Output, results: &Results) -> Result<()> {
         links.push((*title, format!("{}/{file}", output.charts_link)));
     }
     let links: Vec<(&str, &str)> = links.iter().map(|(title, link)| (*title, link.as_str())).collect();
-    std::fs::write(&output.markdown, report::markdown(results, &links))?;
+    std::fs::write(&output.markdown, report::markdown(results, output.results_link, &links))?;
     Ok(())
 }

@@ -30,6 +30,8 @@ pub struct Plan {
     pub scale_terminals: Vec<usize>,
     /// Bytes each terminal prints in the scale case.
     pub scale_bytes: u64,
+    /// Repetitions of the scale case (its largest run moves 256 x 4 MiB through ours and through tmux).
+    pub scale_repetitions: usize,
     /// Idle `sh` terminals whose memory and threads are measured.
     pub idle_terminals: usize,
     /// Bytes through one terminal before its memory is measured.
@@ -51,7 +53,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The full run: the sizes, three repetitions, a few minutes on two cores.
+    /// The full run: the sizes, three repetitions (two of the scale case), about seven minutes on two
+    /// cores.
     pub fn full() -> Plan {
         Plan {
             quick: false,
@@ -62,6 +65,7 @@ impl Plan {
             echo_load_terminals: 16,
             scale_terminals: vec![1, 16, 64, 256],
             scale_bytes: 4 << 20,
+            scale_repetitions: 2,
             idle_terminals: 64,
             memory_bytes: 64 << 20,
             pipe_bytes: 256 << 20,
@@ -85,6 +89,7 @@ impl Plan {
             echo_load_terminals: 2,
             scale_terminals: vec![1, 4],
             scale_bytes: 64 << 10,
+            scale_repetitions: 1,
             idle_terminals: 4,
             memory_bytes: 1 << 20,
             pipe_bytes: 1 << 20,

@@ -191,7 +191,7 @@ impl Table {
                 .filter_map(|(key, label, base)| {
                     base.filter(|base| *base > 0.0).map(|base| Ratio {
                         vs: key.clone(),
-                        vs_label: label.clone(),
+                        vs_label: short(label),
                         value: median / base,
                     })
                 })
@@ -199,6 +199,11 @@ impl Table {
         }
         self
     }
+}
+
+/// A label without its parenthesis, for ratios: `libghostty-vt parse alone`.
+fn short(label: &str) -> String {
+    label.split(" (").next().unwrap_or(label).to_owned()
 }
 
 /// Megabytes per second for `bytes` in `seconds`.

@@ -22,12 +22,12 @@ pub const DAEMON_SCROLLBACK_LINES: usize = 10_000;
 /// The ingest table and the fan-out table.
 pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
-    let mb = plan.ingest_bytes as f64 / f64::from(1 << 20);
+    let size = crate::data::human(plan.ingest_bytes);
     let mut ingest = Table::new(
         "ingest",
         "Ingest: one terminal prints the file",
         format!(
-            "{mb:.0} MiB of generated log text (SGR colours, CRLF, UTF-8 and wide characters) printed by `cat` \
+            "{size} of generated log text (SGR colours, CRLF, UTF-8 and wide characters) printed by `cat` \
              into one 80x24 terminal; MB/s of the file's size from the start to the end. Raw PTY: `cat` into a PTY \
              the harness opened, drained with 64 KiB reads. libghostty-vt: the same bytes written in 64 KiB \
              chunks into an in-process `Terminal` with the daemon's default scrollback. tmux: a detached session \

@@ -25,14 +25,14 @@ const PROMPT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The memory table.
 pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
-    let (k, mib) = (plan.idle_terminals, plan.memory_bytes as f64 / f64::from(1 << 20));
+    let (k, size) = (plan.idle_terminals, crate::data::human(plan.memory_bytes));
     let mut table = Table::new(
         "memory",
         "Memory",
         format!(
             "Resident memory (VmRSS) and threads of the daemon process before and after {k} idle `sh` terminals \
-             (each has printed its prompt), divided by {k}; then, in a fresh daemon, the growth after {mib:.0} \
-             MiB of log text went through one 80x24 terminal (still open after its `cat` exited), against the \
+             (each has printed its prompt), divided by {k}; then, in a fresh daemon, the growth after {size} of log \
+             text went through one 80x24 terminal (still open after its `cat` exited), against the \
              bound it may keep: the {REPLAY_MIB:.0} MiB replay ring plus the growth of libghostty-vt alone (a \
              fresh process parsing the same text with the default scrollback). tmux: the server process, {k} \
              sessions running `sh`, and one pane that printed the same text (tmux keeps 2000 lines)."
@@ -44,13 +44,12 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let threads = table.add(Row::new("daemon_idle_threads", "daemon threads per idle terminal", Unit::Count));
     let tmux_threads = table.add(Row::new("tmux_idle_threads", "tmux threads per idle pane", Unit::Count));
     let grown = table.add(
-        Row::new("daemon_output_rss", format!("daemon RSS growth after {mib:.0} MiB"), Unit::Mebibytes)
+        Row::new("daemon_output_rss", format!("daemon RSS growth after {size}"), Unit::Mebibytes)
             .vs(&["bound", "tmux_output_rss"]),
     );
     let bound = table.add(Row::new("bound", "bound: replay + scrollback (vt alone)", Unit::Mebibytes));
-    let vt_alone = table.add(Row::new("vt_alone", format!("libghostty-vt alone after {mib:.0} MiB"), Unit::Mebibytes));
-    let tmux_grown =
-        table.add(Row::new("tmux_output_rss", format!("tmux RSS growth after {mib:.0} MiB"), Unit::Mebibytes));
+    let vt_alone = table.add(Row::new("vt_alone", format!("libghostty-vt alone after {size}"), Unit::Mebibytes));
+    let tmux_grown = table.add(Row::new("tmux_output_rss", format!("tmux RSS growth after {size}"), Unit::Mebibytes));
     if ctx.tmux.is_none() {
         for row in [tmux_rss, tmux_threads, tmux_grown] {
             table.note(row, tmux::MISSING);

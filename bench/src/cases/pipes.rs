@@ -20,13 +20,13 @@ use crate::system;
 /// The pipes table.
 pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
-    let mib = plan.pipe_bytes as f64 / f64::from(1 << 20);
+    let size = crate::data::human(plan.pipe_bytes);
     let lines = plan.pipe_lines;
     let mut table = Table::new(
         "pipes",
         "Pipe processes",
         format!(
-            "{mib:.0} MiB of log text: a pipe process running `cat FILE` into its output file, from `create_pipe` \
+            "{size} of log text: a pipe process running `cat FILE` into its output file, from `create_pipe` \
              to the answer of `wait`, against `sh -c 'cat FILE | cat > OUT'` and `sh -c 'cat FILE > OUT'`; MB/s. \
              Then `get` of a pipe process whose `sh` writes {lines} lines with `echo`, repeated until it exits, \
              against `get` of an idle pipe process (`sleep`); each `get` is its own connection."

@@ -13,12 +13,12 @@ use crate::workload;
 /// The scale table.
 pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
-    let mib = plan.scale_bytes as f64 / f64::from(1 << 20);
+    let size = crate::data::human(plan.scale_bytes);
     let mut table = Table::new(
         "scale",
         "Scale: many terminals printing at once",
         format!(
-            "N 80x24 terminals each `cat` {mib:.2} MiB of log text, released at one moment; ours each drained by \
+            "N 80x24 terminals each `cat` {size} of log text, released at one moment; ours each drained by \
              one observer until `exited`, tmux as N detached sessions until each `cat` finished. Aggregate: all \
              bytes over the time until the last terminal finished. Slowest/mean: the slowest terminal's \
              throughput over the mean (1 when fair)."
@@ -47,7 +47,7 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
     let file = &ctx.files.scale;
     let bytes = crate::data::file_len(file)?;
-    for _ in 0..plan.repetitions {
+    for _ in 0..plan.scale_repetitions {
         for &(n, ours, theirs, fair, tmux_fair) in &rows {
             let dir = ctx.fresh_dir("scale")?;
             match workload::cat_at_once(&daemon, &dir, n, 1, file, plan.timeout()).await {
