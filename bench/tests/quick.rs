@@ -36,7 +36,7 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// Runs `command` to its end within `limit`, with its output passed through; its exit code.
+/// Runs `command` to its end within `limit`; its exit code.
 fn run(command: &mut Command, limit: Duration) -> Option<i32> {
     let mut child = KillOnDrop(command.spawn().expect("start"));
     let deadline = Instant::now() + limit;
@@ -80,6 +80,9 @@ fn a_quick_run_measures_every_case_and_leaves_nothing_behind() {
     let harness = Path::new(env!("CARGO_BIN_EXE_opencode-pty-bench"));
     let daemon = daemon_binary(harness);
     let out = tempfile::tempdir().expect("tempdir");
+    // The report goes to a file, shown when the run fails.
+    let log_path = out.path().join("run.log");
+    let log = std::fs::File::create(&log_path).expect("log");
     let code = run(
         Command::new(harness)
             .arg("--quick")
@@ -87,10 +90,13 @@ fn a_quick_run_measures_every_case_and_leaves_nothing_behind() {
             .arg(&daemon)
             .arg("--out")
             .arg(out.path())
-            .stdin(Stdio::null()),
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log),
         RUN_TIMEOUT,
     );
-    assert_eq!(code, Some(0), "the quick run failed (its output is above)");
+    let report = std::fs::read_to_string(&log_path).unwrap_or_default();
+    assert_eq!(code, Some(0), "the quick run failed:\n{report}");
 
     let text = std::fs::read_to_string(out.path().join("results.json")).expect("results.json");
     let results: Value = serde_json::from_str(&text).expect("results.json is JSON");
