@@ -61,14 +61,10 @@ bench-vt:
 checkpoint-fidelity n="1000":
     cargo run --release -p opencode-pty-vt --example checkpoint_fidelity -- {{n}}
 
-# Measure the terminal runtime: 100 idle terminals, and a 64 MiB cat through a PTY.
-bench-terminals:
-    cargo run --release -p opencode-pty --example measure_terminals
-
-# Daemon figures over the socket: ping round trip vs a bare socket echo, a pipe process vs `cat > file`.
-bench-daemon:
+# The daemon's peak memory for unauthenticated frames of the largest size, against their own size.
+bench-frames:
     cargo build --release -p opencode-pty --bins --examples
-    cargo run --release -p opencode-pty --example measure_daemon
+    cargo run --release -p opencode-pty --example measure_frames
 
 # The largest terminals the limits allow against 80x24: create, snapshot, resize, read_rows, terminate.
 bench-limits:
@@ -80,5 +76,10 @@ bench-stop n="1000":
     cargo build --release -p opencode-pty --bins --examples
     cargo run --release -p opencode-pty --example measure_stop -- {{n}}
 
-# Run every benchmark.
-bench: bench-vt bench-terminals bench-daemon bench-limits bench-stop
+# The benchmark harness (issue 14): every case through a release daemon's socket against tmux and the limits;
+# writes bench/results.json, BENCHMARKS.md and bench/charts/. `just bench QUICK=1`: a smoke run of under a minute
+# with tiny sizes into a temporary directory (it asserts nothing about speed; `cargo test` runs it too).
+bench QUICK="":
+    cargo build --release -p opencode-pty -p opencode-pty-bench
+    case '{{QUICK}}' in ''|0|QUICK=|QUICK=0) quick='';; *) quick=--quick;; esac; \
+    target/release/opencode-pty-bench $quick

@@ -1,0 +1,97 @@
+//! Measures the daemon's peak memory growth for frames of `MAX_FRAME_BYTES` with a wrong token (one, then six at
+//! once) against the frames' own size, over its socket. Run: `just bench-frames` (it builds the release binary
+//! first). Throughput and latency figures are the benchmark harness's (`bench/`, `just bench`).
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use opencode_pty_protocol::{Frame, MAX_FRAME_BYTES, Registration, encode_control, read_frame};
+use serde_json::{Value, json};
+
+/// The release daemon next to this example's directory (`target/release/opencode-pty`).
+fn daemon_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let release = exe.parent().and_then(Path::parent).expect("target/release");
+    release.join("opencode-pty")
+}
+
+fn start(root: &Path) -> (Child, Registration, UnixStream) {
+    let child = Command::new(daemon_binary())
+        .args(["daemon", "--name", "measure", "--runtime-dir"])
+        .arg(root)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start the daemon (build it with `cargo build --release -p opencode-pty`)");
+    let path = root.join("measure/service.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let registration: Registration = loop {
+        if let Some(registration) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+            break registration;
+        }
+        assert!(Instant::now() < deadline, "no registration");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut owner = UnixStream::connect(&registration.socket).expect("connect");
+    let own = json!({"token": registration.token, "request": {"op": "own", "instance_id": registration.instance_id}});
+    let Value::Object(map) = own else { unreachable!() };
+    owner.write_all(&encode_control(&map).expect("encode")).expect("own");
+    assert!(matches!(read_frame(&mut owner), Ok(Some(Frame::Control(_)))));
+    (child, registration, owner)
+}
+
+/// The peak resident memory (`VmHWM`) of process `pid` so far, in bytes.
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("VmHWM");
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse::<u64>().ok()).expect("a number") * 1024
+}
+
+/// Sends `count` frames of `MAX_FRAME_BYTES` with a wrong token and an array of zeros at once, and returns how
+/// much the daemon's peak memory grew.
+fn unauthenticated_frames(registration: &Registration, pid: u32, count: usize) -> u64 {
+    let mut payload = br#"{"token":"wrong","x":[0"#.to_vec();
+    while payload.len() + 4 <= MAX_FRAME_BYTES {
+        payload.extend_from_slice(b",0");
+    }
+    payload.extend_from_slice(b"]}");
+    let mut frame = u32::try_from(payload.len()).expect("fits").to_be_bytes().to_vec();
+    frame.extend_from_slice(&payload);
+    let before = peak_memory(pid);
+    let senders: Vec<_> = (0..count)
+        .map(|_| {
+            let mut stream = UnixStream::connect(&registration.socket).expect("connect");
+            let frame = frame.clone();
+            std::thread::spawn(move || {
+                stream.write_all(&frame).expect("send");
+                let mut answer = Vec::new();
+                stream.read_to_end(&mut answer).expect("answer");
+                assert!(String::from_utf8_lossy(&answer).contains("authentication failed"));
+            })
+        })
+        .collect();
+    for sender in senders {
+        sender.join().expect("sender");
+    }
+    peak_memory(pid).saturating_sub(before)
+}
+
+fn main() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let (mut child, registration, owner) = start(root.path());
+
+    // While the daemon's peak memory is still its start-up figure.
+    for count in [1, 6] {
+        let grown = unauthenticated_frames(&registration, child.id(), count);
+        let frames = (count * MAX_FRAME_BYTES) as f64;
+        println!(
+            "{count} unauthenticated 8 MiB frame(s) at once: peak memory +{:.1} MiB, {:.2}x their size",
+            grown as f64 / f64::from(1 << 20),
+            grown as f64 / frames
+        );
+    }
+    drop(owner);
+    let _ = child.wait();
+}
