@@ -124,13 +124,20 @@ fn vt_alone_mib(file: &std::path::Path) -> Result<f64> {
 /// The hidden `vt-memory FILE` command: prints how many KiB this process's RSS grew by while one 80x24
 /// terminal with the daemon's scrollback parsed `file`.
 pub fn vt_memory_command(file: &std::path::Path) -> Result<()> {
-    let bytes = std::fs::read(file)?;
+    use std::io::Read;
+    // Streamed in reads of the daemon's size, so that only the terminal grows.
+    let mut input = std::fs::File::open(file)?;
+    let mut chunk = vec![0u8; crate::pty::READ_BYTES];
     let before = system::status(std::process::id())?;
     let mut terminal = opencode_pty_vt::Terminal::new(80, 24, super::ingest::DAEMON_SCROLLBACK_LINES)?;
-    for chunk in bytes.chunks(crate::pty::READ_BYTES) {
-        terminal.write(chunk);
+    loop {
+        let n = input.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        terminal.write(&chunk[..n]);
+        let _ = terminal.take_replies();
     }
-    drop(bytes);
     let after = system::status(std::process::id())?;
     println!("{}", after.rss_kib.saturating_sub(before.rss_kib));
     Ok(())

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use opencode_pty_client::{Client, CreatePty, Event, Response, Role, Subscription};
+use opencode_pty_client::{Client, ClientError, CreatePty, Event, Response, Role, Subscription};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::daemon::{self, Daemon};
@@ -45,20 +45,6 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let echo = table.add(Row::new("socket_echo", "bare Unix-socket echo (connect, 1 byte, close)", Unit::Milliseconds));
     let ping = table.add(Row::new("ping", "`ping`", Unit::Milliseconds).vs(&["socket_echo"]));
     let get = table.add(Row::new("get", "`get` of an idle terminal", Unit::Milliseconds).vs(&["socket_echo"]));
-    let mut sized = Vec::new();
-    for (cols, rows) in SIZES {
-        let size = format!("{cols}x{rows}");
-        sized.push([
-            table.add(Row::new(format!("read_rows_50_{size}"), format!("`read_rows` 50, {size}"), Unit::Milliseconds)),
-            table.add(Row::new(
-                format!("read_rows_all_{size}"),
-                format!("`read_rows` all, {size}"),
-                Unit::Milliseconds,
-            )),
-            table.add(Row::new(format!("snapshot_{size}"), format!("`snapshot`, {size}"), Unit::Milliseconds)),
-            table.add(Row::new(format!("resize_{size}"), format!("`resize` to `resized`, {size}"), Unit::Milliseconds)),
-        ]);
-    }
     let startup = table.add(Row::new("startup", "daemon start-up to registration", Unit::Milliseconds));
     let echo_path = ctx.fresh_dir("echo")?.join("echo.sock");
     let daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
@@ -66,8 +52,24 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let cwd = ctx.work.display().to_string();
     let idle = client.create_pty(CreatePty::new("sh", cwd.clone())).await?.id;
     let mut terminals = Vec::new();
+    let mut sized = Vec::new();
     for (cols, rows) in SIZES {
-        terminals.push(history_terminal(ctx, client, cols, rows).await?);
+        let (id, observer) = history_terminal(ctx, client, cols, rows).await?;
+        let want = u16::try_from(plan.history_lines + u64::from(rows)).unwrap_or(u16::MAX);
+        let fit = rows_that_fit(client, id, want).await?;
+        terminals.push((id, observer, fit));
+        let size = format!("{cols}x{rows}");
+        let all = if fit.get() == want {
+            format!("`read_rows` all ({want}), {size}")
+        } else {
+            format!("`read_rows` {fit} of {want} (the most under MAX_ROWS_BYTES), {size}")
+        };
+        sized.push([
+            table.add(Row::new(format!("read_rows_50_{size}"), format!("`read_rows` 50, {size}"), Unit::Milliseconds)),
+            table.add(Row::new(format!("read_rows_all_{size}"), all, Unit::Milliseconds)),
+            table.add(Row::new(format!("snapshot_{size}"), format!("`snapshot`, {size}"), Unit::Milliseconds)),
+            table.add(Row::new(format!("resize_{size}"), format!("`resize` to `resized`, {size}"), Unit::Milliseconds)),
+        ]);
     }
     for _ in 0..plan.repetitions {
         for sample in socket_echo(&echo_path, plan.request_samples).await? {
@@ -81,7 +83,7 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
             let (indices, terminal) = (sized[i], &mut terminals[i]);
             let id = terminal.0;
             let fifty = NonZeroU16::new(50);
-            let all = NonZeroU16::new(u16::try_from(plan.history_lines + u64::from(rows)).unwrap_or(u16::MAX));
+            let all = Some(terminal.2);
             for _ in 0..plan.request_samples {
                 table.push_sample(indices[0], timed(client.read_rows(id, fifty)).await?);
             }
@@ -105,6 +107,26 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     drop(terminals);
     daemon.stop().await?;
     Ok(vec![table.finish()])
+}
+
+/// The most rows up to `want` that one `read_rows` returns: the daemon refuses an answer over `MAX_ROWS_BYTES`
+/// rather than cutting it, so long history may not fit in one request.
+async fn rows_that_fit(client: &Client, id: u64, want: u16) -> Result<NonZeroU16> {
+    let fits = async |rows: u16| match client.read_rows(id, NonZeroU16::new(rows)).await {
+        Ok(_) => Ok(true),
+        Err(ClientError::Daemon { message }) if message.contains("byte limit") => Ok(false),
+        Err(error) => Err(error),
+    };
+    if fits(want).await? {
+        return NonZeroU16::new(want).context("zero rows");
+    }
+    // The largest count that fits lies in lo..hi.
+    let (mut lo, mut hi) = (1u16, want);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid).await? { lo = mid } else { hi = mid }
+    }
+    NonZeroU16::new(lo).context("not even one row fits")
 }
 
 /// Milliseconds one request took.

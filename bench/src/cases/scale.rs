@@ -27,9 +27,11 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let mut rows = Vec::new();
     for &n in &plan.scale_terminals {
         let (ours, theirs) = (format!("daemon_{n}"), format!("tmux_{n}"));
-        let daemon =
-            table.add(Row::new(&ours, format!("daemon, {n} terminals"), Unit::MegabytesPerSecond).vs(&[&theirs]));
-        let tmux_row = table.add(Row::new(&theirs, format!("tmux, {n} sessions"), Unit::MegabytesPerSecond));
+        let daemon = table.add(
+            Row::new(&ours, format!("daemon, {n} terminal{}", plural(n)), Unit::MegabytesPerSecond).vs(&[&theirs]),
+        );
+        let tmux_row =
+            table.add(Row::new(&theirs, format!("tmux, {n} session{}", plural(n)), Unit::MegabytesPerSecond));
         let fair =
             table.add(Row::new(format!("daemon_{n}_fairness"), format!("daemon, {n}: slowest/mean"), Unit::Ratio));
         let tmux_fair =
@@ -69,4 +71,9 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
         server.stop()?;
     }
     Ok(vec![table.finish()])
+}
+
+/// `s` unless there is one.
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
