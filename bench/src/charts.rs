@@ -80,8 +80,8 @@ pub fn bar_chart(
     while tick <= top + step / 2.0 {
         let ty = y(tick);
         let _ = writeln!(svg, r##"<line x1="{LEFT}" y1="{ty:.1}" x2="{}" y2="{ty:.1}" stroke="#e4e4e4"/>"##, W - RIGHT);
-        let _ =
-            writeln!(svg, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 6.0, ty + 4.0, number(tick));
+        let label = if tick.fract() == 0.0 { format!("{tick:.0}") } else { number(tick) };
+        let _ = writeln!(svg, r#"<text x="{}" y="{:.1}" text-anchor="end">{label}</text>"#, LEFT - 6.0, ty + 4.0);
         tick += step;
     }
     let _ = writeln!(

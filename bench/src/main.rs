@@ -43,12 +43,15 @@ struct Args {
     #[arg(long, value_name = "NAME")]
     case: Option<String>,
     #[command(subcommand)]
-    command: Option<Hidden>,
+    command: Option<Command>,
 }
 
-/// Commands the harness runs itself in a fresh process.
+/// Commands besides a run.
 #[derive(Debug, Subcommand)]
-enum Hidden {
+enum Command {
+    /// Renders BENCHMARKS.md and the charts again from an existing results.json (the repository's, or the one
+    /// in `--out DIR`), without measuring anything.
+    Report,
     /// Prints the KiB this process grows by while libghostty-vt alone parses FILE.
     #[command(name = "vt-memory", hide = true)]
     VtMemory {
@@ -74,17 +77,28 @@ struct Output {
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    if let Some(Hidden::VtMemory { file }) = &args.command {
-        return cases::vt_memory_command(file);
+    match &args.command {
+        Some(Command::VtMemory { file }) => return cases::vt_memory_command(file),
+        Some(Command::Report) => {
+            let output = output(&args)?;
+            let text = std::fs::read_to_string(&output.results)
+                .with_context(|| format!("reading {}", output.results.display()))?;
+            write(&output, &serde_json::from_str(&text)?)?;
+            println!("wrote {} and {}", output.markdown.display(), output.charts.display());
+            return Ok(());
+        }
+        None => {}
     }
     let workers = std::thread::available_parallelism().map_or(2, usize::from).max(2);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build()?;
     runtime.block_on(run(args))
 }
 
-async fn run(args: Args) -> Result<()> {
+/// Where this invocation writes: `--out DIR`, else a new temporary directory for a quick or partial run, else
+/// the repository.
+fn output(args: &Args) -> Result<Output> {
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("the repository")?.to_owned();
-    let output = match &args.out {
+    Ok(match &args.out {
         Some(dir) => in_dir(dir)?,
         None if args.quick || args.case.is_some() => {
             in_dir(&tempfile::Builder::new().prefix("opencode-pty-bench-").tempdir()?.keep())?
@@ -96,7 +110,11 @@ async fn run(args: Args) -> Result<()> {
             charts_link: "bench/charts",
             results_link: "bench/results.json",
         },
-    };
+    })
+}
+
+async fn run(args: Args) -> Result<()> {
+    let output = output(&args)?;
     let daemon = match args.daemon {
         Some(path) => path,
         None => std::env::current_exe()?.parent().context("the executable's directory")?.join("opencode-pty"),

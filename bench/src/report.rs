@@ -122,7 +122,8 @@ pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)]) 
          target/release/opencode-pty-bench\njust bench QUICK=1    # a smoke run of under a minute into a temporary \
          directory\n```\n\nThe full run rewrites `bench/results.json`, this file and `bench/charts/*.svg`; a quiet \
          machine gives steadier figures (these are shared machines: compare ratios, not absolute figures). \
-         `--daemon PATH` measures another daemon binary; `--case NAME` runs one case.\n"
+         `--daemon PATH` measures another daemon binary; `--case NAME` runs one case (into a temporary directory); \
+         `opencode-pty-bench report` renders this file and the charts again from `bench/results.json`.\n"
     );
     let _ = writeln!(out, "## Charts\n");
     for (title, path) in charts {
