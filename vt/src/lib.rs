@@ -37,7 +37,7 @@ pub use diff::COMPARED_MODES;
 pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 pub use error::{Error, Result};
 pub use inspect::{CellInfo, Color, RowInfo, Style};
-pub use pages::{MAX_ZEROED_PAGES, madvise, zeroed_in_place};
+pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, madvise, mmap64, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
 pub use terminal::{Cursor, Screen, Terminal};
 

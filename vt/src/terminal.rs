@@ -94,6 +94,8 @@ impl Terminal {
         if bytes.is_empty() {
             return;
         }
+        // Pages libghostty maps while parsing are made writable up front (see `pages`).
+        let _parsing = crate::pages::Parsing::begin();
         // Safety: `raw` is live and `bytes` is valid for its length; callbacks only touch `shared`.
         unsafe { ffi::ghostty_terminal_vt_write(self.raw, bytes.as_ptr(), bytes.len()) };
         self.shared().resume_panic();

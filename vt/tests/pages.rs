@@ -1,8 +1,9 @@
 //! Scrollback recycling goes through the crate's `madvise` (pages zeroed in place, no interrupts), and the
 //! screen's contents after many recycled pages are exactly what was written (the checkpoint tests cover
-//! history, through the same `madvise`).
+//! history, through the same `madvise`); the pages a growing terminal maps while parsing go through the crate's
+//! `mmap64` and are populated up front.
 
-use opencode_pty_vt::{Terminal, zeroed_in_place};
+use opencode_pty_vt::{Terminal, populated_mappings, zeroed_in_place};
 
 #[test]
 fn recycled_scrollback_pages_are_zeroed_in_place_and_history_stays_exact() {
@@ -33,4 +34,20 @@ fn recycled_scrollback_pages_are_zeroed_in_place_and_history_stays_exact() {
     }
     // The screen shows the 23 last lines above the cursor's empty row.
     assert_eq!(kept.len(), 23);
+}
+
+#[test]
+fn pages_mapped_while_parsing_are_populated_up_front() {
+    let mut terminal = Terminal::new(80, 24, 10_000).expect("terminal");
+    // (Other tests of this binary may parse meanwhile, so the counter is only compared as growing.)
+    let created = populated_mappings();
+    // 5,000 lines need several more pages than a new terminal has.
+    let mut text = Vec::new();
+    for n in 0..5_000 {
+        text.extend_from_slice(format!("line {n:05} \u{4e16}\u{754c} {}\r\n", "y".repeat(n % 70)).as_bytes());
+    }
+    terminal.write(&text);
+    assert!(populated_mappings() > created, "libghostty's mmap64 during a write reached this crate's definition");
+    let screen = terminal.plain_text().expect("plain text");
+    assert!(screen.lines().any(|line| line.starts_with("line 04999 ")), "the last line is on screen");
 }
