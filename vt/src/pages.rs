@@ -224,7 +224,7 @@ mod tests {
             map(len)
         };
         assert_eq!(resident_pages(populated, len), vec![1; 16], "inside a parse every page is there");
-        assert_eq!(populated_mappings(), before + 1);
+        assert!(populated_mappings() > before, "counted (other tests may parse meanwhile, so only as growing)");
         let after = map(len);
         assert_eq!(resident_pages(after, len), vec![0; 16], "the mark ends with the parse");
         // Safety: one byte per page, inside the mapping: the populated pages read as zero, as fresh ones do.
