@@ -73,6 +73,8 @@ struct Output {
     charts_link: &'static str,
     /// results.json as linked from the markdown.
     results_link: &'static str,
+    /// An earlier run to compare with, when there is one (`bench/before.json`, for the repository's report).
+    before: Option<PathBuf>,
 }
 
 fn main() -> Result<()> {
@@ -109,6 +111,7 @@ fn output(args: &Args) -> Result<Output> {
             charts: repository.join("bench/charts"),
             charts_link: "bench/charts",
             results_link: "bench/results.json",
+            before: Some(repository.join("bench/before.json")),
         },
     })
 }
@@ -170,6 +173,7 @@ fn in_dir(dir: &Path) -> Result<Output> {
         charts: dir.join("charts"),
         charts_link: "charts",
         results_link: "results.json",
+        before: None,
     })
 }
 
@@ -187,6 +191,13 @@ fn write(output: &Output, results: &Results) -> Result<()> {
         links.push((*title, format!("{}/{file}", output.charts_link)));
     }
     let links: Vec<(&str, &str)> = links.iter().map(|(title, link)| (*title, link.as_str())).collect();
-    std::fs::write(&output.markdown, report::markdown(results, output.results_link, &links))?;
+    let before = match &output.before {
+        Some(path) if path.is_file() => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            Some(serde_json::from_str::<report::Before>(&text).with_context(|| format!("parsing {}", path.display()))?)
+        }
+        _ => None,
+    };
+    std::fs::write(&output.markdown, report::markdown(results, output.results_link, &links, before.as_ref()))?;
     Ok(())
 }

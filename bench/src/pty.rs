@@ -68,3 +68,76 @@ pub fn drain_cat(file: &Path) -> Result<(u64, Duration)> {
 fn libc_o_noctty() -> i32 {
     OFlag::O_NOCTTY.bits()
 }
+
+/// The echo floor: `stty raw -echo; cat` on a PTY the harness opened itself, one byte written to the master
+/// and read back, with no daemon in between. The child is killed when this is dropped.
+pub struct EchoPty {
+    master: nix::pty::PtyMaster,
+    child: std::process::Child,
+}
+
+impl EchoPty {
+    /// Starts the child and waits until it is in raw mode (it prints `ready` once it is).
+    pub fn start(ready: &[u8]) -> Result<EchoPty> {
+        let master = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).context("posix_openpt")?;
+        grantpt(&master)?;
+        unlockpt(&master)?;
+        let name = ptsname_r(&master)?;
+        let slave = OpenOptions::new().read(true).write(true).custom_flags(libc_o_noctty()).open(&name)?;
+        let command = format!("stty raw -echo; printf {}; exec cat", String::from_utf8_lossy(ready));
+        let child = Command::new("sh")
+            .args(["-c", &command])
+            .stdin(slave.try_clone()?)
+            .stdout(slave.try_clone()?)
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting sh")?;
+        drop(slave);
+        let mut echo = EchoPty { master, child };
+        let mut seen = Vec::new();
+        while !seen.windows(ready.len()).any(|window| window == ready) {
+            seen.extend_from_slice(&echo.read_some()?);
+        }
+        Ok(echo)
+    }
+
+    /// Reads what the master has, waiting at most [`SILENCE`].
+    fn read_some(&mut self) -> Result<Vec<u8>> {
+        let timeout = PollTimeout::try_from(SILENCE).unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(self.master.as_fd(), PollFlags::POLLIN)];
+        if poll(&mut fds, timeout)? == 0 {
+            bail!("the echo PTY stayed silent for {SILENCE:?}");
+        }
+        let mut buffer = [0u8; 4096];
+        loop {
+            match self.master.read(&mut buffer) {
+                Ok(n) => return Ok(buffer[..n].to_vec()),
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+
+    /// One round trip of `byte`; milliseconds.
+    pub fn round_trip(&mut self, byte: u8) -> Result<f64> {
+        use std::io::Write;
+        let started = Instant::now();
+        self.master.write_all(&[byte])?;
+        loop {
+            let got = self.read_some()?;
+            if got.contains(&byte) {
+                return Ok(started.elapsed().as_secs_f64() * 1e3);
+            }
+            if !got.is_empty() {
+                bail!("unexpected output {got:?} while waiting for {byte}");
+            }
+        }
+    }
+}
+
+impl Drop for EchoPty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -90,9 +90,55 @@ pub fn print_table(table: &Table) {
     }
 }
 
+/// An earlier run kept for comparison (`bench/before.json`): its results and what it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Before {
+    /// What the earlier run measured, for people ("main at 60087c6, before ...").
+    pub what: String,
+    /// Its results, as its results.json held them.
+    pub results: Results,
+}
+
+/// The "before and after" section: every row with comparisons in both runs, its median and its ratios then and
+/// now. Ratios are taken within each run, so they compare across runs on a noisy machine where the absolute
+/// figures do not.
+fn before_and_after(out: &mut String, before: &Before, after: &Results) {
+    let _ = writeln!(
+        out,
+        "## Before and after
+"
+    );
+    let _ = writeln!(
+        out,
+        "Against an earlier run kept in [`bench/before.json`](bench/before.json): {}, on {}. Each ratio is taken \
+         within its own run (the machine's load differs between runs; the ratios are what compare).\n",
+        before.what, before.results.date
+    );
+    let _ =
+        writeln!(out, "| case | figure | before | after | ratios before | ratios after |\n|---|---|---:|---:|---|---|");
+    for table in &after.tables {
+        let Some(earlier) = before.results.table(&table.case) else { continue };
+        for row in table.rows.iter().filter(|row| !row.ratios.is_empty()) {
+            let Some(old) = earlier.rows.iter().find(|old| old.key == row.key) else { continue };
+            let (Some(now), Some(then)) = (row.summary, old.summary) else { continue };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                table.case,
+                row.label,
+                with_unit(then.median, old.unit),
+                with_unit(now.median, row.unit),
+                ratios(old),
+                ratios(row)
+            );
+        }
+    }
+    let _ = writeln!(out);
+}
+
 /// `BENCHMARKS.md` for a run's results; `results_link` and `charts` are where results.json and the charts are,
-/// relative to the markdown file.
-pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)]) -> String {
+/// relative to the markdown file; `before`, an earlier run to compare with.
+pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)], before: Option<&Before>) -> String {
     let mut out = String::new();
     let m = &results.machine;
     let _ = writeln!(out, "# Benchmarks\n");
@@ -125,6 +171,9 @@ pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)]) 
          `--daemon PATH` measures another daemon binary; `--case NAME` runs one case (into a temporary directory); \
          `opencode-pty-bench report` renders this file and the charts again from `bench/results.json`.\n"
     );
+    if let Some(before) = before {
+        before_and_after(&mut out, before, results);
+    }
     let _ = writeln!(out, "## Charts\n");
     for (title, path) in charts {
         let _ = writeln!(out, "![{title}]({path})\n");

@@ -1,5 +1,6 @@
 //! Case 3, echo latency: one byte sent with `input` to a terminal running `cat` in raw mode, until its echo
-//! arrives on the controller's subscription; idle, then while other terminals print at full speed.
+//! arrives on the controller's subscription; idle, then while other terminals print at full speed; each beside
+//! the same round trip on a PTY the harness opened itself (the kernel's floor).
 
 use std::time::{Duration, Instant};
 
@@ -9,6 +10,7 @@ use opencode_pty_client::{Client, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Event, 
 use crate::daemon::{self, Daemon};
 use crate::fifo::quote;
 use crate::plan::Context;
+use crate::pty::EchoPty;
 use crate::stats::{Row, Table, Unit};
 
 /// The bound of one echo.
@@ -30,13 +32,23 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
         format!(
             "`input` of one byte (a request on its own connection, as the client sends it) to a terminal running \
              `stty raw -echo; cat`, until the byte comes back on the controller's subscription; {} round trips per \
-             repetition, idle and while {load} other terminals run `cat` of the ingest file in a loop (no \
-             subscribers). Milliseconds; p99 is the 99th percentile of all round trips.",
+             repetition, idle and while {load} other terminals of the daemon run `cat` of the ingest file in a loop \
+             (no subscribers). The floor beside each: the same child on a PTY the harness opened itself, the byte \
+             written to the master and read back (the kernel's PTY path alone, under the same load), one sample \
+             of it after each of ours. The daemon adds its 1 ms output coalescing window (SPEC) to the floor. \
+             Milliseconds; p99 is the 99th percentile of all round trips.",
             plan.echo_samples
         ),
     );
-    let idle = table.add(Row::new("idle", "idle", Unit::Milliseconds));
-    let loaded = table.add(Row::new("loaded", format!("{load} terminals printing"), Unit::Milliseconds).vs(&["idle"]));
+    let raw_idle = table.add(Row::new("raw_idle", "raw PTY (kernel floor), idle", Unit::Milliseconds));
+    let idle = table.add(Row::new("idle", "daemon, idle", Unit::Milliseconds).vs(&["raw_idle"]));
+    let raw_loaded = table.add(
+        Row::new("raw_loaded", format!("raw PTY, {load} terminals printing"), Unit::Milliseconds).vs(&["raw_idle"]),
+    );
+    let loaded = table.add(
+        Row::new("loaded", format!("daemon, {load} terminals printing"), Unit::Milliseconds)
+            .vs(&["raw_loaded", "idle"]),
+    );
     let daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
     let client = daemon.client();
     let cwd = ctx.work.display().to_string();
@@ -45,10 +57,12 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let id = client.create_pty(params).await?.id;
     let mut subscription = daemon::subscribe(client, id, 0, ATTACHMENT, Role::Controller).await?;
     wait_ready(&mut subscription).await?;
+    let mut raw = tokio::task::block_in_place(|| EchoPty::start(READY))?;
     let mut byte = b'a';
     for _ in 0..plan.repetitions {
         for _ in 0..plan.echo_samples {
             table.push_sample(idle, echo(client, id, &mut subscription, next(&mut byte)).await?);
+            table.push_sample(raw_idle, tokio::task::block_in_place(|| raw.round_trip(next(&mut byte)))?);
         }
         let looping = format!("while :; do cat {}; done", quote(&ctx.files.ingest));
         let mut loaders = Vec::with_capacity(load);
@@ -62,6 +76,7 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
         }
         for _ in 0..plan.echo_samples {
             table.push_sample(loaded, echo(client, id, &mut subscription, next(&mut byte)).await?);
+            table.push_sample(raw_loaded, tokio::task::block_in_place(|| raw.round_trip(next(&mut byte)))?);
         }
         for loader in loaders {
             client.terminate(loader).await?;

@@ -28,7 +28,9 @@ pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// controller is never given up on: its blocked writes are its backpressure.
 pub const STALLED_WRITE_CHECK: Duration = Duration::from_secs(1);
 
-/// Writes one frame, however long the client takes, unless the subscription is given up; false then.
+/// Writes one frame, however long the client takes, unless the subscription is given up; false then. The
+/// socket's write timeout is [`STALLED_WRITE_CHECK`] (set once by [`serve_subscription`]), so a blocked write
+/// returns that often to look.
 fn write_frame(
     state: &DaemonState,
     stream: &UnixStream,
@@ -36,7 +38,6 @@ fn write_frame(
     gone: &Receiver<()>,
     frame: &[u8],
 ) -> bool {
-    let _ = stream.set_write_timeout(Some(STALLED_WRITE_CHECK));
     let mut rest = frame;
     let mut writer = stream;
     while !rest.is_empty() {
@@ -90,6 +91,8 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
 /// stops.
 pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, id: u64, attached: ProcessSubscription) {
     let Some((gone, watcher)) = watch_close(&stream, id) else { return };
+    // Once for the whole subscription (a system call per frame otherwise); nothing else writes this socket now.
+    let _ = stream.set_write_timeout(Some(STALLED_WRITE_CHECK));
     let mut finished = false;
     loop {
         let event = select! {

@@ -14,6 +14,7 @@ mod screen;
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -64,6 +65,8 @@ pub(crate) struct ActorParts {
     /// To hand to subscriptions (their drop detaches them).
     pub(crate) commands: Sender<Command>,
     pub(crate) writer: Sender<Vec<u8>>,
+    /// Chunks handed to the writer and not yet written (see `io::writer`).
+    pub(crate) in_flight: Arc<AtomicUsize>,
     pub(crate) stop: Receiver<()>,
     /// Where the actor publishes its info for requests it is too busy to answer.
     pub(crate) last_info: Arc<Mutex<Option<ProcessInfo>>>,
@@ -260,6 +263,7 @@ impl Actor {
     fn hand_to_writer(&mut self, operation: SelectedOperation<'_>, writer: &Sender<Vec<u8>>) {
         let bytes = self.pending.pop_front().unwrap_or_default();
         self.pending_bytes -= bytes.len();
+        self.parts.in_flight.fetch_add(1, Ordering::AcqRel);
         if operation.send(writer, bytes).is_err() {
             // The writer stopped (it failed, and said so): nothing queued can be written.
             self.pending.clear();

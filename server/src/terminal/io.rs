@@ -8,6 +8,8 @@
 
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, select};
 use nix::errno::Errno;
@@ -120,12 +122,16 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderO
     }
 }
 
-/// The writer thread: the only writer to the PTY. Input and the emulator's replies arrive through one queue,
-/// so they reach the child in the order the actor queued them.
+/// The writer thread: the writer to the PTY whenever input would block. Input and the emulator's replies
+/// arrive through one queue, so they reach the child in the order the actor queued them. `in_flight` counts
+/// the chunks handed to it and not yet written (or dropped): the actor adds one before each hand-over, this
+/// thread takes one off after; only while it is zero may the actor write to the PTY itself (see
+/// `Actor::enqueue`), so the two never reorder input.
 pub(crate) fn writer(
     master: OwnedFd,
     stop_pipe: OwnedFd,
     input: Receiver<Vec<u8>>,
+    in_flight: Arc<AtomicUsize>,
     commands: Sender<Command>,
     stop: Receiver<()>,
 ) {
@@ -166,5 +172,6 @@ pub(crate) fn writer(
                 }
             }
         }
+        in_flight.fetch_sub(1, Ordering::Release);
     }
 }

@@ -12,6 +12,7 @@ mod spawn;
 pub(crate) mod title;
 
 use std::os::fd::OwnedFd;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -104,6 +105,7 @@ impl PtyHandle {
         let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
         let last_info = Arc::new(Mutex::new(None));
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let parts = actor::ActorParts {
             id,
             spec,
@@ -115,6 +117,7 @@ impl PtyHandle {
             scrollback_lines: config.scrollback_lines,
             commands: commands.clone(),
             writer,
+            in_flight: in_flight.clone(),
             stop: stop.clone(),
             last_info: last_info.clone(),
         };
@@ -133,7 +136,7 @@ impl PtyHandle {
             let s = stop.clone();
             threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
             let (c, s) = (commands.clone(), stop.clone());
-            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, c, s))?;
+            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, in_flight, c, s))?;
             let (c, s) = (commands, stop);
             child.start_waiter(threads, "", id, move |end| {
                 let report = match end {

@@ -1,6 +1,7 @@
 //! The actor's output path: each chunk into the replay buffer, the emulator and (batched) the fan-out, and
 //! what goes back to the child (the emulator's replies and client input) through the writer's bounded queue.
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crossbeam_channel::TrySendError;
@@ -87,18 +88,45 @@ impl Actor {
         }
     }
 
-    /// Hands bytes to the writer, in chunks of at most [`WRITE_CHUNK_BYTES`]: now if its queue has room (and
-    /// nothing is waiting before them), else kept (and counted) for the main loop.
+    /// Hands bytes to the child, in chunks of at most [`WRITE_CHUNK_BYTES`]: written to the PTY at once when
+    /// nothing is queued before them and the writer is idle (one thread hop less for a keystroke's echo),
+    /// else handed to the writer if its queue has room, else kept (and counted) for the main loop. Whatever
+    /// the PTY does not take at once goes the writer's way, in order.
     pub(super) fn enqueue(&mut self, bytes: Vec<u8>) {
         for chunk in bytes.chunks(WRITE_CHUNK_BYTES) {
+            let mut chunk = chunk;
+            if self.pending.is_empty() && self.parts.in_flight.load(Ordering::Acquire) == 0 {
+                chunk = self.write_now(chunk);
+                if chunk.is_empty() {
+                    continue;
+                }
+            }
             if self.pending.is_empty() {
+                self.parts.in_flight.fetch_add(1, Ordering::AcqRel);
                 match self.parts.writer.try_send(chunk.to_vec()) {
                     Ok(()) | Err(TrySendError::Disconnected(_)) => continue,
-                    Err(TrySendError::Full(_)) => {}
+                    Err(TrySendError::Full(_)) => {
+                        self.parts.in_flight.fetch_sub(1, Ordering::AcqRel);
+                    }
                 }
             }
             self.pending_bytes += chunk.len();
             self.pending.push_back(chunk.to_vec());
         }
+    }
+
+    /// Writes what the non-blocking PTY takes of `chunk` now; the rest. Any failure leaves the chunk to the
+    /// writer, which waits for room or reports the failure.
+    fn write_now<'b>(&self, chunk: &'b [u8]) -> &'b [u8] {
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            match nix::unistd::write(&self.parts.master_fd, rest) {
+                Ok(0) => break,
+                Ok(n) => rest = &rest[n..],
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => break,
+            }
+        }
+        rest
     }
 }

@@ -23,7 +23,10 @@ struct Harness {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
     child: Child,
-    _writer: Receiver<Vec<u8>>,
+    /// What the actor hands the writer thread (none runs: the test looks at it).
+    writer: Receiver<Vec<u8>>,
+    /// The writer's count of chunks it holds, which the test sets.
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Harness {
@@ -44,6 +47,7 @@ impl Harness {
         let (output, output_rx) = bounded(8);
         let (writer, writer_rx) = bounded(8);
         let (stop, stop_rx) = bounded(0);
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let parts = ActorParts {
             id: 1,
             spec,
@@ -55,11 +59,13 @@ impl Harness {
             scrollback_lines: 100,
             commands: commands.clone(),
             writer,
+            in_flight: in_flight.clone(),
             stop: stop_rx,
             last_info: Arc::new(Mutex::new(None)),
         };
         let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx));
-        Harness { commands, output: Some(output), stop: Some(stop), thread: Some(thread), child, _writer: writer_rx }
+        let output = Some(output);
+        Harness { commands, output, stop: Some(stop), thread: Some(thread), child, writer: writer_rx, in_flight }
     }
 
     fn send(&self, command: Command) {
@@ -99,6 +105,26 @@ impl Drop for Harness {
         }
         self.child.kill_and_reap();
     }
+}
+
+/// Sends `data` as input (no controller, so any connection may write) and waits for the answer.
+fn write(harness: &Harness, data: &[u8]) {
+    let (reply, answer) = bounded(1);
+    let reply = Reply::new(reply, Instant::now() + BOUND);
+    harness.send(Command::Write { attachment: None, data: data.to_vec(), reply });
+    answer.recv_timeout(BOUND).expect("an answer").expect("written");
+}
+
+#[test]
+fn input_goes_straight_to_the_pty_while_the_writer_holds_nothing_and_behind_it_otherwise() {
+    let harness = Harness::start();
+    // The writer holds nothing: the PTY takes a few bytes at once, from the actor itself.
+    write(&harness, b"typed\n");
+    assert!(harness.writer.try_recv().is_err(), "nothing was handed to the writer");
+    // The writer holds a chunk: later input must queue behind it, never overtake it.
+    harness.in_flight.store(1, Ordering::Release);
+    write(&harness, b"later\n");
+    assert_eq!(harness.writer.recv_timeout(BOUND).expect("handed to the writer"), b"later\n");
 }
 
 fn exit(code: u32) -> Command {
