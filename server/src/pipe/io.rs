@@ -23,7 +23,12 @@ use super::state::PipeState;
 use crate::process::ExitStatus;
 
 /// Bytes read from the pipe (and written to the file) at a time.
-pub(super) const PIPE_READ_CHUNK_BYTES: usize = 64 * 1024;
+pub(super) const PIPE_READ_CHUNK_BYTES: usize = 256 * 1024;
+
+/// How many full reads may follow each other without a `poll`: while the pipe keeps filling whole chunks the
+/// reader reads on (a system call less per chunk), but it still looks at the stop and exit pipes, and at the
+/// linger's end, at least every this many chunks (1 MiB).
+pub(super) const MAX_READS_WITHOUT_POLL: usize = 16;
 
 /// How long the reader keeps draining the pipe after the child exited, when something else still holds it.
 pub const LINGER: Duration = Duration::from_secs(1);
@@ -130,7 +135,7 @@ impl Reader {
                         break;
                     }
                     Ok(n) => {
-                        newlines += chunk[written..written + n].iter().filter(|&&b| b == b'\n').count() as u64;
+                        newlines += count_newlines(&chunk[written..written + n]);
                         written += n;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -176,13 +181,27 @@ impl Reader {
     }
 }
 
+/// The newlines in `bytes`, counted in blocks of 255 into byte-wide counters, which the compiler turns into
+/// vector compares (a plain filter-and-count cost more than copying the bytes through the pipe and the file).
+fn count_newlines(bytes: &[u8]) -> u64 {
+    bytes.chunks(255).map(|block| u64::from(block.iter().fold(0u8, |count, &b| count + u8::from(b == b'\n')))).sum()
+}
+
 /// The reader thread. Reports the end of the output only after the file and the pipe are closed; returns
 /// without reporting anything when stopped.
 pub(crate) fn reader(mut reader: Reader) {
     let mut buffer = vec![0u8; PIPE_READ_CHUNK_BYTES];
     let mut failure = None;
+    // Full reads since the last poll: after a full read the pipe likely has more, so it is read again at once.
+    let mut unpolled = MAX_READS_WITHOUT_POLL;
     loop {
-        match reader.wait() {
+        let wake = if unpolled < MAX_READS_WITHOUT_POLL {
+            Wake::Readable
+        } else {
+            unpolled = 0;
+            reader.wait()
+        };
+        match wake {
             Wake::Stop => return,
             Wake::Deadline => break,
             Wake::Exited => {
@@ -198,11 +217,14 @@ pub(crate) fn reader(mut reader: Reader) {
         match reader.pipe.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => {
+                unpolled = if n == buffer.len() { unpolled + 1 } else { MAX_READS_WITHOUT_POLL };
                 if !reader.deliver(&buffer[..n]) {
                     return;
                 }
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {
+                unpolled = MAX_READS_WITHOUT_POLL;
+            }
             Err(e) => {
                 failure = Some(format!("reading the output pipe failed: {e}"));
                 break;
@@ -246,9 +268,38 @@ mod tests {
     }
 
     #[test]
+    fn newlines_are_counted_across_blocks() {
+        assert_eq!(count_newlines(b""), 0);
+        assert_eq!(count_newlines(b"a\nb\n\n"), 3);
+        // Blocks of 255: all newlines (a counter at its maximum), and a run crossing block edges.
+        assert_eq!(count_newlines(&[b'\n'; 255 * 4 + 7]), 255 * 4 + 7);
+        let mixed: Vec<u8> = (0..100_000u32).map(|i| if i % 7 == 0 { b'\n' } else { b'x' }).collect();
+        assert_eq!(count_newlines(&mixed), mixed.iter().filter(|&&b| b == b'\n').count() as u64);
+    }
+
+    #[test]
     fn the_exit_is_seen_while_the_pipe_has_data() {
         let (reader, _stop, _writer) = reader_after_exit(b"busy");
         assert_eq!(reader.wait(), Wake::Exited, "a busy pipe must not hide the exit");
+    }
+
+    #[test]
+    fn a_pipe_kept_full_after_the_exit_still_ends_with_the_linger() {
+        // The child exited; a descendant keeps the pipe full for ever, so reads never come up short.
+        let (pipe_reader, _stop, mut writer) = reader_after_exit(b"");
+        let flood = std::thread::spawn(move || {
+            let block = vec![b'y'; PIPE_READ_CHUNK_BYTES];
+            // Ends with EPIPE once the reader closes the pipe (the test harness ignores SIGPIPE).
+            while writer.write_all(&block).is_ok() {}
+        });
+        let (done, ended) = crossbeam_channel::bounded(1);
+        let reading = std::thread::spawn(move || {
+            super::reader(pipe_reader);
+            let _ = done.send(());
+        });
+        ended.recv_timeout(LINGER + Duration::from_secs(30)).expect("the reader ended after the linger");
+        reading.join().unwrap();
+        flood.join().unwrap();
     }
 
     #[test]

@@ -126,7 +126,12 @@ pub(crate) struct Spawned {
     pub(crate) output: OwnedFd,
 }
 
+/// The capacity asked for a pipe process's output pipe (1 MiB, Linux's default ceiling for unprivileged
+/// processes, `/proc/sys/fs/pipe-max-size`); the kernel's default is 64 KiB.
+pub(crate) const OUTPUT_PIPE_BYTES: i32 = 1024 * 1024;
+
 /// Starts the child. A program or cwd that cannot be used is a [`ServiceError::Spawn`], and nothing runs.
+
 pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
     let fail = |reason: String| ServiceError::Spawn { program: spec.program.clone(), reason };
     if !spec.cwd.is_dir() {
@@ -141,6 +146,9 @@ pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
         fcntl(&read, FcntlArg::F_GETFL).map_err(|e| fail(format!("cannot read the output pipe's flags: {e}")))?;
     fcntl(&read, FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK))
         .map_err(|e| fail(format!("cannot make the output pipe non-blocking: {e}")))?;
+    // A larger pipe lets the child write further ahead of the reader (fewer wake-ups each way); the system's
+    // limit for unprivileged pipes may refuse it, which only leaves the default size.
+    let _ = fcntl(&read, FcntlArg::F_SETPIPE_SZ(OUTPUT_PIPE_BYTES));
     let stderr = write.try_clone().map_err(|e| fail(format!("cannot duplicate the output pipe: {e}")))?;
     let mut command = Command::new(&spec.program);
     command
