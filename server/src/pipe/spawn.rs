@@ -131,7 +131,6 @@ pub(crate) struct Spawned {
 pub(crate) const OUTPUT_PIPE_BYTES: i32 = 1024 * 1024;
 
 /// Starts the child. A program or cwd that cannot be used is a [`ServiceError::Spawn`], and nothing runs.
-
 pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
     let fail = |reason: String| ServiceError::Spawn { program: spec.program.clone(), reason };
     if !spec.cwd.is_dir() {
