@@ -58,6 +58,11 @@ fn with_unit(value: f64, unit: Unit) -> String {
     }
 }
 
+/// `text` made safe inside a markdown table cell (a `|`, even in code, would end the cell).
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
 /// The row's comparisons, as `0.54x vt_parse, 0.94x tmux`.
 fn ratios(row: &Row) -> String {
     row.ratios.iter().map(|ratio| format!("{}x {}", number(ratio.value), ratio.vs_label)).collect::<Vec<_>>().join(", ")
@@ -125,11 +130,11 @@ fn before_and_after(out: &mut String, before: &Before, after: &Results) {
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
                 table.case,
-                row.label,
+                cell(&row.label),
                 with_unit(then.median, old.unit),
                 with_unit(now.median, row.unit),
-                ratios(old),
-                ratios(row)
+                cell(&ratios(old)),
+                cell(&ratios(row))
             );
         }
     }
@@ -186,7 +191,7 @@ pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)], 
                 Some(s) => {
                     let p99 = if row.unit == Unit::Milliseconds { number(s.p99) } else { "–".to_owned() };
                     let vs = ratios(row);
-                    [with_unit(s.median, row.unit), number(s.min), number(s.max), p99, s.n.to_string(), vs]
+                    [with_unit(s.median, row.unit), number(s.min), number(s.max), p99, s.n.to_string(), cell(&vs)]
                 }
                 None => ["–".into(), "–".into(), "–".into(), "–".into(), "0".into(), String::new()],
             };
@@ -194,7 +199,7 @@ pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)], 
                 Some(note) => format!("{} ({note})", row.label),
                 None => row.label.clone(),
             };
-            let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
+            let _ = writeln!(out, "| {} | {} |", cell(&label), cells.join(" | "));
         }
         let _ = writeln!(out);
     }
@@ -204,6 +209,37 @@ pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)], 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Results with one table whose row `daemon` has `median` MB/s against a baseline of 100.
+    fn results(median: f64) -> Results {
+        let mut table = Table::new("ingest", "Ingest", "method");
+        let base = table.add(Row::new("base", "baseline", Unit::MegabytesPerSecond));
+        let ours = table.add(Row::new("daemon", "daemon", Unit::MegabytesPerSecond).vs(&["base"]));
+        table.push_sample(base, 100.0);
+        table.push_sample(ours, median);
+        Results {
+            date: "today".into(),
+            seconds: 1.0,
+            daemon: "opencode-pty".into(),
+            machine: Machine::default(),
+            plan: Plan::quick(),
+            tables: vec![table.finish()],
+        }
+    }
+
+    #[test]
+    fn an_earlier_run_is_shown_beside_this_one_with_both_ratios() {
+        let before = Before { what: "main at abc".into(), results: results(50.0) };
+        let text = markdown(&results(90.0), "results.json", &[], Some(&before));
+        assert!(text.contains("## Before and after"), "{text}");
+        assert!(text.contains("main at abc"));
+        assert!(
+            text.contains("| ingest | daemon | 50.0 MB/s | 90.0 MB/s | 0.500x baseline | 0.900x baseline |"),
+            "{text}"
+        );
+        assert!(!markdown(&results(90.0), "results.json", &[], None).contains("Before and after"));
+        assert_eq!(cell("`a | b`"), "`a \\| b`");
+    }
 
     #[test]
     fn numbers_keep_about_three_digits() {

@@ -29,7 +29,7 @@ pub fn status(pid: u32) -> Result<ProcStatus> {
 }
 
 /// The machine and the tools of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
     /// The CPU model (`/proc/cpuinfo`).
     pub cpu: String,
