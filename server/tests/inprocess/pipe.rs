@@ -486,7 +486,9 @@ fn an_output_fifo_nobody_reads_delays_exited_by_at_most_the_linger() {
     fifo(&output);
     // A reader that never reads: without one the non-blocking open fails.
     let _reader = open_nonblocking(&output, false);
-    let mut spec = pipe_sh(dir.path(), "exec head -c 1000000 /dev/zero");
+    // Far more than the output pipe (1 MiB), the reader's chunk and the FIFO hold together, so the child is
+    // still writing when it is killed (with less it could finish, and start the linger, before the signal).
+    let mut spec = pipe_sh(dir.path(), "exec head -c 64000000 /dev/zero");
     spec.output_path = output.clone();
     let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     // The FIFO is full once even one more byte does not fit (this test's bytes only help fill it). Then the
