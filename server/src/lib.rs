@@ -43,6 +43,7 @@ pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig};
 pub mod limits {
     pub use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
     pub use crate::daemon::log_limit::LOG_BURST;
+    pub use crate::daemon::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
     pub use crate::daemon::subscription::STALLED_WRITE_CHECK;
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
     pub use crate::terminal::{

@@ -70,6 +70,10 @@ enum Command {
         /// A pause at the start of the stop, in milliseconds (for tests of the cleanup watchdog).
         #[arg(long, hide = true, default_value_t = 0)]
         stop_stall_ms: u64,
+        /// How long a finished connection thread waits for the next connection, in milliseconds (for tests of
+        /// what that wait must not cut).
+        #[arg(long, hide = true, default_value_t = opencode_pty::limits::IDLE_WORKER_LINGER.as_millis() as u64)]
+        worker_linger_ms: u64,
     },
     /// Start a new daemon, own it, and play with it interactively; leaving stops the daemon.
     Play {
@@ -145,7 +149,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        Command::Daemon { location, handoff_ttl_ms, first_request_timeout_ms, stop_stall_ms } => {
+        Command::Daemon { location, handoff_ttl_ms, first_request_timeout_ms, stop_stall_ms, worker_linger_ms } => {
             let options = DaemonOptions {
                 root: location.root()?,
                 name: location.name.clone(),
@@ -153,6 +157,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
                 first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
                 stop_stall: std::time::Duration::from_millis(stop_stall_ms),
+                worker_linger: std::time::Duration::from_millis(worker_linger_ms),
             };
             run_daemon(options)?;
         }

@@ -7,6 +7,7 @@ pub(crate) mod guardian;
 pub(crate) mod leftovers;
 pub(crate) mod log_limit;
 pub(crate) mod ownership;
+pub(crate) mod pool;
 pub(crate) mod record;
 pub(crate) mod router;
 pub(crate) mod run;

@@ -52,6 +52,9 @@ pub struct DaemonOptions {
     pub first_request_timeout: Duration,
     /// A pause at the start of the orderly stop, zero except in tests of the watchdog (a stop that hangs).
     pub stop_stall: Duration,
+    /// How long a finished connection thread waits for the next connection: `IDLE_WORKER_LINGER`, except in
+    /// tests of what it must not cut.
+    pub worker_linger: Duration,
 }
 
 /// The threads and handles of a started daemon.
@@ -188,10 +191,11 @@ fn start(
     let listener = runtime.take_listener().ok_or_else(|| fail("serving the socket", &"it was already taken"))?;
     let (stop_read, stop_accepting) =
         nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| fail("creating a pipe", &e))?;
+    let worker_linger = options.worker_linger;
     let accept_state = state.clone();
     let acceptor = std::thread::Builder::new()
         .name("opencode-pty-accept".into())
-        .spawn(move || accept_loop(accept_state, listener, stop_read))
+        .spawn(move || accept_loop(accept_state, listener, stop_read, worker_linger))
         .map_err(|e| fail("starting the accept thread", &e))?;
     Ok(Started { state, acceptor, sweeper, stop_accepting })
 }

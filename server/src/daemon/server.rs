@@ -14,6 +14,7 @@ use opencode_pty_protocol::Registration;
 
 use super::log_limit::{ACCEPT_FAILURES, CONNECTION_THREADS, FOREIGN_PEERS};
 use super::ownership::Ownership;
+use super::pool::Pool;
 use crate::service::ProcessService;
 
 /// Connections open at once; one more is answered `error` ([`TOO_MANY_CONNECTIONS`]) and closed.
@@ -151,10 +152,12 @@ impl DaemonState {
 /// it cannot take does not make it spin.
 pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// Accepts connections until the stop pipe closes, one handler thread each. The listener is closed when this
-/// returns.
-pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd) {
+/// Accepts connections until the stop pipe closes, one handler thread each (from the pool, so a short request
+/// is served by a thread already running). The listener is closed when this returns, and the pool's waiting
+/// threads exit.
+pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd, linger: Duration) {
     let _ = listener.set_nonblocking(true);
+    let pool = Pool::new("opencode-pty-conn", linger);
     loop {
         let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::NONE) {
@@ -195,11 +198,11 @@ pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop:
             }
         };
         let handler_state = state.clone();
-        let spawned = std::thread::Builder::new().name(format!("opencode-pty-conn-{id}")).spawn(move || {
+        let spawned = pool.run(Box::new(move || {
             // Unregistered when the guard drops, so a handler that panics still frees its slot.
             let registered = Registered { state: &handler_state, id };
             super::connection::serve(registered.state, stream);
-        });
+        }));
         if let Err(error) = spawned {
             super::log_limit::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
             state.unregister(id);

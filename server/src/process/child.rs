@@ -50,17 +50,20 @@ impl Child {
         self.reap();
     }
 
-    /// The one way a process stops, PTY or pipe: kills the child, drops `stop` (whose closing ends the
-    /// process's threads), joins `threads`, and reaps the child. `lost` says whether waiting for the child
-    /// failed (someone else reaped it): then its pid may be anyone's, and it is neither signalled nor reaped.
-    /// It is asked again after the join, when the wait thread's verdict is final.
+    /// The one way a process stops, PTY or pipe: drops `stop` (whose closing ends the process's threads),
+    /// kills the child, joins `threads`, and reaps the child. The stop goes first, so that the process's threads
+    /// learn of the terminate before the kill can end the child: an exit caused by the kill is never published
+    /// as the process's own `exited` (subscribers of a terminated process see their connection close). `lost`
+    /// says whether waiting for the child failed (someone else reaped it): then its pid may be anyone's, and it
+    /// is neither signalled nor reaped. It is asked again after the join, when the wait thread's verdict is
+    /// final.
     pub(crate) fn stop<S>(&self, stop: S, threads: &Threads, lost: impl Fn() -> bool) {
+        drop(stop);
         // The child is not reaped before this point (the wait thread only observes), so its pid is still ours
         // unless it was lost.
         if !lost() {
             self.kill();
         }
-        drop(stop);
         threads.join_all();
         if !lost() {
             self.reap();

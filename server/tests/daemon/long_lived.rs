@@ -1,7 +1,8 @@
 //! What the daemon's deadlines must not cut, against the real binary: subscriptions (observer and controller, PTY
 //! and pipe) and `wait` live until their process exits, their client leaves or the daemon stops, however long
-//! that is, with output and input still flowing at the end. Most tests shorten the first-request deadline (a
-//! hidden daemon option) so they stay fast; one holds a subscription and a wait past the real one.
+//! that is, with output and input still flowing at the end. Most tests shorten the first-request deadline and
+//! the idle wait of connection threads (hidden daemon options) so they stay fast; one holds a subscription and
+//! a wait past the real ones.
 
 use crate::support;
 
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use opencode_pty::limits::FIRST_REQUEST_TIMEOUT;
+use opencode_pty::limits::IDLE_WORKER_LINGER;
 use opencode_pty::limits::STALLED_WRITE_CHECK;
 use opencode_pty_protocol::Frame;
 use serde_json::{Value, json};
@@ -23,9 +25,18 @@ const SHORT: Duration = Duration::from_millis(300);
 /// one-second check of a blocked write.
 const HOLD: Duration = Duration::from_millis(2500);
 
-/// A daemon whose first-request deadline is [`SHORT`].
+/// A daemon whose first-request deadline, and the time a finished connection thread waits for the next
+/// connection, are [`SHORT`]: a held connection keeps its thread however long it lasts.
 fn short_daemon() -> Daemon {
-    Daemon::start_with(&["--first-request-timeout-ms", &SHORT.as_millis().to_string()])
+    let short = SHORT.as_millis().to_string();
+    Daemon::start_with(&["--first-request-timeout-ms", &short, "--worker-linger-ms", &short])
+}
+
+/// The daemon's connection threads (the kernel keeps 15 bytes of `opencode-pty-conn`).
+fn connection_threads(daemon: &Daemon) -> usize {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", daemon.child.id())).expect("the daemon's threads");
+    let names = tasks.filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok());
+    names.filter(|name| name.trim_end() == "opencode-pty-co").count()
 }
 
 /// A PTY child that prints `tick` every 100 ms in the background and echoes its input (`cat`) in the foreground.
@@ -125,6 +136,11 @@ fn an_observer_and_a_controller_outlive_the_first_request_deadline() {
         &mut [(&mut controller, &mut controller_output), (&mut observer, &mut observer_output)],
     );
     terminate_and_see_closed(&daemon, id, &mut [&mut controller, &mut observer]);
+    drop((controller, observer));
+    // With only the owner channel connected (its thread stays), the connection threads that waited for more
+    // exit once their wait is over.
+    support::eventually("idle connection threads to exit", || (connection_threads(&daemon) == 1).then_some(()));
+    assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong", "and a later connection gets a thread");
 }
 
 #[test]
@@ -223,7 +239,7 @@ fn subscribers_that_stop_reading_for_a_while_are_not_cut() {
 fn a_subscription_and_a_wait_outlive_the_real_deadline() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
-    let hold = FIRST_REQUEST_TIMEOUT + Duration::from_secs(5);
+    let hold = FIRST_REQUEST_TIMEOUT.max(IDLE_WORKER_LINGER) + Duration::from_secs(5);
     let out = tempfile::tempdir().unwrap();
     let pipe = create(&daemon, create_pipe(out.path(), &format!("sleep {}; exit 4", hold.as_secs())));
     let pty = create(&daemon, create_sh("(while :; do echo tick; sleep 1; done) & exec cat"));

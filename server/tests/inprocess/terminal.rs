@@ -357,3 +357,28 @@ fn terminate_kills_the_whole_process_group() {
         (state.is_empty() || state.contains(") Z ")).then_some(())
     });
 }
+
+#[test]
+fn terminate_never_publishes_the_exit_its_own_kill_causes() {
+    let service = service();
+    // Many rounds: the kill used to come before the stop, leaving a window in which the terminal could see the
+    // killed child's exit and publish it.
+    for round in 0..40 {
+        let id = service.create_pty(sh("exec cat")).expect("create").id;
+        let subscription = observe(&service, id);
+        service.terminate(id).expect("terminate");
+        loop {
+            match subscription.recv_timeout(std::time::Duration::from_secs(30)) {
+                Ok(opencode_pty::Event::Message(message)) => {
+                    assert!(
+                        !matches!(message.response(), Response::Exited { .. }),
+                        "round {round}: a terminated terminal published exited"
+                    );
+                }
+                Ok(_) => {}
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+                Err(error) => panic!("round {round}: the subscription did not end: {error}"),
+            }
+        }
+    }
+}
