@@ -91,8 +91,11 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
 /// stops.
 pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, id: u64, attached: ProcessSubscription) {
     let Some((gone, watcher)) = watch_close(&stream, id) else { return };
-    // Once for the whole subscription (a system call per frame otherwise); nothing else writes this socket now.
+    // Once for the whole subscription (a system call per frame otherwise).
     let _ = stream.set_write_timeout(Some(STALLED_WRITE_CHECK));
+    // The actor may write output to the socket itself while this thread has nothing left to write: counted
+    // below, so the two never interleave.
+    attached.offer_socket(stream.clone());
     let mut finished = false;
     loop {
         let event = select! {
@@ -108,6 +111,7 @@ pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, i
         if !write_frame(state, &stream, &attached, &gone, event.frame()) {
             break;
         }
+        attached.written();
         if last {
             finished = true;
             break;

@@ -28,10 +28,11 @@ impl Event {
         Event::Message(Arc::new(Message::new(response)))
     }
 
-    /// The event's wire frame, encoded at most once however many subscribers send it.
-    pub(crate) fn frame(&self) -> &Bytes {
+    /// The event's wire frame, encoded at most once however many subscribers send it (for an output whose
+    /// beginning the actor already wrote, see [`Output::rest`], what is left of it).
+    pub(crate) fn frame(&self) -> &[u8] {
         match self {
-            Event::Output(output) => &output.frame,
+            Event::Output(output) => &output.frame[output.written..],
             Event::Message(message) => message.frame(),
         }
     }
@@ -42,6 +43,8 @@ impl Event {
 pub struct Output {
     start: u64,
     frame: Bytes,
+    /// How much of the frame was already written to the one subscriber this copy is for (0 for every other).
+    written: usize,
 }
 
 impl Output {
@@ -53,7 +56,18 @@ impl Output {
     /// `u64::MAX`.
     pub(crate) fn new(start: u64, bytes: &[u8]) -> Result<Output, FrameError> {
         let frame = opencode_pty_protocol::encode_output(start, bytes)?;
-        Ok(Output { start, frame: Bytes::from(frame) })
+        Ok(Output { start, frame: Bytes::from(frame), written: 0 })
+    }
+
+    /// This output for a subscriber that has already been sent the first `written` bytes of its frame: its
+    /// connection writes only the rest.
+    pub(crate) fn rest(&self, written: usize) -> Output {
+        Output { written: written.min(self.frame.len()), ..self.clone() }
+    }
+
+    /// The whole frame.
+    pub(crate) fn whole_frame(&self) -> &[u8] {
+        &self.frame
     }
 
     /// The offset of the first byte.

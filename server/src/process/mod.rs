@@ -11,6 +11,7 @@ mod event;
 pub(crate) mod sys;
 pub(crate) mod thread;
 
+use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
@@ -103,6 +104,21 @@ impl ProcessSubscription {
         match self {
             ProcessSubscription::Pty(subscription) => subscription.receiver(),
             ProcessSubscription::Pipe(subscription) => subscription.receiver(),
+        }
+    }
+
+    /// Offers a PTY's actor the connection's socket, for direct writes of output (see `terminal::fanout`);
+    /// nothing for a pipe, whose subscription carries two small events.
+    pub fn offer_socket(&self, socket: Arc<UnixStream>) {
+        if let ProcessSubscription::Pty(subscription) = self {
+            subscription.offer_socket(socket);
+        }
+    }
+
+    /// Says that an event taken from [`Self::receiver`] has been written whole to the connection.
+    pub fn written(&self) {
+        if let ProcessSubscription::Pty(subscription) = self {
+            subscription.written();
         }
     }
 

@@ -274,6 +274,7 @@ impl Actor {
     /// The oldest event held for a subscriber, into its channel; a subscriber that is gone is detached.
     fn deliver(&mut self, operation: SelectedOperation<'_>, target: &Pending) {
         // The deliveries were listed from the fan-out just before this wait, and nothing has changed it since.
+        // (Counted as handed to its connection: `take_pending` adds it to the subscriber's in-flight count.)
         let event = self.fanout.take_pending(target.key).expect("a held event");
         if operation.send(&target.sender, event).is_err()
             && let Some(gone) = self.fanout.remove(target.key)
@@ -374,6 +375,7 @@ impl Actor {
             Command::Subscribe { offset, attachment, role, existing_controller, reply } => {
                 reply.send(self.subscribe(offset, attachment, role, existing_controller));
             }
+            Command::Socket { key, socket } => self.fanout.set_socket(key, socket),
             Command::Detach { key } => {
                 if let Some(subscriber) = self.fanout.remove(key) {
                     self.detached(vec![subscriber]);

@@ -2,6 +2,8 @@
 //! "one ordered actor command" is one variant, so its ordering guarantee is the order of this queue. (The
 //! reader's output has its own channel and type, `io::ReaderOutput`; stopping is the stop channel's.)
 
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
@@ -39,6 +41,9 @@ impl<T> Reply<T> {
 /// Everything a terminal's actor does, in the order it arrives.
 #[derive(Debug)]
 pub(crate) enum Command {
+    /// The socket of subscriber `key`'s connection, which the actor may write output to itself while that
+    /// connection has nothing left to write (see `fanout::Subscriber::deliver`).
+    Socket { key: u64, socket: Arc<UnixStream> },
     /// Writing to the PTY failed (writer thread).
     WriterFailed(String),
     /// The child exited (wait thread).
@@ -88,9 +93,11 @@ impl Command {
             Command::Replay { reply, .. } => reply.expired(now),
             Command::Subscribe { reply, .. } => reply.expired(now),
             Command::Info { reply } => reply.expired(now),
-            Command::WriterFailed(_) | Command::ChildExited(_) | Command::WaitFailed(_) | Command::Detach { .. } => {
-                false
-            }
+            Command::WriterFailed(_)
+            | Command::ChildExited(_)
+            | Command::WaitFailed(_)
+            | Command::Detach { .. }
+            | Command::Socket { .. } => false,
         }
     }
 
@@ -101,6 +108,7 @@ impl Command {
             self,
             Command::Subscribe { role: Role::Controller, existing_controller: ExistingController::Replace, .. }
                 | Command::Detach { .. }
+                | Command::Socket { .. }
                 | Command::Info { .. }
         )
     }

@@ -2,11 +2,24 @@
 //! bounded backlog the actor holds while the channel is full. A controller's backlog applies backpressure (the
 //! actor stops taking output while it holds any, so the reader and the child wait, yet requests go on); an
 //! observer's absorbs bursts, and the observer is dropped when the backlog outgrows its bound.
+//!
+//! Output can also skip the subscriber's thread: once a connection has handed the actor its socket, the
+//! actor writes an output frame to it itself (without blocking) whenever that connection has nothing left to
+//! write, so neither a thread wake-up nor a second copy is paid per observer and event. Whatever the socket
+//! does not take at once (the rest of a frame, and everything after it) goes through the channel as before,
+//! and a count of events handed to the connection and not yet written keeps the two writers from ever
+//! interleaving or reordering frames. JSON events always go through the channel (the connection must see
+//! `exited` to end the subscription).
 
 use std::collections::VecDeque;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::socket::{MsgFlags, send};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
 use opencode_pty_protocol::{Response, Role};
@@ -49,6 +62,8 @@ pub struct PtySubscription {
     alive: Arc<AtomicBool>,
     /// Set once the terminal has let go of this subscriber (it fell behind, detached, or the terminal stopped).
     ended: Arc<AtomicBool>,
+    /// Events handed to this subscription and not yet written by its connection (see [`Self::written`]).
+    in_flight: Arc<AtomicUsize>,
     commands: Sender<Command>,
 }
 
@@ -67,6 +82,18 @@ impl PtySubscription {
     /// Whether the terminal has let go of this subscription: no event will follow those already queued.
     pub fn is_ended(&self) -> bool {
         self.ended.load(Ordering::Acquire)
+    }
+
+    /// Offers the actor the connection's socket, to write output to itself while this connection has nothing
+    /// left to write. Call [`Self::written`] after writing each event taken from [`Self::receiver`]. Dropped
+    /// (the subscription simply goes on through its thread) if the actor's queue is full.
+    pub fn offer_socket(&self, socket: Arc<UnixStream>) {
+        let _ = self.commands.try_send(Command::Socket { key: self.key, socket });
+    }
+
+    /// Says that an event taken from [`Self::receiver`] has been written whole to the connection.
+    pub fn written(&self) {
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -88,6 +115,10 @@ pub(crate) struct Subscriber {
     sender: Sender<Event>,
     alive: Arc<AtomicBool>,
     ended: Arc<AtomicBool>,
+    /// The connection's socket, once offered: output may be written to it directly while `in_flight` is zero.
+    socket: Option<Arc<UnixStream>>,
+    /// Events sent into the channel (or held for it) whose writing the connection has not yet confirmed.
+    in_flight: Arc<AtomicUsize>,
     /// Events waiting for room in the channel, oldest first, and the output bytes among them.
     backlog: VecDeque<Event>,
     backlog_bytes: usize,
@@ -100,18 +131,32 @@ impl Drop for Subscriber {
 }
 
 impl Subscriber {
-    /// Queues `event` behind anything already held; false when the receiving end is gone.
+    /// Queues `event` behind anything already held; false when the receiving end is gone. Output is written
+    /// to the socket directly when nothing is held or in flight (see the module documentation).
     fn deliver(&mut self, event: Event) -> bool {
-        if self.backlog.is_empty() {
-            match self.sender.try_send(event) {
-                Ok(()) => return true,
-                Err(TrySendError::Disconnected(_)) => return false,
-                Err(TrySendError::Full(event)) => self.hold(event),
-            }
-        } else {
+        if !self.backlog.is_empty() {
             self.hold(event);
+            return true;
         }
-        true
+        let event = match (event, &self.socket) {
+            (Event::Output(output), Some(socket)) if self.in_flight.load(Ordering::Acquire) == 0 => {
+                match write_now(socket, output.whole_frame()) {
+                    n if n == output.whole_frame().len() => return true,
+                    n => Event::Output(output.rest(n)),
+                }
+            }
+            (event, _) => event,
+        };
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        match self.sender.try_send(event) {
+            Ok(()) => true,
+            Err(TrySendError::Disconnected(_)) => false,
+            Err(TrySendError::Full(event)) => {
+                self.in_flight.fetch_sub(1, Ordering::AcqRel);
+                self.hold(event);
+                true
+            }
+        }
     }
 
     fn hold(&mut self, event: Event) {
@@ -150,6 +195,21 @@ impl Event {
     }
 }
 
+/// Writes what `socket` takes of `frame` without waiting; how much that was (0 when it takes nothing now, or
+/// failed: the connection's thread then meets the failure itself).
+fn write_now(socket: &UnixStream, frame: &[u8]) -> usize {
+    let mut written = 0;
+    while written < frame.len() {
+        match send(socket.as_raw_fd(), &frame[written..], MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL) {
+            Ok(0) => break,
+            Ok(n) => written += n,
+            Err(Errno::EINTR) => {}
+            Err(_) => break,
+        }
+    }
+    written
+}
+
 /// A held event on its way into a subscriber's channel, for the actor's wait.
 pub(crate) struct Pending {
     pub(crate) key: u64,
@@ -175,6 +235,7 @@ impl Fanout {
         let key = self.next_key;
         let alive = Arc::new(AtomicBool::new(true));
         let ended = Arc::new(AtomicBool::new(false));
+        let in_flight = Arc::new(AtomicUsize::new(0));
         self.subscribers.push(Subscriber {
             key,
             attachment,
@@ -182,10 +243,12 @@ impl Fanout {
             sender,
             alive: alive.clone(),
             ended: ended.clone(),
+            socket: None,
+            in_flight: in_flight.clone(),
             backlog: VecDeque::new(),
             backlog_bytes: 0,
         });
-        (key, PtySubscription { receiver, key, alive, ended, commands })
+        (key, PtySubscription { receiver, key, alive, ended, in_flight, commands })
     }
 
     /// Removes a subscriber by key.
@@ -250,12 +313,20 @@ impl Fanout {
         waiting.map(|s| Pending { key: s.key, sender: s.sender.clone() }).collect()
     }
 
-    /// The oldest event held for `key`, to send now that its channel has room.
+    /// The oldest event held for `key`, to send now that its channel has room (counted as in flight).
     pub(crate) fn take_pending(&mut self, key: u64) -> Option<Event> {
         let subscriber = self.subscribers.iter_mut().find(|s| s.key == key)?;
         let event = subscriber.backlog.pop_front()?;
         subscriber.backlog_bytes -= event.weight();
+        subscriber.in_flight.fetch_add(1, Ordering::AcqRel);
         Some(event)
+    }
+
+    /// Gives subscriber `key` its connection's socket, for direct writes of output.
+    pub(crate) fn set_socket(&mut self, key: u64, socket: Arc<UnixStream>) {
+        if let Some(subscriber) = self.subscribers.iter_mut().find(|s| s.key == key) {
+            subscriber.socket = Some(socket);
+        }
     }
 
     /// The subscriber with this attachment id, to look at.
@@ -263,3 +334,6 @@ impl Fanout {
         self.subscribers.iter().find(|s| s.attachment == attachment)
     }
 }
+
+#[cfg(test)]
+mod tests;

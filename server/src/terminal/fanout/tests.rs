@@ -1,0 +1,102 @@
+//! Direct writes of output to a subscriber's socket: taken when the connection has nothing left to write,
+//! never ahead of what it still has to write, and a frame the socket takes only in part is finished by the
+//! connection, so the byte stream is every frame, whole and in order.
+
+use std::io::Read;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{bounded, unbounded};
+use opencode_pty_protocol::Role;
+
+use super::*;
+use crate::process::Output;
+
+/// A fan-out with one observer whose connection's socket is given to it, and the peer end of that socket.
+fn with_socket() -> (Fanout, PtySubscription, UnixStream) {
+    let (commands, _unused) = bounded(8);
+    let mut fanout = Fanout::default();
+    let (key, subscription) = fanout.add("o".into(), Role::Observer, commands);
+    let (ours, peer) = UnixStream::pair().expect("a socket pair");
+    fanout.set_socket(key, Arc::new(ours));
+    (fanout, subscription, peer)
+}
+
+fn output(start: u64, byte: u8, len: usize) -> Event {
+    Event::Output(Output::new(start, &vec![byte; len]).expect("an output frame"))
+}
+
+#[test]
+fn output_goes_straight_to_the_socket_when_nothing_is_in_flight() {
+    let (mut fanout, subscription, mut peer) = with_socket();
+    let event = output(0, b'a', 100);
+    fanout.publish(&event, None);
+    assert!(subscription.receiver().is_empty(), "the connection's thread had nothing to do");
+    let mut got = vec![0u8; event.frame().len()];
+    peer.read_exact(&mut got).expect("the frame");
+    assert_eq!(got, event.frame());
+}
+
+#[test]
+fn output_waits_behind_what_the_connection_has_not_yet_written() {
+    let (mut fanout, subscription, _peer) = with_socket();
+    // A JSON event always goes through the connection; until it says it wrote it, output follows it there.
+    fanout.publish(&Event::message(Response::TitleChanged { title: "t".into() }), None);
+    let later = output(0, b'b', 10);
+    fanout.publish(&later, None);
+    assert_eq!(subscription.receiver().len(), 2, "both wait for the connection, in order");
+    let first = subscription.receiver().recv().unwrap();
+    assert!(matches!(first, Event::Message(_)));
+    subscription.written();
+    assert_eq!(subscription.receiver().recv().unwrap(), later);
+    subscription.written();
+    // Now nothing is in flight: the next output is written directly again.
+    fanout.publish(&output(10, b'c', 10), None);
+    assert!(subscription.receiver().is_empty());
+}
+
+#[test]
+fn a_frame_the_socket_takes_in_part_is_finished_by_the_connection_in_order() {
+    let (mut fanout, subscription, mut peer) = with_socket();
+    // The peer does not read yet: the socket buffer fills, one frame goes in part, the rest queue.
+    let mut frames = Vec::new();
+    let mut offset = 0;
+    for n in 0..200u32 {
+        let event = output(offset, b'a' + (n % 26) as u8, 8192);
+        offset += 8192;
+        frames.extend_from_slice(event.frame());
+        fanout.publish(&event, None);
+    }
+    assert!(!subscription.receiver().is_empty(), "the socket did not take everything at once");
+    // The connection's thread writes what it was handed, as `serve_subscription` does; the peer reads it all.
+    let (done, all) = unbounded();
+    let reader = std::thread::spawn(move || {
+        let mut got = vec![0u8; 200 * (8192 + 21)];
+        let mut filled = 0;
+        while filled < got.len() {
+            match peer.read(&mut got[filled..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => filled += n,
+            }
+        }
+        got.truncate(filled);
+        let _ = done.send(got);
+    });
+    let socket = fanout.iter().next().unwrap().socket.clone().unwrap();
+    let mut writer: &UnixStream = &socket;
+    while let Ok(event) = subscription.receiver().recv_timeout(Duration::from_millis(100)) {
+        std::io::Write::write_all(&mut writer, event.frame()).unwrap();
+        subscription.written();
+        // Held events move into the channel as it empties, as the actor's wait would do.
+        if let Some(pending) = fanout.pending().first() {
+            let event = fanout.take_pending(pending.key).unwrap();
+            pending.sender.send(event).unwrap();
+        }
+    }
+    assert_eq!(frames.len(), 200 * (8192 + 21), "frame size as counted by the reader");
+    let got = all.recv_timeout(Duration::from_secs(30)).expect("the peer read everything");
+    assert_eq!(got.len(), frames.len());
+    assert!(got == frames, "every frame, whole and in order");
+    reader.join().unwrap();
+}
