@@ -19,7 +19,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
-pub use actor::MAX_PENDING_INPUT_BYTES;
+pub use actor::{COALESCE_TIMER_SLACK_NS, MAX_PENDING_INPUT_BYTES};
 pub use fanout::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
     OBSERVER_QUEUE_EVENTS, PtySubscription,
