@@ -15,6 +15,10 @@
 //!    in favour of our own, which recreates a pending wrap by re-printing the last cell in its style.
 //! 4. Alternate-screen modes go to the very front (the content must land on that screen); autowrap-off and
 //!    insert mode go to the very end (they would corrupt the printing). The title goes first, as OSC 2.
+//! 5. The formatter lists every mouse mode whose flag is set, in a fixed order, though only the last one set
+//!    of each group (tracking, report format) is in effect: those are dropped, and the ones in effect (found
+//!    by `mouse.rs`) are emitted with the other modes, followed by the cursor shape (DECSCUSR), which the
+//!    formatter does not carry at all.
 //!
 //! Known limits: the primary screen while the alternate one is active, the DECSC saved cursor, hyperlinks
 //! already on cells, per-cell protection (DECSCA) and a tab stop in the last column are not carried; in old history, gaps between text
@@ -27,10 +31,15 @@ use crate::error::{Error, Result};
 use crate::format::{Format, Space};
 use crate::inspect::RowFlags;
 use crate::sgr;
-use crate::terminal::{Screen, Terminal};
+use crate::terminal::{CursorShape, Screen, Terminal};
 
 /// Modes that select the alternate screen: they must precede the content.
 const ALT_SCREEN_MODES: [&str; 3] = ["1049", "1047", "47"];
+
+/// The mouse tracking and report format modes. The formatter lists each one whose flag is set, in a fixed
+/// order, but of each group only the last one set is in effect: they are dropped from its output, and the
+/// ones in effect are emitted instead (see [`Terminal::push_input_state`]).
+const MOUSE_MODES: [&str; 8] = ["9", "1000", "1002", "1003", "1005", "1006", "1015", "1016"];
 
 /// History rows above the active area that are emitted cell by cell too. Reading cells costs about 0.1 µs
 /// each, so this bounds the exact part at `(rows + EXACT_HISTORY_ROWS) * cols` cells; older history goes
@@ -82,6 +91,7 @@ impl Terminal {
             head.extend_from_slice(b"\x1b[?1049h");
         }
         let mut tail = parts.setup.clone();
+        self.push_input_state(&mut tail)?;
         self.place_cursor(&parts, &mut tail)?;
         tail.extend_from_slice(&parts.pen);
         tail.extend_from_slice(&parts.back);
@@ -99,6 +109,26 @@ impl Terminal {
             return Err(too_large());
         }
         Ok(out)
+    }
+
+    /// The mouse tracking mode and report format in effect, and a cursor shape other than the default
+    /// block, as DECSCUSR with the blink that mode `?12` holds (the formatter carries `?12` but not the shape).
+    fn push_input_state(&self, out: &mut Vec<u8>) -> Result<()> {
+        for mode in [self.mouse_tracking()?.mode(), self.mouse_format()?.mode()].into_iter().flatten() {
+            let _ = write!(out, "\x1b[?{mode}h");
+        }
+        let blinking = self.mode(12, false)?;
+        let shape = match (self.cursor_shape()?, blinking) {
+            (CursorShape::Block, _) => None,
+            (CursorShape::Underline, true) => Some(3),
+            (CursorShape::Underline, false) => Some(4),
+            (CursorShape::Bar, true) => Some(5),
+            (CursorShape::Bar, false) => Some(6),
+        };
+        if let Some(shape) = shape {
+            let _ = write!(out, "\x1b[{shape} q");
+        }
+        Ok(())
     }
 
     /// Lays rows `from..upto` (`from` starting a logical line, `flags` holding the wrap flags of rows
@@ -324,6 +354,8 @@ fn split_state(state: &[u8], reprinted: bool) -> StateParts {
         let is = |n: &str| numbers == n.as_bytes();
         if private && (last == b'h' || last == b'l') && ALT_SCREEN_MODES.iter().any(|m| is(m)) {
             parts.front.extend_from_slice(seq);
+        } else if private && (last == b'h' || last == b'l') && MOUSE_MODES.iter().any(|m| is(m)) {
+            // Replaced by the modes in effect.
         } else if (private && last == b'l' && is("7")) || (!private && last == b'h' && is("4")) {
             parts.back.extend_from_slice(seq);
         } else if phase == 0 && last == b'H' && params.is_empty() {

@@ -5,13 +5,12 @@ use crate::inspect::{CellInfo, Color, Style};
 use crate::terminal::Terminal;
 
 /// Modes compared by [`Terminal::state_diff`]: `(number, ansi, name)`.
-pub const COMPARED_MODES: [(u16, bool, &str); 10] = [
+/// (Mouse tracking and report format are compared as the mode in effect, not as each mode's flag.)
+pub const COMPARED_MODES: [(u16, bool, &str); 8] = [
     (1, false, "DECCKM"),
     (6, false, "DECOM"),
     (7, false, "DECAWM"),
     (25, false, "DECTCEM"),
-    (1000, false, "mouse"),
-    (1006, false, "SGR mouse"),
     (1049, false, "alternate screen"),
     (2004, false, "bracketed paste"),
     (2048, false, "in-band resize"),
@@ -74,6 +73,10 @@ impl Terminal {
         for (number, ansi, name) in COMPARED_MODES {
             differ!(format!("mode {name}"), self.mode(number, ansi)?, other.mode(number, ansi)?);
         }
+        differ!("mouse tracking", self.mouse_tracking()?, other.mouse_tracking()?);
+        differ!("mouse format", self.mouse_format()?, other.mouse_format()?);
+        differ!("cursor shape", self.cursor_shape()?, other.cursor_shape()?);
+        differ!("cursor blink", self.mode(12, false)?, other.mode(12, false)?);
         differ!("title", self.title(), other.title());
         Ok(None)
     }

@@ -59,6 +59,52 @@ pub const GHOSTTY_TERMINAL_DATA_TOTAL_ROWS: GhosttyTerminalData = 14;
 pub const GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS: GhosttyTerminalData = 15;
 pub const GHOSTTY_TERMINAL_DATA_MODE: GhosttyTerminalData = 37;
 
+/// Opaque mouse encoder and mouse event handles.
+pub type GhosttyMouseEncoder = *mut c_void;
+pub type GhosttyMouseEvent = *mut c_void;
+pub type GhosttyMouseAction = c_int;
+pub const GHOSTTY_MOUSE_ACTION_PRESS: GhosttyMouseAction = 0;
+pub const GHOSTTY_MOUSE_ACTION_RELEASE: GhosttyMouseAction = 1;
+pub const GHOSTTY_MOUSE_ACTION_MOTION: GhosttyMouseAction = 2;
+pub type GhosttyMouseButton = c_int;
+pub const GHOSTTY_MOUSE_BUTTON_LEFT: GhosttyMouseButton = 1;
+pub type GhosttyMouseTrackingMode = c_int;
+pub const GHOSTTY_MOUSE_TRACKING_NORMAL: GhosttyMouseTrackingMode = 2;
+pub type GhosttyMouseEncoderOption = c_int;
+pub const GHOSTTY_MOUSE_ENCODER_OPT_EVENT: GhosttyMouseEncoderOption = 0;
+pub const GHOSTTY_MOUSE_ENCODER_OPT_SIZE: GhosttyMouseEncoderOption = 2;
+pub const GHOSTTY_MOUSE_ENCODER_OPT_ANY_BUTTON_PRESSED: GhosttyMouseEncoderOption = 3;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct GhosttyMousePosition {
+    pub x: f32,
+    pub y: f32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct GhosttyMouseEncoderSize {
+    pub size: usize,
+    pub screen_width: u32,
+    pub screen_height: u32,
+    pub cell_width: u32,
+    pub cell_height: u32,
+    pub padding_top: u32,
+    pub padding_bottom: u32,
+    pub padding_right: u32,
+    pub padding_left: u32,
+}
+
+/// Opaque render-state handle (a snapshot of what a renderer would draw, the cursor's shape included).
+pub type GhosttyRenderState = *mut c_void;
+pub type GhosttyRenderStateData = c_int;
+pub const GHOSTTY_RENDER_STATE_DATA_CURSOR_VISUAL_STYLE: GhosttyRenderStateData = 10;
+pub type GhosttyRenderStateCursorVisualStyle = c_int;
+pub const GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BAR: GhosttyRenderStateCursorVisualStyle = 0;
+pub const GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BLOCK: GhosttyRenderStateCursorVisualStyle = 1;
+pub const GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_UNDERLINE: GhosttyRenderStateCursorVisualStyle = 2;
+
 pub type GhosttyTerminalScreen = c_int;
 pub const GHOSTTY_TERMINAL_SCREEN_PRIMARY: GhosttyTerminalScreen = 0;
 pub const GHOSTTY_TERMINAL_SCREEN_ALTERNATE: GhosttyTerminalScreen = 1;
@@ -275,6 +321,35 @@ unsafe extern "C" {
         rows: u16,
     ) -> GhosttyResult;
     pub fn ghostty_terminal_free(terminal: GhosttyTerminal);
+    pub fn ghostty_mouse_encoder_new(allocator: *const c_void, encoder: *mut GhosttyMouseEncoder) -> GhosttyResult;
+    pub fn ghostty_mouse_encoder_free(encoder: GhosttyMouseEncoder);
+    pub fn ghostty_mouse_encoder_setopt(
+        encoder: GhosttyMouseEncoder,
+        option: GhosttyMouseEncoderOption,
+        value: *const c_void,
+    );
+    pub fn ghostty_mouse_encoder_setopt_from_terminal(encoder: GhosttyMouseEncoder, terminal: GhosttyTerminal);
+    pub fn ghostty_mouse_encoder_encode(
+        encoder: GhosttyMouseEncoder,
+        event: GhosttyMouseEvent,
+        out_buf: *mut u8,
+        out_buf_size: usize,
+        out_len: *mut usize,
+    ) -> GhosttyResult;
+    pub fn ghostty_mouse_event_new(allocator: *const c_void, event: *mut GhosttyMouseEvent) -> GhosttyResult;
+    pub fn ghostty_mouse_event_free(event: GhosttyMouseEvent);
+    pub fn ghostty_mouse_event_set_action(event: GhosttyMouseEvent, action: GhosttyMouseAction);
+    pub fn ghostty_mouse_event_set_button(event: GhosttyMouseEvent, button: GhosttyMouseButton);
+    pub fn ghostty_mouse_event_clear_button(event: GhosttyMouseEvent);
+    pub fn ghostty_mouse_event_set_position(event: GhosttyMouseEvent, position: GhosttyMousePosition);
+    pub fn ghostty_render_state_new(allocator: *const c_void, state: *mut GhosttyRenderState) -> GhosttyResult;
+    pub fn ghostty_render_state_free(state: GhosttyRenderState);
+    pub fn ghostty_render_state_update(state: GhosttyRenderState, terminal: GhosttyTerminal) -> GhosttyResult;
+    pub fn ghostty_render_state_get(
+        state: GhosttyRenderState,
+        data: GhosttyRenderStateData,
+        out: *mut c_void,
+    ) -> GhosttyResult;
     pub fn ghostty_terminal_resize(
         terminal: GhosttyTerminal,
         cols: u16,

@@ -25,6 +25,7 @@ pub mod ffi;
 mod fit;
 mod format;
 mod inspect;
+mod mouse;
 mod pages;
 mod rows;
 mod sgr;
@@ -37,9 +38,10 @@ pub use diff::COMPARED_MODES;
 pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 pub use error::{Error, Result};
 pub use inspect::{CellInfo, Color, RowInfo, Style};
+pub use mouse::{MouseFormat, MouseTracking};
 pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, madvise, mmap64, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
-pub use terminal::{Cursor, Screen, Terminal};
+pub use terminal::{Cursor, CursorShape, Screen, Terminal};
 
 /// The version string the loaded library reports, e.g. `0.1.0-dev`.
 pub fn library_version() -> String {

@@ -17,6 +17,17 @@ pub enum Screen {
     Alternate,
 }
 
+/// The cursor's shape as DECSCUSR (`CSI n SP q`) sets it; whether it blinks is mode `?12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CursorShape {
+    /// A block (the default; libghostty's hollow block, for an unfocused window, counts as one).
+    Block,
+    /// An underline.
+    Underline,
+    /// A vertical bar.
+    Bar,
+}
+
 /// The cursor of the active screen, in zero-based active-area coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cursor {
@@ -162,6 +173,30 @@ impl Terminal {
         unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_ACTIVE_SCREEN, &mut value) }
             .expect("libghostty-vt answers the active screen query");
         if value == ffi::GHOSTTY_TERMINAL_SCREEN_ALTERNATE { Screen::Alternate } else { Screen::Primary }
+    }
+
+    /// The cursor's shape (DECSCUSR), as a renderer would draw it. The terminal's own queries do not hold it
+    /// (its "cursor style" is the pen), so a render state is made for the question and freed after.
+    pub fn cursor_shape(&self) -> Result<CursorShape> {
+        let mut state: ffi::GhosttyRenderState = std::ptr::null_mut();
+        // Safety: a null allocator selects the default one; `state` is a valid out-pointer.
+        check(unsafe { ffi::ghostty_render_state_new(std::ptr::null(), &raw mut state) })?;
+        let mut style = ffi::GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BLOCK;
+        // Safety: `state` is live until freed below and `raw` is live; CURSOR_VISUAL_STYLE writes one C int.
+        let result = unsafe {
+            check(ffi::ghostty_render_state_update(state, self.raw)).and_then(|()| {
+                let out = (&raw mut style).cast();
+                check(ffi::ghostty_render_state_get(state, ffi::GHOSTTY_RENDER_STATE_DATA_CURSOR_VISUAL_STYLE, out))
+            })
+        };
+        // Safety: `state` came from ghostty_render_state_new and is freed once.
+        unsafe { ffi::ghostty_render_state_free(state) };
+        result?;
+        Ok(match style {
+            ffi::GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BAR => CursorShape::Bar,
+            ffi::GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_UNDERLINE => CursorShape::Underline,
+            _ => CursorShape::Block,
+        })
     }
 
     /// Rows of the active screen including its history (the alternate screen has none).
