@@ -20,7 +20,10 @@
 //!    by `mouse.rs`) are emitted with the other modes, followed by the cursor shape (DECSCUSR), which the
 //!    formatter does not carry at all.
 //!
-//! Known limits: the primary screen while the alternate one is active, the DECSC saved cursor, hyperlinks
+//! While the alternate screen is active, the primary screen's own checkpoint comes first, taken from a scratch
+//! copy of the terminal (`snapshot.rs`) that leaves the alternate screen the way it was entered.
+//!
+//! Known limits: the DECSC saved cursor of the active screen, hyperlinks
 //! already on cells, per-cell protection (DECSCA) and a tab stop in the last column are not carried; in old history, gaps between text
 //! replay as spaces in the pen of the text before them. `just checkpoint-fidelity` measures the rest.
 
@@ -35,6 +38,10 @@ use crate::terminal::{CursorShape, Screen, Terminal};
 
 /// Modes that select the alternate screen: they must precede the content.
 const ALT_SCREEN_MODES: [&str; 3] = ["1049", "1047", "47"];
+
+/// What the alternate screen's content is laid from, after the primary screen's part: default pen and
+/// character set, insert mode, origin mode and left/right margin mode off, autowrap on, no margins, home.
+const ALTERNATE_CONTENT_START: &[u8] = b"\x1b[0m\x1b(B\x0f\x1b[4l\x1b[?6l\x1b[?7h\x1b[?69l\x1b[r\x1b[H";
 
 /// The mouse tracking and report format modes. The formatter lists each one whose flag is set, in a fixed
 /// order, but of each group only the last one set is in effect: they are dropped from its output, and the
@@ -61,8 +68,48 @@ impl Terminal {
         self.vt_checkpoint_within(MAX_CHECKPOINT_BYTES)
     }
 
-    /// [`Terminal::vt_checkpoint`] with another size limit.
+    /// [`Terminal::vt_checkpoint`] with another size limit. While the alternate screen is active, the primary
+    /// screen and its history come first (as much of them as fits beside the alternate screen's part), so
+    /// that leaving the alternate screen after a replay shows what the live terminal would.
     pub fn vt_checkpoint_within(&self, limit: usize) -> Result<Vec<u8>> {
+        let active = self.active_checkpoint(limit)?;
+        if self.active_screen() != Screen::Alternate {
+            return Ok(active);
+        }
+        match self.primary_checkpoint(limit - active.len())? {
+            Some(mut primary) => {
+                primary.extend_from_slice(&active);
+                Ok(primary)
+            }
+            None => Ok(active),
+        }
+    }
+
+    /// The primary screen as the live terminal will show it once the program leaves the alternate screen:
+    /// read from a scratch copy that leaves it the way the program entered it (`?1049l` restores the cursor
+    /// saved on entry), checkpointed within `room`; `None` when not even its screen fits.
+    fn primary_checkpoint(&self, room: usize) -> Result<Option<Vec<u8>>> {
+        let leave: &[u8] = if self.mode(1049, false)? {
+            b"\x1b[?1049l"
+        } else if self.mode(1047, false)? {
+            b"\x1b[?1047l"
+        } else {
+            b"\x1b[?47l"
+        };
+        let mut scratch = self.scratch_copy()?;
+        scratch.write(leave);
+        if scratch.active_screen() != Screen::Primary {
+            return Ok(None);
+        }
+        match scratch.vt_checkpoint_within(room) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(Error::CheckpointTooLarge { .. }) => Ok(None),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The checkpoint of the active screen alone.
+    fn active_checkpoint(&self, limit: usize) -> Result<Vec<u8>> {
         let too_large = || Error::CheckpointTooLarge { limit };
         let total = self.total_rows();
         let (cols, rows) = self.size();
@@ -87,8 +134,13 @@ impl Terminal {
             head.extend_from_slice(b"\x1b\\");
         }
         head.extend_from_slice(&parts.front);
-        if self.active_screen() == Screen::Alternate && parts.front.is_empty() {
-            head.extend_from_slice(b"\x1b[?1049h");
+        if self.active_screen() == Screen::Alternate {
+            if parts.front.is_empty() {
+                head.extend_from_slice(b"\x1b[?1049h");
+            }
+            // The primary screen's part may come before (with its pen, charsets, margins and modes, which the
+            // alternate screen's own setup sets again after the content): lay the content from a clean state.
+            head.extend_from_slice(ALTERNATE_CONTENT_START);
         }
         let mut tail = parts.setup.clone();
         self.push_input_state(&mut tail)?;

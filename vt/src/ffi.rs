@@ -59,6 +59,9 @@ pub const GHOSTTY_TERMINAL_DATA_TOTAL_ROWS: GhosttyTerminalData = 14;
 pub const GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS: GhosttyTerminalData = 15;
 pub const GHOSTTY_TERMINAL_DATA_MODE: GhosttyTerminalData = 37;
 
+/// Opaque snapshot decoder handle.
+pub type GhosttySnapshotDecoder = *mut c_void;
+
 /// Opaque mouse encoder and mouse event handles.
 pub type GhosttyMouseEncoder = *mut c_void;
 pub type GhosttyMouseEvent = *mut c_void;
@@ -321,6 +324,24 @@ unsafe extern "C" {
         rows: u16,
     ) -> GhosttyResult;
     pub fn ghostty_terminal_free(terminal: GhosttyTerminal);
+    pub fn ghostty_free(allocator: *const c_void, ptr: *mut u8, len: usize);
+    pub fn ghostty_snapshot_encode_alloc(
+        terminal: GhosttyTerminal,
+        allocator: *const c_void,
+        out_ptr: *mut *mut u8,
+        out_len: *mut usize,
+    ) -> GhosttyResult;
+    pub fn ghostty_snapshot_decoder_new_buf(
+        allocator: *const c_void,
+        decoder: *mut GhosttySnapshotDecoder,
+        ptr: *const u8,
+        len: usize,
+    ) -> GhosttyResult;
+    pub fn ghostty_snapshot_decoder_free(decoder: GhosttySnapshotDecoder);
+    pub fn ghostty_snapshot_decoder_decode(
+        decoder: GhosttySnapshotDecoder,
+        terminal: *mut GhosttyTerminal,
+    ) -> GhosttyResult;
     pub fn ghostty_mouse_encoder_new(allocator: *const c_void, encoder: *mut GhosttyMouseEncoder) -> GhosttyResult;
     pub fn ghostty_mouse_encoder_free(encoder: GhosttyMouseEncoder);
     pub fn ghostty_mouse_encoder_setopt(

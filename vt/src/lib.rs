@@ -29,6 +29,7 @@ mod mouse;
 mod pages;
 mod rows;
 mod sgr;
+mod snapshot;
 mod tail;
 mod terminal;
 

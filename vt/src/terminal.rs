@@ -50,9 +50,9 @@ pub struct Terminal {
     pub(crate) raw: ffi::GhosttyTerminal,
     /// Callback state behind the userdata pointer: a leaked box, so moving the terminal never invalidates
     /// the pointer libghostty holds. Freed in `Drop`, after `raw`.
-    shared: NonNull<CallbackState>,
+    pub(crate) shared: NonNull<CallbackState>,
     /// Makes the type `!Send` and `!Sync`.
-    _not_send: PhantomData<*mut ()>,
+    pub(crate) _not_send: PhantomData<*mut ()>,
 }
 
 impl Terminal {

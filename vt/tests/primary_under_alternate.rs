@@ -1,0 +1,69 @@
+//! The primary screen and its history survive a checkpoint taken while the alternate screen is active:
+//! after the replay, leaving the alternate screen shows in the replay what it shows in the source (text,
+//! styles, wraps, history, and the cursor `?1049` saved on entry), for each way of entering it.
+
+use opencode_pty_vt::{Screen, Terminal};
+
+fn terminal() -> Terminal {
+    Terminal::new(40, 10, 1_000).expect("terminal")
+}
+
+/// A shell-like primary screen with history, a prompt with a pen and a cursor mid-line.
+fn shell() -> Vec<u8> {
+    let mut out = Vec::new();
+    for n in 0..60 {
+        out.extend_from_slice(format!("\x1b[3{}mline {n:02}\x1b[0m {}\r\n", n % 8, "w".repeat(n % 45)).as_bytes());
+    }
+    out.extend_from_slice(b"\x1b[1m$ \x1b[0mvim notes.txt");
+    out
+}
+
+fn check(enter: &str, leave: &str) {
+    let mut source = terminal();
+    source.write(&shell());
+    source.write(enter.as_bytes());
+    source.write(b"\x1b[2J\x1b[H\x1b[44m~ full-screen program \x1b[0m\r\n~\r\n\x1b[5;3Hcursor here");
+    assert_eq!(source.active_screen(), Screen::Alternate);
+    let checkpoint = source.vt_checkpoint().expect("checkpoint");
+    let mut replay = terminal();
+    replay.write(&checkpoint);
+    assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: the alternate screen");
+    // The program quits: both leave the alternate screen the same way.
+    source.write(leave.as_bytes());
+    replay.write(leave.as_bytes());
+    assert_eq!(replay.active_screen(), Screen::Primary);
+    assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: the primary screen after leaving");
+    assert_eq!(source.plain_text().unwrap(), replay.plain_text().unwrap(), "{enter:?}");
+    // And the shell goes on where it was.
+    source.write(b"\r\n$ ");
+    replay.write(b"\r\n$ ");
+    assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: after more output");
+}
+
+#[test]
+fn leaving_1049_restores_the_primary_screen_history_and_saved_cursor() {
+    check("\x1b[?1049h", "\x1b[?1049l");
+}
+
+#[test]
+fn leaving_1047_and_47_restores_the_primary_screen_and_history() {
+    check("\x1b[?1047h", "\x1b[?1047l");
+    check("\x1b[?47h", "\x1b[?47l");
+}
+
+#[test]
+fn without_room_for_the_primary_screen_the_alternate_one_still_comes_whole() {
+    let mut source = terminal();
+    source.write(&shell());
+    source.write(b"\x1b[?1049h\x1b[2J\x1b[Hfull screen");
+    let alone = {
+        let mut scratch = terminal();
+        scratch.write(b"\x1b[?1049h\x1b[2J\x1b[Hfull screen");
+        scratch.vt_checkpoint().unwrap().len()
+    };
+    // Room for the alternate screen's part only: the primary one is left out, the rest is as before.
+    let checkpoint = source.vt_checkpoint_within(alone + 40).expect("checkpoint");
+    let mut replay = terminal();
+    replay.write(&checkpoint);
+    assert_eq!(source.state_diff(&replay, true).expect("diff"), None);
+}
