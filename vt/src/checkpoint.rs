@@ -133,6 +133,7 @@ impl Terminal {
             head.extend(title.bytes().filter(|b| !b.is_ascii_control()));
             head.extend_from_slice(b"\x1b\\");
         }
+        self.push_colors(&mut head)?;
         head.extend_from_slice(&parts.front);
         if self.active_screen() == Screen::Alternate {
             if parts.front.is_empty() {

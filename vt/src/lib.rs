@@ -18,6 +18,7 @@ extern crate self as opencode_pty_vt;
 
 mod callbacks;
 mod checkpoint;
+mod colors;
 mod diff;
 mod emit;
 mod error;
@@ -35,6 +36,7 @@ mod terminal;
 
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
 pub use checkpoint::{EXACT_HISTORY_ROWS, MAX_CHECKPOINT_BYTES};
+pub use colors::Rgb;
 pub use diff::COMPARED_MODES;
 pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 pub use error::{Error, Result};
