@@ -23,7 +23,11 @@
 //! While the alternate screen is active, the primary screen's own checkpoint comes first, taken from a scratch
 //! copy of the terminal (`snapshot.rs`) that leaves the alternate screen the way it was entered.
 //!
-//! Known limits: the DECSC saved cursor of the active screen, hyperlinks
+//! The same copy carries the alternate screen's DECSC saved cursor (restored in the copy with DECRC, then set
+//! again with DECSC after the content).
+//!
+//! Known limits: the DECSC saved cursor of the primary screen while it is active (a copy per checkpoint
+//! would double its cost), hyperlinks
 //! already on cells, per-cell protection (DECSCA) and a tab stop in the last column are not carried; in old history, gaps between text
 //! replay as spaces in the pen of the text before them. `just checkpoint-fidelity` measures the rest.
 
@@ -72,11 +76,16 @@ impl Terminal {
     /// screen and its history come first (as much of them as fits beside the alternate screen's part), so
     /// that leaving the alternate screen after a replay shows what the live terminal would.
     pub fn vt_checkpoint_within(&self, limit: usize) -> Result<Vec<u8>> {
-        let active = self.active_checkpoint(limit)?;
         if self.active_screen() != Screen::Alternate {
-            return Ok(active);
+            return self.active_checkpoint(limit, None);
         }
-        match self.primary_checkpoint(limit - active.len())? {
+        // A copy to read what the live terminal holds but cannot show: the alternate screen's saved cursor
+        // (restored in the copy with DECRC), then the primary screen (the copy leaves the alternate one).
+        let mut scratch = self.scratch_copy()?;
+        scratch.write(b"\x1b8");
+        let saved = scratch.saved_cursor_setup()?;
+        let active = self.active_checkpoint(limit, Some(&saved))?;
+        match self.primary_checkpoint(scratch, limit - active.len())? {
             Some(mut primary) => {
                 primary.extend_from_slice(&active);
                 Ok(primary)
@@ -85,10 +94,24 @@ impl Terminal {
         }
     }
 
+    /// What sets the cursor DECSC saved again, read from a copy whose cursor DECRC has just restored: its
+    /// position (absolute: laid before the margins and origin mode are set), its pen and character sets, and
+    /// DECSC.
+    fn saved_cursor_setup(&self) -> Result<Vec<u8>> {
+        let state = self.format_rows(state_format(), Space::Active, 0, 0, usize::MAX)?;
+        let parts = split_state(&state, false);
+        let cursor = self.cursor();
+        let mut out = format!("\x1b[{};{}H", cursor.y + 1, cursor.x + 1).into_bytes();
+        out.extend_from_slice(&parts.pen);
+        out.extend_from_slice(b"\x1b7");
+        Ok(out)
+    }
+
     /// The primary screen as the live terminal will show it once the program leaves the alternate screen:
-    /// read from a scratch copy that leaves it the way the program entered it (`?1049l` restores the cursor
-    /// saved on entry), checkpointed within `room`; `None` when not even its screen fits.
-    fn primary_checkpoint(&self, room: usize) -> Result<Option<Vec<u8>>> {
+    /// read from `scratch`, a copy of it, which leaves the alternate screen the way the program entered it
+    /// (`?1049l` restores the cursor saved on entry), checkpointed within `room`; `None` when not even its
+    /// screen fits.
+    fn primary_checkpoint(&self, mut scratch: Terminal, room: usize) -> Result<Option<Vec<u8>>> {
         let leave: &[u8] = if self.mode(1049, false)? {
             b"\x1b[?1049l"
         } else if self.mode(1047, false)? {
@@ -96,7 +119,6 @@ impl Terminal {
         } else {
             b"\x1b[?47l"
         };
-        let mut scratch = self.scratch_copy()?;
         scratch.write(leave);
         if scratch.active_screen() != Screen::Primary {
             return Ok(None);
@@ -108,8 +130,8 @@ impl Terminal {
         }
     }
 
-    /// The checkpoint of the active screen alone.
-    fn active_checkpoint(&self, limit: usize) -> Result<Vec<u8>> {
+    /// The checkpoint of the active screen alone; `saved` sets the DECSC saved cursor again after the content.
+    fn active_checkpoint(&self, limit: usize, saved: Option<&[u8]>) -> Result<Vec<u8>> {
         let too_large = || Error::CheckpointTooLarge { limit };
         let total = self.total_rows();
         let (cols, rows) = self.size();
@@ -143,7 +165,8 @@ impl Terminal {
             // alternate screen's own setup sets again after the content): lay the content from a clean state.
             head.extend_from_slice(ALTERNATE_CONTENT_START);
         }
-        let mut tail = parts.setup.clone();
+        let mut tail = saved.unwrap_or_default().to_vec();
+        tail.extend_from_slice(&parts.setup);
         self.push_input_state(&mut tail)?;
         self.place_cursor(&parts, &mut tail)?;
         tail.extend_from_slice(&parts.pen);

@@ -67,3 +67,24 @@ fn without_room_for_the_primary_screen_the_alternate_one_still_comes_whole() {
     replay.write(&checkpoint);
     assert_eq!(source.state_diff(&replay, true).expect("diff"), None);
 }
+
+#[test]
+fn the_cursor_a_full_screen_program_saved_is_restored_after_a_reattach() {
+    for enter in ["\x1b[?1049h", "\x1b[?47h"] {
+        let mut source = terminal();
+        source.write(&shell());
+        source.write(enter.as_bytes());
+        // The program saves the cursor at row 4, column 7 with a pen and a charset, then draws elsewhere.
+        source.write(b"\x1b[2J\x1b[4;7H\x1b[1;35m\x1b(0\x1b7\x1b[0m\x1b(B\x1b[9;1Hstatus line");
+        let checkpoint = source.vt_checkpoint().expect("checkpoint");
+        let mut replay = terminal();
+        replay.write(&checkpoint);
+        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}");
+        // It restores the cursor and prints: same place, same pen, same charset (`q` is a line in DEC graphics).
+        for t in [&mut source, &mut replay] {
+            t.write(b"\x1b8q!");
+        }
+        assert_eq!(source.cursor(), replay.cursor(), "{enter:?}");
+        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: after DECRC");
+    }
+}
