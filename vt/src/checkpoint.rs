@@ -27,9 +27,10 @@
 //! again with DECSC after the content).
 //!
 //! Known limits: the DECSC saved cursor of the primary screen while it is active (a copy per checkpoint
-//! would double its cost), hyperlinks
-//! already on cells, per-cell protection (DECSCA) and a tab stop in the last column are not carried; in old history, gaps between text
-//! replay as spaces in the pen of the text before them. `just checkpoint-fidelity` measures the rest.
+//! would double its cost), hyperlinks in the old history the formatter lays (the exact part carries them,
+//! `emit.rs`), per-cell protection (DECSCA) and a tab stop in the last column are not carried; in old
+//! history, gaps between text replay as spaces in the pen of the text before them. `just
+//! checkpoint-fidelity` measures the rest.
 
 use std::io::Write;
 

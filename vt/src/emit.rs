@@ -149,6 +149,7 @@ fn count(form: Form, bytes: usize) {
 fn plain_row(mut row: RowInfo) -> RowInfo {
     for cell in &mut row.cells {
         cell.style = Style::default();
+        cell.link = None;
         let keep = if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE { MAX_PLAIN_WIDE_BYTES } else { 4 };
         if cell.text.len() > keep {
             cell.text = cell.text.chars().next().map(String::from).unwrap_or_default();
@@ -220,6 +221,11 @@ impl Emitter<'_> {
             }
             if !cell.text.is_empty() {
                 set_pen(out, pen, cell.style);
+                // A run of cells of one hyperlink is opened at its first cell and closed after its last.
+                let opens = cell.link.is_some() && (x == 0 || !same_link(&row.cells[usize::from(x) - 1], cell));
+                if let (true, Some(uri)) = (opens, &cell.link) {
+                    open_link(out, uri);
+                }
                 let wide = cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE;
                 if wide && cell.text == " " {
                     // A wide space is what DEC special graphics make of a wide character: do the same.
@@ -238,6 +244,9 @@ impl Emitter<'_> {
                     x += 2;
                 } else {
                     x += 1;
+                }
+                if cell.link.is_some() && row.cells.get(usize::from(x)).is_none_or(|next| !same_link(cell, next)) {
+                    out.extend_from_slice(CLOSE_LINK);
                 }
             } else if continues && x == 0 && !wrapped_by_placeholder {
                 if cell.style == (Style { bg: cell.style.bg, ..Style::default() }) {
@@ -325,11 +334,33 @@ impl Emitter<'_> {
         self.out.extend_from_slice(b"\x1b[r");
     }
 
-    /// Prints a cell again where the cursor is: its text in its style, or a space in its style.
+    /// Prints a cell again where the cursor is: its text in its style (and hyperlink), or a space in its style.
     fn reprint(&mut self, cell: &CellInfo) {
         set_pen(self.out, &mut self.pen, cell.style);
+        let link = cell.link.as_deref().filter(|_| !cell.text.is_empty());
+        if let Some(uri) = link {
+            open_link(self.out, uri);
+        }
         self.out.extend_from_slice(if cell.text.is_empty() { b" " } else { cell.text.as_bytes() });
+        if link.is_some() {
+            self.out.extend_from_slice(CLOSE_LINK);
+        }
     }
+}
+
+/// Ends the hyperlink being written (OSC 8 with no URI).
+const CLOSE_LINK: &[u8] = b"\x1b]8;;\x1b\\";
+
+/// Starts writing cells of the hyperlink `uri` (OSC 8; the URI holds no control characters, see `inspect`).
+fn open_link(out: &mut Vec<u8>, uri: &str) {
+    out.extend_from_slice(b"\x1b]8;;");
+    out.extend_from_slice(uri.as_bytes());
+    out.extend_from_slice(b"\x1b\\");
+}
+
+/// Whether `next` continues `cell`'s hyperlink run: both hold text of the same link.
+fn same_link(cell: &CellInfo, next: &CellInfo) -> bool {
+    !next.text.is_empty() && !cell.text.is_empty() && next.link == cell.link
 }
 
 /// Whether the row's last cell is a spacer head (its wide character went to the next row).

@@ -133,6 +133,7 @@ pub const GHOSTTY_CELL_DATA_WIDE: GhosttyCellData = 3;
 pub const GHOSTTY_CELL_DATA_CODEPOINT: GhosttyCellData = 1;
 pub const GHOSTTY_CELL_DATA_CONTENT_TAG: GhosttyCellData = 2;
 pub const GHOSTTY_CELL_DATA_HAS_TEXT: GhosttyCellData = 4;
+pub const GHOSTTY_CELL_DATA_HAS_HYPERLINK: GhosttyCellData = 7;
 pub const GHOSTTY_CELL_DATA_STYLE_ID: GhosttyCellData = 6;
 pub const GHOSTTY_CELL_DATA_COLOR_PALETTE: GhosttyCellData = 10;
 pub const GHOSTTY_CELL_DATA_COLOR_RGB: GhosttyCellData = 11;
@@ -408,6 +409,12 @@ unsafe extern "C" {
     pub fn ghostty_grid_ref_graphemes(
         grid_ref: *const GhosttyGridRef,
         buf: *mut u32,
+        buf_len: usize,
+        out_len: *mut usize,
+    ) -> GhosttyResult;
+    pub fn ghostty_grid_ref_hyperlink_uri(
+        grid_ref: *const GhosttyGridRef,
+        buf: *mut u8,
         buf_len: usize,
         out_len: *mut usize,
     ) -> GhosttyResult;

@@ -66,6 +66,8 @@ pub struct CellInfo {
     pub wide: i32,
     /// The cell's style.
     pub style: Style,
+    /// The URI of the hyperlink (OSC 8) the cell belongs to, if any.
+    pub link: Option<String>,
 }
 
 /// One physical row: its cells and whether it soft-wraps into the next row.
@@ -209,17 +211,25 @@ fn cell_info(
     let mut wide: ffi::GhosttyCellWide = ffi::GHOSTTY_CELL_WIDE_NARROW;
     let mut style_id: ffi::GhosttyStyleId = 0;
     let mut codepoint = 0u32;
+    let mut linked = false;
     let keys = [
         ffi::GHOSTTY_CELL_DATA_CONTENT_TAG,
         ffi::GHOSTTY_CELL_DATA_WIDE,
         ffi::GHOSTTY_CELL_DATA_STYLE_ID,
         ffi::GHOSTTY_CELL_DATA_CODEPOINT,
+        ffi::GHOSTTY_CELL_DATA_HAS_HYPERLINK,
     ];
-    let mut values: [*mut std::ffi::c_void; 4] =
-        [(&raw mut content).cast(), (&raw mut wide).cast(), (&raw mut style_id).cast(), (&raw mut codepoint).cast()];
+    let mut values: [*mut std::ffi::c_void; 5] = [
+        (&raw mut content).cast(),
+        (&raw mut wide).cast(),
+        (&raw mut style_id).cast(),
+        (&raw mut codepoint).cast(),
+        (&raw mut linked).cast(),
+    ];
     let mut written = 0usize;
     // Safety: the grid ref is fresh; each value points at the type its key writes (C ints for CONTENT_TAG
-    // and WIDE, a u16 for STYLE_ID, a u32 for CODEPOINT), and both arrays hold `keys.len()` entries.
+    // and WIDE, a u16 for STYLE_ID, a u32 for CODEPOINT, a C bool for HAS_HYPERLINK), and both arrays hold
+    // `keys.len()` entries.
     unsafe {
         check(ffi::ghostty_grid_ref_cell(grid_ref, &raw mut cell))?;
         check(ffi::ghostty_cell_get_multi(cell, keys.len(), keys.as_ptr(), values.as_mut_ptr(), &raw mut written))?;
@@ -257,7 +267,28 @@ fn cell_info(
     if let Some(bg) = bg_only {
         style.bg = bg;
     }
-    Ok(CellInfo { text, wide, style })
+    let link = if linked { hyperlink(grid_ref)? } else { None };
+    Ok(CellInfo { text, wide, style, link })
+}
+
+/// The longest hyperlink URI read from a cell (8 KiB); a cell with a longer one reads as unlinked, so a
+/// checkpoint, which repeats the URI for every run of linked cells, stays bounded.
+pub const MAX_LINK_BYTES: usize = 8192;
+
+/// The URI of the hyperlink of the cell a fresh grid ref points at, without control characters (which could
+/// end the OSC 8 it is written back in).
+fn hyperlink(grid_ref: &ffi::GhosttyGridRef) -> Result<Option<String>> {
+    let mut buf = vec![0u8; MAX_LINK_BYTES];
+    let mut len = 0usize;
+    // Safety: the grid ref is fresh; `buf` holds `buf.len()` bytes and `len` is a valid out-pointer.
+    match check(unsafe { ffi::ghostty_grid_ref_hyperlink_uri(grid_ref, buf.as_mut_ptr(), buf.len(), &raw mut len) }) {
+        Ok(()) => {}
+        Err(crate::error::Error::NoValue | crate::error::Error::OutOfSpace) => return Ok(None),
+        Err(other) => return Err(other),
+    }
+    buf.truncate(len.min(MAX_LINK_BYTES));
+    buf.retain(|&b| b >= 0x20 && b != 0x7f);
+    Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
 }
 
 /// The grapheme cluster of the cell a fresh grid ref points at, however long.

@@ -107,7 +107,7 @@ fn the_exact_history_rows_go_next_and_replay_exactly() {
 fn plain(cell: &CellInfo) -> CellInfo {
     let keep = if cell.wide == 1 { 8 } else { 4 };
     let text = if cell.text.len() > keep { cell.text.chars().take(1).collect() } else { cell.text.clone() };
-    CellInfo { text, wide: cell.wide, style: Style::default() }
+    CellInfo { text, wide: cell.wide, style: Style::default(), link: None }
 }
 
 #[test]
