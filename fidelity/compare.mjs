@@ -1,0 +1,132 @@
+/**
+ * Compares what xterm.js (headless) makes of a terminal's raw output with what it makes of the daemon's
+ * VT checkpoint of the same terminal: the active buffer, every line's text and wrap flag, every cell's width
+ * and attributes, the cursor and the modes; then, when the alternate screen is active, the same again after
+ * both leave it (`CSI ? 1049 l`). Reads cases as JSON lines from the file named first, writes one JSON summary
+ * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's own plain text of the screen)
+ * and xterm.js show the same text for the raw bytes; emulator disagreements are excluded by that rule, not
+ * case by case.
+ */
+import { readFileSync } from "node:fs";
+import xterm from "@xterm/headless";
+
+const { Terminal } = xterm;
+
+/**
+ * Feeds `bytes` to a fresh terminal of the case's size, synchronously (the asynchronous write would turn an
+ * exception of xterm.js's parser, which some adversarial input provokes, into an uncaught one), and returns
+ * it; `null` when xterm.js itself fails on the input.
+ */
+function feed(cols, rows, bytes) {
+  const term = new Terminal({ cols, rows, scrollback: 100000, allowProposedApi: true, logLevel: "off" });
+  return write(term, bytes) ? term : null;
+}
+
+/** Writes `data` to `term` synchronously; false when xterm.js fails on it. */
+function write(term, data) {
+  try {
+    term._core.writeSync(data);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** xterm.js's colour mode, with its two palette modes (SGR 30–37 and SGR 38;5) as one: the same colour. */
+function mode(colorMode) {
+  return colorMode === 16777216 ? 33554432 : colorMode;
+}
+
+/** Everything compared of a terminal, as one comparable object. */
+function state(term) {
+  const buffer = term.buffer.active;
+  const lines = [];
+  for (let y = 0; y < buffer.length; y++) {
+    const line = buffer.getLine(y);
+    const cells = [];
+    for (let x = 0; x < term.cols; x++) {
+      const c = line.getCell(x);
+      if (!c) continue;
+      cells.push([
+        c.getChars(), c.getWidth(), mode(c.getFgColorMode()), c.getFgColor(), mode(c.getBgColorMode()), c.getBgColor(),
+        c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isBlink(), c.isInverse(), c.isInvisible(),
+        c.isStrikethrough(), c.isOverline(),
+      ].join(","));
+    }
+    lines.push({ text: line.translateToString(true), wrapped: line.isWrapped, cells: cells.join("|") });
+  }
+  const m = term.modes;
+  return {
+    type: buffer.type,
+    length: buffer.length,
+    cursor: [buffer.cursorX, buffer.cursorY],
+    modes: [m.applicationCursorKeysMode, m.bracketedPasteMode, m.insertMode, m.mouseTrackingMode, m.originMode,
+      m.wraparoundMode].join(","),
+    lines,
+  };
+}
+
+/** The first difference between two states, or null. */
+function diff(a, b) {
+  for (const key of ["type", "length", "modes"]) {
+    if (a[key] !== b[key]) return `${key}: ${a[key]} != ${b[key]}`;
+  }
+  if (a.cursor.join() !== b.cursor.join()) return `cursor: ${a.cursor} != ${b.cursor}`;
+  for (let y = 0; y < a.lines.length; y++) {
+    const [la, lb] = [a.lines[y], b.lines[y]];
+    if (la.text !== lb.text) return `line ${y} text: ${JSON.stringify(la.text)} != ${JSON.stringify(lb.text)}`;
+    if (la.wrapped !== lb.wrapped) return `line ${y} wrapped: ${la.wrapped} != ${lb.wrapped}`;
+    if (la.cells !== lb.cells) {
+      const [ca, cb] = [la.cells.split("|"), lb.cells.split("|")];
+      const x = ca.findIndex((cell, i) => cell !== cb[i]);
+      return `line ${y} cell ${x}: ${JSON.stringify(ca[x])} != ${JSON.stringify(cb[x])}`;
+    }
+  }
+  return null;
+}
+
+/** The visible screen's text as Ghostty's plain text has it: trailing blanks and blank trailing lines cut. */
+function screenText(term) {
+  const buffer = term.buffer.active;
+  const out = [];
+  for (let y = buffer.baseY; y < buffer.baseY + term.rows; y++) out.push(buffer.getLine(y).translateToString(true));
+  while (out.length && out[out.length - 1] === "") out.pop();
+  return out;
+}
+
+function normalise(text) {
+  const lines = text.split("\n").map((l) => l.replace(/\s+$/, ""));
+  while (lines.length && lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+const verbose = process.argv.includes("-v");
+const summary = new Map();
+for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
+  if (!line.trim()) continue;
+  const c = JSON.parse(line);
+  const raw = feed(c.cols, c.rows, Buffer.from(c.raw, "base64"));
+  const replay = feed(c.cols, c.rows, Buffer.from(c.checkpoint, "base64"));
+  const s = summary.get(c.class) ?? { class: c.class, cases: 0, matched: 0, agreeing: 0, agreeing_matched: 0, xterm_failed: 0 };
+  summary.set(c.class, s);
+  s.cases += 1;
+  if (!raw || !replay) {
+    // xterm.js's own parser failed: the emulators cannot be compared on this case.
+    s.xterm_failed += 1;
+    continue;
+  }
+  // Whether the emulators agree is decided on the raw bytes, before anything else is written.
+  const agree = JSON.stringify(normalise(c.ghostty_text)) === JSON.stringify(screenText(raw));
+  let problem = diff(state(raw), state(replay));
+  if (!problem && raw.buffer.active.type === "alternate") {
+    write(raw, "\x1b[?1049l");
+    write(replay, "\x1b[?1049l");
+    const after = diff(state(raw), state(replay));
+    if (after) problem = `after leaving the alternate screen: ${after}`;
+  }
+  s.matched += problem ? 0 : 1;
+  s.agreeing += agree ? 1 : 0;
+  s.agreeing_matched += agree && !problem ? 1 : 0;
+  if (verbose && problem) console.error(`${c.class} seed ${c.seed}${agree ? "" : " (emulators disagree)"}: ${problem}`);
+}
+for (const s of summary.values()) console.log(JSON.stringify(s));

@@ -1,0 +1,146 @@
+//! The VT checkpoint judged by an emulator nobody here wrote: seeded adversarial screens (the generator of
+//! `just checkpoint-fidelity`) are printed by PTYs of the real daemon; the raw output (`replay`) and the
+//! checkpoint (`snapshot`) of each go to `fidelity/compare.mjs`, which feeds both to xterm.js (headless) and
+//! compares text, cell attributes, wraps, cursor, modes and history, and after leaving the alternate screen
+//! the primary screen too. Cases where Ghostty and xterm.js already disagree about the raw bytes are
+//! excluded by that rule. The floors are the measured shares; a change that lowers them fails here.
+
+mod support;
+
+#[path = "../../vt/tests/support/screens.rs"]
+mod screens;
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use opencode_pty_protocol::Frame;
+use screens::{Class, generate};
+use serde_json::{Value, json};
+use support::{Daemon, recv_frame, send};
+
+/// Seeds per class (a few seconds of daemon work each).
+const SEEDS: u64 = 60;
+
+/// The least share of cases, among those where both emulators agree on the raw bytes, whose checkpoint
+/// xterm.js replays identically, per class: a few points under what this test measured when it was written
+/// (text 22/36, alternate 22/38, modes 19/32, deep history 17/60; SPEC C5), so a change that makes the
+/// checkpoint worse for another emulator fails here. The goal is 0.99; the gaps are listed in SPEC C5.
+const FLOORS: [(Class, f64); 4] =
+    [(Class::Text, 0.55), (Class::Alternate, 0.52), (Class::Modes, 0.53), (Class::DeepHistory, 0.25)];
+
+/// How long installing the package and running the comparison may take.
+const NODE_TIMEOUT: Duration = Duration::from_secs(600);
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").join("fidelity")
+}
+
+/// Runs `command` in its own process group, killed with it after `limit`; its output.
+fn run(mut command: Command, what: &str) -> std::process::Output {
+    command.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child =
+        command.spawn().unwrap_or_else(|error| panic!("cannot start {what} (is Node.js 20 installed?): {error}"));
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let output = match finished.recv_timeout(NODE_TIMEOUT) {
+        Ok(output) => output.expect("waiting"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-KILL").arg(format!("-{pid}")).status();
+            panic!("{what} did not finish within {NODE_TIMEOUT:?}; it was killed");
+        }
+    };
+    waiter.join().expect("the waiter");
+    output
+}
+
+/// Prints `input` in a PTY of `cols` x `rows` (raw output, so the bytes reach the terminal unchanged), waits
+/// for its exit, and returns the raw output the daemon kept and its checkpoint and plain text.
+fn through_daemon(daemon: &Daemon, scratch: &Path, n: usize, cols: u16, rows: u16, input: &[u8]) -> Value {
+    let file = scratch.join(format!("case-{n}"));
+    std::fs::write(&file, input).expect("the case file");
+    let script = format!("stty raw -echo -opost; cat '{}'", file.display());
+    let created = daemon.request(json!({"op": "create_pty", "program": "sh", "args": ["-c", script], "cwd": "/",
+        "env": {}, "group_id": "g", "title": "t", "cols": cols, "rows": rows}));
+    let id = created["process"]["id"].as_u64().unwrap_or_else(|| panic!("created: {created}"));
+    let mut stream = daemon.connect();
+    send(
+        &mut stream,
+        &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "d",
+        "role": "observer", "takeover": false})),
+    );
+    loop {
+        match recv_frame(&mut stream) {
+            Some(Frame::Control(map)) if map["type"] == "exited" => break,
+            Some(_) => {}
+            None => panic!("case {n}: the subscription ended before exited"),
+        }
+    }
+    let replay = daemon.request(json!({"op": "replay", "id": id, "offset": 0}));
+    let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
+    assert_eq!(snapshot["type"], "snapshot", "{snapshot}");
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+    let raw = replay["data_base64"].as_str().expect("replay data");
+    // Everything the program printed is in the replay (the cases are far below its capacity).
+    let bytes = base64::engine::general_purpose::STANDARD.decode(raw).expect("base64");
+    assert!(bytes.len() >= input.len() / 2, "case {n}: replay holds {} of {} bytes", bytes.len(), input.len());
+    json!({"cols": cols, "rows": rows, "raw": raw, "checkpoint": snapshot["checkpoint_base64"],
+           "ghostty_text": snapshot["text"]})
+}
+
+#[test]
+fn xterm_js_replays_the_checkpoints_as_it_plays_the_raw_output() {
+    let dir = dir();
+    if !dir.join("node_modules/@xterm/headless").is_dir() {
+        let mut npm = Command::new("npm");
+        npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir);
+        let out = run(npm, "npm ci in fidelity/");
+        assert!(out.status.success(), "npm ci failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let scratch = tempfile::tempdir().expect("scratch");
+    let cases_path = scratch.path().join("cases.jsonl");
+    let mut cases = std::fs::File::create(&cases_path).expect("cases");
+    let started = Instant::now();
+    let mut n = 0;
+    for class in Class::ALL {
+        for seed in 0..SEEDS {
+            let case = generate(class, seed);
+            let mut record = through_daemon(&daemon, scratch.path(), n, case.cols, case.rows, &case.input);
+            record["class"] = json!(class.name());
+            record["seed"] = json!(seed);
+            writeln!(cases, "{record}").expect("write");
+            n += 1;
+        }
+    }
+    drop(cases);
+    let mut node = Command::new("node");
+    node.arg(dir.join("compare.mjs")).arg(&cases_path).current_dir(&dir);
+    let out = run(node, "node compare.mjs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Node prints the minified library's source line before an error: keep the end, where the error is.
+    let tail = &stderr[stderr.len().saturating_sub(3000)..];
+    if !out.status.success() {
+        let _ = std::fs::copy(&cases_path, std::env::temp_dir().join("opencode-pty-xterm-cases.jsonl"));
+    }
+    assert!(out.status.success(), "compare.mjs failed: ...{tail}\n{stdout}");
+    println!("{n} cases through the daemon in {:?}", started.elapsed());
+    for line in stdout.lines() {
+        let summary: Value = serde_json::from_str(line).expect("a summary line");
+        println!("{summary}");
+        let class = Class::ALL.into_iter().find(|c| c.name() == summary["class"]).expect("a known class");
+        let floor = FLOORS.iter().find(|(c, _)| *c == class).map_or(1.0, |(_, f)| *f);
+        let agreeing = summary["agreeing"].as_f64().unwrap_or(0.0);
+        let share = summary["agreeing_matched"].as_f64().unwrap_or(0.0) / agreeing.max(1.0);
+        assert!(agreeing > 0.0, "{}: no case where both emulators agree", class.name());
+        assert!(share >= floor, "{}: {share:.3} of agreeing cases matched, floor {floor}", class.name());
+    }
+}
