@@ -3,9 +3,9 @@
  * VT checkpoint of the same terminal: the active buffer, every line's text and wrap flag, every cell's width
  * and attributes, the cursor and the modes; then, when the alternate screen is active, the same again after
  * both leave it (`CSI ? 1049 l`). Reads cases as JSON lines from the file named first, writes one JSON summary
- * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's own plain text of the screen)
- * and xterm.js show the same text for the raw bytes; emulator disagreements are excluded by that rule, not
- * case by case.
+ * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's `read_rows` of every row) and
+ * xterm.js show the same text, history included, for the raw bytes; emulator disagreements are excluded by
+ * that rule, not case by case.
  */
 import { readFileSync } from "node:fs";
 import xterm from "@xterm/headless";
@@ -85,19 +85,19 @@ function diff(a, b) {
   return null;
 }
 
-/** The visible screen's text as Ghostty's plain text has it: trailing blanks and blank trailing lines cut. */
-function screenText(term) {
+/** The text of every row of the active buffer, history included, trailing blanks and blank last rows cut. */
+function allText(term) {
   const buffer = term.buffer.active;
   const out = [];
-  for (let y = buffer.baseY; y < buffer.baseY + term.rows; y++) out.push(buffer.getLine(y).translateToString(true));
-  while (out.length && out[out.length - 1] === "") out.pop();
-  return out;
+  for (let y = 0; y < buffer.length; y++) out.push(buffer.getLine(y).translateToString(true));
+  return normalise(out);
 }
 
-function normalise(text) {
-  const lines = text.split("\n").map((l) => l.replace(/\s+$/, ""));
-  while (lines.length && lines[lines.length - 1] === "") lines.pop();
-  return lines;
+/** Lines with trailing blanks cut and blank lines at the end dropped. */
+function normalise(lines) {
+  const out = lines.map((l) => l.replace(/\s+$/, ""));
+  while (out.length && out[out.length - 1] === "") out.pop();
+  return out;
 }
 
 const verbose = process.argv.includes("-v");
@@ -116,7 +116,7 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
     continue;
   }
   // Whether the emulators agree is decided on the raw bytes, before anything else is written.
-  const agree = JSON.stringify(normalise(c.ghostty_text)) === JSON.stringify(screenText(raw));
+  const agree = JSON.stringify(normalise(c.ghostty_lines)) === JSON.stringify(allText(raw));
   let problem = diff(state(raw), state(replay));
   if (!problem && raw.buffer.active.type === "alternate") {
     write(raw, "\x1b[?1049l");
