@@ -117,16 +117,20 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
   }
   // Whether the emulators agree is decided on the raw bytes, before anything else is written.
   const agree = JSON.stringify(normalise(c.ghostty_lines)) === JSON.stringify(allText(raw));
+  let agreeing = agree;
   let problem = diff(state(raw), state(replay));
-  if (!problem && raw.buffer.active.type === "alternate") {
+  if (raw.buffer.active.type === "alternate") {
     write(raw, "\x1b[?1049l");
     write(replay, "\x1b[?1049l");
-    const after = diff(state(raw), state(replay));
+    // They must also agree on the primary screen they return to.
+    agreeing = agreeing && c.ghostty_left_lines != null
+      && JSON.stringify(normalise(c.ghostty_left_lines)) === JSON.stringify(allText(raw));
+    const after = problem ? null : diff(state(raw), state(replay));
     if (after) problem = `after leaving the alternate screen: ${after}`;
   }
   s.matched += problem ? 0 : 1;
-  s.agreeing += agree ? 1 : 0;
-  s.agreeing_matched += agree && !problem ? 1 : 0;
-  if (verbose && problem) console.error(`${c.class} seed ${c.seed}${agree ? "" : " (emulators disagree)"}: ${problem}`);
+  s.agreeing += agreeing ? 1 : 0;
+  s.agreeing_matched += agreeing && !problem ? 1 : 0;
+  if (verbose && problem) console.error(`${c.class} seed ${c.seed}${agreeing ? "" : " (emulators disagree)"}: ${problem}`);
 }
 for (const s of summary.values()) console.log(JSON.stringify(s));
