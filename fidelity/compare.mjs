@@ -3,9 +3,9 @@
  * VT checkpoint of the same terminal: the active buffer, every line's text and wrap flag, every cell's width
  * and attributes, the cursor and the modes; then, when the alternate screen is active, the same again after
  * both leave it (`CSI ? 1049 l`). Reads cases as JSON lines from the file named first, writes one JSON summary
- * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's `read_rows` of every row) and
- * xterm.js show the same text, history included, for the raw bytes; emulator disagreements are excluded by
- * that rule, not case by case.
+ * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's `read_rows` of every row, and
+ * the soft wraps of a Ghostty fed the same bytes) and xterm.js show the same text and wraps, history included,
+ * for the raw bytes; emulator disagreements are excluded by that rule, not case by case.
  */
 import { readFileSync } from "node:fs";
 import xterm from "@xterm/headless";
@@ -48,7 +48,8 @@ function state(term) {
       const c = line.getCell(x);
       if (!c) continue;
       cells.push([
-        c.getChars(), c.getWidth(), mode(c.getFgColorMode()), c.getFgColor(), mode(c.getBgColorMode()), c.getBgColor(),
+        // A blank cell shows the same whether empty or a space (a VT stream cannot always tell them apart).
+        c.getChars() || " ", c.getWidth(), mode(c.getFgColorMode()), c.getFgColor(), mode(c.getBgColorMode()), c.getBgColor(),
         c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isBlink(), c.isInverse(), c.isInvisible(),
         c.isStrikethrough(), c.isOverline(),
       ].join(","));
@@ -93,6 +94,14 @@ function allText(term) {
   return normalise(out);
 }
 
+/** Which lines of the active buffer continue a soft wrap. */
+function wraps(term) {
+  const buffer = term.buffer.active;
+  const out = [];
+  for (let y = 0; y < buffer.length; y++) out.push(buffer.getLine(y).isWrapped);
+  return out;
+}
+
 /** Lines with trailing blanks cut and blank lines at the end dropped. */
 function normalise(lines) {
   const out = lines.map((l) => l.replace(/\s+$/, ""));
@@ -116,15 +125,17 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
     continue;
   }
   // Whether the emulators agree is decided on the raw bytes, before anything else is written.
-  const agree = JSON.stringify(normalise(c.ghostty_lines)) === JSON.stringify(allText(raw));
+  const agree = JSON.stringify(normalise(c.ghostty_lines)) === JSON.stringify(allText(raw))
+    && JSON.stringify(c.ghostty.wraps) === JSON.stringify(wraps(raw));
   let agreeing = agree;
   let problem = diff(state(raw), state(replay));
   if (raw.buffer.active.type === "alternate") {
     write(raw, "\x1b[?1049l");
     write(replay, "\x1b[?1049l");
     // They must also agree on the primary screen they return to.
-    agreeing = agreeing && c.ghostty_left_lines != null
-      && JSON.stringify(normalise(c.ghostty_left_lines)) === JSON.stringify(allText(raw));
+    agreeing = agreeing && c.ghostty.left_lines != null
+      && JSON.stringify(normalise(c.ghostty.left_lines)) === JSON.stringify(allText(raw))
+      && JSON.stringify(c.ghostty.left_wraps) === JSON.stringify(wraps(raw));
     const after = problem ? null : diff(state(raw), state(replay));
     if (after) problem = `after leaving the alternate screen: ${after}`;
   }
