@@ -4,8 +4,8 @@
  * and attributes, the cursor and the modes; then, when the alternate screen is active, the same again after
  * both leave it (`CSI ? 1049 l`). Reads cases as JSON lines from the file named first, writes one JSON summary
  * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's `read_rows` of every row, and
- * the soft wraps of a Ghostty fed the same bytes) and xterm.js show the same text and wraps, history included,
- * for the raw bytes; emulator disagreements are excluded by that rule, not case by case.
+ * the soft wraps and cell backgrounds of a Ghostty fed the same bytes, and the cursor) and xterm.js show the
+ * same text, wraps, backgrounds and cursor, history included, for the raw bytes; emulator disagreements are excluded by that rule, not case by case.
  */
 import { readFileSync } from "node:fs";
 import xterm from "@xterm/headless";
@@ -102,6 +102,31 @@ function wraps(term) {
   return out;
 }
 
+/** The background of every cell of every line, as the Rust side writes Ghostty's (`d`, `p<index>`, `r<rgb>`). */
+function backgrounds(term) {
+  const buffer = term.buffer.active;
+  const out = [];
+  for (let y = 0; y < buffer.length; y++) {
+    const line = buffer.getLine(y);
+    const cells = [];
+    for (let x = 0; x < term.cols; x++) {
+      const c = line.getCell(x);
+      const m = c.getBgColorMode();
+      cells.push(m === 0 ? "d" : m === 50331648 ? `r${c.getBgColor()}` : `p${c.getBgColor()}`);
+    }
+    out.push(cells.join(","));
+  }
+  return out;
+}
+
+/** Whether the backgrounds agree on every row both have. */
+function sameBackgrounds(ghostty, term) {
+  const xterm = backgrounds(term);
+  const n = Math.min(ghostty.length, xterm.length);
+  for (let y = 0; y < n; y++) if (ghostty[y] !== xterm[y]) return false;
+  return true;
+}
+
 /** Lines with trailing blanks cut and blank lines at the end dropped. */
 function normalise(lines) {
   const out = lines.map((l) => l.replace(/\s+$/, ""));
@@ -126,7 +151,9 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
   }
   // Whether the emulators agree is decided on the raw bytes, before anything else is written.
   const agree = JSON.stringify(normalise(c.ghostty_lines)) === JSON.stringify(allText(raw))
-    && JSON.stringify(c.ghostty.wraps) === JSON.stringify(wraps(raw));
+    && JSON.stringify(c.ghostty.wraps) === JSON.stringify(wraps(raw))
+    && JSON.stringify(c.ghostty_cursor) === JSON.stringify([raw.buffer.active.cursorX, raw.buffer.active.cursorY])
+    && sameBackgrounds(c.ghostty.bgs, raw);
   let agreeing = agree;
   let problem = diff(state(raw), state(replay));
   if (raw.buffer.active.type === "alternate") {
@@ -135,7 +162,8 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
     // They must also agree on the primary screen they return to.
     agreeing = agreeing && c.ghostty.left_lines != null
       && JSON.stringify(normalise(c.ghostty.left_lines)) === JSON.stringify(allText(raw))
-      && JSON.stringify(c.ghostty.left_wraps) === JSON.stringify(wraps(raw));
+      && JSON.stringify(c.ghostty.left_wraps) === JSON.stringify(wraps(raw))
+      && sameBackgrounds(c.ghostty.left_bgs, raw);
     const after = problem ? null : diff(state(raw), state(replay));
     if (after) problem = `after leaving the alternate screen: ${after}`;
   }
