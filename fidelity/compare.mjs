@@ -4,8 +4,8 @@
  * and attributes, the cursor and the modes; then, when the alternate screen is active, the same again after
  * both leave it (`CSI ? 1049 l`). Reads cases as JSON lines from the file named first, writes one JSON summary
  * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's `read_rows` of every row, and
- * the soft wraps and cell backgrounds of a Ghostty fed the same bytes, and the cursor) and xterm.js show the
- * same text, wraps, backgrounds and cursor, history included, for the raw bytes; emulator disagreements are excluded by that rule, not case by case.
+ * the soft wraps, cell backgrounds and character columns of a Ghostty fed the same bytes, and the cursor) and
+ * xterm.js show the same text, wraps, backgrounds, widths and cursor, history included, for the raw bytes; emulator disagreements are excluded by that rule, not case by case.
  */
 import { readFileSync } from "node:fs";
 import xterm from "@xterm/headless";
@@ -119,6 +119,26 @@ function backgrounds(term) {
   return out;
 }
 
+/** Where every character of every line sits (a cell's text, or nothing), as the Rust side writes Ghostty's. */
+function layouts(term) {
+  const buffer = term.buffer.active;
+  const out = [];
+  for (let y = 0; y < buffer.length; y++) {
+    const line = buffer.getLine(y);
+    const cells = [];
+    for (let x = 0; x < term.cols; x++) cells.push(line.getCell(x).getChars().replace(/ +$/, ""));
+    out.push(cells.join("\u0001"));
+  }
+  return out;
+}
+
+/** Whether two per-row lists agree on every row both have. */
+function sameRows(ghostty, xtermRows) {
+  const n = Math.min(ghostty.length, xtermRows.length);
+  for (let y = 0; y < n; y++) if (ghostty[y] !== xtermRows[y]) return false;
+  return true;
+}
+
 /** Whether the backgrounds agree on every row both have. */
 function sameBackgrounds(ghostty, term) {
   const xterm = backgrounds(term);
@@ -153,7 +173,8 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
   const agree = JSON.stringify(normalise(c.ghostty_lines)) === JSON.stringify(allText(raw))
     && JSON.stringify(c.ghostty.wraps) === JSON.stringify(wraps(raw))
     && JSON.stringify(c.ghostty_cursor) === JSON.stringify([raw.buffer.active.cursorX, raw.buffer.active.cursorY])
-    && sameBackgrounds(c.ghostty.bgs, raw);
+    && sameBackgrounds(c.ghostty.bgs, raw)
+    && sameRows(c.ghostty.layout, layouts(raw));
   let agreeing = agree;
   let problem = diff(state(raw), state(replay));
   if (raw.buffer.active.type === "alternate") {
@@ -163,7 +184,8 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
     agreeing = agreeing && c.ghostty.left_lines != null
       && JSON.stringify(normalise(c.ghostty.left_lines)) === JSON.stringify(allText(raw))
       && JSON.stringify(c.ghostty.left_wraps) === JSON.stringify(wraps(raw))
-      && sameBackgrounds(c.ghostty.left_bgs, raw);
+      && sameBackgrounds(c.ghostty.left_bgs, raw)
+      && sameRows(c.ghostty.left_layout, layouts(raw));
     const after = problem ? null : diff(state(raw), state(replay));
     if (after) problem = `after leaving the alternate screen: ${after}`;
   }
