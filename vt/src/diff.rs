@@ -76,6 +76,7 @@ impl Terminal {
         differ!("mouse tracking", self.mouse_tracking()?, other.mouse_tracking()?);
         differ!("mouse format", self.mouse_format()?, other.mouse_format()?);
         differ!("cursor shape", self.cursor_shape()?, other.cursor_shape()?);
+        differ!("kitty keyboard flags", self.kitty_keyboard_flags()?, other.kitty_keyboard_flags()?);
         differ!("palette", self.palette()?, other.palette()?);
         differ!("dynamic colours", self.dynamic_colors()?, other.dynamic_colors()?);
         differ!("cursor blink", self.mode(12, false)?, other.mode(12, false)?);

@@ -199,6 +199,16 @@ impl Terminal {
         })
     }
 
+    /// The kitty keyboard protocol flags in effect (`CSI > flags u`, `CSI = flags ; mode u`, popped with
+    /// `CSI < u`); 0 when the protocol is off.
+    pub fn kitty_keyboard_flags(&self) -> Result<u8> {
+        // Read into a wider, zeroed value: the flags are one byte (GhosttyKittyKeyFlags), the low one here.
+        let mut value = 0u32;
+        // Safety: KITTY_KEYBOARD_FLAGS writes a GhosttyKittyKeyFlags (a uint8_t), which `value` has room for.
+        unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_KITTY_KEYBOARD_FLAGS, &mut value)? };
+        Ok(value.to_le_bytes()[0])
+    }
+
     /// Rows of the active screen including its history (the alternate screen has none).
     pub fn total_rows(&self) -> usize {
         self.get_usize(ffi::GHOSTTY_TERMINAL_DATA_TOTAL_ROWS)

@@ -101,3 +101,23 @@ fn the_cursor_shape_and_its_blink_are_restored() {
         }
     }
 }
+
+#[test]
+fn the_kitty_keyboard_flags_in_effect_are_restored() {
+    let cases: [(&[u8], u8); 7] = [
+        (b"", 0),
+        (b"\x1b[>1u", 1),
+        (b"\x1b[>1u\x1b[>31u", 31),
+        (b"\x1b[>1u\x1b[>3u\x1b[<u", 1),
+        (b"\x1b[=5;1u", 5),
+        (b"\x1b[=5;1u\x1b[=2;2u", 7),
+        (b"\x1b[>9u\x1b[=1;3u", 8),
+    ];
+    for (input, expected) in cases {
+        let (source, replay) = round_trip(input);
+        let name = String::from_utf8_lossy(input);
+        assert_eq!(source.kitty_keyboard_flags().unwrap(), expected, "{name}: the source");
+        assert_eq!(replay.kitty_keyboard_flags().unwrap(), expected, "{name}: the replay");
+        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{name}");
+    }
+}
