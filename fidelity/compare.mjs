@@ -86,50 +86,35 @@ function diff(a, b) {
   return null;
 }
 
-/** The text of every row of the active buffer, history included, trailing blanks and blank last rows cut. */
-function allText(term) {
+/** `perLine(line)` of every line of the active buffer, history included. */
+function lines(term, perLine) {
   const buffer = term.buffer.active;
   const out = [];
-  for (let y = 0; y < buffer.length; y++) out.push(buffer.getLine(y).translateToString(true));
-  return normalise(out);
-}
-
-/** Which lines of the active buffer continue a soft wrap. */
-function wraps(term) {
-  const buffer = term.buffer.active;
-  const out = [];
-  for (let y = 0; y < buffer.length; y++) out.push(buffer.getLine(y).isWrapped);
+  for (let y = 0; y < buffer.length; y++) out.push(perLine(buffer.getLine(y)));
   return out;
 }
 
-/** The background of every cell of every line, as the Rust side writes Ghostty's (`d`, `p<index>`, `r<rgb>`). */
-function backgrounds(term) {
-  const buffer = term.buffer.active;
+/** `perCell(cell)` of every cell of `line`, joined with `separator`. */
+function cells(term, line, perCell, separator) {
   const out = [];
-  for (let y = 0; y < buffer.length; y++) {
-    const line = buffer.getLine(y);
-    const cells = [];
-    for (let x = 0; x < term.cols; x++) {
-      const c = line.getCell(x);
-      const m = c.getBgColorMode();
-      cells.push(m === 0 ? "d" : m === 50331648 ? `r${c.getBgColor()}` : `p${c.getBgColor()}`);
-    }
-    out.push(cells.join(","));
-  }
-  return out;
+  for (let x = 0; x < term.cols; x++) out.push(perCell(line.getCell(x)));
+  return out.join(separator);
 }
 
-/** Where every character of every line sits (a cell's text, or nothing), as the Rust side writes Ghostty's. */
-function layouts(term) {
-  const buffer = term.buffer.active;
-  const out = [];
-  for (let y = 0; y < buffer.length; y++) {
-    const line = buffer.getLine(y);
-    const cells = [];
-    for (let x = 0; x < term.cols; x++) cells.push(line.getCell(x).getChars().replace(/ +$/, ""));
-    out.push(cells.join("\u0001"));
-  }
-  return out;
+/** What the Rust side reads of Ghostty, read of xterm.js: every line's text (trailing blanks and blank last
+ * lines cut), which lines continue a soft wrap, every cell's background (`d`, `p<index>`, `r<rgb>`), and
+ * where every character sits (a cell's text, or nothing). */
+function view(term) {
+  const bg = (c) => {
+    const m = c.getBgColorMode();
+    return m === 0 ? "d" : m === 50331648 ? `r${c.getBgColor()}` : `p${c.getBgColor()}`;
+  };
+  return {
+    lines: normalise(lines(term, (line) => line.translateToString(true))),
+    wraps: lines(term, (line) => line.isWrapped),
+    bgs: lines(term, (line) => cells(term, line, bg, ",")),
+    layout: lines(term, (line) => cells(term, line, (c) => c.getChars().replace(/ +$/, ""), "\u0001")),
+  };
 }
 
 /** Whether two per-row lists agree on every row both have. */
@@ -139,12 +124,13 @@ function sameRows(ghostty, xtermRows) {
   return true;
 }
 
-/** Whether the backgrounds agree on every row both have. */
-function sameBackgrounds(ghostty, term) {
-  const xterm = backgrounds(term);
-  const n = Math.min(ghostty.length, xterm.length);
-  for (let y = 0; y < n; y++) if (ghostty[y] !== xterm[y]) return false;
-  return true;
+/** Whether Ghostty's view (`screen_view` on the Rust side, with `lines` normalised here) and xterm.js's
+ * agree: same text, same wraps, and the same backgrounds and character columns on every row both have. */
+function agrees(ghostty, lineTexts, term) {
+  const x = view(term);
+  return JSON.stringify(normalise(lineTexts)) === JSON.stringify(x.lines)
+    && JSON.stringify(ghostty.wraps) === JSON.stringify(x.wraps)
+    && sameRows(ghostty.bgs, x.bgs) && sameRows(ghostty.layout, x.layout);
 }
 
 /** Lines with trailing blanks cut and blank lines at the end dropped. */
@@ -170,22 +156,15 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
     continue;
   }
   // Whether the emulators agree is decided on the raw bytes, before anything else is written.
-  const agree = JSON.stringify(normalise(c.ghostty_lines)) === JSON.stringify(allText(raw))
-    && JSON.stringify(c.ghostty.wraps) === JSON.stringify(wraps(raw))
-    && JSON.stringify(c.ghostty_cursor) === JSON.stringify([raw.buffer.active.cursorX, raw.buffer.active.cursorY])
-    && sameBackgrounds(c.ghostty.bgs, raw)
-    && sameRows(c.ghostty.layout, layouts(raw));
+  const agree = agrees(c.ghostty, c.ghostty_lines, raw)
+    && JSON.stringify(c.ghostty_cursor) === JSON.stringify([raw.buffer.active.cursorX, raw.buffer.active.cursorY]);
   let agreeing = agree;
   let problem = diff(state(raw), state(replay));
   if (raw.buffer.active.type === "alternate") {
     write(raw, "\x1b[?1049l");
     write(replay, "\x1b[?1049l");
     // They must also agree on the primary screen they return to.
-    agreeing = agreeing && c.ghostty.left_lines != null
-      && JSON.stringify(normalise(c.ghostty.left_lines)) === JSON.stringify(allText(raw))
-      && JSON.stringify(c.ghostty.left_wraps) === JSON.stringify(wraps(raw))
-      && sameBackgrounds(c.ghostty.left_bgs, raw)
-      && sameRows(c.ghostty.left_layout, layouts(raw));
+    agreeing = agreeing && c.ghostty.left != null && agrees(c.ghostty.left, c.ghostty.left.lines, raw);
     const after = problem ? null : diff(state(raw), state(replay));
     if (after) problem = `after leaving the alternate screen: ${after}`;
   }

@@ -98,69 +98,44 @@ fn through_daemon(daemon: &Daemon, scratch: &Path, n: usize, cols: u16, rows: u1
            "ghostty_lines": rows_read["lines"], "ghostty_cursor": [snapshot["cursor_x"], snapshot["cursor_y"]]})
 }
 
-/// The text of every row of `terminal`'s active screen, history included, as xterm.js's `translateToString`
-/// gives it: an empty cell is a space, a wide character's spacer nothing.
-fn rows_text(terminal: &opencode_pty_vt::Terminal) -> Vec<String> {
-    (0..terminal.total_rows())
-        .map(|y| {
-            let row = terminal.row_info(y).expect("a row");
-            row.cells
-                .iter()
-                .filter(|cell| cell.wide != opencode_pty_vt::ffi::GHOSTTY_CELL_WIDE_SPACER_TAIL)
-                .map(|cell| if cell.text.is_empty() { " " } else { cell.text.as_str() })
-                .collect()
-        })
-        .collect()
-}
-
-/// The background of every cell of every row of `terminal`'s active screen, as `compare.mjs` writes xterm.js's:
-/// `d` for the default, `p<index>` for a palette entry, `r<24-bit value>` for a direct colour.
-fn backgrounds(terminal: &opencode_pty_vt::Terminal) -> Vec<String> {
+/// What `compare.mjs` compares of Ghostty's active screen, history included, read in one pass over the rows:
+/// each row's text as xterm.js's `translateToString` gives it (an empty cell is a space, a wide character's
+/// spacer nothing), whether it continues a soft wrap (xterm.js's `isWrapped`), every cell's background (`d`
+/// for the default, `p<index>` for a palette entry, `r<24-bit value>` for a direct colour), and where every
+/// character sits (a cell's text or nothing, which shows whether the emulators give it the same width).
+fn screen_view(terminal: &opencode_pty_vt::Terminal) -> Value {
     use opencode_pty_vt::Color;
-    (0..terminal.total_rows())
-        .map(|y| {
-            let row = terminal.row_info(y).expect("a row");
-            let cells = row.cells.iter().map(|cell| match cell.style.bg {
-                Color::Default => "d".to_owned(),
-                Color::Palette(index) => format!("p{index}"),
-                Color::Rgb(r, g, b) => format!("r{}", (u32::from(r) << 16) | (u32::from(g) << 8) | u32::from(b)),
-            });
-            cells.collect::<Vec<_>>().join(",")
-        })
-        .collect()
+    let (mut lines, mut wraps, mut bgs, mut layout) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for y in 0..terminal.total_rows() {
+        let row = terminal.row_info(y).expect("a row");
+        let spacer =
+            |cell: &&opencode_pty_vt::CellInfo| cell.wide == opencode_pty_vt::ffi::GHOSTTY_CELL_WIDE_SPACER_TAIL;
+        let text = row.cells.iter().filter(|cell| !spacer(cell));
+        lines.push(text.map(|cell| if cell.text.is_empty() { " " } else { cell.text.as_str() }).collect::<String>());
+        wraps.push(row.wrap_continuation);
+        let bg = row.cells.iter().map(|cell| match cell.style.bg {
+            Color::Default => "d".to_owned(),
+            Color::Palette(index) => format!("p{index}"),
+            Color::Rgb(r, g, b) => format!("r{}", (u32::from(r) << 16) | (u32::from(g) << 8) | u32::from(b)),
+        });
+        bgs.push(bg.collect::<Vec<_>>().join(","));
+        layout.push(row.cells.iter().map(|cell| cell.text.trim_end_matches(' ')).collect::<Vec<_>>().join("\u{1}"));
+    }
+    json!({"lines": lines, "wraps": wraps, "bgs": bgs, "layout": layout})
 }
 
-/// Where every character of every row of `terminal`'s active screen sits: a cell's text, or nothing for an
-/// empty cell or the second half of a wide character, as `compare.mjs` writes xterm.js's (which shows whether
-/// the emulators give a character the same width).
-fn layouts(terminal: &opencode_pty_vt::Terminal) -> Vec<String> {
-    (0..terminal.total_rows())
-        .map(|y| {
-            let row = terminal.row_info(y).expect("a row");
-            let cells = row.cells.iter().map(|cell| cell.text.trim_end_matches(' ').to_owned());
-            cells.collect::<Vec<_>>().join("\u{1}")
-        })
-        .collect()
-}
-
-/// Which rows of `terminal`'s active screen continue the one before (a soft wrap), as xterm.js's `isWrapped`.
-fn continuations(terminal: &opencode_pty_vt::Terminal) -> Vec<bool> {
-    (0..terminal.total_rows()).map(|y| terminal.row_info(y).expect("a row").wrap_continuation).collect()
-}
-
-/// What Ghostty makes of the raw output, from a terminal of our own fed the same bytes: which rows continue a
-/// soft wrap, and, when it ends on the alternate screen, the text and continuations of the primary screen
-/// once it is left (the daemon's terminal is not left).
+/// What Ghostty makes of the raw output, from a terminal of our own fed the same bytes (see [`screen_view`]),
+/// and, when it ends on the alternate screen, the same of the primary screen once it is left (`left`; the
+/// daemon's terminal is not left).
 fn ghostty_view(cols: u16, rows: u16, raw: &[u8]) -> Value {
     let mut terminal = opencode_pty_vt::Terminal::new(cols, rows, 10_000).expect("terminal");
     terminal.write(raw);
-    let (wraps, bgs, layout) = (continuations(&terminal), backgrounds(&terminal), layouts(&terminal));
-    if terminal.active_screen() != opencode_pty_vt::Screen::Alternate {
-        return json!({"wraps": wraps, "bgs": bgs, "layout": layout});
+    let mut view = screen_view(&terminal);
+    if terminal.active_screen() == opencode_pty_vt::Screen::Alternate {
+        terminal.write(b"\x1b[?1049l");
+        view["left"] = screen_view(&terminal);
     }
-    terminal.write(b"\x1b[?1049l");
-    json!({"wraps": wraps, "bgs": bgs, "layout": layout, "left_lines": rows_text(&terminal),
-           "left_wraps": continuations(&terminal), "left_bgs": backgrounds(&terminal), "left_layout": layouts(&terminal)})
+    view
 }
 
 #[test]

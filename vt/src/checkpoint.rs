@@ -191,7 +191,8 @@ impl Terminal {
     /// The mouse tracking mode and report format in effect, and a cursor shape other than the default
     /// block, as DECSCUSR with the blink that mode `?12` holds (the formatter carries `?12` but not the shape).
     fn push_input_state(&self, out: &mut Vec<u8>) -> Result<()> {
-        for mode in [self.mouse_tracking()?.mode(), self.mouse_format()?.mode()].into_iter().flatten() {
+        let (tracking, format) = self.mouse_modes()?;
+        for mode in [tracking.mode(), format.mode()].into_iter().flatten() {
             let _ = write!(out, "\x1b[?{mode}h");
         }
         let blinking = self.mode(12, false)?;

@@ -73,8 +73,7 @@ impl Terminal {
         for (number, ansi, name) in COMPARED_MODES {
             differ!(format!("mode {name}"), self.mode(number, ansi)?, other.mode(number, ansi)?);
         }
-        differ!("mouse tracking", self.mouse_tracking()?, other.mouse_tracking()?);
-        differ!("mouse format", self.mouse_format()?, other.mouse_format()?);
+        differ!("mouse tracking and format", self.mouse_modes()?, other.mouse_modes()?);
         differ!("cursor shape", self.cursor_shape()?, other.cursor_shape()?);
         differ!("kitty keyboard flags", self.kitty_keyboard_flags()?, other.kitty_keyboard_flags()?);
         differ!("palette", self.palette()?, other.palette()?);

@@ -170,38 +170,52 @@ impl Drop for Probe {
 impl Terminal {
     /// The mouse tracking mode in effect.
     pub fn mouse_tracking(&self) -> Result<MouseTracking> {
-        let probe = Probe::new(self)?;
-        let reported = |action, held, column| probe.encode(action, held, column).map(|out| !out.is_empty());
-        // Each probe at its own cell, so no motion is dropped as a repeat of the last cell.
-        Ok(if !reported(ffi::GHOSTTY_MOUSE_ACTION_PRESS, true, 1.0)? {
-            MouseTracking::None
-        } else if !reported(ffi::GHOSTTY_MOUSE_ACTION_RELEASE, false, 2.0)? {
-            MouseTracking::X10
-        } else if !reported(ffi::GHOSTTY_MOUSE_ACTION_MOTION, true, 3.0)? {
-            MouseTracking::Normal
-        } else if !reported(ffi::GHOSTTY_MOUSE_ACTION_MOTION, false, 4.0)? {
-            MouseTracking::Button
-        } else {
-            MouseTracking::Any
-        })
+        tracking(&Probe::new(self)?)
     }
 
     /// The mouse report format in effect (whether or not tracking is on).
     pub fn mouse_format(&self) -> Result<MouseFormat> {
-        let probe = Probe::new(self)?;
-        probe.track(ffi::GHOSTTY_MOUSE_TRACKING_NORMAL);
-        let out = probe.encode(ffi::GHOSTTY_MOUSE_ACTION_PRESS, true, PROBE_COLUMN)?;
-        Ok(if let Some(rest) = out.strip_prefix(b"\x1b[<") {
-            // SGR reports the cell (151), SGR-pixels the pixel (1505).
-            let column = rest.split(|&b| b == b';').nth(1).unwrap_or_default();
-            if column.len() > 3 { MouseFormat::SgrPixels } else { MouseFormat::Sgr }
-        } else if let Some(rest) = out.strip_prefix(b"\x1b[M") {
-            // One byte per coordinate in X10; a coordinate past 127 takes two in UTF-8.
-            if rest.len() > 3 { MouseFormat::Utf8 } else { MouseFormat::X10 }
-        } else if out.starts_with(b"\x1b[") {
-            MouseFormat::Urxvt
-        } else {
-            MouseFormat::X10
-        })
+        format(&Probe::new(self)?)
     }
+
+    /// Both, with one encoder (the tracking mode is read first: reading the format overrides it).
+    pub fn mouse_modes(&self) -> Result<(MouseTracking, MouseFormat)> {
+        let probe = Probe::new(self)?;
+        Ok((tracking(&probe)?, format(&probe)?))
+    }
+}
+
+/// The tracking mode the probe's encoder, configured from a terminal, encodes for.
+fn tracking(probe: &Probe) -> Result<MouseTracking> {
+    let reported = |action, held, column| probe.encode(action, held, column).map(|out| !out.is_empty());
+    // Each probe at its own cell, so no motion is dropped as a repeat of the last cell.
+    Ok(if !reported(ffi::GHOSTTY_MOUSE_ACTION_PRESS, true, 1.0)? {
+        MouseTracking::None
+    } else if !reported(ffi::GHOSTTY_MOUSE_ACTION_RELEASE, false, 2.0)? {
+        MouseTracking::X10
+    } else if !reported(ffi::GHOSTTY_MOUSE_ACTION_MOTION, true, 3.0)? {
+        MouseTracking::Normal
+    } else if !reported(ffi::GHOSTTY_MOUSE_ACTION_MOTION, false, 4.0)? {
+        MouseTracking::Button
+    } else {
+        MouseTracking::Any
+    })
+}
+
+/// The report format of the probe's encoder, found from a press it is made to report far to the right.
+fn format(probe: &Probe) -> Result<MouseFormat> {
+    probe.track(ffi::GHOSTTY_MOUSE_TRACKING_NORMAL);
+    let out = probe.encode(ffi::GHOSTTY_MOUSE_ACTION_PRESS, true, PROBE_COLUMN)?;
+    Ok(if let Some(rest) = out.strip_prefix(b"\x1b[<") {
+        // SGR reports the cell (151), SGR-pixels the pixel (1505).
+        let column = rest.split(|&b| b == b';').nth(1).unwrap_or_default();
+        if column.len() > 3 { MouseFormat::SgrPixels } else { MouseFormat::Sgr }
+    } else if let Some(rest) = out.strip_prefix(b"\x1b[M") {
+        // One byte per coordinate in X10; a coordinate past 127 takes two in UTF-8.
+        if rest.len() > 3 { MouseFormat::Utf8 } else { MouseFormat::X10 }
+    } else if out.starts_with(b"\x1b[") {
+        MouseFormat::Urxvt
+    } else {
+        MouseFormat::X10
+    })
 }
