@@ -234,6 +234,15 @@ mod tests {
             // Safety: the mappings made above.
             assert_eq!(unsafe { libc::munmap(m, len) }, 0);
         }
+        // A mapping larger than the bound is made as asked, even while parsing.
+        let large = MAX_POPULATED_BYTES + 4096;
+        let unpopulated = {
+            let _parsing = Parsing::begin();
+            map(large)
+        };
+        assert_eq!(resident_pages(unpopulated, 4 * 4096), vec![0; 4], "past the bound nothing is faulted in");
+        // Safety: the mapping made just above.
+        assert_eq!(unsafe { libc::munmap(unpopulated, large) }, 0);
         // A failure is reported as mmap reports it.
         // Safety: a zero-length mapping is refused by the kernel, with EINVAL.
         let failed =

@@ -36,3 +36,16 @@ fn linked_text_keeps_its_links() {
     assert_eq!(row.cells[4].link.as_deref(), Some("https://a.example/x"));
     assert_eq!(row.cells[0].link, None);
 }
+
+#[test]
+fn a_link_longer_than_the_bound_is_left_off_and_the_text_kept() {
+    let uri = format!("https://long.example/{}", "a".repeat(opencode_pty_vt::MAX_LINK_BYTES));
+    let (source, replay) = round_trip(20, link(&uri, "long").as_bytes());
+    let row = source.row_info(0).unwrap();
+    assert_eq!(row.cells[0].text, "l");
+    assert_eq!(row.cells[0].link, None, "a URI over MAX_LINK_BYTES reads as no link");
+    assert_eq!(replay.row_info(0).unwrap().cells[0].text, "l");
+    // A link within the bound on the same screen is still carried.
+    let (source, replay) = round_trip(20, link("https://short.example", "ok").as_bytes());
+    assert_eq!(source.state_diff(&replay, true).unwrap(), None);
+}
