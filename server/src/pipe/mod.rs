@@ -146,7 +146,7 @@ impl PipeHandle {
         };
         let started = handle.threads.start("pipe-", "reader", id, move || io::reader(reader)).and_then(|()| {
             let report = move |end| io::child_ended(end, exit_write, &state);
-            Child::new(pid).start_waiter(&handle.threads, "pipe-", id, report)
+            Child::new(pid).watch(&handle.threads, id, report)
         });
         if let Err(error) = started {
             // Kills and reaps the child, joins the thread that did start, and releases the metadata.

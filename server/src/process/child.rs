@@ -1,12 +1,14 @@
-//! A child process as the daemon holds it, PTY or pipe alike: how it ended ([`ExitStatus`]), the one wait
-//! thread that learns that without reaping it, and the one kill-and-reap.
+//! A child process as the daemon holds it, PTY or pipe alike: how it ended ([`ExitStatus`]), its watch by the
+//! daemon's wait thread (`waiter`), which learns that without reaping it, and the one kill-and-reap.
 //!
 //! A child is never reaped before its process is terminated: the wait thread only observes (`WNOWAIT`), so
 //! its pid and process group id stay reserved and signalling them can never reach an unrelated process.
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
-use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
+#[cfg(test)]
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::thread::Threads;
@@ -19,6 +21,19 @@ pub(crate) struct ExitStatus {
     pub(crate) exit_code: Option<u32>,
     /// The signal's name (`SIGTERM`), when a signal killed it.
     pub(crate) signal: Option<String>,
+}
+
+impl ExitStatus {
+    /// How a child ended, from what `waitid` said of it (`None` when it has not ended).
+    pub(crate) fn from_wait(status: WaitStatus) -> Option<ExitStatus> {
+        match status {
+            WaitStatus::Exited(_, code) => Some(ExitStatus { exit_code: Some(code as u32), signal: None }),
+            WaitStatus::Signaled(_, signal, _) => {
+                Some(ExitStatus { exit_code: None, signal: Some(signal.as_str().to_owned()) })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A started child, by pid (which is also its process group id).
@@ -55,8 +70,8 @@ impl Child {
     /// learn of the terminate before the kill can end the child: an exit caused by the kill is never published
     /// as the process's own `exited` (subscribers of a terminated process see their connection close). `lost`
     /// says whether waiting for the child failed (someone else reaped it): then its pid may be anyone's, and it
-    /// is neither signalled nor reaped. It is asked again after the join, when the wait thread's verdict is
-    /// final.
+    /// is neither signalled nor reaped. It is asked again after the join, which ends the watch: the wait
+    /// thread's verdict is final then.
     pub(crate) fn stop<S>(&self, stop: S, threads: &Threads, lost: impl Fn() -> bool) {
         drop(stop);
         // The child is not reaped before this point (the wait thread only observes), so its pid is still ours
@@ -71,40 +86,31 @@ impl Child {
     }
 
     /// Waits until the child has ended, without reaping it.
+    #[cfg(test)]
     fn wait_exit(&self) -> Result<ExitStatus, Errno> {
         loop {
             match waitid(Id::Pid(self.pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
-                Ok(WaitStatus::Exited(_, code)) => {
-                    return Ok(ExitStatus { exit_code: Some(code as u32), signal: None });
-                }
-                Ok(WaitStatus::Signaled(_, signal, _)) => {
-                    return Ok(ExitStatus { exit_code: None, signal: Some(signal.as_str().to_owned()) });
-                }
-                Ok(_) | Err(Errno::EINTR) => continue,
+                Ok(status) => match ExitStatus::from_wait(status) {
+                    Some(exit) => return Ok(exit),
+                    None => continue,
+                },
+                Err(Errno::EINTR) => continue,
                 Err(error) => return Err(error),
             }
         }
     }
 
-    /// Starts the wait thread (`opencode-pty-<prefix>wait-<id>`): it learns how the child ended, without
-    /// reaping it, and hands that (or why waiting failed: the child was reaped by someone else) to `report`.
-    pub(crate) fn start_waiter(
+    /// Has the daemon's wait thread (see `waiter`) tell `report` how the child ended, without reaping it (or
+    /// why waiting failed: the child was reaped by someone else). The watch is kept with `threads` and ends
+    /// with [`Threads::join_all`]: a process being stopped reports nothing more.
+    pub(crate) fn watch(
         &self,
         threads: &Threads,
-        prefix: &str,
         id: u64,
         report: impl FnOnce(Result<ExitStatus, Errno>) + Send + 'static,
     ) -> Result<(), ServiceError> {
-        let child = *self;
-        threads.start(prefix, "wait", id, move || {
-            let exit = child.wait_exit();
-            match &exit {
-                Ok(status) => tracing::debug!(id, pid = child.pid.as_raw(), code = ?status.exit_code,
-                    signal = ?status.signal, "child exited"),
-                Err(error) => tracing::debug!(id, pid = child.pid.as_raw(), %error, "waiting for a child failed"),
-            }
-            report(exit)
-        })
+        threads.keep(super::waiter::watch(id, self.pid, Box::new(report))?);
+        Ok(())
     }
 }
 
@@ -138,12 +144,56 @@ mod tests {
         let child = guard.0;
         let threads = Threads::default();
         let (tx, rx) = crossbeam_channel::bounded(1);
-        child.start_waiter(&threads, "test-", 1, move |end| tx.send(end).unwrap()).unwrap();
+        child.watch(&threads, 1, move |end| tx.send(end).unwrap()).unwrap();
         let end = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("an exit");
         assert_eq!(end, Ok(ExitStatus { exit_code: Some(3), signal: None }));
         threads.join_all();
         // Still a zombie: reaping it now succeeds.
         assert!(waitpid(child.pid, None).is_ok(), "the waiter must not reap");
+    }
+
+    #[test]
+    fn one_wait_thread_reports_every_child_with_its_own_status() {
+        let guards: Vec<Started> = (0..20).map(|code| started("sh", &["-c", &format!("exit {code}")])).collect();
+        let threads: Vec<Threads> = (0..guards.len()).map(|_| Threads::default()).collect();
+        let (tx, rx) = crossbeam_channel::bounded(guards.len());
+        for (n, guard) in guards.iter().enumerate() {
+            let tx = tx.clone();
+            guard.0.watch(&threads[n], n as u64, move |end| tx.send((n, end)).unwrap()).unwrap();
+        }
+        let mut seen = vec![false; guards.len()];
+        for _ in 0..guards.len() {
+            let (n, end) = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("an exit");
+            assert_eq!(end, Ok(ExitStatus { exit_code: Some(n as u32), signal: None }));
+            assert!(!std::mem::replace(&mut seen[n], true), "child {n} reported once");
+        }
+    }
+
+    #[test]
+    fn a_watch_ended_by_join_all_reports_nothing() {
+        let (cancelled, other) = (started("sleep", &["1000"]), started("sleep", &["1000"]));
+        let (tx, rx) = crossbeam_channel::bounded(2);
+        let (first, second) = (Threads::default(), Threads::default());
+        let report = |tx: crossbeam_channel::Sender<&'static str>, name| move |_| tx.send(name).unwrap();
+        cancelled.0.watch(&first, 1, report(tx.clone(), "cancelled")).unwrap();
+        other.0.watch(&second, 2, report(tx, "other")).unwrap();
+        first.join_all();
+        cancelled.0.kill();
+        assert!(cancelled.0.wait_exit().is_ok(), "ended, not reaped");
+        // The wait thread finds the cancelled child's pidfd ready no later than the other's, which ends after it.
+        other.0.kill();
+        assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(30)), Ok("other"));
+        assert!(rx.try_recv().is_err(), "the cancelled watch made no report");
+    }
+
+    #[test]
+    fn a_child_reaped_before_its_watch_is_reported_as_lost() {
+        let guard = started("sleep", &["1000"]);
+        let child = guard.0;
+        child.kill_and_reap();
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        child.watch(&Threads::default(), 1, move |end| tx.send(end).unwrap()).expect("no error: a report");
+        assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(30)), Ok(Err(Errno::ECHILD)));
     }
 
     #[test]

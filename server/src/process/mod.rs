@@ -1,8 +1,8 @@
 //! The process layer under the service: what a PTY and a pipe process share. [`Process`] is one registered
 //! process of either kind, with the operations both have (`info`, `replay`, `subscribe`, `terminate`); the
 //! shared types ([`Event`], [`ReplayRead`], the exit status, the lifecycle model) and the shared machinery (the
-//! wait thread and kill-and-reap in `child`, named threads and reporting joins in `thread`, every `unsafe`
-//! call in `sys`) live here too. PTY-specific code is in `terminal/`, pipe-specific code in `pipe/`; neither
+//! child's watch and kill-and-reap in `child`, the daemon's one wait thread in `waiter`, named threads and
+//! reporting joins in `thread`, every `unsafe` call in `sys`) live here too. PTY-specific code is in `terminal/`, pipe-specific code in `pipe/`; neither
 //! uses the other.
 
 mod child;
@@ -10,6 +10,7 @@ pub(crate) mod ending;
 mod event;
 pub(crate) mod sys;
 pub(crate) mod thread;
+mod waiter;
 
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;

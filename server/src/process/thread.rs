@@ -1,5 +1,5 @@
-//! The one way to start a process's named threads (reader, writer, actor, wait: a thread that cannot start
-//! is a typed [`ServiceError::Thread`]) and the daemon's one way to join any thread: a thread that panicked
+//! The one way to start a process's named threads (reader, writer, actor) and the daemon's wait thread (one
+//! that cannot start is a typed [`ServiceError::Thread`]) and the daemon's one way to join any thread: a thread that panicked
 //! is reported (with its name and message) when it is joined instead of being ignored. The daemon's own
 //! threads (accept loop, connections, signals, guardian supervisor, sweep, watchdog) start with
 //! `std::thread::Builder` where they are needed, each failure handled there, since none is a
@@ -8,6 +8,7 @@
 use std::sync::Mutex;
 use std::thread::{JoinHandle, ScopedJoinHandle};
 
+use super::waiter::Watched;
 use crate::error::ServiceError;
 
 /// Starts a thread named `name` running `body`; a failure names the thread's `role` (`reader`, `wait`, ...).
@@ -80,10 +81,12 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     }
 }
 
-/// The threads of one process, started one by one and joined together when it stops.
+/// The threads of one process, started one by one and joined together when it stops, and its child's watch
+/// by the daemon's wait thread, which ends with them.
 #[derive(Debug, Default)]
 pub(crate) struct Threads {
     started: Mutex<Vec<JoinHandle<()>>>,
+    watched: Mutex<Option<Watched>>,
 }
 
 impl Threads {
@@ -100,8 +103,15 @@ impl Threads {
         Ok(())
     }
 
-    /// Joins every thread started so far, reporting any that panicked.
+    /// Keeps the child's watch until [`Self::join_all`].
+    pub(crate) fn keep(&self, watched: Watched) {
+        *self.watched.lock().unwrap_or_else(|e| e.into_inner()) = Some(watched);
+    }
+
+    /// Ends the child's watch (a report in progress finishes first; none is made after), then joins every
+    /// thread started so far, reporting any that panicked.
     pub(crate) fn join_all(&self) {
+        drop(self.watched.lock().unwrap_or_else(|e| e.into_inner()).take());
         let threads = std::mem::take(&mut *self.started.lock().unwrap_or_else(|e| e.into_inner()));
         for thread in threads {
             join_reporting(thread);

@@ -106,11 +106,16 @@ struct Actor {
     foreground: Option<String>,
     /// Requests held back while the controller is stalled, in arrival order.
     deferred: VecDeque<Command>,
+    /// Whether the wait thread's report was taken (or its channel closed): it is waited for no more.
+    exit_taken: bool,
 }
 
 /// What the actor waits on.
 struct Inbox {
     commands: Receiver<Command>,
+    /// The wait thread's one report of how the child ended (`ChildExited` or `WaitFailed`): a channel of its
+    /// own with room for it, so that reporting never blocks the daemon's one wait thread.
+    exit: Receiver<Command>,
     output: Receiver<ReaderOutput>,
     stop: Receiver<()>,
     writer: Sender<Vec<u8>>,
@@ -125,6 +130,8 @@ enum Wake {
     Output,
     /// The command queue.
     Command,
+    /// The child's end, from the wait thread.
+    Exit,
     /// Room in the writer's queue for the oldest pending chunk.
     Writer,
     /// Room in the channel of the `n`th subscriber that has events held back.
@@ -172,7 +179,12 @@ enum Flow {
 
 /// Runs the actor until it is told to stop (the stop channel closes) or every command sender is gone.
 /// `output` carries the reader's chunks and then the end of the output, `commands` everything else.
-pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>, output: Receiver<ReaderOutput>) {
+pub(crate) fn run(
+    parts: ActorParts,
+    commands: Receiver<Command>,
+    output: Receiver<ReaderOutput>,
+    exit: Receiver<Command>,
+) {
     // The coalescing window is the one timed wait on the output path: wake at its end, not up to the kernel's
     // default 50 µs slack later. Failure only leaves the default.
     let _ = nix::sys::prctl::set_timerslack(COALESCE_TIMER_SLACK_NS);
@@ -181,7 +193,7 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>, output: Receiv
         // Refused sizes are caught at validation; nothing sensible is left to do here.
         Err(_) => return,
     };
-    let inbox = Inbox { commands, output, stop: parts.stop.clone(), writer: parts.writer.clone() };
+    let inbox = Inbox { commands, exit, output, stop: parts.stop.clone(), writer: parts.writer.clone() };
     let mut actor = Actor {
         replay: Replay::new(parts.replay_bytes.max(1)),
         titles: Titles::new(parts.spec.title.clone()),
@@ -199,6 +211,7 @@ pub(crate) fn run(parts: ActorParts, commands: Receiver<Command>, output: Receiv
         failure: None,
         foreground: None,
         deferred: VecDeque::new(),
+        exit_taken: false,
     };
     actor.publish_info();
     actor.run(&inbox);
@@ -238,6 +251,9 @@ impl Actor {
         }
         if self.deferred.len() < MAX_DEFERRED_COMMANDS {
             waits.recv(&inbox.commands, Wake::Command);
+            if !self.exit_taken {
+                waits.recv(&inbox.exit, Wake::Exit);
+            }
         }
         if !self.pending.is_empty() {
             waits.send(&inbox.writer, Wake::Writer);
@@ -262,6 +278,13 @@ impl Actor {
                 Ok(command) => self.take(command, pace),
                 Err(_) => return Flow::Stop,
             },
+            Wake::Exit => {
+                self.exit_taken = true;
+                // Closed without a report: the watch was cancelled, which only a stop does.
+                if let Ok(command) = operation.recv(&inbox.exit) {
+                    self.take(command, pace);
+                }
+            }
         }
         Flow::Continue
     }

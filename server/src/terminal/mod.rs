@@ -105,6 +105,7 @@ impl PtyHandle {
         let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
         let last_info = Arc::new(Mutex::new(None));
+        let (exit_tx, exit_rx) = bounded(1);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let parts = actor::ActorParts {
             id,
@@ -132,18 +133,18 @@ impl PtyHandle {
         };
         let threads = &handle.threads;
         let result = (|| {
-            threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx))?;
+            threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
             let s = stop.clone();
             threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
             let (c, s) = (commands.clone(), stop.clone());
             threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, in_flight, c, s))?;
-            let (c, s) = (commands, stop);
-            child.start_waiter(threads, "", id, move |end| {
+            child.watch(threads, id, move |end| {
                 let report = match end {
                     Ok(exit) => Command::ChildExited(exit),
                     Err(error) => Command::WaitFailed(format!("waiting for the child failed: {error}")),
                 };
-                io::send(&c, &s, report);
+                // Never full (the one report); fails only when the actor has stopped.
+                let _ = exit_tx.try_send(report);
             })
         })();
         if let Err(error) = result {

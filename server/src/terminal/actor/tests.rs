@@ -10,8 +10,8 @@ use opencode_pty_protocol::Lifecycle;
 
 use super::*;
 use crate::process::{Child, ExistingController};
-use crate::terminal::fanout::PtySubscription;
 use crate::terminal::command::Reply;
+use crate::terminal::fanout::PtySubscription;
 
 /// The longest any step of these tests waits.
 const BOUND: Duration = Duration::from_secs(30);
@@ -64,7 +64,9 @@ impl Harness {
             stop: stop_rx,
             last_info: Arc::new(Mutex::new(None)),
         };
-        let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx));
+        // The child's end is sent as a command by these tests; the wait thread's channel stays empty.
+        let (_exit, exit_rx) = bounded(1);
+        let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx, exit_rx));
         let output = Some(output);
         Harness { commands, output, stop: Some(stop), thread: Some(thread), child, writer: writer_rx, in_flight }
     }
