@@ -1,6 +1,6 @@
 //! The one way to start a process's named threads (reader, writer, actor) and the daemon's wait thread (one
-//! that cannot start is a typed [`ServiceError::Thread`]) and the daemon's one way to join any thread: a thread that panicked
-//! is reported (with its name and message) when it is joined instead of being ignored. The daemon's own
+//! that cannot start is a typed [`ServiceError::Thread`]), and the daemon's one way to join any thread: a
+//! thread that panicked is reported (with its name and message) when it is joined instead of being ignored. The daemon's own
 //! threads (accept loop, connections, signals, guardian supervisor, sweep, watchdog) start with
 //! `std::thread::Builder` where they are needed, each failure handled there, since none is a
 //! [`ServiceError`].
