@@ -317,7 +317,7 @@ impl Actor {
     /// or its channel closing without either) is one ordered step.
     fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>) {
         let failure = match message {
-            Ok(ReaderOutput::Chunk(bytes, read_at)) => return self.output(&bytes, read_at),
+            Ok(ReaderOutput::Chunk(bytes)) => return self.output(&bytes),
             Ok(ReaderOutput::End) => None,
             Ok(ReaderOutput::Failed(message)) => Some(message),
             // The reader stopped without saying why; the output has ended all the same.

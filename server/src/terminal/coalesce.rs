@@ -18,9 +18,8 @@ pub(crate) struct Coalescer {
 }
 
 impl Coalescer {
-    /// Adds `bytes`, which start at offset `start` (right after the previous chunk) and were read at `now`.
-    /// Returns the batches that are complete: the pending one if its deadline passed by `now` (a chunk read
-    /// after the window closed never joins it), then any that filled up.
+    /// Adds `bytes`, which start at offset `start` (right after the previous chunk). Returns the batches that
+    /// are complete: the pending one if its deadline passed by `now`, then any that filled up.
     pub(crate) fn push(&mut self, start: u64, bytes: &[u8], now: Instant) -> Vec<Batch> {
         debug_assert!(self.bytes.is_empty() || self.start + self.bytes.len() as u64 == start, "contiguous");
         let mut done = Vec::new();

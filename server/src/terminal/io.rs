@@ -10,7 +10,6 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, select};
 use nix::errno::Errno;
@@ -24,9 +23,8 @@ pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
 /// What the reader hands the actor, in order: output chunks, then how the output ended (once).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ReaderOutput {
-    /// A chunk of output, at most [`READ_CHUNK_BYTES`], and when it was read: a batch's coalescing window
-    /// counts from its first byte's read, so the hop to the actor is inside the window, not added to it.
-    Chunk(Vec<u8>, Instant),
+    /// A chunk of output, at most [`READ_CHUNK_BYTES`].
+    Chunk(Vec<u8>),
     /// The end of the output (EOF, or EIO once the child's side is closed).
     End,
     /// Reading the PTY failed: the output has ended all the same.
@@ -105,7 +103,7 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderO
                 return;
             }
             Ok(n) => {
-                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec(), Instant::now())) {
+                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec())) {
                     return;
                 }
             }

@@ -13,14 +13,13 @@ use crate::process::{Event, Output};
 use crate::terminal::coalesce::Batch;
 
 impl Actor {
-    /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out. `read_at`
-    /// is when the reader read `bytes`: the batch's window counts from there.
-    pub(super) fn output(&mut self, bytes: &[u8], read_at: Instant) {
+    /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out.
+    pub(super) fn output(&mut self, bytes: &[u8]) {
         let (start, _end) = self.replay.append(bytes);
         self.vt.write(bytes);
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
-        let batches = self.batch.push(start, bytes, read_at);
+        let batches = self.batch.push(start, bytes, Instant::now());
         self.publish_batches(batches);
         if self.vt.take_title_changed()
             && let Some(title) = self.titles.set_osc(self.vt.title())

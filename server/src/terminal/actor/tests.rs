@@ -9,9 +9,8 @@ use crossbeam_channel::bounded;
 use opencode_pty_protocol::Lifecycle;
 
 use super::*;
-use crate::process::{Child, ExistingController};
+use crate::process::Child;
 use crate::terminal::command::Reply;
-use crate::terminal::fanout::PtySubscription;
 
 /// The longest any step of these tests waits.
 const BOUND: Duration = Duration::from_secs(30);
@@ -168,35 +167,4 @@ fn a_wait_failure_ends_the_child_as_a_failure() {
     actor.reader(ReaderOutput::End);
     actor.send(Command::WaitFailed("waiting for the child failed: ECHILD".into()));
     actor.eventually(Lifecycle::Failed { message: "waiting for the child failed: ECHILD".into() });
-}
-
-/// The next output event's bytes, skipping JSON events.
-fn next_output(subscription: &PtySubscription) -> Vec<u8> {
-    loop {
-        match subscription.recv_timeout(BOUND).expect("an event") {
-            Event::Output(output) => return output.bytes().to_vec(),
-            Event::Message(_) => {}
-        }
-    }
-}
-
-#[test]
-fn a_batch_s_window_counts_from_when_its_first_byte_was_read() {
-    let harness = Harness::start();
-    let (reply, answer) = bounded(1);
-    harness.send(Command::Subscribe {
-        offset: 0,
-        attachment: "observer".into(),
-        role: opencode_pty_protocol::Role::Observer,
-        existing_controller: ExistingController::Refuse,
-        reply: Reply::new(reply, Instant::now() + BOUND),
-    });
-    let subscription = answer.recv_timeout(BOUND).expect("an answer").expect("subscribed");
-    // The first chunk was read longer ago than the window: the second, read now, never joins it, however
-    // quickly the actor takes both.
-    let long_ago = Instant::now() - opencode_pty_protocol::OUTPUT_COALESCE * 5;
-    harness.reader(ReaderOutput::Chunk(b"early".to_vec(), long_ago));
-    harness.reader(ReaderOutput::Chunk(b"now".to_vec(), Instant::now()));
-    assert_eq!(next_output(&subscription), b"early");
-    assert_eq!(next_output(&subscription), b"now");
 }
