@@ -83,3 +83,15 @@ bench QUICK="":
     cargo build --release -p opencode-pty -p opencode-pty-bench
     case '{{QUICK}}' in ''|0|QUICK=|QUICK=0) quick='';; *) quick=--quick;; esac; \
     target/release/opencode-pty-bench $quick
+
+# Fuzz one target for SECONDS with cargo-fuzz (libFuzzer): frame_decoder, request_decoder, registration,
+# checkpoint; `just fuzz ts-framer SECONDS` runs the TypeScript client's framer loop instead. Needs cargo-fuzz
+# (installed here when missing) and a nightly toolchain, or stable with RUSTC_BOOTSTRAP=1. New inputs go to
+# fuzz/corpus/TARGET, crashes to fuzz/artifacts/TARGET; copy a crash to fuzz/regressions/TARGET once fixed.
+fuzz TARGET SECONDS="600":
+    if [ '{{TARGET}}' = ts-framer ]; then cd client-ts && npm ci --no-audit --no-fund && npm run fuzz -- {{SECONDS}}; exit; fi; \
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked; \
+    cargo run -q -p opencode-pty-hardening -- seed fuzz/seeds; \
+    mkdir -p fuzz/corpus/{{TARGET}}; \
+    if rustup toolchain list | grep -q '^nightly'; then toolchain=+nightly; else toolchain=; export RUSTC_BOOTSTRAP=1; fi; \
+    cd fuzz && cargo $toolchain fuzz run {{TARGET}} corpus/{{TARGET}} seeds/{{TARGET}} -- -max_total_time={{SECONDS}} -rss_limit_mb=4096

@@ -90,6 +90,11 @@ impl Daemon {
         Ok(Daemon { process, owner: Some(owner), client, startup })
     }
 
+    /// The daemon's process id.
+    pub fn pid(&self) -> u32 {
+        self.process.0.id()
+    }
+
     /// The client for requests.
     pub fn client(&self) -> &Client {
         &self.client

@@ -5,14 +5,12 @@
 
 mod cases;
 mod charts;
-mod daemon;
 mod data;
 mod fifo;
 mod plan;
 mod pty;
 mod report;
 mod stats;
-mod system;
 mod tmux;
 mod workload;
 
@@ -21,6 +19,8 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
+// The kit the hardening runs share, under the names the cases use (`crate::daemon`, `crate::system`).
+use opencode_pty_bench::{daemon, system};
 
 use crate::plan::{Context, Plan};
 use crate::report::Results;

@@ -28,6 +28,26 @@ pub fn status(pid: u32) -> Result<ProcStatus> {
     Ok(ProcStatus { rss_kib: field("VmRSS:")?, threads: field("Threads:")? })
 }
 
+/// How many descriptors the process `pid` has open (`/proc/PID/fd`).
+pub fn open_fds(pid: u32) -> Result<usize> {
+    Ok(std::fs::read_dir(format!("/proc/{pid}/fd")).with_context(|| format!("/proc/{pid}/fd"))?.count())
+}
+
+/// The process ids whose parent is `pid` (from `/proc/*/stat`; a process that ends meanwhile is skipped).
+pub fn children(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let child: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The parent is the second field after the command, which is in parentheses and may hold spaces.
+            let parent: u32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            (parent == pid).then_some(child)
+        })
+        .collect()
+}
+
 /// The machine and the tools of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Machine {

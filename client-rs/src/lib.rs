@@ -42,7 +42,7 @@ pub use conn::READ_CHUNK_BYTES;
 pub use error::ClientError;
 pub use owner::Owner;
 pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Takeover};
-pub use registration::{MAX_REGISTRATION_BYTES, read_registration};
+pub use registration::{MAX_REGISTRATION_BYTES, parse_registration, read_registration};
 pub use subscription::Subscription;
 pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Rows, Snapshot, response_type};
 

@@ -32,7 +32,7 @@ async function unclaimed(t: TestContext): Promise<Daemon> {
   const runtimeDir = tempDir(t);
   const name = "unclaimed";
   const { registration } = await launchDaemon(
-    { binary: binary(), dir: `${runtimeDir}/${name}`, runtimeDir, name, env: process.env, stderr: "ignore" },
+    { binary: binary(), dir: `${runtimeDir}/${name}`, runtimeDir, name, env: process.env, withholdEnv: [], stderr: "ignore" },
     { timeoutMs: WAIT_MS },
   );
   killAtEnd(t, registration.pid);

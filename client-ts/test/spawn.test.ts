@@ -69,3 +69,26 @@ test("connectOrSpawn starts a new daemon over the registration of one that was k
   assert.notEqual(next.daemon.instanceId, dead.instanceId);
   assert.equal((await next.daemon.ping()).pid, next.daemon.pid);
 });
+
+test("withholdEnv keeps named variables of the daemon's environment out of its PTYs", limit, async (t) => {
+  const runtimeDir = tempDir(t);
+  const env = { ...process.env, OPENCODE_PTY_TS_SECRET: "hidden", OPENCODE_PTY_TS_KEPT: "kept" };
+  const { daemon, owner } = await Daemon.spawn({
+    binary: binary(),
+    runtimeDir,
+    name: "withheld",
+    env,
+    withholdEnv: ["OPENCODE_PTY_TS_SECRET"],
+    timeoutMs: WAIT_MS,
+  });
+  killAtEnd(t, daemon.pid);
+  releaseAtEnd(t, owner);
+  const script = 'printf "[%s|%s]" "${OPENCODE_PTY_TS_SECRET-unset}" "$OPENCODE_PTY_TS_KEPT"';
+  const pty = await daemon.createPty({ program: "/bin/sh", args: ["-c", script], cwd: "/", cols: 80, rows: 24 });
+  const subscription = await daemon.subscribe({ id: pty.id, attachmentId: "a", offset: 0 });
+  let output = Buffer.from(subscription.attached.replay).toString();
+  for await (const event of subscription) {
+    if (event.type === "output") output += Buffer.from(event.bytes).toString();
+  }
+  assert.equal(output, "[unset|kept]");
+});

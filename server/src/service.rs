@@ -121,7 +121,7 @@ impl ProcessService {
     pub fn create_pty(&self, spec: PtySpec) -> Result<ProcessInfo, ServiceError> {
         let command_bytes = crate::terminal::validate(&spec)?;
         let listing = self.listing.reserve(listing::pty_cost(&spec, command_bytes))?;
-        let config = self.config;
+        let config = self.config.clone();
         self.create(listing, |id| Ok(Process::Pty(Arc::new(PtyHandle::spawn(id, spec, config)?))))
     }
 

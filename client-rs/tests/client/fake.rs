@@ -71,9 +71,12 @@ impl FakeDaemon {
         Client::from_registration(self.registration())
     }
 
-    /// Writes `service.json` into the runtime directory.
+    /// Writes `service.json` into the runtime directory, private as the daemon writes it.
     pub fn write_registration(&self, registration: &Value) {
-        std::fs::write(self.dir.path().join("service.json"), registration.to_string()).expect("write registration");
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.path().join("service.json");
+        std::fs::write(&path, registration.to_string()).expect("write registration");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod registration");
     }
 
     /// Accepts the next connection.

@@ -61,6 +61,9 @@ export interface SpawnOptions extends DiscoverOptions {
   readonly binary?: string | undefined;
   /** The daemon's environment, which its PTYs inherit; defaults to this process's. */
   readonly env?: NodeJS.ProcessEnv | undefined;
+  /** Names of variables of that environment to keep out of every PTY child (`--withhold-env`): secrets the
+   * daemon may hold but its terminals should not see. A `createPty` `env` may still set them. */
+  readonly withholdEnv?: readonly string[] | undefined;
   /** Where the daemon's log goes; defaults to nowhere. */
   readonly stderr?: DaemonStderr | undefined;
 }
@@ -127,7 +130,14 @@ export class Daemon {
     const dir = daemonDir(options);
     const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
     const limits = { signal: options.signal, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
-    const launch = { binary, dir, runtimeDir, name: options.name, env: options.env ?? process.env };
+    const launch = {
+      binary,
+      dir,
+      runtimeDir,
+      name: options.name,
+      env: options.env ?? process.env,
+      withholdEnv: options.withholdEnv ?? [],
+    };
     const { child } = await launchDaemon({ ...launch, stderr: options.stderr ?? "ignore" }, limits);
     try {
       const daemon = await Daemon.discover({ ...options, runtimeDir });

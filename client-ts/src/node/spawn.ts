@@ -31,6 +31,8 @@ export interface LaunchOptions {
   readonly name: string;
   /** The daemon's environment, which its PTYs inherit (SPEC D2). */
   readonly env: NodeJS.ProcessEnv;
+  /** Variables of `env` kept out of PTY children (`--withhold-env NAME` each). */
+  readonly withholdEnv: readonly string[];
   readonly stderr: DaemonStderr;
 }
 
@@ -56,7 +58,9 @@ export function launchDaemon(options: LaunchOptions, limits: Limits): Promise<La
     },
     async () => {
       await mkdir(options.runtimeDir, { recursive: true, mode: 0o700 });
-      const started = spawn(options.binary, ["daemon", "--name", options.name, "--runtime-dir", options.runtimeDir], {
+      const args = ["daemon", "--name", options.name, "--runtime-dir", options.runtimeDir];
+      for (const name of options.withholdEnv) args.push("--withhold-env", name);
+      const started = spawn(options.binary, args, {
         detached: true,
         env: options.env,
         stdio: ["ignore", "ignore", options.stderr],

@@ -60,6 +60,10 @@ enum Command {
     Daemon {
         #[command(flatten)]
         location: Location,
+        /// Keep the daemon's environment variable NAME out of every PTY child (repeatable; a create_pty `env`
+        /// may still set it). PTY children otherwise get the daemon's whole environment, secrets included.
+        #[arg(long = "withhold-env", value_name = "NAME", value_parser = env_name)]
+        withhold_env: Vec<String>,
         /// How long handoff tickets last, in milliseconds (for tests of their expiry; the protocol says 120 s).
         #[arg(long, hide = true, default_value_t = opencode_pty_protocol::HANDOFF_TTL.as_millis() as u64)]
         handoff_ttl_ms: u64,
@@ -149,11 +153,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        Command::Daemon { location, handoff_ttl_ms, first_request_timeout_ms, stop_stall_ms, worker_linger_ms } => {
+        Command::Daemon {
+            location,
+            withhold_env,
+            handoff_ttl_ms,
+            first_request_timeout_ms,
+            stop_stall_ms,
+            worker_linger_ms,
+        } => {
             let options = DaemonOptions {
                 root: location.root()?,
                 name: location.name.clone(),
-                config: TerminalConfig::default(),
+                config: TerminalConfig { withheld_env: withhold_env.into(), ..TerminalConfig::default() },
                 handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
                 first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
                 stop_stall: std::time::Duration::from_millis(stop_stall_ms),
@@ -178,4 +189,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// The runtime the client commands run on: one thread is plenty for one connection at a time.
 fn client_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+}
+
+/// A variable name for `--withhold-env`: not empty, without `=` or NUL.
+fn env_name(name: &str) -> Result<String, String> {
+    if name.is_empty() || name.contains(['=', '\0']) {
+        return Err(format!("{name:?} is not an environment variable name"));
+    }
+    Ok(name.to_owned())
 }

@@ -182,8 +182,8 @@ fn start(
         .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| fail("starting the sweep", &e))?;
     let service = match hook {
-        Some(hook) => ProcessService::with_hook(options.config, hook),
-        None => ProcessService::new(options.config),
+        Some(hook) => ProcessService::with_hook(options.config.clone(), hook),
+        None => ProcessService::new(options.config.clone()),
     };
     let state =
         DaemonState::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);

@@ -52,18 +52,25 @@ pub(crate) const INFO_TIMEOUT: Duration = Duration::from_secs(1);
 /// History lines a terminal's emulator keeps by default.
 pub(crate) const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
 
-/// Sizes of one terminal's buffers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Sizes of one terminal's buffers, and what of the daemon's environment its child does not get.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TerminalConfig {
     /// Raw output kept for replay, in bytes.
     pub replay_bytes: usize,
     /// History lines kept by the emulator (an upper bound, enforced a page at a time).
     pub scrollback_lines: usize,
+    /// Variables of the daemon's environment kept out of every PTY child (`--withhold-env`); a request's
+    /// `env` may still set them.
+    pub withheld_env: Arc<[String]>,
 }
 
 impl Default for TerminalConfig {
     fn default() -> Self {
-        TerminalConfig { replay_bytes: replay::DEFAULT_REPLAY_BYTES, scrollback_lines: DEFAULT_SCROLLBACK_LINES }
+        TerminalConfig {
+            replay_bytes: replay::DEFAULT_REPLAY_BYTES,
+            scrollback_lines: DEFAULT_SCROLLBACK_LINES,
+            withheld_env: Arc::new([]),
+        }
     }
 }
 
@@ -85,7 +92,7 @@ pub struct PtyHandle {
 impl PtyHandle {
     /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
     pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
-        let spawned = spawn::spawn(&spec)?;
+        let spawned = spawn::spawn(&spec, &config.withheld_env)?;
         let started_at = actor::now_ms();
         let pid = spawned.pid;
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);

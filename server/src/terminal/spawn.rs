@@ -83,11 +83,14 @@ pub(crate) fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
     Ok(command_bytes)
 }
 
-/// The child's command: the daemon's environment overlaid with `env`, plus `TERM=xterm-256color` and
-/// `COLORTERM=truecolor` unless `env` sets them (SPEC D2). A program without a slash is looked up on the
-/// child's `PATH`.
-pub(crate) fn command(spec: &PtySpec) -> Command {
+/// The child's command: the daemon's environment without the `withheld` variables, overlaid with `env`, plus
+/// `TERM=xterm-256color` and `COLORTERM=truecolor` unless `env` sets them (SPEC D2). A program without a slash
+/// is looked up on the child's `PATH`.
+pub(crate) fn command(spec: &PtySpec, withheld: &[String]) -> Command {
     let mut command = Command::new(&spec.program);
+    for name in withheld {
+        command.env_remove(name);
+    }
     command.args(&spec.args).current_dir(&spec.cwd).envs(&spec.env);
     for (key, value) in [("TERM", "xterm-256color"), ("COLORTERM", "truecolor")] {
         if !spec.env.contains_key(key) {
@@ -99,7 +102,8 @@ pub(crate) fn command(spec: &PtySpec) -> Command {
 
 /// Opens a PTY of the spec's size and starts the child in it. A program that cannot be found or executed is
 /// an error, never a process.
-pub(crate) fn spawn(spec: &PtySpec) -> Result<Spawned, ServiceError> {
+/// `withheld` names variables of the daemon's environment the child does not get (unless `env` sets them).
+pub(crate) fn spawn(spec: &PtySpec, withheld: &[String]) -> Result<Spawned, ServiceError> {
     validate(spec)?;
     let fail = |reason: String| ServiceError::Spawn { program: spec.program.clone(), reason };
     if !Path::new(&spec.cwd).is_dir() {
@@ -108,7 +112,7 @@ pub(crate) fn spawn(spec: &PtySpec) -> Result<Spawned, ServiceError> {
     let pty = open_pty(spec.cols, spec.rows).map_err(|e| fail(format!("cannot open a PTY: {e}")))?;
     let tty = Some(pty.path.clone());
     let stdio = || pty.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("cannot duplicate the PTY: {e}")));
-    let mut command = command(spec);
+    let mut command = command(spec, withheld);
     command.stdin(stdio()?).stdout(stdio()?).stderr(stdio()?);
     sys::setup_pty_child(&mut command);
     let child = command.spawn().map_err(|e| fail(e.to_string()))?;

@@ -123,6 +123,28 @@ fn pty_children_get_default_dispositions_even_for_signals_the_daemon_inherited_i
 }
 
 #[test]
+fn withheld_variables_never_reach_a_pty_child_unless_its_env_sets_them() {
+    let vars = [("OPENCODE_PTY_TEST_SECRET", "hidden"), ("OPENCODE_PTY_TEST_KEPT", "kept")];
+    let daemon = Daemon::start_with_env_and(&vars, &["--withhold-env", "OPENCODE_PTY_TEST_SECRET"]);
+    let _owner = daemon.own();
+    let script = "printf '[%s|%s]' \"${OPENCODE_PTY_TEST_SECRET-unset}\" \"$OPENCODE_PTY_TEST_KEPT\"";
+    let run = |env: serde_json::Value| {
+        let created = daemon.request(json!({"op": "create_pty", "program": "sh", "args": ["-c", script], "cwd": "/",
+            "env": env, "group_id": "g", "title": "t", "cols": 80, "rows": 24}));
+        assert_eq!(created["type"], "created", "{created}");
+        let (mut stream, attached) = daemon.subscribe(created["process"]["id"].as_u64().unwrap(), "a", "observer");
+        String::from_utf8_lossy(&read_subscription(&mut stream, &attached).0).into_owned()
+    };
+    assert_eq!(run(json!({})), "[unset|kept]", "withheld, and only that one");
+    assert_eq!(run(json!({"OPENCODE_PTY_TEST_SECRET": "given"})), "[given|kept]", "a request may still set it");
+    let mut command = std::process::Command::new(support::binary());
+    command.args(["daemon", "--name", "x", "--withhold-env", "A=B"]);
+    let refused = support::run_bounded(command, b"", support::WAIT);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains("\"A=B\" is not an environment variable name"), "{stderr}");
+}
+
+#[test]
 fn pty_children_inherit_the_daemons_environment_overlaid_with_env_and_pipe_children_do_not() {
     const MARKER: &str = "OPENCODE_PTY_TEST_MARKER";
     let daemon = Daemon::start_with_env(&[(MARKER, "inherited")]);

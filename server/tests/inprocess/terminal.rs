@@ -316,8 +316,11 @@ fn exited_waits_for_the_end_of_the_output() {
 
 #[test]
 fn the_replay_buffer_size_is_configurable() {
-    let service =
-        opencode_pty::ProcessService::new(opencode_pty::TerminalConfig { replay_bytes: 16, scrollback_lines: 100 });
+    let service = opencode_pty::ProcessService::new(opencode_pty::TerminalConfig {
+        replay_bytes: 16,
+        scrollback_lines: 100,
+        ..Default::default()
+    });
     let info = service.create_pty(sh("printf '0123456789abcdefghijklmnopqrstuvwxyz'")).expect("create");
     let handle = service.pty(info.id).unwrap();
     read_until(&observe(&service, info.id), &mut Seen::default(), |s| s.exited().is_some());

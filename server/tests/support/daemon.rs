@@ -156,9 +156,15 @@ impl Daemon {
     /// Starts `opencode-pty daemon` in a fresh root with `vars` added to the environment it inherits, and waits
     /// for its registration.
     pub fn start_with_env(vars: &[(&str, &str)]) -> Daemon {
+        Daemon::start_with_env_and(vars, &[])
+    }
+
+    /// The same with extra daemon arguments.
+    pub fn start_with_env_and(vars: &[(&str, &str)], extra: &[&str]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         let mut command = Command::new(binary());
-        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path()).envs(vars.iter().copied());
+        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path()).args(extra);
+        command.envs(vars.iter().copied());
         Daemon::launch(command, root, "test")
     }
 

@@ -41,7 +41,7 @@ impl Harness {
             cols: 80,
             rows: 24,
         };
-        let spawned = crate::terminal::spawn::spawn(&spec).expect("spawn");
+        let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
         let child = Child::new(spawned.pid);
         let (commands, commands_rx) = bounded(8);
         let (output, output_rx) = bounded(8);

@@ -1,0 +1,140 @@
+//! The soak run (`just soak MINUTES`, a recipe only: an hour by default): a dozen terminals under random
+//! input, resizes, attaches and detaches, and now and then one terminated and replaced, while the daemon's
+//! resident memory and descriptors are sampled each minute. It fails when either trends up, and writes the
+//! samples as CSV and an SVG chart.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, ensure};
+use opencode_pty_bench::daemon::{self, Daemon};
+use opencode_pty_client::{CreatePty, Role};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+use crate::load::Holdings;
+
+/// Terminals kept busy.
+const TERMINALS: usize = 12;
+
+/// Pause between two random actions.
+const STEP: Duration = Duration::from_millis(20);
+
+/// How often the daemon is sampled.
+const SAMPLE_EVERY: Duration = Duration::from_secs(60);
+
+/// Commands typed into the terminals.
+const COMMANDS: [&str; 5] =
+    ["echo $RANDOM\n", "ls /\n", "seq 1 2000\n", "printf '\\033[31mred\\033[0m\\n'\n", "clear\n"];
+
+/// How much the last third of the run may exceed the first in RSS (a trend, not allocator noise).
+const RSS_GROWTH_TOLERANCE: f64 = 0.10;
+
+/// Runs the soak for `minutes` against `binary` under `root`; writes `soak.csv` and `soak.svg` into `out`.
+pub async fn soak(binary: &Path, root: &Path, out: &Path, minutes: u64) -> Result<String> {
+    let daemon = Daemon::start(binary, root).await?;
+    let client = daemon.client();
+    let cwd = root.display().to_string();
+    let mut ids = Vec::with_capacity(TERMINALS);
+    for _ in 0..TERMINALS {
+        ids.push(client.create_pty(CreatePty::new("sh", cwd.clone())).await?.id);
+    }
+    let mut rng = StdRng::seed_from_u64(16);
+    let mut samples = vec![(0.0, Holdings::of(&daemon)?)];
+    let started = Instant::now();
+    let end = started + Duration::from_secs(minutes * 60);
+    let mut next_sample = started + SAMPLE_EVERY;
+    let mut actions = 0u64;
+    while Instant::now() < end {
+        let slot = rng.random_range(0..ids.len());
+        let id = ids[slot];
+        match rng.random_range(0..100) {
+            0..60 => client.write(id, None, COMMANDS[rng.random_range(0..COMMANDS.len())].as_bytes()).await?,
+            60..75 => {
+                let (cols, rows) = (rng.random_range(20..=200), rng.random_range(5..=60));
+                client.resize(id, None, cols.try_into()?, rows.try_into()?).await?;
+            }
+            75..97 => {
+                let mut subscription = daemon::subscribe(client, id, 0, "soak", Role::Observer).await?;
+                let _ = tokio::time::timeout(Duration::from_millis(50), subscription.next()).await;
+            }
+            _ => {
+                client.terminate(id).await?;
+                ids[slot] = client.create_pty(CreatePty::new("sh", cwd.clone())).await?.id;
+            }
+        }
+        actions += 1;
+        if Instant::now() >= next_sample {
+            samples.push((started.elapsed().as_secs_f64() / 60.0, Holdings::of(&daemon)?));
+            next_sample += SAMPLE_EVERY;
+        }
+        tokio::time::sleep(STEP).await;
+    }
+    for id in ids {
+        client.terminate(id).await?;
+    }
+    daemon.stop().await?;
+    write_samples(out, &samples)?;
+    judge(&samples, actions)
+}
+
+/// Passes when neither RSS nor descriptors trend up: the last third's mean is compared with the first third's
+/// (the first sample, before any action, is left out).
+fn judge(samples: &[(f64, Holdings)], actions: u64) -> Result<String> {
+    let body = &samples[1.min(samples.len())..];
+    ensure!(body.len() >= 3, "too short a soak to judge a trend ({} samples; run at least 3 minutes)", body.len());
+    let third = body.len() / 3;
+    let mean = |part: &[(f64, Holdings)], f: fn(&Holdings) -> f64| {
+        part.iter().map(|(_, h)| f(h)).sum::<f64>() / part.len() as f64
+    };
+    let (first, last) = (&body[..third], &body[body.len() - third..]);
+    let rss = (mean(first, |h| h.rss_kib as f64), mean(last, |h| h.rss_kib as f64));
+    let fds = (mean(first, |h| h.fds as f64), mean(last, |h| h.fds as f64));
+    ensure!(rss.1 <= rss.0 * (1.0 + RSS_GROWTH_TOLERANCE), "RSS trends up: {:.0} KiB then {:.0} KiB", rss.0, rss.1);
+    ensure!(fds.1 <= fds.0 + 1.0, "descriptors trend up: {:.1} then {:.1}", fds.0, fds.1);
+    Ok(format!(
+        "{actions} actions over {} samples: RSS {:.1} -> {:.1} MiB, fds {:.1} -> {:.1} (first third -> last third)",
+        samples.len(),
+        rss.0 / 1024.0,
+        rss.1 / 1024.0,
+        fds.0,
+        fds.1
+    ))
+}
+
+/// `soak.csv` (minute, RSS KiB, fds, threads, children) and `soak.svg` (RSS and fds over time, each scaled to
+/// its own maximum).
+fn write_samples(out: &Path, samples: &[(f64, Holdings)]) -> Result<()> {
+    std::fs::create_dir_all(out)?;
+    let mut csv = String::from("minute,rss_kib,fds,threads,children\n");
+    for (minute, h) in samples {
+        writeln!(csv, "{minute:.2},{},{},{},{}", h.rss_kib, h.fds, h.threads, h.children)?;
+    }
+    std::fs::write(out.join("soak.csv"), csv).context("writing soak.csv")?;
+    let (width, height) = (640.0, 240.0);
+    let last = samples.last().map_or(1.0, |(minute, _)| minute.max(1.0));
+    let line = |value: fn(&Holdings) -> f64| {
+        let max = samples.iter().map(|(_, h)| value(h)).fold(1.0, f64::max);
+        let points: Vec<String> = samples
+            .iter()
+            .map(|(m, h)| {
+                format!(
+                    "{:.1},{:.1}",
+                    40.0 + m / last * (width - 60.0),
+                    height - 30.0 - value(h) / max * (height - 60.0)
+                )
+            })
+            .collect();
+        points.join(" ")
+    };
+    let svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <text x=\"40\" y=\"18\">daemon over the soak ({last:.0} min): RSS (blue) and descriptors (orange), each to its maximum</text>\n\
+         <polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"{}\"/>\n\
+         <polyline fill=\"none\" stroke=\"#ff7f0e\" stroke-width=\"2\" points=\"{}\"/>\n</svg>\n",
+        line(|h| h.rss_kib as f64),
+        line(|h| h.fds as f64)
+    );
+    std::fs::write(out.join("soak.svg"), svg).context("writing soak.svg")?;
+    Ok(())
+}
