@@ -95,3 +95,17 @@ fuzz TARGET SECONDS="600":
     mkdir -p fuzz/corpus/{{TARGET}}; \
     if rustup toolchain list | grep -q '^nightly'; then toolchain=+nightly; else toolchain=; export RUSTC_BOOTSTRAP=1; fi; \
     cd fuzz && cargo $toolchain fuzz run {{TARGET}} corpus/{{TARGET}} seeds/{{TARGET}} -- -max_total_time={{SECONDS}} -rss_limit_mb=4096
+
+# The load cases of issue 16 against a release daemon (200 terminals x 4 MiB, slow and stalled readers, 1,000
+# cycles of each kind, 500 concurrent requests, the connection cap); `just load QUICK=1` is the short version
+# the test command runs. Fails when a case fails.
+load QUICK="":
+    cargo build --release -p opencode-pty -p opencode-pty-hardening
+    case '{{QUICK}}' in ''|0|QUICK=|QUICK=0) quick='';; *) quick=--quick;; esac; \
+    target/release/opencode-pty-hardening load $quick
+
+# The soak of issue 16: a dozen busy terminals for MINUTES (an hour by default), RSS and descriptors sampled
+# each minute into soak.csv and soak.svg; fails if either trends up.
+soak MINUTES="60":
+    cargo build --release -p opencode-pty -p opencode-pty-hardening
+    target/release/opencode-pty-hardening soak {{MINUTES}}

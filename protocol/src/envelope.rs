@@ -264,6 +264,27 @@ mod tests {
     }
 
     #[test]
+    fn the_member_name_a_json_tree_reinterprets_is_refused_by_both_decoders_at_any_depth() {
+        // A JSON tree would turn the inner object into `1` (or refuse it, for a string that is not JSON), so the
+        // text would not mean what it says; both decoders refuse it the same way (found by fuzzing).
+        let texts = [
+            r#"{"request":{"$serde_json::private::RawValue":"write"},"token":"ef"}"#,
+            r#"{"token":"t","request":{"op":"set_metadata","id":1,"metadata":{"k":{"$serde_json::private::RawValue":"1"}}}}"#,
+            r#"{"$serde_json::private::RawValue":"{}"}"#,
+        ];
+        for text in texts {
+            let envelope = RequestEnvelope::parse(text.as_bytes()).map(|_| ()).unwrap_err();
+            let frame = crate::decode_payload(text.as_bytes()).map(|_| ()).unwrap_err();
+            for error in [envelope.to_string(), frame.to_string()] {
+                assert!(error.contains("the member name \"$serde_json::private::RawValue\" is reserved"), "{error}");
+            }
+        }
+        // The same name as a string value, or any other name, is only text.
+        let plain = r#"{"token":"t","request":{"op":"ping"},"note":"$serde_json::private::RawValue"}"#;
+        assert!(RequestEnvelope::parse(plain.as_bytes()).is_ok() && crate::decode_payload(plain.as_bytes()).is_ok());
+    }
+
+    #[test]
     fn the_token_is_read_before_the_request() {
         let parsed = RequestEnvelope::parse(br#"{"token": "abc", "request": {"op": "no such op"}}"#).unwrap();
         assert_eq!(parsed.token(), Ok("abc".to_owned()));

@@ -95,11 +95,13 @@ fn decode_output(payload: &[u8]) -> Result<Frame, FrameError> {
     Ok(Frame::Output { start, bytes: bytes.to_vec() })
 }
 
-/// Checks that a control payload is UTF-8 text holding one JSON object, and returns that object.
+/// Checks that a control payload is UTF-8 text holding one JSON object without the reserved member name
+/// ([`crate::RESERVED_MEMBER`], which a JSON tree would reinterpret), and returns that object.
 fn decode_control(payload: &[u8]) -> Result<Map<String, Value>, FrameError> {
     let len = payload.len();
     let text =
         std::str::from_utf8(payload).map_err(|e| FrameError::ControlNotUtf8 { len, valid_up_to: e.valid_up_to() })?;
+    crate::unique::validate(text).map_err(|source| FrameError::ControlNotJson { len, source })?;
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(FrameError::ControlNotObject { len, found: json_kind(&other) }),

@@ -26,7 +26,7 @@ pub use envelope::{MAX_REPORTED_DETAIL_CHARS, MAX_REPORTED_OP_CHARS, RequestEnve
 pub use generated::*;
 pub use limits::*;
 pub use serde_rules::MAX_EXACT_INTEGER;
-pub use unique::{MAX_REPORTED_MEMBER_CHARS, first_duplicate};
+pub use unique::{MAX_REPORTED_MEMBER_CHARS, RESERVED_MEMBER, first_duplicate};
 pub use wire::{AUTHENTICATION_FAILED, LOCK_FILE, REGISTRATION_FILE, UNSUPPORTED_REQUEST_PREFIX};
 
 pub use frame::{

@@ -53,8 +53,14 @@ pub(crate) fn cut(text: &str, limit: usize) -> String {
     }
 }
 
+/// The one member name `serde_json` gives a meaning of its own (with the `raw_value` feature this crate needs):
+/// a JSON tree turns `{"$serde_json::private::RawValue": "1"}` into `1`, and refuses the object when the string
+/// is not JSON. So that an object means what its text says, every decoder here refuses the name outright.
+pub const RESERVED_MEMBER: &str = "$serde_json::private::RawValue";
+
 /// Walks one JSON value as strictly as parsing it into a tree would (depth limit, valid escapes, numbers in
 /// range) but stores nothing, so text that a JSON tree would refuse is refused here too, at no memory cost.
+/// It refuses [`RESERVED_MEMBER`] as well.
 pub(crate) struct Skip;
 
 impl<'de> de::Deserialize<'de> for Skip {
@@ -94,16 +100,22 @@ impl<'de> Visitor<'de> for SkipVisitor {
         Ok(Skip)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        while let Some(key) = map.next_key::<Key>()? {
+            if key.0 == RESERVED_MEMBER {
+                return Err(de::Error::custom(format!("the member name {RESERVED_MEMBER:?} is reserved")));
+            }
+            map.next_value::<Skip>()?;
+        }
         Ok(Skip)
     }
 }
 
-/// Checks that `json` is one JSON value a tree parse would accept, storing nothing.
+/// Checks that `json` is one JSON value a tree parse would accept, storing nothing, and that it has no member
+/// named [`RESERVED_MEMBER`].
 ///
 /// # Errors
 ///
-/// Whatever parsing `json` into a `serde_json::Value` would fail with.
+/// Whatever parsing `json` into a `serde_json::Value` would fail with, or the reserved name.
 pub(crate) fn validate(json: &str) -> Result<(), serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(json);
     de::Deserialize::deserialize(&mut deserializer).map(|Skip| ())?;
