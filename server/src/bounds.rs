@@ -76,6 +76,44 @@ pub(crate) fn check_process(program: &str, args: &[String], cwd: &str, group_id:
     Ok(bytes)
 }
 
+/// What the operating system can pass to a child: variable names that are not empty and hold neither `=` nor
+/// NUL (a name with `=` would become another variable: `A=B` set to `c` reads as `A` set to `B=c`), values
+/// and the program, arguments and cwd without NUL.
+pub(crate) fn check_exec_strings<'a>(
+    program: &str,
+    args: &[String],
+    cwd: &str,
+    env: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Result<(), ServiceError> {
+    let nul = |what: &str, value: &str| {
+        if value.contains('\0') {
+            return Err(ServiceError::invalid(format!("{what} must not contain NUL")));
+        }
+        Ok(())
+    };
+    nul("program", program)?;
+    nul("cwd", cwd)?;
+    for (index, arg) in args.iter().enumerate() {
+        nul(&format!("argument {index}"), arg)?;
+    }
+    for (name, value) in env {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            let name = shown(name);
+            return Err(ServiceError::invalid(format!("env name {name:?} must be non-empty, without '=' or NUL")));
+        }
+        nul(&format!("the value of env {:?}", shown(name)), value)?;
+    }
+    Ok(())
+}
+
+/// A client's text as an error repeats it: at most 64 characters.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(64) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}...", &text[..end]),
+    }
+}
+
 /// The size of `value` as a JSON string, quotes included, as `serde_json` writes it.
 pub(crate) fn json_len(value: &str) -> usize {
     2 + value

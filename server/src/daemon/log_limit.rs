@@ -74,8 +74,12 @@ pub(crate) static ACCEPT_FAILURES: LogLimit = LogLimit::new("failed accepts");
 /// Connection threads that could not be started.
 pub(crate) static CONNECTION_THREADS: LogLimit = LogLimit::new("connection threads not started");
 
+/// Failed rewrites of the record of process groups (its runtime directory deleted, say): one per process a
+/// client starts or ends.
+pub(crate) static RECORD_WRITES: LogLimit = LogLimit::new("failed record writes");
+
 /// Every limiter, for [`report_suppressed`].
-static ALL: [&LogLimit; 4] = [&MALFORMED_FRAMES, &FOREIGN_PEERS, &ACCEPT_FAILURES, &CONNECTION_THREADS];
+static ALL: [&LogLimit; 5] = [&MALFORMED_FRAMES, &FOREIGN_PEERS, &ACCEPT_FAILURES, &CONNECTION_THREADS, &RECORD_WRITES];
 
 /// Logs how many lines of each kind were held back and not reported yet (called when the daemon stops).
 pub(crate) fn report_suppressed() {

@@ -206,7 +206,8 @@ impl GroupRecord {
             return;
         }
         if let Err(error) = self.write(&state) {
-            tracing::warn!(%error, "cannot update the record of process groups");
+            super::log_limit::limited_warn!(super::log_limit::RECORD_WRITES, %error,
+                "cannot update the record of process groups");
         }
     }
 

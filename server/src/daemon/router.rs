@@ -259,7 +259,8 @@ fn decode_input(data: &str) -> Result<Vec<u8>, ServiceError> {
     if data.len() / 4 * 3 > MAX_INPUT_BYTES + 3 {
         return Err(ServiceError::invalid(format!("input is over the {MAX_INPUT_BYTES}-byte limit")));
     }
-    let bytes = BASE64.decode(data).map_err(|_| ServiceError::invalid("invalid input base64"))?;
+    let bytes =
+        BASE64.decode(data).map_err(|e| ServiceError::invalid(format!("data_base64 is not valid base64: {e}")))?;
     if bytes.len() > MAX_INPUT_BYTES {
         return Err(ServiceError::invalid(format!("input is over the {MAX_INPUT_BYTES}-byte limit")));
     }

@@ -62,6 +62,7 @@ pub(crate) fn check_metadata(metadata: &Map<String, Value>) -> Result<usize, Ser
 /// see `bounds`); answers the size of its `command` as JSON.
 pub(crate) fn check_echoed(spec: &PipeSpec) -> Result<usize, ServiceError> {
     let command_bytes = bounds::check_process(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.group_id)?;
+    bounds::check_exec_strings(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.env)?;
     bounds::check_chars("output_path", &spec.output_path.to_string_lossy(), MAX_PATH_CHARS)?;
     Ok(command_bytes)
 }

@@ -77,6 +77,7 @@ pub(crate) fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
     // Lengths first: later messages quote the cwd and the program.
     bounds::check_title(&spec.title)?;
     let command_bytes = bounds::check_process(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.group_id)?;
+    bounds::check_exec_strings(&spec.program, &spec.args, &spec.cwd.to_string_lossy(), &spec.env)?;
     if !spec.cwd.is_absolute() {
         return Err(ServiceError::invalid(format!("cwd must be an absolute path (got {})", spec.cwd.display())));
     }

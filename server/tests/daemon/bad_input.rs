@@ -219,3 +219,88 @@ fn answers_quote_what_the_client_sent_only_up_to_a_bound() {
     let answer = daemon.request(json!({"op": long}));
     assert!(error_of(&answer).len() < 100, "an unknown op is quoted only in part");
 }
+
+/// One request per field at or past its bound, each with the answer it must get (an error's text, or `ok`
+/// for a value exactly at a bound); after all of them nothing that the errors touched has changed.
+#[test]
+fn every_field_at_and_past_its_bound_is_answered_clearly_and_changes_nothing() {
+    use base64::Engine;
+    use opencode_pty_protocol::{MAX_INPUT_BYTES, MAX_METADATA_BYTES};
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let pty = daemon.request(support::create_sh("stty raw -echo; cat > /dev/null"))["process"]["id"].as_u64().unwrap();
+    let pipe = daemon.request(json!({"op": "create_pipe", "program": "/bin/sleep", "args": ["600"], "cwd": "/",
+        "env": {}, "group_id": "g", "output_path": dir.path().join("out").to_str().unwrap()}))["process"]["id"]
+        .as_u64()
+        .unwrap();
+    let encode = |n: usize| base64::engine::general_purpose::STANDARD.encode(vec![b'a'; n]);
+    // Serialized `{"k":"..."}` is 8 bytes around the value.
+    let metadata = |n: usize| json!({"k": "x".repeat(n - 8)});
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("link")).unwrap();
+    let write = |data: String| json!({"op": "write", "id": pty, "attachment_id": null, "data_base64": data});
+    let pipe_at = |path: String| {
+        json!({"op": "create_pipe", "program": "/bin/true", "args": [], "cwd": "/",
+        "env": {}, "group_id": "g", "output_path": path})
+    };
+    let cases: Vec<(serde_json::Value, &str)> = vec![
+        (json!({"op": "get", "id": u64::MAX}), "invalid get request"),
+        (json!({"op": "terminate", "id": 9_007_199_254_740_993u64}), "invalid terminate request"),
+        (json!({"op": "get", "id": 9_007_199_254_740_991u64}), "process 9007199254740991 not found"),
+        (json!({"op": "resize", "id": pty, "attachment_id": null, "cols": 0, "rows": 24}), "invalid resize request"),
+        (write("%%%%".into()), "data_base64 is not valid base64: Invalid symbol 37, offset 0."),
+        (write(encode(MAX_INPUT_BYTES + 1)), "input is over the 1048576-byte limit"),
+        (write(encode(MAX_INPUT_BYTES)), "ok"),
+        (json!({"op": "set_metadata", "id": pipe, "metadata": metadata(MAX_METADATA_BYTES + 1)}), "metadata is over"),
+        (json!({"op": "set_metadata", "id": pipe, "metadata": metadata(MAX_METADATA_BYTES)}), "ok"),
+        (pipe_at("relative/out".into()), "output_path must be an absolute path"),
+        (pipe_at(dir.path().join("missing/out").display().to_string()), "missing"),
+        (
+            json!({"op": "create_pty", "program": "sh", "args": [], "cwd": "/", "env": {"A=B": "c"}, "group_id": "g",
+            "title": "t", "cols": 80, "rows": 24}),
+            "env name \"A=B\" must be non-empty, without '=' or NUL",
+        ),
+        (
+            json!({"op": "create_pty", "program": "sh", "args": ["a\u{0}b"], "cwd": "/", "env": {}, "group_id": "g",
+            "title": "t", "cols": 80, "rows": 24}),
+            "argument 0 must not contain NUL",
+        ),
+        (
+            json!({"op": "create_pipe", "program": "/bin/true", "args": [], "cwd": "/", "env": {"A": "\u{0}"},
+            "group_id": "g", "output_path": dir.path().join("nul").to_str().unwrap()}),
+            "the value of env \"A\" must not contain NUL",
+        ),
+    ];
+    let listed = |daemon: &Daemon| {
+        let count = |mode| daemon.request(json!({"op": "list", "mode": mode}))["processes"].as_array().unwrap().len();
+        count("pty") + count("pipe")
+    };
+    let before = listed(&daemon);
+    let mut created = 0;
+    for (request, expected) in &cases {
+        let answer = daemon.request(request.clone());
+        match *expected {
+            "ok" | "created" => {
+                assert_eq!(answer["type"], *expected, "{} answered {answer}", request["op"]);
+                created += usize::from(*expected == "created");
+            }
+            text => {
+                assert_eq!(answer["type"], "error", "{} answered {answer}", request["op"]);
+                assert!(support::message(&answer).contains(text), "{} answered {answer}, not {text:?}", request["op"]);
+            }
+        }
+    }
+    // Arguments that are not UTF-8 cannot be written in JSON but as lone surrogate escapes: a malformed frame.
+    let token = &daemon.registration.token;
+    let text = format!(
+        r#"{{"token":"{token}","request":{{"op":"create_pty","program":"sh","args":["\udc80"],"cwd":"/","env":{{}},"group_id":"g","title":"t","cols":80,"rows":24}}}}"#
+    );
+    let mut stream = daemon.connect();
+    send_text(&mut stream, &text);
+    match recv(&mut stream) {
+        None => {}
+        Some(answer) => assert!(support::message(&answer).contains("surrogate"), "{answer}"),
+    }
+    assert_eq!(listed(&daemon), before + created, "no refused request started or removed a process");
+    assert!(!dir.path().join("missing").exists() && !dir.path().join("relative").exists());
+}

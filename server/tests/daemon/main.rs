@@ -6,9 +6,11 @@ mod support;
 
 mod bad_input;
 mod cli;
+mod faults;
 mod guardian;
 mod limits;
 mod long_lived;
 mod ownership;
 mod pipe;
+mod security;
 mod terminal;

@@ -56,6 +56,10 @@ fn files_are_private() {
     let _owner = daemon.own();
     assert_eq!(mode(daemon.dir()), 0o700);
     assert_eq!(mode(daemon.dir().join("service.json")), 0o600);
+    assert_eq!(mode(daemon.dir().join(opencode_pty_protocol::LOCK_FILE)), 0o600);
+    // The record of process groups is written with the first process.
+    let _created = daemon.request(support::create_sh("sleep 30"));
+    assert_eq!(mode(daemon.dir().join("service.groups")), 0o600);
     assert_eq!(mode(&daemon.registration.socket), 0o600);
     assert!(daemon.registration.socket.len() < 104, "{}", daemon.registration.socket);
     let parent = std::path::Path::new(&daemon.registration.socket).parent().unwrap().to_path_buf();

@@ -95,7 +95,7 @@ fn every_pty_op_is_dispatched() {
     let bad = json!({"op": "write", "id": id, "attachment_id": null, "data_base64": "eA=="});
     assert_eq!(message(&daemon.request(bad)), "terminal input requires the active controller attachment");
     let bad = json!({"op": "write", "id": id, "attachment_id": "a", "data_base64": "!!"});
-    assert_eq!(message(&daemon.request(bad)), "invalid input base64");
+    assert_eq!(message(&daemon.request(bad)), "data_base64 is not valid base64: Invalid symbol 33, offset 0.");
     for op in ["wait", "signal", "set_metadata"] {
         let request = json!({"op": op, "id": id, "signal": "SIGTERM", "metadata": {}});
         assert!(message(&daemon.request(request)).contains("only for pipe processes"), "{op}");
