@@ -88,3 +88,20 @@ fn the_cursor_a_full_screen_program_saved_is_restored_after_a_reattach() {
         assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: after DECRC");
     }
 }
+
+#[test]
+fn a_checkpoint_taken_mid_sequence_on_the_alternate_screen_still_restores_that_screen() {
+    // Found by fuzzing: libghostty will not copy a terminal whose parser holds an incomplete sequence, which
+    // is what output cut between two reads leaves. The checkpoint must not fail for it.
+    for pending in ["\x1b", "\x1b[", "\x1b[38;5", "\x1b]0;title"] {
+        let mut source = terminal();
+        source.write(&shell());
+        source.write(b"\x1b[?1049h\x1b[2J\x1b[H\x1b[44m~ full-screen program \x1b[0m\r\n~\r\n\x1b[5;3Hcursor here");
+        source.write(pending.as_bytes());
+        let checkpoint = source.vt_checkpoint().unwrap_or_else(|e| panic!("{pending:?}: {e:?}"));
+        let mut replay = terminal();
+        replay.write(&checkpoint);
+        assert_eq!(replay.active_screen(), Screen::Alternate, "{pending:?}");
+        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{pending:?}: the alternate screen");
+    }
+}
