@@ -88,13 +88,16 @@ bench QUICK="":
 # checkpoint; `just fuzz ts-framer SECONDS` runs the TypeScript client's framer loop instead. Needs cargo-fuzz
 # (installed here when missing) and a nightly toolchain, or stable with RUSTC_BOOTSTRAP=1. New inputs go to
 # fuzz/corpus/TARGET, crashes to fuzz/artifacts/TARGET; copy a crash to fuzz/regressions/TARGET once fixed.
+# `checkpoint` runs without AddressSanitizer: under it the process grows by about 0.4 MB a run (libghostty's
+# memory, not a leak: the same inputs in a plain build stay flat; HARDENING.md), reaching the RSS limit.
 fuzz TARGET SECONDS="600":
     if [ '{{TARGET}}' = ts-framer ]; then cd client-ts && npm ci --no-audit --no-fund && npm run fuzz -- {{SECONDS}}; exit; fi; \
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked; \
     cargo run -q -p opencode-pty-hardening -- seed fuzz/seeds; \
     mkdir -p fuzz/corpus/{{TARGET}}; \
     if rustup toolchain list | grep -q '^nightly'; then toolchain=+nightly; else toolchain=; export RUSTC_BOOTSTRAP=1; fi; \
-    cd fuzz && cargo $toolchain fuzz run {{TARGET}} corpus/{{TARGET}} seeds/{{TARGET}} -- -max_total_time={{SECONDS}} -rss_limit_mb=4096
+    sanitizer=; if [ '{{TARGET}}' = checkpoint ]; then sanitizer='--sanitizer none'; fi; \
+    cd fuzz && cargo $toolchain fuzz run $sanitizer {{TARGET}} corpus/{{TARGET}} seeds/{{TARGET}} -- -max_total_time={{SECONDS}} -rss_limit_mb=4096
 
 # The load cases of issue 16 against a release daemon (200 terminals x 4 MiB, slow and stalled readers, 1,000
 # cycles of each kind, 500 concurrent requests, the connection cap); `just load QUICK=1` is the short version

@@ -173,7 +173,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_daemon(options)?;
         }
         Command::Guard { record, instance } => opencode_pty::serve_guardian(&record, &instance)?,
-        Command::Play { location } => client_runtime()?.block_on(play::play(&location.root()?, &location.name))?,
+        Command::Play { location } => {
+            let runtime = client_runtime()?;
+            let played = runtime.block_on(play::play(&location.root()?, &location.name));
+            // Its stdin reader may still be blocked in a read nobody wants now: do not wait for a line.
+            runtime.shutdown_background();
+            played?
+        }
         Command::Status { location, json } => {
             client_runtime()?.block_on(observe::status(&location.dir()?, observe::Format::from_json_flag(json)))?
         }

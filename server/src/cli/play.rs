@@ -2,6 +2,7 @@
 //! playground (`quit`, or the end of its input) drops ownership, which stops the daemon and its processes.
 
 use std::num::NonZeroU16;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,7 +57,7 @@ struct Play {
 pub async fn play(root: &Path, name: &str) -> anyhow::Result<()> {
     let dir = root.join(name);
     let mut daemon = start_daemon(root, name)?;
-    let (client, owner) = match connect(&dir, &mut daemon).await {
+    let (client, mut owner) = match connect(&dir, &mut daemon).await {
         Ok(connected) => connected,
         Err(error) => {
             let _ = daemon.kill();
@@ -67,7 +68,14 @@ pub async fn play(root: &Path, name: &str) -> anyhow::Result<()> {
     println!("playground: daemon pid {} in {} (type `help`)", daemon.id(), dir.display());
     let mut play = Play { client, current: None };
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await? {
+    loop {
+        // The owner channel closes when the daemon goes (stopped from elsewhere, killed): say so and leave,
+        // rather than answer every later command with a connection error.
+        let line = tokio::select! {
+            line = lines.next_line() => line?,
+            _ = owner.closed() => return Err(daemon_gone(&mut daemon).await),
+        };
+        let Some(line) = line else { break };
         let line = line.trim();
         if matches!(line, "quit" | "exit") {
             break;
@@ -96,10 +104,25 @@ pub async fn play(root: &Path, name: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Starts `opencode-pty daemon` for `root/name` in the background.
+/// Why the playground leaves when its daemon went away, with how the daemon ended once it has.
+async fn daemon_gone(daemon: &mut Child) -> anyhow::Error {
+    let deadline = Instant::now() + EXIT_WAIT;
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = daemon.try_wait() {
+            return anyhow::anyhow!("the daemon is gone ({status}); leaving the playground");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    anyhow::anyhow!("the daemon closed the owner channel; leaving the playground")
+}
+
+/// Starts `opencode-pty daemon` for `root/name` in the background, in a process group of its own: the
+/// terminal's Ctrl-C and hangup reach the playground only, and the daemon learns of them the orderly way, by
+/// its owner channel closing when the playground ends.
 fn start_daemon(root: &Path, name: &str) -> anyhow::Result<Child> {
     let exe: PathBuf = std::env::current_exe().context("cannot find the opencode-pty binary")?;
     Command::new(exe)
+        .process_group(0)
         .args(["daemon", "--name", name, "--runtime-dir"])
         .arg(root)
         .stdin(Stdio::null())

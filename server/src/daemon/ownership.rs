@@ -53,6 +53,8 @@ pub(crate) struct Ownership {
     phase: Phase,
     generation: u64,
     handoff_ttl: Duration,
+    /// Whether the daemon stopped because nobody claimed it in time.
+    never_claimed: bool,
 }
 
 impl Ownership {
@@ -64,19 +66,27 @@ impl Ownership {
 
     /// The same with another handoff lifetime (the daemon's hidden `--handoff-ttl-ms`, for tests).
     pub(crate) fn with_handoff_ttl(now: Instant, handoff_ttl: Duration) -> Ownership {
-        Ownership { phase: Phase::Starting(now + OWNER_DEADLINE), generation: 0, handoff_ttl }
+        Ownership { phase: Phase::Starting(now + OWNER_DEADLINE), generation: 0, handoff_ttl, never_claimed: false }
     }
 
     /// Applies the deadlines that passed by `now`; true when the daemon must stop.
     pub(crate) fn tick(&mut self, now: Instant) -> bool {
         self.phase = match std::mem::replace(&mut self.phase, Phase::Stopped) {
-            Phase::Starting(deadline) if now >= deadline => Phase::Stopped,
+            Phase::Starting(deadline) if now >= deadline => {
+                self.never_claimed = true;
+                Phase::Stopped
+            }
             Phase::Waiting(handoff) if now >= handoff.deadline => Phase::Stopped,
             // An expired handoff is cancelled; the connected owner keeps the daemon.
             Phase::Owned(Some(handoff)) if now >= handoff.deadline => Phase::Owned(None),
             other => other,
         };
         self.phase == Phase::Stopped
+    }
+
+    /// Whether the daemon stopped because no owner claimed it within [`OWNER_DEADLINE`].
+    pub(crate) fn was_never_claimed(&self) -> bool {
+        self.never_claimed
     }
 
     /// The next moment [`Self::tick`] may change something.
@@ -189,7 +199,9 @@ mod tests {
         let mut ownership = Ownership::new(start);
         assert!(!ownership.tick(start + OWNER_DEADLINE - Duration::from_millis(1)));
         assert_eq!(ownership.next_deadline(), Some(start + OWNER_DEADLINE));
+        assert!(!ownership.was_never_claimed());
         assert!(ownership.tick(start + OWNER_DEADLINE));
+        assert!(ownership.was_never_claimed(), "the stop says why");
         assert_eq!(ownership.claim(None, start + OWNER_DEADLINE), Err(OwnershipError::Stopped));
     }
 

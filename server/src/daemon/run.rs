@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use opencode_pty_protocol::REGISTRATION_FILE;
+use opencode_pty_protocol::{OWNER_DEADLINE, REGISTRATION_FILE};
 
 use super::guardian::Guardian;
 use super::record::{GROUPS_FILE, GroupRecord};
@@ -34,6 +34,13 @@ pub enum DaemonError {
     /// A thread, pipe or signal mask the daemon needs.
     #[error("cannot start the daemon: {0}")]
     Start(String),
+    /// Nobody claimed the daemon in time, so it stopped (in order, with nothing left behind).
+    #[error(
+        "no owner claimed the daemon within {} s, so it stopped: a daemon is started by the program that owns \
+         it (OpenCode, or `opencode-pty play`), which claims it at once",
+        OWNER_DEADLINE.as_secs()
+    )]
+    NeverClaimed,
 }
 
 /// Where and how the daemon runs.
@@ -68,7 +75,7 @@ struct Started {
 
 /// Runs the daemon until it stops; `Ok` means an orderly stop (exit status 0).
 pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
-    super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM and SIGINT: {e}")))?;
+    super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM, SIGINT and SIGHUP: {e}")))?;
     crate::process::sys::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
     raise_descriptor_limit();
     let mut runtime = Runtime::bind(&options.root, &options.name)?;
@@ -122,6 +129,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     super::log_limit::report_suppressed();
     runtime.cleanup();
     let _ = done.send(());
+    if state.never_claimed() {
+        return Err(DaemonError::NeverClaimed);
+    }
     Ok(())
 }
 

@@ -87,6 +87,11 @@ impl DaemonState {
         self.stopping.load(Ordering::Acquire)
     }
 
+    /// Whether the daemon stopped because no owner claimed it in time.
+    pub(crate) fn never_claimed(&self) -> bool {
+        self.ownership().was_never_claimed()
+    }
+
     /// Blocks until the daemon must stop: asked to, or an ownership deadline passed.
     pub(crate) fn wait_for_stop(&self) {
         let mut ownership = self.ownership();

@@ -8,8 +8,8 @@
 //!
 //! The child gets exactly the request's environment, its own process group, stdin on `/dev/null`, and one pipe
 //! for both stdout and stderr, so their bytes stay in order. Its `pre_exec` hook restores default signal
-//! dispositions and an empty signal mask (the daemon blocks SIGTERM and SIGINT, and a mask survives `exec`);
-//! the hook is in `process::sys`, with every other `unsafe` call.
+//! dispositions and an empty signal mask (the daemon blocks SIGTERM, SIGINT and SIGHUP, and a mask survives
+//! `exec`); the hook is in `process::sys`, with every other `unsafe` call.
 
 use std::fs::File;
 use std::io::Write;

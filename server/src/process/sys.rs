@@ -21,7 +21,7 @@ pub(crate) fn setup_pty_child(command: &mut Command) {
 }
 
 /// Gives a pipe child, between fork and exec, default signal dispositions and an empty signal mask (the daemon
-/// blocks SIGTERM and SIGINT, and a mask survives `exec`).
+/// blocks SIGTERM, SIGINT and SIGHUP, and a mask survives `exec`).
 pub(crate) fn setup_pipe_child(command: &mut Command) {
     // Safety: the hook runs in the child between fork and exec and only calls async-signal-safe functions
     // (signal, sigemptyset, sigprocmask) on values it owns; it allocates nothing.
@@ -30,8 +30,8 @@ pub(crate) fn setup_pipe_child(command: &mut Command) {
     }
 }
 
-/// In a PTY child: default signal dispositions, an empty signal mask (the daemon blocks SIGTERM and SIGINT), a
-/// new session, and the PTY (already on stdin) as the controlling terminal.
+/// In a PTY child: default signal dispositions, an empty signal mask (the daemon blocks SIGTERM, SIGINT and
+/// SIGHUP), a new session, and the PTY (already on stdin) as the controlling terminal.
 fn pty_child() -> std::io::Result<()> {
     reset_signals()?;
     // Safety: setsid takes no arguments and is async-signal-safe.

@@ -227,3 +227,78 @@ fn unknown_commands_print_usage_and_fail() {
     assert!(help.status.success());
     assert!(stdout(&help).to_lowercase().contains("usage: opencode-pty"));
 }
+
+/// Runs `play` in a PTY of its own (so it leads a session with a terminal, as in a terminal window), starts a
+/// pipe process from it, then closes the terminal: prints the daemon's pid and the pipe child's, then how the
+/// playground ended.
+const PLAY_IN_A_TERMINAL: &str = r#"import json, os, pty, select, socket, struct, sys, time
+exe, root = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(exe, [exe, "play", "--name", "hup", "--runtime-dir", root])
+seen = b""
+def until(marker):
+    global seen
+    end = time.time() + 20
+    while marker not in seen:
+        assert time.time() < end, seen
+        if select.select([fd], [], [], 1)[0]:
+            seen += os.read(fd, 4096)
+until(b"(type `help`)")
+os.write(fd, b"pipe " + root.encode() + b"/out sleep 600\r")
+until(b"started pipe process")
+reg = json.load(open(root + "/hup/service.json"))
+s = socket.socket(socket.AF_UNIX)
+s.connect(reg["socket"])
+body = json.dumps({"token": reg["token"], "request": {"op": "list", "mode": "pipe"}}).encode()
+s.sendall(struct.pack(">I", len(body)) + body)
+n = struct.unpack(">I", s.recv(4))[0]
+data = b""
+while len(data) < n:
+    data += s.recv(n - len(data))
+print(reg["pid"], json.loads(data)["processes"][0]["pid"], flush=True)
+os.close(fd)
+_, status = os.waitpid(pid, 0)
+print("play", "signal" if os.WIFSIGNALED(status) else "exit", flush=True)
+"#;
+
+#[test]
+fn closing_the_terminal_of_play_stops_its_daemon_in_order_and_ends_its_children() {
+    support::require_python3("give `play` a terminal to close");
+    let root = tempfile::tempdir().unwrap();
+    let mut command = Command::new("python3");
+    command.args(["-c", PLAY_IN_A_TERMINAL]).arg(binary()).arg(root.path());
+    let output = run_bounded(command, b"", WAIT * 2);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
+    let mut pids = stdout.lines().next().expect("the pids").split_whitespace().map(|p| p.parse::<u32>().unwrap());
+    let (daemon, child) = (pids.next().unwrap(), pids.next().unwrap());
+    // The hangup reached the playground alone; its owner channel closing stopped the daemon the orderly way.
+    support::wait_dead("the daemon", daemon);
+    support::wait_dead("the pipe child", child);
+    assert!(!root.path().join("hup").exists(), "registration, lock and directory removed: {stdout}");
+}
+
+#[test]
+fn play_says_its_daemon_is_gone_and_leaves() {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(binary())
+        .args(["play", "--name", "gone", "--runtime-dir"])
+        .arg(root.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _guard = support::KillOnDrop(child.id());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    let daemon: u32 = first.split_whitespace().nth(3).and_then(|pid| pid.parse().ok()).expect(&first);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon as i32), nix::sys::signal::SIGTERM).unwrap();
+    // Stdin stays open: only the daemon's going can end the playground.
+    let status = support::wait_or_kill(&mut child, WAIT).expect("play left by itself");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the daemon is gone (exit status: 0); leaving the playground"), "{stderr}");
+}

@@ -71,13 +71,18 @@ fn files_are_private() {
 
 #[test]
 fn an_unowned_daemon_exits_at_the_deadline_even_with_an_idle_connection() {
-    let mut daemon = Daemon::start();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("daemon.log");
+    let mut daemon = Daemon::start_logging_to(&log);
     let started = Instant::now();
     let _idle = daemon.connect();
     let status = daemon.wait_exit();
     assert!(started.elapsed() >= OWNER_DEADLINE - Duration::from_secs(1));
     assert!(started.elapsed() < OWNER_DEADLINE + WAIT);
-    assert!(status.success() || status.code() == Some(0), "{status:?}");
+    // Started by hand, it says why it stopped, and fails: nothing claimed it (issue 17).
+    assert_eq!(status.code(), Some(1), "{status:?}");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(said.contains("error: no owner claimed the daemon within 5 s, so it stopped"), "{said}");
     assert!(!daemon.dir().exists(), "the runtime directory is removed");
     assert!(!std::path::Path::new(&daemon.registration.socket).exists(), "the socket is removed");
 }
@@ -303,6 +308,12 @@ fn a_superseded_owner_gets_exactly_one_answer() {
 #[test]
 fn sigint_is_an_orderly_shutdown_too() {
     signal_stops_the_daemon_in_order(nix::sys::signal::SIGINT);
+}
+
+#[test]
+fn sighup_is_an_orderly_shutdown_too() {
+    // A daemon started from a terminal that closes gets SIGHUP: it stops like for SIGTERM, nothing left behind.
+    signal_stops_the_daemon_in_order(nix::sys::signal::SIGHUP);
 }
 
 #[test]
