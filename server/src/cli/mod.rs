@@ -1,6 +1,7 @@
 //! The command line: argument parsing (clap) and one function per command. `daemon` runs the service on this
 //! thread; the others are clients of a daemon and run on a small tokio runtime.
 
+mod attach;
 mod escape;
 mod observe;
 mod play;
@@ -100,6 +101,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Attach this terminal to a PTY process: its screen here, your keys to it, its size following this
+    /// terminal's. Ctrl-\ twice detaches and leaves it running; when it exits, attach exits with its code.
+    Attach {
+        /// The process id.
+        id: u64,
+        /// Take control from another attachment that has it (otherwise attaching fails while one does).
+        #[arg(long, conflicts_with = "observe")]
+        takeover: bool,
+        /// Only watch: no keys reach the process, and its size is left alone.
+        #[arg(long)]
+        observe: bool,
+        #[command(flatten)]
+        location: Location,
+    },
     /// Copy a process's raw output (from the start) to stdout until it exits.
     Watch {
         /// The process id.
@@ -185,6 +200,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::List { location, json } => {
             client_runtime()?.block_on(observe::list(&location.dir()?, observe::Format::from_json_flag(json)))?
+        }
+        Command::Attach { id, takeover, observe, location } => {
+            let mode = match (observe, takeover) {
+                (true, _) => attach::Mode::Observe,
+                (false, true) => attach::Mode::Control(opencode_pty_client::Takeover::Take),
+                (false, false) => attach::Mode::Control(opencode_pty_client::Takeover::Refuse),
+            };
+            let runtime = client_runtime()?;
+            let attached = runtime.block_on(attach::attach(&location.dir()?, id, mode));
+            // Its keyboard reader may still be blocked in a read: do not wait for a key.
+            runtime.shutdown_background();
+            return attached;
         }
         Command::Watch { id, location } => client_runtime()?.block_on(observe::watch(&location.dir()?, id))?,
         Command::Stop { location } => client_runtime()?.block_on(observe::stop(&location.dir()?))?,

@@ -302,3 +302,116 @@ fn play_says_its_daemon_is_gone_and_leaves() {
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("the daemon is gone (exit status: 0); leaving the playground"), "{stderr}");
 }
+
+/// Runs `attach` in a PTY of its own, 100x30, and plays `actions` (a JSON list of `["expect", text]`,
+/// `["send", text]` and `["resize", "COLSxROWS"]`, which resizes the PTY: SIGWINCH); then waits for `attach` to
+/// end and prints `exit N`, and everything it drew.
+const ATTACH_IN_A_TERMINAL: &str = r#"import fcntl, json, os, pty, select, struct, sys, termios, time
+exe, args, actions = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    os.execv(exe, [exe] + args)
+seen = b""
+def read_some(timeout):
+    global seen
+    if select.select([fd], [], [], timeout)[0]:
+        try:
+            seen += os.read(fd, 65536)
+        except OSError:
+            return False
+    return True
+for kind, text in actions:
+    if kind == "send":
+        os.write(fd, text.encode())
+    elif kind == "resize":
+        cols, rows = map(int, text.split("x"))
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    else:
+        end = time.time() + 20
+        while text.encode() not in seen:
+            assert time.time() < end, (text, seen)
+            read_some(1)
+end = time.time() + 20
+while time.time() < end:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    read_some(0.2)
+while read_some(0.1) and select.select([fd], [], [], 0)[0]:
+    pass
+print("exit", os.waitstatus_to_exitcode(status) if done else "none")
+sys.stdout.write(seen.decode("utf-8", "replace"))
+"#;
+
+/// `attach` with `args` (the daemon's location added) through a 100x30 PTY; its exit code and what it drew.
+fn attach_through_a_pty(daemon: &Daemon, args: &[&str], actions: serde_json::Value) -> (String, String) {
+    let mut all: Vec<&str> = vec!["attach"];
+    all.extend_from_slice(args);
+    let root = daemon.root.path().to_str().unwrap();
+    all.extend_from_slice(&["--name", &daemon.name, "--runtime-dir", root]);
+    let mut command = Command::new("python3");
+    command.args(["-c", ATTACH_IN_A_TERMINAL]).arg(binary()).arg(json!(all).to_string()).arg(actions.to_string());
+    let output = run_bounded(command, b"", WAIT * 3);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
+    let (first, rest) = stdout.split_once('\n').unwrap_or((&stdout, ""));
+    (first.trim_start_matches("exit ").to_owned(), rest.to_owned())
+}
+
+#[test]
+fn attach_draws_the_screen_types_follows_the_size_detaches_and_shows_the_exit() {
+    support::require_python3("give `attach` a terminal");
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let created = daemon.request(create_sh("echo before-attach; exec sh"));
+    let id = created["process"]["id"].as_u64().unwrap();
+    let id_text = id.to_string();
+    // Another controller holds it: attaching fails, clearly, unless told to take over or only to watch.
+    let (_controller, attached) = daemon.subscribe(id, "other", "controller");
+    assert_eq!(attached["type"], "attached", "{attached}");
+    let (code, drawn) = attach_through_a_pty(&daemon, &[&id_text], json!([]));
+    assert_ne!(code, "0", "{drawn}");
+    assert!(drawn.contains("already has controller"), "{drawn}");
+    let (code, drawn) = attach_through_a_pty(
+        &daemon,
+        &[&id_text, "--takeover"],
+        json!([
+            ["expect", "before-attach"],
+            ["send", "echo typed-$((6*7))\r"],
+            ["expect", "typed-42"],
+            ["send", "\u{1c}\u{1c}"]
+        ]),
+    );
+    assert_eq!(code, "0", "{drawn}");
+    assert!(drawn.contains(&format!("[detached from process {id}; it is still running]")), "{drawn}");
+    let process = &daemon.request(json!({"op": "get", "id": id}))["process"];
+    assert_eq!(process["exited_at"], serde_json::Value::Null, "still running after the detach");
+    assert_eq!((process["pty"]["cols"].as_u64(), process["pty"]["rows"].as_u64()), (Some(100), Some(30)));
+    // Watching only: keys do not reach the process.
+    let (code, drawn) = attach_through_a_pty(
+        &daemon,
+        &[&id_text, "--observe"],
+        json!([["expect", "typed-42"], ["send", "echo not-typed\r"], ["send", "\u{1c}\u{1c}"]]),
+    );
+    assert_eq!(code, "0", "{drawn}");
+    let replay = daemon.request(json!({"op": "replay", "id": id, "offset": 0}));
+    let kept =
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, replay["data_base64"].as_str().unwrap());
+    assert!(!String::from_utf8_lossy(&kept.unwrap()).contains("not-typed"), "{replay}");
+    // Attached again, the earlier output is on the screen; the process's exit ends `attach` with its code.
+    // A resize of the local terminal (SIGWINCH) reaches the process.
+    let (code, drawn) = attach_through_a_pty(
+        &daemon,
+        &[&id_text, "--takeover"],
+        json!([
+            ["expect", "typed-42"],
+            ["resize", "120x40"],
+            ["send", "stty size\r"],
+            ["expect", "40 120"],
+            ["send", "exit 3\r"]
+        ]),
+    );
+    assert_eq!(code, "3", "{drawn}");
+    assert!(drawn.contains(&format!("[process {id} exited with code 3]")), "{drawn}");
+}

@@ -1,0 +1,207 @@
+//! `attach ID`: this terminal becomes the process's terminal. The local terminal goes raw; the screen is
+//! drawn from the daemon's checkpoint, then live output follows; keystrokes go to the process as its
+//! controller (`--takeover` takes control from another attachment; `--observe` only watches); the process's
+//! size follows the local terminal (SIGWINCH); Ctrl-\ twice detaches and leaves the process running; when the
+//! process exits the local terminal is restored and the exit shown, and `attach` exits with its code.
+
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use opencode_pty_client::{Client, Event, Response, Role, Subscription, Takeover};
+use rustix::termios::{self, OptionalActions, Termios};
+use tokio::io::AsyncReadExt;
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::observe::discover;
+
+/// The detach key, pressed twice in a row: Ctrl-\ (FS). Once, it reaches the process (with the next key).
+pub const DETACH_KEY: u8 = 0x1c;
+
+/// What the local terminal is reset with on leaving: the main screen, a visible cursor, no mouse reporting,
+/// no bracketed paste, no keypad or cursor-key modes, the default pen.
+const RESET_MODES: &[u8] =
+    b"\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>\x1b[0m";
+
+/// Clears the screen and the scrollback and homes the cursor, before a checkpoint is drawn.
+const CLEAR: &[u8] = b"\x1b[H\x1b[2J\x1b[3J";
+
+/// How this attachment takes part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Types into the process; `Takeover::Take` replaces another controller.
+    Control(Takeover),
+    /// Only watches.
+    Observe,
+}
+
+/// The local terminal in raw mode; dropping it restores the settings it had.
+struct RawTerminal {
+    saved: Termios,
+}
+
+impl RawTerminal {
+    fn enter() -> anyhow::Result<RawTerminal> {
+        let stdin = std::io::stdin();
+        let saved = termios::tcgetattr(stdin.as_fd()).context("attach needs a terminal on stdin")?;
+        let mut raw = saved.clone();
+        raw.make_raw();
+        termios::tcsetattr(stdin.as_fd(), OptionalActions::Flush, &raw).context("cannot make the terminal raw")?;
+        Ok(RawTerminal { saved })
+    }
+}
+
+impl Drop for RawTerminal {
+    fn drop(&mut self) {
+        let _ = termios::tcsetattr(std::io::stdin().as_fd(), OptionalActions::Flush, &self.saved);
+    }
+}
+
+/// The local terminal's size, columns and rows.
+fn local_size() -> anyhow::Result<(u16, u16)> {
+    let size = termios::tcgetwinsize(std::io::stdout().as_fd()).context("cannot read the terminal's size")?;
+    Ok((size.ws_col.max(1), size.ws_row.max(1)))
+}
+
+/// How the attachment ended.
+enum End {
+    Detached,
+    Exited { code: Option<u32>, signal: Option<String> },
+    TakenOver(Option<String>),
+}
+
+/// Runs `attach` for process `id` of the daemon in `dir`.
+pub async fn attach(dir: &Path, id: u64, mode: Mode) -> anyhow::Result<ExitCode> {
+    let client = discover(dir).await?;
+    let attachment = format!("attach-{}", std::process::id());
+    // Watched before the size is read, so that no change is lost between the two.
+    let resized = signal(SignalKind::window_change()).context("cannot watch for size changes")?;
+    let (cols, rows) = local_size()?;
+    // The screen as it is now, and the offset it shows: the subscription continues from there.
+    let snapshot = client.snapshot(id).await?;
+    let (role, takeover) = match mode {
+        Mode::Control(takeover) => (Role::Controller, takeover),
+        Mode::Observe => (Role::Observer, Takeover::Refuse),
+    };
+    let subscription = client.subscribe(id, snapshot.process.output_tail, &attachment, role, takeover).await?;
+    let raw = RawTerminal::enter()?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(CLEAR)?;
+    out.write_all(&snapshot.checkpoint)?;
+    out.write_all(&subscription.attached().replay)?;
+    out.flush()?;
+    drop(out);
+    if role == Role::Controller {
+        // A size that differs comes back as `resized` with a checkpoint for it, which redraws the screen.
+        client.resize(id, Some(&attachment), nonzero(cols), nonzero(rows)).await?;
+    }
+    let end = relay(&client, id, &attachment, role, subscription, resized).await;
+    let mut out = std::io::stdout().lock();
+    out.write_all(RESET_MODES)?;
+    out.flush()?;
+    drop(raw);
+    match end? {
+        End::Detached => {
+            println!("\r\n[detached from process {id}; it is still running]");
+            Ok(ExitCode::SUCCESS)
+        }
+        End::Exited { code, signal } => {
+            let how = match (code, &signal) {
+                (Some(code), _) => format!("with code {code}"),
+                (None, Some(signal)) => format!("by {signal}"),
+                (None, None) => "(how is not known)".to_owned(),
+            };
+            println!("\r\n[process {id} exited {how}]");
+            Ok(ExitCode::from(code.map_or(1, |code| u8::try_from(code).unwrap_or(u8::MAX))))
+        }
+        End::TakenOver(by) => {
+            let by = by.map_or_else(|| "another attachment".to_owned(), |by| format!("attachment {by}"));
+            println!("\r\n[{by} took control of process {id}; detached]");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn nonzero(n: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN)
+}
+
+/// Output to the screen, keys to the process, the size to the process, until a detach, the exit, or losing
+/// control.
+async fn relay(
+    client: &Client,
+    id: u64,
+    attachment: &str,
+    role: Role,
+    mut subscription: Subscription,
+    mut resized: tokio::signal::unix::Signal,
+) -> anyhow::Result<End> {
+    let mut stdin = tokio::io::stdin();
+    let mut keys = [0u8; 4096];
+    let mut held_detach = false;
+    loop {
+        tokio::select! {
+            event = subscription.next() => match event {
+                Some(event) => if let Some(end) = show(event?, attachment, role)? {
+                    return Ok(end);
+                },
+                None => bail!("the daemon ended the subscription to process {id}"),
+            },
+            read = stdin.read(&mut keys) => {
+                let n = read.context("reading the keyboard")?;
+                if n == 0 {
+                    return Ok(End::Detached);
+                }
+                let mut send = Vec::with_capacity(n + 1);
+                for &key in &keys[..n] {
+                    match (held_detach, key == DETACH_KEY) {
+                        (true, true) => return Ok(End::Detached),
+                        (false, true) => held_detach = true,
+                        (true, false) => {
+                            send.extend_from_slice(&[DETACH_KEY, key]);
+                            held_detach = false;
+                        }
+                        (false, false) => send.push(key),
+                    }
+                }
+                if role == Role::Controller && !send.is_empty() {
+                    client.write(id, Some(attachment), &send).await?;
+                }
+            },
+            _ = resized.recv(), if role == Role::Controller => {
+                let (cols, rows) = local_size()?;
+                client.resize(id, Some(attachment), nonzero(cols), nonzero(rows)).await?;
+            },
+        }
+    }
+}
+
+/// Draws one event; the end of the attachment when the event is one (the exit, or, for a controller, another
+/// attachment taking control).
+fn show(event: Event, attachment: &str, role: Role) -> anyhow::Result<Option<End>> {
+    let mut out = std::io::stdout().lock();
+    match event {
+        Event::Output { bytes, .. } => out.write_all(&bytes)?,
+        Event::Message(message) => match *message {
+            Response::Resized { checkpoint_base64, .. } => {
+                use base64::Engine;
+                let checkpoint = base64::engine::general_purpose::STANDARD
+                    .decode(checkpoint_base64)
+                    .context("the resize's checkpoint is not base64")?;
+                out.write_all(CLEAR)?;
+                out.write_all(&checkpoint)?;
+            }
+            Response::Exited { exit_code, signal, .. } => return Ok(Some(End::Exited { code: exit_code, signal })),
+            Response::ControllerChanged { attachment_id, .. }
+                if role == Role::Controller && attachment_id.as_deref() != Some(attachment) =>
+            {
+                return Ok(Some(End::TakenOver(attachment_id)));
+            }
+            _ => {}
+        },
+    }
+    out.flush()?;
+    Ok(None)
+}
