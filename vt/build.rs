@@ -34,6 +34,9 @@ const LIB_SONAME: &str = "libghostty-vt.so.0";
 /// In a `LIBGHOSTTY_VT_DIR`, the file that names the Ghostty revision the library was built from.
 const REVISION_FILE: &str = "GHOSTTY_REVISION";
 
+/// The modification time the fetched library gets, after the Unix epoch: a day, long before any build.
+const FETCHED_MTIME: std::time::Duration = std::time::Duration::from_secs(86_400);
+
 fn main() {
     println!("cargo:rerun-if-env-changed=LIBGHOSTTY_VT_DIR");
     println!("cargo:rerun-if-changed=build.rs");
@@ -44,7 +47,7 @@ fn main() {
         Some(dir) if !dir.is_empty() => supplied(Path::new(&dir), &revision),
         _ => fetched(&revision),
     };
-    let dir = dir.unwrap_or_else(|message| fail(&message));
+    let dir = dir.unwrap_or_else(|message| fail(&message, &revision));
 
     println!("cargo:rerun-if-changed={}", dir.join(LIB_FILE).display());
     println!("cargo:rustc-link-search=native={}", dir.display());
@@ -52,17 +55,31 @@ fn main() {
     // Our own tests, examples and benches; dependents repeat this from DEP_GHOSTTY_VT_LIBDIR.
     println!("cargo:rustc-link-arg=-Wl,-rpath,$ORIGIN:{}", dir.display());
     println!("cargo:libdir={}", dir.display());
+    // For the test that the fetched library cannot make the next build run this script again.
+    println!("cargo:rustc-env=OPENCODE_PTY_VT_LIBDIR={}", dir.display());
     println!("cargo:revision={revision}");
 }
 
-/// Stops the build with a message that says what to install or set.
-fn fail(message: &str) -> ! {
+/// Stops the build with a message that says what to install or set: pip when it is missing, the network when
+/// pip is there but could not fetch, and in either case the offline route with the revision it needs.
+fn fail(message: &str, revision: &str) -> ! {
     eprintln!("\nerror: opencode-pty-vt cannot find libghostty-vt.\n{message}\n");
+    let pip = Command::new(python()).args(["-m", "pip", "--version"]).output().is_ok_and(|o| o.status.success());
+    if pip {
+        eprintln!(
+            "pip is installed, so the download itself failed: check that this machine reaches the Python \
+             package index (or set PIP_INDEX_URL to a mirror that has {PACKAGE})."
+        );
+    } else {
+        eprintln!(
+            "Install Python 3 with pip (`python3 -m pip --version` must work), so the build can fetch {PACKAGE} \
+             from the Python package index once into target/."
+        );
+    }
     eprintln!(
-        "Either install Python 3 with pip (`python3 -m pip --version` must work), so the build can fetch \
-         {PACKAGE} from the Python package index once into target/, or set LIBGHOSTTY_VT_DIR to a folder \
-         holding {LIB_FILE}, {LIB_SONAME} (a symlink or copy) and a file {REVISION_FILE} that names the \
-         Ghostty revision the library was built from."
+        "Offline: set LIBGHOSTTY_VT_DIR to a folder holding {LIB_FILE}, {LIB_SONAME} (a symlink or copy) and a \
+         file {REVISION_FILE} that holds the Ghostty revision this build needs: {revision} (the library from \
+         the wheel {WHEEL_FILE} is that build)."
     );
     std::process::exit(1);
 }
@@ -112,6 +129,8 @@ fn fetched(revision: &str) -> Result<PathBuf, String> {
     }
     let cache = target_dir().join("libghostty-vt").join(WHEEL_SHA256.get(..16).unwrap_or(WHEEL_SHA256));
     if cache_is_valid(&cache) {
+        // A cache fetched by an older build script still has the time it was written at.
+        date_library(&cache)?;
         return Ok(cache);
     }
     let staging = cache.with_extension(format!("tmp-{}", std::process::id()));
@@ -195,10 +214,24 @@ fn populate(staging: &Path, revision: &str) -> Result<(), String> {
         return Err(format!("{PACKAGE} holds Ghostty {stated:?}, but vt/src/ffi.rs is written against {revision}."));
     }
     fs::write(staging.join(REVISION_FILE), format!("{stated}\n")).map_err(|e| e.to_string())?;
+    date_library(staging)?;
     std::os::unix::fs::symlink(LIB_FILE, staging.join(LIB_SONAME)).map_err(|e| format!("cannot link SONAME: {e}"))?;
     fs::remove_dir_all(&wheels).map_err(|e| e.to_string())?;
     fs::remove_file(&requirements).map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// Gives the fetched library a time long past. It is a rerun trigger: dated when it was written, it would be
+/// newer than the run that wrote it, and the next build would run this script (and rebuild everything above
+/// it) again for nothing.
+fn date_library(dir: &Path) -> Result<(), String> {
+    let path = dir.join(LIB_FILE);
+    let dated = std::time::UNIX_EPOCH + FETCHED_MTIME;
+    if fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|time| time == dated) {
+        return Ok(());
+    }
+    let file = fs::File::options().write(true).open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    file.set_modified(dated).map_err(|e| format!("cannot date {}: {e}", path.display()))
 }
 
 /// The Python interpreter: `PYTHON` when set, else `python3`.

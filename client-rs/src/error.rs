@@ -16,20 +16,20 @@ pub enum ClientError {
         message: String,
     },
 
-    /// Connecting to the socket, sending a request or reading an answer failed.
-    #[error("{context}: {source}")]
+    /// Connecting to the socket, sending a request or reading an answer failed. The operating system's error is
+    /// part of the text and not also a `source()`, so an error chain printed whole (`{:#}`) says it once.
+    #[error("{context}: {cause}")]
     Io {
         /// What was being done, such as `cannot connect to /run/opencode-pty/socket`.
         context: String,
         /// The operating system's error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 
     /// A frame could not be encoded (a request over `MAX_FRAME_BYTES`) or the daemon sent one that does not
     /// decode (SPEC §2). The connection is dropped.
     #[error("framing: {0}")]
-    Frame(#[from] FrameError),
+    Frame(FrameError),
 
     /// The daemon sent well-formed frames that break the protocol: a response that does not decode, an output
     /// frame outside a subscription, output frames that are not contiguous, invalid base64, and so on.
@@ -38,7 +38,7 @@ pub enum ClientError {
 
     /// A request could not be serialized to JSON.
     #[error("cannot encode the request: {0}")]
-    Encode(#[source] serde_json::Error),
+    Encode(serde_json::Error),
 
     /// The registration names a protocol version other than this client's (SPEC V3).
     #[error("the daemon speaks protocol {found}, but this client speaks protocol {expected}")]
@@ -114,7 +114,13 @@ impl ClientError {
 
     /// An [`Io`](Self::Io) error with its context.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> ClientError {
-        ClientError::Io { context: context.into(), source }
+        ClientError::Io { context: context.into(), cause: source }
+    }
+}
+
+impl From<FrameError> for ClientError {
+    fn from(error: FrameError) -> ClientError {
+        ClientError::Frame(error)
     }
 }
 
@@ -145,6 +151,22 @@ mod tests {
         let source = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
         let error = ClientError::io("cannot connect to /tmp/x/socket", source);
         assert_eq!(error.to_string(), "cannot connect to /tmp/x/socket: No such file or directory");
+        // Printed as a chain (anyhow's `{:#}`), the cause is said once, not twice.
+        let chain = anyhow_like(&error);
+        assert_eq!(chain, "cannot connect to /tmp/x/socket: No such file or directory");
+        let frame = ClientError::from(FrameError::EofInHeader { got: 1 });
+        assert_eq!(anyhow_like(&frame), frame.to_string());
+    }
+
+    /// An error and every `source()` below it, joined with `: `, as `anyhow`'s `{:#}` prints them.
+    fn anyhow_like(error: &dyn std::error::Error) -> String {
+        let mut text = error.to_string();
+        let mut next = error.source();
+        while let Some(source) = next {
+            text.push_str(&format!(": {source}"));
+            next = source.source();
+        }
+        text
     }
 
     #[test]

@@ -11,14 +11,15 @@ pub enum RuntimeError {
     #[error("invalid runtime name {0:?}: use one or more letters, digits, '.', '_' or '-' (not \".\" or \"..\")")]
     InvalidName(String),
     /// A file system operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}: {cause}", path.display())]
     Io {
         /// What was being done, e.g. "create runtime directory".
         action: &'static str,
         /// The path it was done to.
         path: PathBuf,
-        /// Why, from the operating system.
-        source: io::Error,
+        /// Why, from the operating system (part of the text, not also a `source()`, so a printed chain says
+        /// it once).
+        cause: io::Error,
     },
     /// The service lock is held: another daemon serves this runtime directory.
     #[error("another opencode-pty daemon already runs in {}", dir.display())]
@@ -37,12 +38,12 @@ pub enum RuntimeError {
         reason: String,
     },
     /// The registration file is not a valid registration.
-    #[error("invalid registration {}: {source}", path.display())]
+    #[error("invalid registration {}: {cause}", path.display())]
     Registration {
         /// The registration file.
         path: PathBuf,
         /// What the parser said.
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     /// The credentials of a connected peer could not be read.
     #[error("cannot read the credentials of a connecting peer: {0}")]
@@ -60,6 +61,6 @@ pub enum RuntimeError {
 impl RuntimeError {
     /// An [`RuntimeError::Io`] for `action` on `path`.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> RuntimeError {
-        RuntimeError::Io { action, path: path.into(), source }
+        RuntimeError::Io { action, path: path.into(), cause: source }
     }
 }

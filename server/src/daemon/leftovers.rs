@@ -244,7 +244,7 @@ fn lock_after_death(dir: &Path, path: &Path, instance_id: &str) -> Option<Flock<
 fn remove_record(path: &Path) -> Result<(), RecordError> {
     match fs::remove_file(path) {
         Err(source) if source.kind() != io::ErrorKind::NotFound => {
-            Err(RecordError::Io { action: "remove", path: path.to_owned(), source })
+            Err(RecordError::Io { action: "remove", path: path.to_owned(), cause: source })
         }
         _ => Ok(()),
     }

@@ -73,14 +73,14 @@ impl RecordFile {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RecordError {
     /// Reading, writing or renaming the file failed.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}: {cause}", path.display())]
     Io {
         /// What was being done.
         action: &'static str,
         /// The file.
         path: PathBuf,
         /// Why, from the operating system.
-        source: io::Error,
+        cause: io::Error,
     },
     /// The file is not a record.
     #[error("{} is not a process group record: {reason}", path.display())]
@@ -98,7 +98,7 @@ pub(crate) enum RecordError {
 /// Reads the record at `path`: `Ok(None)` when there is none. Refuses a symbolic link, anything but a regular
 /// file, and a file over [`MAX_RECORD_BYTES`].
 pub(crate) fn read(path: &Path) -> Result<Option<RecordFile>, RecordError> {
-    let io_error = |action, source| RecordError::Io { action, path: path.to_owned(), source };
+    let io_error = |action, source| RecordError::Io { action, path: path.to_owned(), cause: source };
     let invalid = |reason: String| RecordError::Invalid { path: path.to_owned(), reason };
     let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path) {
         Ok(file) => file,
@@ -176,7 +176,7 @@ impl GroupRecord {
     fn write(&self, state: &RecordState) -> Result<(), RecordError> {
         let mut file = state.file.clone();
         file.groups = state.groups.values().copied().collect();
-        let io_error = |action, path: &Path, source| RecordError::Io { action, path: path.to_owned(), source };
+        let io_error = |action, path: &Path, source| RecordError::Io { action, path: path.to_owned(), cause: source };
         let json = serde_json::to_vec(&file).map_err(|e| io_error("encode", &self.path, e.into()))?;
         let written = OpenOptions::new()
             .write(true)

@@ -127,7 +127,7 @@ fn check_private_dir(path: &Path, euid: u32, what: &'static str) -> Result<(), R
 pub(crate) fn read_registration(dir: &Path) -> Result<Registration, RuntimeError> {
     let path = dir.join(REGISTRATION_FILE);
     let text = fs::read(&path).map_err(|e| RuntimeError::io("read registration", &path, e))?;
-    serde_json::from_slice(&text).map_err(|source| RuntimeError::Registration { path, source })
+    serde_json::from_slice(&text).map_err(|source| RuntimeError::Registration { path, cause: source })
 }
 
 /// Refuses a connection whose peer does not run as our effective user.

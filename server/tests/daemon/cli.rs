@@ -415,3 +415,22 @@ fn attach_draws_the_screen_types_follows_the_size_detaches_and_shows_the_exit() 
     assert_eq!(code, "3", "{drawn}");
     assert!(drawn.contains(&format!("[process {id} exited with code 3]")), "{drawn}");
 }
+
+#[test]
+fn a_connection_error_says_its_cause_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("gone");
+    std::fs::create_dir(&dir).unwrap();
+    let socket = root.path().join("nobody.sock");
+    let registration = json!({"instance_id": "a".repeat(32), "pid": 1, "protocol": 8, "features": [],
+        "socket": socket.to_str().unwrap(), "token": "b".repeat(32)});
+    let path = dir.join("service.json");
+    std::fs::write(&path, registration.to_string()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let output = run_at(root.path(), "gone", &["status"], b"");
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(stderr.matches("No such file or directory").count(), 1, "{stderr}");
+    assert!(stderr.contains(&format!("cannot connect to {}", socket.display())), "{stderr}");
+}
