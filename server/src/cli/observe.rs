@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use opencode_pty_client::{Client, Event, Mode, ProcessInfo, Response, Role, Takeover};
 use opencode_pty_protocol::Lifecycle;
+use tokio::io::AsyncWriteExt;
 
 /// How long `stop` waits for the daemon to be gone after `shutdown` (its own cleanup is bounded by 5 s).
 pub const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -104,16 +105,27 @@ pub fn describe(process: &ProcessInfo) -> String {
     }
 }
 
-/// `watch ID`: the raw output from offset 0 to stdout, until the process exits.
+/// `watch ID`: the raw output from offset 0 to stdout, until the process exits. A pipe process's output is
+/// its file, which is followed the way `tail -f` would, to its end once the process has exited.
 pub async fn watch(dir: &Path, id: u64) -> anyhow::Result<()> {
     let client = discover(dir).await?;
+    let process = client.get(id).await?;
+    if let Some(pipe) = &process.pipe {
+        return follow(&client, id, Path::new(&pipe.output_path)).await;
+    }
     let attachment = format!("watch-{}", std::process::id());
     let mut subscription = client.subscribe(id, 0, &attachment, Role::Observer, Takeover::Refuse).await?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(&subscription.attached().replay)?;
     stdout.flush()?;
     while let Some(event) = subscription.next().await {
-        match event? {
+        let event = match event {
+            Ok(event) => event,
+            // Closed without `exited`: see below why.
+            Err(opencode_pty_client::ClientError::Closed) => break,
+            Err(error) => return Err(error.into()),
+        };
+        match event {
             Event::Output { bytes, .. } => {
                 stdout.write_all(&bytes)?;
                 stdout.flush()?;
@@ -122,7 +134,41 @@ pub async fn watch(dir: &Path, id: u64) -> anyhow::Result<()> {
             Event::Message(_) => {}
         }
     }
-    bail!("the subscription to process {id} ended before the process exited")
+    // The connection closed without `exited`: the process was terminated (it is gone), or the daemon stopped.
+    match client.get(id).await {
+        Err(error) if error.to_string().ends_with("not found") => bail!("process {id} was terminated"),
+        Err(_) => bail!("the daemon stopped while process {id} was running"),
+        Ok(_) => bail!("the subscription to process {id} ended before the process exited"),
+    }
+}
+
+/// How often `watch` looks for more of a pipe process's file.
+const FOLLOW_POLL: Duration = Duration::from_millis(100);
+
+/// Copies the file at `path` to stdout as it grows, until pipe process `id` has exited and all it wrote is
+/// out (the daemon closes the file before it reports the exit).
+async fn follow(client: &Client, id: u64, path: &Path) -> anyhow::Result<()> {
+    let mut file = tokio::fs::File::open(path).await.with_context(|| format!("cannot open {}", path.display()))?;
+    let mut wait = std::pin::pin!(client.wait(id));
+    let mut exited = false;
+    let mut stdout = tokio::io::stdout();
+    loop {
+        tokio::io::copy(&mut file, &mut stdout).await.with_context(|| format!("reading {}", path.display()))?;
+        stdout.flush().await?;
+        if exited {
+            return Ok(());
+        }
+        tokio::select! {
+            result = &mut wait => {
+                result.map_err(|error| match error.to_string().as_str() {
+                    "terminated" => anyhow::anyhow!("process {id} was terminated"),
+                    _ => anyhow::Error::from(error),
+                })?;
+                exited = true;
+            }
+            _ = tokio::time::sleep(FOLLOW_POLL) => {}
+        }
+    }
 }
 
 /// `stop`: `shutdown`, then wait until the daemon's process is gone.

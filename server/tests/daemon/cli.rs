@@ -434,3 +434,37 @@ fn a_connection_error_says_its_cause_once() {
     assert_eq!(stderr.matches("No such file or directory").count(), 1, "{stderr}");
     assert!(stderr.contains(&format!("cannot connect to {}", socket.display())), "{stderr}");
 }
+
+#[test]
+fn watch_follows_a_pipe_process_file_and_names_a_terminated_terminal() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let created = daemon.request(json!({"op": "create_pipe", "program": "/bin/sh",
+        "args": ["-c", "echo one; sleep 0.3; echo two"], "cwd": "/", "env": {"PATH": "/usr/bin:/bin"},
+        "group_id": "g", "output_path": out.to_str().unwrap()}));
+    let id = created["process"]["id"].to_string();
+    let watched = run_at(daemon.root.path(), &daemon.name, &["watch", &id], b"");
+    assert!(watched.status.success(), "{}", text(&watched.stderr));
+    assert_eq!(text(&watched.stdout), "one\ntwo\n", "the whole file, followed to the exit");
+
+    let terminal = daemon.request(create_sh("echo started; sleep 600"))["process"]["id"].as_u64().unwrap();
+    let mut watching = Command::new(binary())
+        .args(["watch", &terminal.to_string(), "--name", &daemon.name, "--runtime-dir"])
+        .arg(daemon.root.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _guard = support::KillOnDrop(watching.id());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(watching.stdout.take().unwrap()), &mut first).unwrap();
+    assert_eq!(first.trim(), "started");
+    assert_eq!(daemon.request(json!({"op": "terminate", "id": terminal}))["type"], "ok");
+    let status = support::wait_or_kill(&mut watching, WAIT).expect("watch ends");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut watching.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success());
+    assert!(stderr.contains(&format!("process {terminal} was terminated")), "{stderr}");
+}
