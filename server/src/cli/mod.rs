@@ -5,6 +5,7 @@ mod attach;
 mod escape;
 mod observe;
 mod play;
+mod prompt;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -73,13 +73,24 @@ pub async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     if processes.is_empty() {
         println!("no processes");
     }
-    for process in &processes {
-        println!("{}", describe(process));
-    }
+    table(&mut processes).iter().for_each(|line| println!("{line}"));
     Ok(())
 }
 
-/// One line about a process: id, mode, pid, lifecycle, size or line count, output offsets, title or file.
+/// The header of [`table`].
+pub const TABLE_HEADER: &str = "  ID  MODE  PID          SIZE     STATE        OUTPUT         COMMAND";
+
+/// `processes` as lines for people: a header, then one line each in id order (nothing for none).
+pub fn table(processes: &mut [ProcessInfo]) -> Vec<String> {
+    if processes.is_empty() {
+        return Vec::new();
+    }
+    processes.sort_by_key(|process| process.id);
+    std::iter::once(TABLE_HEADER.to_owned()).chain(processes.iter().map(describe)).collect()
+}
+
+/// One line about a process: id, mode, pid, size or line count, lifecycle, output offsets, and its command
+/// (quoted as a shell would need it), with a PTY's title or a pipe's output file after it.
 pub fn describe(process: &ProcessInfo) -> String {
     let pid = process.pid.map_or("-".to_owned(), |p| p.to_string());
     let lifecycle = match &process.lifecycle {
@@ -90,19 +101,16 @@ pub fn describe(process: &ProcessInfo) -> String {
         Lifecycle::Failed { message } => format!("failed: {message}"),
     };
     let offsets = format!("{}..{}", process.output_head, process.output_tail);
-    match (&process.pty, &process.pipe) {
-        (Some(pty), _) => {
-            let size = format!("{}x{}", pty.cols, pty.rows);
-            format!("{:>4}  pty   pid {pid:<8} {size:<8} {lifecycle:<12} {offsets:<14} {}", process.id, pty.title)
-        }
-        (_, Some(pipe)) => format!(
-            "{:>4}  pipe  pid {pid:<8} {:<8} {lifecycle:<12} {offsets:<14} {}",
-            process.id,
-            format!("{}L", pipe.output_lines),
-            pipe.output_path
-        ),
-        _ => format!("{:>4}  ?     pid {pid}", process.id),
-    }
+    let command = shlex::try_join(process.command.iter().map(String::as_str)).unwrap_or_else(|_| {
+        // A word with NUL cannot be quoted; the daemon refuses those, so this is only a fallback.
+        process.command.join(" ")
+    });
+    let (mode, size, after) = match (&process.pty, &process.pipe) {
+        (Some(pty), _) => ("pty", format!("{}x{}", pty.cols, pty.rows), format!("  [{}]", pty.title)),
+        (_, Some(pipe)) => ("pipe", format!("{}L", pipe.output_lines), format!(" > {}", pipe.output_path)),
+        _ => ("?", String::new(), String::new()),
+    };
+    format!("{:>4}  {mode:<5} {pid:<12} {size:<8} {lifecycle:<12} {offsets:<14} {command}{after}", process.id)
 }
 
 /// `watch ID`: the raw output from offset 0 to stdout, until the process exits. A pipe process's output is

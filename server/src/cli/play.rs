@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use opencode_pty_client::{Client, CreatePipe, CreatePty, Event, Mode, Owner, Response, Role, Signal, Takeover};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::escape::{parse_escapes, show_bytes};
-use super::observe::describe;
+use super::observe::{describe, table};
+use super::prompt::Input;
 
 /// How long `play` waits for the daemon it started to publish its registration.
 pub const START_WAIT: Duration = Duration::from_secs(5);
@@ -67,12 +67,12 @@ pub async fn play(root: &Path, name: &str) -> anyhow::Result<()> {
     };
     println!("playground: daemon pid {} in {} (type `help`)", daemon.id(), dir.display());
     let mut play = Play { client, current: None };
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut input = Input::new()?;
     loop {
         // The owner channel closes when the daemon goes (stopped from elsewhere, killed): say so and leave,
         // rather than answer every later command with a connection error.
         let line = tokio::select! {
-            line = lines.next_line() => line?,
+            line = input.next() => line?,
             _ = owner.closed() => return Err(daemon_gone(&mut daemon).await),
         };
         let Some(line) = line else { break };
@@ -166,7 +166,7 @@ impl Play {
         match word {
             "help" => println!("{HELP}"),
             "new" => {
-                let mut words = rest.split_whitespace().map(str::to_owned);
+                let mut words = words(rest)?.into_iter();
                 let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
                 let program = words.next().unwrap_or(shell);
                 let id = self.new_terminal(program, words.collect()).await?;
@@ -175,7 +175,7 @@ impl Play {
             "list" => {
                 let mut processes = self.client.list(Mode::Pty).await?;
                 processes.extend(self.client.list(Mode::Pipe).await?);
-                processes.iter().for_each(|p| println!("{}", describe(p)));
+                table(&mut processes).iter().for_each(|line| println!("{line}"));
             }
             "use" => {
                 let id = self.current(arg)?;
@@ -225,17 +225,17 @@ impl Play {
             }
             "demo" => self.demo().await?,
             "pipe" => {
-                let mut words = rest.split_whitespace();
+                let mut words = words(rest)?.into_iter();
                 let (Some(file), Some(program)) = (words.next(), words.next()) else {
                     bail!("usage: pipe FILE PROGRAM [ARGS...]");
                 };
                 let cwd = std::env::current_dir().context("no current directory")?;
-                let mut params = CreatePipe::new(program, cwd.display().to_string(), absolute(&cwd, file));
-                params.args = words.map(str::to_owned).collect();
+                let mut params = CreatePipe::new(program, cwd.display().to_string(), absolute(&cwd, &file));
+                params.args = words.collect();
                 // A pipe process gets exactly this environment; the playground passes its own on.
                 params.env = std::env::vars().collect();
                 let process = self.client.create_pipe(params).await?;
-                println!("started pipe process {} writing to {}", process.id, absolute(&cwd, file));
+                println!("started pipe process {} writing to {}", process.id, absolute(&cwd, &file));
             }
             "info" => {
                 let process = self.client.get(self.current(arg)?).await?;
@@ -329,4 +329,10 @@ impl Play {
 /// `file` made absolute against `cwd`.
 fn absolute(cwd: &Path, file: &str) -> String {
     cwd.join(file).display().to_string()
+}
+
+/// A command's words, split as a shell splits them: `'...'` and `"..."` quote, `\\` escapes (so
+/// `new sh -c 'echo a; echo b'` passes one argument after `-c`).
+fn words(text: &str) -> anyhow::Result<Vec<String>> {
+    shlex::split(text).context("unbalanced quotes")
 }

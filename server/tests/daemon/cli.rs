@@ -102,9 +102,10 @@ fn play_demo_shows_a_query_answered_by_the_parser_and_quit_stops_the_daemon() {
 #[test]
 fn play_starts_and_inspects_a_pipe_process() {
     let root = tempfile::tempdir().unwrap();
-    let out = root.path().join("pipe.log");
-    // printf itself turns the two-character `\\n` into newlines.
-    let script = format!("pipe {} printf a\\nb\\n\nawait 1\ninfo 1\nlist\nquit\n", out.display());
+    // The playground splits words as a shell does, so the quotes keep the two-character `\\n` for printf, which
+    // turns it into a newline; the file's path has a space, quoted too.
+    let out = root.path().join("pipe output.log");
+    let script = format!("pipe '{}' printf 'a\\nb\\n'\nawait 1\ninfo 1\nlist\nquit\n", out.display());
     let output = run_at(root.path(), "pipes", &["play"], script.as_bytes());
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
@@ -185,12 +186,13 @@ fn play_drives_a_terminal_with_every_pty_command() {
     assert!(replay.contains(&r"sent-marker\r\n"), "{replay:#?}");
     // `list` after the resize and the rename, then `use 1` and `kill 1` (which prints), then an empty `list`
     // (which prints nothing), then `quit`.
-    let listed: Vec<&str> = lines[at].split_whitespace().collect();
-    assert_eq!((listed[0], listed[1], listed[4]), ("1", "pty", "90x20"), "{}", lines[at]);
-    assert_eq!((listed[5], listed.last()), ("running", Some(&"my-title")), "{}", lines[at]);
-    assert_eq!(lines[at + 1], "terminated process 1", "{stdout}");
-    assert!(lines[at + 2].starts_with("daemon stopped"), "{stdout}");
-    assert_eq!(lines.len(), at + 3, "{stdout}");
+    assert!(lines[at].starts_with("  ID  MODE  PID"), "a header first: {}", lines[at]);
+    let listed: Vec<&str> = lines[at + 1].split_whitespace().collect();
+    assert_eq!((listed[0], listed[1], listed[3]), ("1", "pty", "90x20"), "{}", lines[at + 1]);
+    assert_eq!((listed[4], listed[6], listed.last()), ("running", "sh", Some(&"[my-title]")), "{}", lines[at + 1]);
+    assert_eq!(lines[at + 2], "terminated process 1", "{stdout}");
+    assert!(lines[at + 3].starts_with("daemon stopped"), "{stdout}");
+    assert_eq!(lines.len(), at + 4, "{stdout}");
     assert!(!root.path().join("drive").exists(), "the daemon cleaned up");
 }
 
@@ -246,7 +248,11 @@ def until(marker):
             seen += os.read(fd, 4096)
 until(b"(type `help`)")
 os.write(fd, b"pipe " + root.encode() + b"/out sleep 600\r")
-until(b"started pipe process")
+until(b"started pipe process 1")
+# The prompt edits lines and keeps history: the up arrow brings the command back.
+assert b"play> " in seen, seen
+os.write(fd, b"\x1b[A\r")
+until(b"started pipe process 2")
 reg = json.load(open(root + "/hup/service.json"))
 s = socket.socket(socket.AF_UNIX)
 s.connect(reg["socket"])
@@ -256,7 +262,7 @@ n = struct.unpack(">I", s.recv(4))[0]
 data = b""
 while len(data) < n:
     data += s.recv(n - len(data))
-print(reg["pid"], json.loads(data)["processes"][0]["pid"], flush=True)
+print(reg["pid"], *[p["pid"] for p in json.loads(data)["processes"]], flush=True)
 os.close(fd)
 _, status = os.waitpid(pid, 0)
 print("play", "signal" if os.WIFSIGNALED(status) else "exit", flush=True)
@@ -271,11 +277,13 @@ fn closing_the_terminal_of_play_stops_its_daemon_in_order_and_ends_its_children(
     let output = run_bounded(command, b"", WAIT * 2);
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{stdout}\n{}", text(&output.stderr));
-    let mut pids = stdout.lines().next().expect("the pids").split_whitespace().map(|p| p.parse::<u32>().unwrap());
-    let (daemon, child) = (pids.next().unwrap(), pids.next().unwrap());
+    let pids: Vec<u32> =
+        stdout.lines().next().expect("the pids").split_whitespace().map(|p| p.parse().unwrap()).collect();
+    assert_eq!(pids.len(), 3, "the daemon and two pipe children (the second from the prompt's history): {stdout}");
     // The hangup reached the playground alone; its owner channel closing stopped the daemon the orderly way.
-    support::wait_dead("the daemon", daemon);
-    support::wait_dead("the pipe child", child);
+    for pid in pids {
+        support::wait_dead("the daemon or a pipe child", pid);
+    }
     assert!(!root.path().join("hup").exists(), "registration, lock and directory removed: {stdout}");
 }
 

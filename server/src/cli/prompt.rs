@@ -1,0 +1,70 @@
+//! The playground's input: on a terminal, a prompt with line editing and history (rustyline, on a thread of
+//! its own, asked for each line only once the previous command is done, so the prompt never lands in the
+//! middle of a command's output); otherwise plain lines from stdin, with no prompt, for scripts and tests.
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
+use tokio::sync::mpsc;
+
+/// The prompt shown on a terminal.
+const PROMPT: &str = "play> ";
+
+/// Lines typed at the prompt: how many may wait (one: the next is asked for only after this one is taken).
+const TYPED_LINES: usize = 1;
+
+/// Where the playground's commands come from.
+pub enum Input {
+    /// Plain lines.
+    Lines(Lines<BufReader<Stdin>>),
+    /// The line editor's thread: each `()` sent on `ask` makes it prompt once; the line (or `None` at the end
+    /// of input) comes back on `typed`. `asked` says a prompt is out and its line not yet taken.
+    Editor { ask: std::sync::mpsc::Sender<()>, typed: mpsc::Receiver<Option<String>>, asked: bool },
+}
+
+impl Input {
+    /// The line editor when stdin and stdout are a terminal, plain lines otherwise.
+    pub fn new() -> anyhow::Result<Input> {
+        if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+            return Ok(Input::Lines(BufReader::new(tokio::io::stdin()).lines()));
+        }
+        let mut editor = rustyline::DefaultEditor::new().context("cannot start the line editor")?;
+        let (ask, asked) = std::sync::mpsc::channel::<()>();
+        let (send, typed) = mpsc::channel(TYPED_LINES);
+        std::thread::Builder::new().name("opencode-pty-prompt".into()).spawn(move || {
+            while asked.recv().is_ok() {
+                let line = match editor.readline(PROMPT) {
+                    Ok(line) => {
+                        let _ = editor.add_history_entry(line.as_str());
+                        Some(line)
+                    }
+                    // Ctrl-C at the prompt abandons the line, as in a shell.
+                    Err(rustyline::error::ReadlineError::Interrupted) => Some(String::new()),
+                    Err(_) => None,
+                };
+                let end = line.is_none();
+                if send.blocking_send(line).is_err() || end {
+                    return;
+                }
+            }
+        })?;
+        Ok(Input::Editor { ask, typed, asked: false })
+    }
+
+    /// The next line, or `None` at the end of input. Cancel safe: a line typed meanwhile is kept for the next
+    /// call.
+    pub async fn next(&mut self) -> anyhow::Result<Option<String>> {
+        match self {
+            Input::Lines(lines) => Ok(lines.next_line().await?),
+            Input::Editor { ask, typed, asked } => {
+                if !*asked {
+                    *asked = ask.send(()).is_ok();
+                }
+                let line = typed.recv().await.flatten();
+                *asked = false;
+                Ok(line)
+            }
+        }
+    }
+}
