@@ -17,6 +17,8 @@ pub struct Daemon {
     pub name: String,
     pub child: Child,
     pub registration: Registration,
+    /// Where its log (stderr) goes when the test does not take it: shown only if the test fails.
+    log: Option<tempfile::NamedTempFile>,
 }
 
 /// The daemon binary.
@@ -94,6 +96,14 @@ impl Drop for Daemon {
         }
         if !self.registration.socket.is_empty() {
             let _ = std::fs::remove_file(&self.registration.socket);
+        }
+        if std::thread::panicking()
+            && let Some(log) = &self.log
+            && let Ok(text) = std::fs::read_to_string(log.path())
+            && !text.is_empty()
+        {
+            // Captured with the failing test's output, and shown with it.
+            eprintln!("--- the daemon's log ---\n{text}--- end of the daemon's log ---");
         }
     }
 }
@@ -203,7 +213,12 @@ impl Daemon {
 
     /// [`Daemon::launch`] with `stdin` as the daemon's standard input.
     fn launch_with_stdin(command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio) -> Daemon {
-        Daemon::launch_with(command, root, name, stdin, Stdio::inherit())
+        // Its log is kept aside and shown only for a failing test, not mixed into every test's output.
+        let log = tempfile::NamedTempFile::new().expect("a log file");
+        let stderr = Stdio::from(log.reopen().expect("the log file"));
+        let mut daemon = Daemon::launch_with(command, root, name, stdin, stderr);
+        daemon.log = Some(log);
+        daemon
     }
 
     /// Starts `opencode-pty daemon` with a relative `--runtime-dir` (`.`, its working directory being a fresh
@@ -242,7 +257,7 @@ impl Daemon {
         }
         let child = command.stdin(stdin).stdout(Stdio::null()).stderr(stderr).spawn().expect("spawn the daemon");
         let path = root.path().join(name).join("service.json");
-        let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder() };
+        let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder(), log: None };
         daemon.registration = eventually("the registration", || {
             if let Some(status) = daemon.child.try_wait().expect("try_wait") {
                 panic!("the daemon exited at startup: {status}");
