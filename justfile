@@ -112,3 +112,13 @@ load QUICK="":
 soak MINUTES="60":
     cargo build --release -p opencode-pty -p opencode-pty-hardening
     target/release/opencode-pty-hardening soak {{MINUTES}}
+
+# The release archive target/dist/opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz: the release binary,
+# libghostty-vt.so.0 beside it (found through $ORIGIN), LICENSE, NOTICE and the licence texts it names.
+dist:
+    bash packaging/dist.sh
+
+# Builds the archive and installs it under PREFIX (PREFIX/lib/opencode-pty, and PREFIX/bin/opencode-pty).
+install PREFIX:
+    archive="$(bash packaging/dist.sh | tail -n 1)"; work="$(mktemp -d)"; \
+    tar -xzf "$archive" -C "$work"; bash "$work"/*/install.sh '{{PREFIX}}'; rm -rf "$work"

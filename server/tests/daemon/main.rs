@@ -11,6 +11,7 @@ mod guardian;
 mod limits;
 mod long_lived;
 mod ownership;
+mod packaging;
 mod pipe;
 mod security;
 mod terminal;

@@ -1,0 +1,67 @@
+//! The release archive (`packaging/dist.sh`, `just dist`) works where it is unpacked, with no build tree: the
+//! binary finds the libghostty-vt beside it, answers `--version`, and runs a short session once installed
+//! (`install.sh PREFIX`, `just install PREFIX`); the archive carries the licences NOTICE names.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{WAIT, binary, run_bounded};
+
+fn repository() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the repository")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn the_archive_unpacks_installs_and_runs_on_its_own_library() {
+    let out = tempfile::tempdir().unwrap();
+    let mut dist = Command::new("bash");
+    dist.arg(repository().join("packaging/dist.sh")).arg("--binary").arg(binary()).arg("--out").arg(out.path());
+    let built = run_bounded(dist, b"", WAIT * 2);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let archive = text(&built.stdout).lines().last().expect("the archive's path").to_owned();
+    let name = Path::new(&archive).file_name().unwrap().to_str().unwrap().trim_end_matches(".tar.gz").to_owned();
+    assert!(name.starts_with("opencode-pty-") && name.ends_with("-x86_64-unknown-linux-gnu"), "{name}");
+
+    let unpacked = tempfile::tempdir().unwrap();
+    let mut tar = Command::new("tar");
+    tar.arg("-xzf").arg(&archive).arg("-C").arg(unpacked.path());
+    assert!(run_bounded(tar, b"", WAIT).status.success());
+    let folder = unpacked.path().join(&name);
+    for file in ["opencode-pty", "libghostty-vt.so.0", "LICENSE", "NOTICE", "LICENSE.ghostty", "LICENSE.apache-2.0"] {
+        assert!(folder.join(file).is_file(), "{file} is in the archive");
+    }
+    let notice = std::fs::read_to_string(folder.join("NOTICE")).unwrap();
+    for component in ["Ghostty", "simdutf", "Google Highway", "Wuffs", opencode_pty_vt::ffi::GHOSTTY_REVISION] {
+        assert!(notice.contains(component), "NOTICE names {component}:\n{notice}");
+    }
+    // The library that loads is the one beside the binary, not the build tree's.
+    let mut ldd = Command::new("ldd");
+    ldd.arg(folder.join("opencode-pty")).env_remove("LD_LIBRARY_PATH");
+    let linked = text(&run_bounded(ldd, b"", WAIT).stdout);
+    let expected = format!("libghostty-vt.so.0 => {}", folder.join("libghostty-vt.so.0").display());
+    assert!(linked.contains(&expected), "{linked}");
+
+    let prefix = tempfile::tempdir().unwrap();
+    let mut install = Command::new("bash");
+    install.arg(folder.join("install.sh")).arg(prefix.path());
+    let installed = run_bounded(install, b"", WAIT);
+    assert!(installed.status.success(), "{}", text(&installed.stderr));
+    // Unpacked folder gone: the installed copy stands on its own.
+    drop(unpacked);
+    let starter = prefix.path().join("bin/opencode-pty");
+    let mut version = Command::new(&starter);
+    version.arg("--version").env_remove("LD_LIBRARY_PATH");
+    let answered = run_bounded(version, b"", WAIT);
+    assert!(text(&answered.stdout).starts_with("opencode-pty "), "{}", text(&answered.stderr));
+    let runtime = tempfile::tempdir().unwrap();
+    let mut play = Command::new(&starter);
+    play.args(["play", "--name", "installed", "--runtime-dir"]).arg(runtime.path()).env_remove("LD_LIBRARY_PATH");
+    let session = run_bounded(play, b"new sh\nrun echo hello-from-$((6*7))\nquit\n", WAIT * 2);
+    let said = text(&session.stdout);
+    assert!(session.status.success(), "{said}\n{}", text(&session.stderr));
+    assert!(said.contains("hello-from-42"), "the installed daemon ran a terminal:\n{said}");
+}
