@@ -122,3 +122,9 @@ dist:
 install PREFIX:
     archive="$(bash packaging/dist.sh | tail -n 1)"; work="$(mktemp -d)"; \
     tar -xzf "$archive" -C "$work"; bash "$work"/*/install.sh '{{PREFIX}}'; rm -rf "$work"
+
+# The npm packages: the platform package opencode-pty-linux-x64 (from the release archive) and the client's
+# tarball, in target/dist/.
+npm-packages:
+    archive="$(bash packaging/dist.sh | tail -n 1)"; bash packaging/npm.sh "$archive"
+    cd client-ts && npm ci --no-audit --no-fund && npm pack --pack-destination ../target/dist

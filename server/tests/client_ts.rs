@@ -80,6 +80,76 @@ fn node_versions_are_read_from_node_version_output() {
     assert_eq!(parse_node_version("v20"), None);
 }
 
+/// Runs `npm ci` in `dir` when its `node_modules` needs it, once at a time for this binary's tests.
+fn ensure_installed(dir: &Path) {
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
+    if needs_install(dir) {
+        let log = tempfile::NamedTempFile::new().expect("a log file");
+        let mut install = Command::new("npm");
+        install.args(["ci", "--no-audit", "--no-fund"]).current_dir(dir);
+        install.stdout(log.reopen().expect("log")).stderr(log.reopen().expect("log"));
+        let status = run(install, "npm ci", INSTALL_TIMEOUT);
+        let output = std::fs::read_to_string(log.path()).unwrap_or_default();
+        assert!(status.success(), "`npm ci` in {} failed ({status}):\n{output}", dir.display());
+    }
+}
+
+/// Runs `command` with its output kept; panics with it, naming `what`, unless it succeeds. Its stdout.
+fn checked(mut command: Command, what: &str) -> String {
+    let log = tempfile::NamedTempFile::new().expect("a log file");
+    let out = tempfile::NamedTempFile::new().expect("an output file");
+    command.stdout(out.reopen().expect("out")).stderr(log.reopen().expect("log"));
+    let status = run(command, what, INSTALL_TIMEOUT);
+    let stdout = std::fs::read_to_string(out.path()).unwrap_or_default();
+    let stderr = std::fs::read_to_string(log.path()).unwrap_or_default();
+    assert!(status.success(), "{what} failed ({status}):\n{stdout}\n{stderr}");
+    stdout
+}
+
+/// A project that depends on the client, as OpenCode does: both npm packages (the client and the platform
+/// package with the daemon binary) installed offline from their `npm pack` tarballs; the client starts a
+/// daemon without being told where the binary is (no `OPENCODE_PTY_BIN`).
+#[test]
+fn the_packed_client_finds_the_daemon_in_the_platform_package() {
+    let dir = client_dir();
+    ensure_installed(&dir);
+    let root = dir.parent().expect("the repository").to_path_buf();
+    let packages = tempfile::tempdir().unwrap();
+    let mut dist = Command::new("bash");
+    dist.arg(root.join("packaging/dist.sh")).args(["--binary", env!("CARGO_BIN_EXE_opencode-pty"), "--out"]);
+    dist.arg(packages.path());
+    let archive = checked(dist, "packaging/dist.sh").lines().last().expect("the archive").to_owned();
+    let mut platform = Command::new("bash");
+    platform.arg(root.join("packaging/npm.sh")).arg(&archive).arg("--out").arg(packages.path());
+    let platform = checked(platform, "packaging/npm.sh").lines().last().expect("the package").to_owned();
+    let mut pack = Command::new("npm");
+    pack.args(["pack", "--silent", "--pack-destination"]).arg(packages.path()).current_dir(&dir);
+    let client = packages.path().join(checked(pack, "npm pack").lines().last().expect("the client").trim());
+
+    let project = tempfile::tempdir().unwrap();
+    let manifest = r#"{"name": "consumer", "version": "1.0.0", "private": true, "type": "module"}"#;
+    std::fs::write(project.path().join("package.json"), manifest).unwrap();
+    let mut install = Command::new("npm");
+    install.args(["install", "--offline", "--no-audit", "--no-fund", "--no-package-lock"]);
+    install.arg(&client).arg(&platform).current_dir(project.path());
+    checked(install, "npm install of the two tarballs");
+    let script = r#"import { Daemon } from "opencode-pty-client";
+import { readlinkSync } from "node:fs";
+const { daemon, owner } = await Daemon.spawn({ runtimeDir: process.argv[2], name: "npm", timeoutMs: 20000 });
+const pty = await daemon.createPty({ program: "/bin/sh", args: ["-c", "exit 0"], cwd: "/", cols: 80, rows: 24 });
+console.log(readlinkSync(`/proc/${daemon.pid}/exe`), pty.id);
+await owner.release();
+"#;
+    std::fs::write(project.path().join("start.mjs"), script).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let mut start = Command::new("node");
+    start.arg("start.mjs").arg(runtime.path()).current_dir(project.path()).env_remove("OPENCODE_PTY_BIN");
+    let said = checked(start, "starting a daemon through the installed client");
+    let expected = project.path().join("node_modules/opencode-pty-linux-x64/bin/opencode-pty");
+    assert!(said.starts_with(&format!("{} ", expected.display())), "the platform package's binary ran: {said}");
+}
+
 #[test]
 fn typescript_client_tests_pass_against_the_daemon() {
     let dir = client_dir();
@@ -100,15 +170,7 @@ fn typescript_client_tests_pass_against_the_daemon() {
     );
     let npm = Command::new("npm").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     assert!(npm.is_ok_and(|status| status.success()), "the TypeScript client's tests need `npm` on PATH: {install}");
-    if needs_install(&dir) {
-        let log = tempfile::NamedTempFile::new().expect("a log file");
-        let mut install = Command::new("npm");
-        install.args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir);
-        install.stdout(log.reopen().expect("log")).stderr(log.reopen().expect("log"));
-        let status = run(install, "npm ci", INSTALL_TIMEOUT);
-        let output = std::fs::read_to_string(log.path()).unwrap_or_default();
-        assert!(status.success(), "`npm ci` in {} failed ({status}):\n{output}", dir.display());
-    }
+    ensure_installed(&dir);
     let mut test = Command::new("npm");
     test.args(["test"]).current_dir(&dir).env("OPENCODE_PTY_BIN", env!("CARGO_BIN_EXE_opencode-pty"));
     // Inherited, not captured: Node's test lines appear in the cargo output whether the test passes or fails.

@@ -11,6 +11,7 @@ import {
   VersionMismatchError,
 } from "../core/errors.js";
 import type { JsonObject } from "../core/frame.js";
+import { daemonBinary, platformPackage } from "./binary.js";
 import { base64Encode } from "../core/bytes.js";
 import {
   attachedOf,
@@ -57,7 +58,8 @@ export interface DiscoverOptions extends Location, CallOptions {}
 
 /** `Daemon.spawn` and `connectOrSpawn` options. */
 export interface SpawnOptions extends DiscoverOptions {
-  /** The `opencode-pty` binary; defaults to `$OPENCODE_PTY_BIN`. */
+  /** The `opencode-pty` binary; defaults to `$OPENCODE_PTY_BIN`, then to the installed platform package's
+   * (`opencode-pty-linux-x64`). */
   readonly binary?: string | undefined;
   /** The daemon's environment, which its PTYs inherit; defaults to this process's. */
   readonly env?: NodeJS.ProcessEnv | undefined;
@@ -123,9 +125,11 @@ export class Daemon {
    * `ping` and claims it. Each step is bounded by the timeout. When any step fails, the new daemon is stopped
    * (SIGTERM, then SIGKILL after `STOP_GRACE_MS`) and reaped before the call rejects. */
   static async spawn(options: SpawnOptions): Promise<Spawned> {
-    const binary = options.binary ?? process.env["OPENCODE_PTY_BIN"];
+    const binary = daemonBinary(options.binary);
     if (!binary) {
-      throw new ConnectionError("no daemon binary: pass `binary` or set OPENCODE_PTY_BIN", "io");
+      const platform = platformPackage();
+      const install = platform ? `, or install ${platform}` : "";
+      throw new ConnectionError(`no daemon binary: pass \`binary\`, set OPENCODE_PTY_BIN${install}`, "io");
     }
     const dir = daemonDir(options);
     const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
