@@ -14,6 +14,10 @@ use super::{Holdings, Scale};
 /// How long a request on a terminal held back by its controller may take (it must not wait for the output).
 const PROMPT_ANSWER: Duration = Duration::from_secs(2);
 
+/// The same bound in the short run, on a loaded machine: still a third of the daemon's request timeout
+/// (30 s), which a request that waited for the stalled controller would reach.
+const PROMPT_ANSWER_LOADED: Duration = Duration::from_secs(10);
+
 /// The least share of its unloaded speed a healthy observer keeps beside a slow one.
 const MIN_SHARE_BESIDE_SLOW: f64 = 0.5;
 
@@ -166,7 +170,9 @@ pub async fn slow_observer(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<
     tokio::time::timeout(Duration::from_secs(60), read).await.context("the slow subscription never ended")?;
     ensure!(!exited, "the slow subscriber was kept to the end ({received} bytes): it should have been dropped");
     let share = alone / beside;
-    ensure!(share >= MIN_SHARE_BESIDE_SLOW, "beside a slow observer the others ran at {share:.2} of their speed");
+    if scale.judge_speed {
+        ensure!(share >= MIN_SHARE_BESIDE_SLOW, "beside a slow observer the others ran at {share:.2} of their speed");
+    }
     Ok(format!(
         "slow observer dropped after {:.1} MiB buffered for it; controller and observer got every byte at {share:.2} \
          of their speed without it ({alone:.2} s alone, {beside:.2} s beside it)",
@@ -188,12 +194,13 @@ pub async fn stalled_controller(daemon: &Daemon, dir: &Path, scale: Scale) -> Re
     verify(observer, scale.lines).await.context("the other terminal")?;
     let other_seconds = started.elapsed().as_secs_f64();
     let before = client.get(held).await?.output_tail;
+    let bound = if scale.judge_speed { PROMPT_ANSWER } else { PROMPT_ANSWER_LOADED };
     let asked = Instant::now();
-    let taken = tokio::time::timeout(PROMPT_ANSWER, client.subscribe(held, 0, "new", Role::Controller, Takeover::Take));
+    let taken = tokio::time::timeout(bound, client.subscribe(held, 0, "new", Role::Controller, Takeover::Take));
     let _taken = taken.await.context("takeover did not answer in time")??;
     let takeover = asked.elapsed();
     let asked = Instant::now();
-    tokio::time::timeout(PROMPT_ANSWER, client.terminate(held)).await.context("terminate did not answer in time")??;
+    tokio::time::timeout(bound, client.terminate(held)).await.context("terminate did not answer in time")??;
     let terminate = asked.elapsed();
     client.terminate(other).await?;
     Ok(format!(
