@@ -84,12 +84,13 @@ bench QUICK="":
     case '{{QUICK}}' in ''|0|QUICK=|QUICK=0) quick='';; *) quick=--quick;; esac; \
     target/release/opencode-pty-bench $quick
 
-# Fuzz one target for SECONDS with cargo-fuzz (libFuzzer): frame_decoder, request_decoder, registration,
-# checkpoint; `just fuzz ts-framer SECONDS` runs the TypeScript client's framer loop instead. Needs cargo-fuzz
-# (installed here when missing) and a nightly toolchain, or stable with RUSTC_BOOTSTRAP=1. New inputs go to
-# fuzz/corpus/TARGET, crashes to fuzz/artifacts/TARGET; copy a crash to fuzz/regressions/TARGET once fixed.
-# `checkpoint` runs without AddressSanitizer: under it the process grows by about 0.4 MB a run (libghostty's
-# memory, not a leak: the same inputs in a plain build stay flat; HARDENING.md), reaching the RSS limit.
+# Targets: frame_decoder, request_decoder, registration, checkpoint (cargo-fuzz, libFuzzer), or ts-framer (the
+# TypeScript client's framer loop). Needs cargo-fuzz (installed here when missing) and a nightly toolchain, or
+# stable with RUSTC_BOOTSTRAP=1. New inputs go to fuzz/corpus/TARGET, crashes to fuzz/artifacts/TARGET; copy a
+# crash to fuzz/regressions/TARGET once fixed. `checkpoint` runs without AddressSanitizer: under it the process
+# grows by about 0.4 MB a run (libghostty's memory, not a leak: the same inputs in a plain build stay flat;
+# HARDENING.md), reaching the RSS limit.
+# Fuzz one target for SECONDS (default 600).
 fuzz TARGET SECONDS="600":
     if [ '{{TARGET}}' = ts-framer ]; then cd client-ts && npm ci --no-audit --no-fund && npm run fuzz -- {{SECONDS}}; exit; fi; \
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked; \
@@ -99,22 +100,23 @@ fuzz TARGET SECONDS="600":
     sanitizer=; if [ '{{TARGET}}' = checkpoint ]; then sanitizer='--sanitizer none'; fi; \
     cd fuzz && cargo $toolchain fuzz run $sanitizer {{TARGET}} corpus/{{TARGET}} seeds/{{TARGET}} -- -max_total_time={{SECONDS}} -rss_limit_mb=4096
 
-# The load cases of issue 16 against a release daemon (200 terminals x 4 MiB, slow and stalled readers, 1,000
-# cycles of each kind, 500 concurrent requests, the connection cap); `just load QUICK=1` is the short version
-# the test command runs. Fails when a case fails.
+# 200 terminals x 4 MiB, slow and stalled readers, 1,000 cycles of each kind, 500 concurrent requests, the
+# connection cap; `just load QUICK=1` is the short version the test command runs. Fails when a case fails.
+# The load cases of issue 16 against a release daemon.
 load QUICK="":
     cargo build --release -p opencode-pty -p opencode-pty-hardening
     case '{{QUICK}}' in ''|0|QUICK=|QUICK=0) quick='';; *) quick=--quick;; esac; \
     target/release/opencode-pty-hardening load $quick
 
-# The soak of issue 16: a dozen busy terminals for MINUTES (an hour by default), RSS and descriptors sampled
-# each minute into soak.csv and soak.svg; fails if either trends up.
+# RSS and descriptors are sampled each minute into soak.csv and soak.svg; fails if either trends up.
+# The soak of issue 16: a dozen busy terminals for MINUTES (an hour by default).
 soak MINUTES="60":
     cargo build --release -p opencode-pty -p opencode-pty-hardening
     target/release/opencode-pty-hardening soak {{MINUTES}}
 
-# The release archive target/dist/opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz: the release binary,
-# libghostty-vt.so.0 beside it (found through $ORIGIN), LICENSE, NOTICE and the licence texts it names.
+# The release binary, libghostty-vt.so.0 beside it (found through $ORIGIN), LICENSE, NOTICE and the licence
+# texts it names.
+# The release archive target/dist/opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz.
 dist:
     bash packaging/dist.sh
 
@@ -123,8 +125,8 @@ install PREFIX:
     archive="$(bash packaging/dist.sh | tail -n 1)"; work="$(mktemp -d)"; \
     tar -xzf "$archive" -C "$work"; bash "$work"/*/install.sh '{{PREFIX}}'; rm -rf "$work"
 
-# The npm packages: the platform package opencode-pty-linux-x64 (from the release archive) and the client's
-# tarball, in target/dist/.
+# The platform package opencode-pty-linux-x64 is made from the release archive.
+# The npm packages (the platform package and the client's tarball), in target/dist/.
 npm-packages:
     archive="$(bash packaging/dist.sh | tail -n 1)"; bash packaging/npm.sh "$archive"
     cd client-ts && npm ci --no-audit --no-fund && npm pack --pack-destination ../target/dist
