@@ -273,6 +273,12 @@ impl Emitter<'_> {
                 set_pen(out, pen, Style::default());
                 out.extend_from_slice(b"\x1b[D \x1b[D\x1b[X");
                 x += 1;
+            } else if cell.style != (Style { bg: cell.style.bg, ..Style::default() }) {
+                // The same, too near the end of the row for a wide placeholder: a space in the cell's full style
+                // shows the same (ECH would keep only the background, losing inverse or strikethrough).
+                set_pen(out, pen, cell.style);
+                out.push(b' ');
+                x += 1;
             } else {
                 // A run of empty cells of one background: erase them in that color, or just skip them.
                 let bg = cell.style.bg;

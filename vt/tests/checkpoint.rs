@@ -128,6 +128,18 @@ fn seeded_adversarial_screens() {
 }
 
 #[test]
+fn empty_cells_in_a_full_pen_near_the_end_of_a_row_keep_what_shows() {
+    // Seeded screens that once came back with such a cell erased in its background only (its inverse or
+    // strikethrough gone): too near the end of the row for the wide-placeholder way, it is now a space in the
+    // cell's full pen, which shows the same.
+    for (class, seed) in [(Class::Text, 292), (Class::Text, 466), (Class::Modes, 869)] {
+        let case = generate(class, seed);
+        let (source, replay) = round_trip(case.cols, case.rows, &case.input);
+        assert_eq!(source.state_diff(&replay, false).expect("diff"), None, "{class:?} seed {seed}");
+    }
+}
+
+#[test]
 fn pending_wrap_on_a_grapheme_keeps_its_marks_once() {
     assert_exact("grapheme", 10, 3, "123456789e\u{301}".as_bytes());
 }
