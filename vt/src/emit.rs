@@ -383,7 +383,17 @@ fn erase_here(out: &mut Vec<u8>, pen: &mut Style, bg: Color) {
     out.extend_from_slice(b"\x1b[X");
 }
 
-/// The index of the last cell that holds text or a background color, if any.
+/// The index of the last cell that holds text or shows something empty (a background color, inverse video,
+/// an underline, a strikethrough or an overline), if any.
 fn last_significant(row: &RowInfo) -> Option<u16> {
-    row.cells.iter().rposition(|c| !c.text.is_empty() || c.style.bg != Color::Default).map(|i| i as u16)
+    let shows = |c: &crate::inspect::CellInfo| {
+        let style = &c.style;
+        !c.text.is_empty()
+            || style.bg != Color::Default
+            || style.inverse
+            || style.underline != 0
+            || style.strikethrough
+            || style.overline
+    };
+    row.cells.iter().rposition(shows).map(|i| i as u16)
 }
