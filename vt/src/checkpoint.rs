@@ -58,6 +58,9 @@ const MOUSE_MODES: [&str; 8] = ["9", "1000", "1002", "1003", "1005", "1006", "10
 /// through the formatter, which is some 20 times cheaper per row but less faithful (see the module docs).
 pub const EXACT_HISTORY_ROWS: usize = 200;
 
+/// Every character set back to ASCII and G0 invoked into GL: what a fresh terminal has.
+const DEFAULT_CHARSETS: &[u8] = b"\x1b(B\x1b)B\x1b*B\x1b+B\x0f";
+
 /// The most rows walked back from the exact part to the start of the logical line that crosses into it.
 const MAX_LOGICAL_LINE_WALK: usize = 256;
 
@@ -112,6 +115,10 @@ impl Terminal {
         let mut out = format!("\x1b[{};{}H", cursor.y + 1, cursor.x + 1).into_bytes();
         out.extend_from_slice(&parts.pen);
         out.extend_from_slice(b"\x1b7");
+        // The saved character sets stay in effect after DECSC; what follows (the cursor's re-printed cell, under
+        // a pending wrap) must be printed with the default ones, and the current pen sets the current ones
+        // after it. (A non-ASCII character printed under DEC special graphics comes out as a space.)
+        out.extend_from_slice(DEFAULT_CHARSETS);
         Ok(out)
     }
 

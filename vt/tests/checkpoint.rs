@@ -141,6 +141,19 @@ fn empty_cells_in_a_full_pen_near_the_end_of_a_row_keep_what_shows() {
 }
 
 #[test]
+fn the_cell_under_a_pending_wrap_is_reprinted_in_the_default_character_sets() {
+    // DECSC saved DEC special graphics, and the cursor then waits to wrap after a non-ASCII character: the
+    // checkpoint sets the saved cursor first, and a non-ASCII character printed under DEC graphics comes out
+    // as a space. Found in the seeded screens (Modes 484 and 620).
+    assert_exact("saved graphics", 10, 3, "\x1b(0\x1b7\x1b(B\x1b[1;10H\u{240a}".as_bytes());
+    for seed in [484, 620] {
+        let case = generate(Class::Modes, seed);
+        let (source, replay) = round_trip(case.cols, case.rows, &case.input);
+        assert_eq!(source.state_diff(&replay, false).expect("diff"), None, "Modes seed {seed}");
+    }
+}
+
+#[test]
 fn pending_wrap_on_a_grapheme_keeps_its_marks_once() {
     assert_exact("grapheme", 10, 3, "123456789e\u{301}".as_bytes());
 }
