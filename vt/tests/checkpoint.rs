@@ -5,18 +5,7 @@ mod support;
 
 use opencode_pty_vt::{EXACT_HISTORY_ROWS, Screen, Terminal};
 use support::screens::{Class, generate};
-
-const SCROLLBACK: usize = 10_000;
-
-/// Feeds `input` to a `cols` x `rows` terminal, checkpoints it and replays the checkpoint into a fresh one.
-fn round_trip(cols: u16, rows: u16, input: &[u8]) -> (Terminal, Terminal) {
-    let mut source = Terminal::new(cols, rows, SCROLLBACK).expect("terminal");
-    source.write(input);
-    let checkpoint = source.vt_checkpoint().expect("checkpoint");
-    let mut replay = Terminal::new(cols, rows, SCROLLBACK).expect("terminal");
-    replay.write(&checkpoint);
-    (source, replay)
-}
+use support::{SCROLLBACK, round_trip};
 
 fn assert_exact(name: &str, cols: u16, rows: u16, input: &[u8]) {
     let (source, replay) = round_trip(cols, rows, input);

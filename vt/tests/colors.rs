@@ -1,16 +1,10 @@
 //! Colours a program set survive a checkpoint: palette entries (OSC 4, also after a partial reset with
 //! OSC 104) and the foreground, background and cursor colours (OSC 10, 11, 12, also after OSC 110).
 
-use opencode_pty_vt::Terminal;
+mod support;
 
-fn round_trip(input: &[u8]) -> (Terminal, Terminal) {
-    let mut source = Terminal::new(30, 6, 100).expect("terminal");
-    source.write(input);
-    let checkpoint = source.vt_checkpoint().expect("checkpoint");
-    let mut replay = Terminal::new(30, 6, 100).expect("terminal");
-    replay.write(&checkpoint);
-    (source, replay)
-}
+use opencode_pty_vt::Terminal;
+use support::round_trip;
 
 #[test]
 fn palette_entries_and_dynamic_colours_are_set_again() {
@@ -22,15 +16,15 @@ fn palette_entries_and_dynamic_colours_are_set_again() {
         b"plain text, no colour changed",
     ];
     for input in cases {
-        let (source, replay) = round_trip(input);
+        let (source, replay) = round_trip(30, 6, input);
         let name = String::from_utf8_lossy(input);
         assert_eq!(source.palette().unwrap(), replay.palette().unwrap(), "{name}: palette");
         assert_eq!(source.dynamic_colors().unwrap(), replay.dynamic_colors().unwrap(), "{name}: dynamic colours");
         assert_eq!(source.state_diff(&replay, true).unwrap(), None, "{name}");
     }
     // The source really changed something (so the comparison above could fail).
-    let (changed, _) = round_trip(cases[0]);
+    let (changed, _) = round_trip(30, 6, cases[0]);
     assert_ne!(changed.palette().unwrap()[1], Terminal::new(2, 2, 0).unwrap().palette().unwrap()[1]);
-    let (dynamic, _) = round_trip(cases[2]);
+    let (dynamic, _) = round_trip(30, 6, cases[2]);
     assert_eq!(dynamic.dynamic_colors().unwrap()[1], Some([1, 2, 3]));
 }

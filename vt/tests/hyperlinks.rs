@@ -1,16 +1,9 @@
 //! Hyperlinks (OSC 8) on cells of the screen and of recent history survive a checkpoint: each run of linked
 //! text keeps its URI, unlinked text stays unlinked, wide characters and links that wrap included.
 
-use opencode_pty_vt::Terminal;
+mod support;
 
-fn round_trip(cols: u16, input: &[u8]) -> (Terminal, Terminal) {
-    let mut source = Terminal::new(cols, 6, 100).expect("terminal");
-    source.write(input);
-    let checkpoint = source.vt_checkpoint().expect("checkpoint");
-    let mut replay = Terminal::new(cols, 6, 100).expect("terminal");
-    replay.write(&checkpoint);
-    (source, replay)
-}
+use support::round_trip;
 
 fn link(uri: &str, text: &str) -> String {
     format!("\x1b]8;;{uri}\x1b\\{text}\x1b]8;;\x1b\\")
@@ -27,11 +20,11 @@ fn linked_text_keeps_its_links() {
         format!("\x1b[31m{}\x1b[0m plain", link("https://red.example", "red link")),
     ];
     for input in &cases {
-        let (source, replay) = round_trip(20, input.as_bytes());
+        let (source, replay) = round_trip(20, 6, input.as_bytes());
         assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
     }
     // The comparison sees links: a row read back holds its URI.
-    let (source, _) = round_trip(20, cases[0].as_bytes());
+    let (source, _) = round_trip(20, 6, cases[0].as_bytes());
     let row = source.row_info(source.total_rows() - 6).unwrap();
     assert_eq!(row.cells[4].link.as_deref(), Some("https://a.example/x"));
     assert_eq!(row.cells[0].link, None);
@@ -40,12 +33,12 @@ fn linked_text_keeps_its_links() {
 #[test]
 fn a_link_longer_than_the_bound_is_left_off_and_the_text_kept() {
     let uri = format!("https://long.example/{}", "a".repeat(opencode_pty_vt::MAX_LINK_BYTES));
-    let (source, replay) = round_trip(20, link(&uri, "long").as_bytes());
+    let (source, replay) = round_trip(20, 6, link(&uri, "long").as_bytes());
     let row = source.row_info(0).unwrap();
     assert_eq!(row.cells[0].text, "l");
     assert_eq!(row.cells[0].link, None, "a URI over MAX_LINK_BYTES reads as no link");
     assert_eq!(replay.row_info(0).unwrap().cells[0].text, "l");
     // A link within the bound on the same screen is still carried.
-    let (source, replay) = round_trip(20, link("https://short.example", "ok").as_bytes());
+    let (source, replay) = round_trip(20, 6, link("https://short.example", "ok").as_bytes());
     assert_eq!(source.state_diff(&replay, true).unwrap(), None);
 }

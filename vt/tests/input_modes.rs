@@ -3,17 +3,10 @@
 //! mouse report format in effect (of `?1005`, `?1006`, `?1015`, `?1016` likewise, X10 after a reset), and the
 //! cursor's shape (DECSCUSR) with its blink (`?12`).
 
-use opencode_pty_vt::{CursorShape, MouseFormat, MouseTracking, Terminal};
+mod support;
 
-/// Feeds `input`, checkpoints, replays into a fresh terminal; both.
-fn round_trip(input: &[u8]) -> (Terminal, Terminal) {
-    let mut source = Terminal::new(40, 10, 100).expect("terminal");
-    source.write(input);
-    let checkpoint = source.vt_checkpoint().expect("checkpoint");
-    let mut replay = Terminal::new(40, 10, 100).expect("terminal");
-    replay.write(&checkpoint);
-    (source, replay)
-}
+use opencode_pty_vt::{CursorShape, MouseFormat, MouseTracking};
+use support::round_trip;
 
 /// Every ordered pair of `modes` set, then optionally a third, then optionally a reset of the first or the
 /// second: the input and the mode expected in effect (`off` after a reset).
@@ -52,7 +45,7 @@ fn the_mouse_tracking_mode_in_effect_is_the_one_restored() {
     let cases = sequences(&modes, MouseTracking::None);
     assert_eq!(cases.len(), 4 * 4 * 3 * 3);
     for (input, expected) in cases {
-        let (source, replay) = round_trip(input.as_bytes());
+        let (source, replay) = round_trip(40, 10, input.as_bytes());
         assert_eq!(source.mouse_tracking().unwrap(), expected, "{input:?}: the source (the last one set wins)");
         assert_eq!(replay.mouse_tracking().unwrap(), expected, "{input:?}: the replay");
         assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
@@ -70,7 +63,7 @@ fn the_mouse_format_in_effect_is_the_one_restored_with_tracking_on_or_off() {
     for tracking in ["", "\x1b[?1002h"] {
         for (input, expected) in sequences(&modes, MouseFormat::X10) {
             let input = format!("{tracking}{input}");
-            let (source, replay) = round_trip(input.as_bytes());
+            let (source, replay) = round_trip(40, 10, input.as_bytes());
             assert_eq!(source.mouse_format().unwrap(), expected, "{input:?}: the source (the last one set wins)");
             assert_eq!(replay.mouse_format().unwrap(), expected, "{input:?}: the replay");
             assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
@@ -93,7 +86,7 @@ fn the_cursor_shape_and_its_blink_are_restored() {
         // DECSCUSR alone, then with the blink changed afterwards by `?12`.
         for blink in ["", "\x1b[?12h", "\x1b[?12l"] {
             let input = format!("\x1b[{n} q{blink}");
-            let (source, replay) = round_trip(input.as_bytes());
+            let (source, replay) = round_trip(40, 10, input.as_bytes());
             assert_eq!(source.cursor_shape().unwrap(), shape, "{input:?}: the source");
             assert_eq!(replay.cursor_shape().unwrap(), shape, "{input:?}: the replay's shape");
             assert_eq!(replay.mode(12, false).unwrap(), source.mode(12, false).unwrap(), "{input:?}: blink");
@@ -114,7 +107,7 @@ fn the_kitty_keyboard_flags_in_effect_are_restored() {
         (b"\x1b[>9u\x1b[=1;3u", 8),
     ];
     for (input, expected) in cases {
-        let (source, replay) = round_trip(input);
+        let (source, replay) = round_trip(40, 10, input);
         let name = String::from_utf8_lossy(input);
         assert_eq!(source.kitty_keyboard_flags().unwrap(), expected, "{name}: the source");
         assert_eq!(replay.kitty_keyboard_flags().unwrap(), expected, "{name}: the replay");
