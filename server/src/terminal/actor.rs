@@ -242,6 +242,11 @@ impl Actor {
     /// stop channel is always part of it. A batch whose deadline passes first is flushed.
     fn wait(&mut self, inbox: &Inbox) -> Flow {
         let pace = self.controller_pace();
+        // Gathered output is written before any wait, unless more output is already queued to join it.
+        let output_next = pace == Pace::Keeping && !self.life.is_output_ended() && !inbox.output.is_empty();
+        if !output_next && self.fanout.has_gathered() {
+            self.write_gathered();
+        }
         let deliveries = self.fanout.pending();
         let mut waits = Waits::new();
         waits.recv(&inbox.stop, Wake::Stop);

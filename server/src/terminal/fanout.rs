@@ -9,9 +9,13 @@
 //! does not take at once (the rest of a frame, and everything after it) goes through the channel as before,
 //! and a count of events handed to the connection and not yet written keeps the two writers from ever
 //! interleaving or reordering frames. JSON events always go through the channel (the connection must see
-//! `exited` to end the subscription).
+//! `exited` to end the subscription). Frames for direct writes are gathered while the actor has more output
+//! queued, and written with one vectored call per subscriber when it has none (or
+//! [`DIRECT_WRITE_BATCH_BYTES`] are gathered): with many observers the system calls, not the bytes, were what
+//! each observer cost.
 
 use std::collections::VecDeque;
+use std::io::IoSlice;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -19,13 +23,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use nix::errno::Errno;
-use nix::sys::socket::{MsgFlags, send};
+use nix::sys::socket::{MsgFlags, sendmsg};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
 use opencode_pty_protocol::{Response, Role};
 
 use super::command::Command;
-use crate::process::Event;
+use crate::process::{Event, Output};
 
 /// Events in one observer's channel. A 1 MiB burst is 128 live output events of 8 KiB, well within it.
 pub const OBSERVER_QUEUE_EVENTS: usize = 1024;
@@ -50,6 +54,11 @@ pub const CONTROLLER_BACKLOG_EVENTS: usize = 256;
 /// The size of what is held for a controller at which it counts as stalled (16 MiB, see
 /// [`CONTROLLER_BACKLOG_EVENTS`]).
 pub(super) const CONTROLLER_BACKLOG_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most output the actor gathers for one subscriber's direct write before writing it (eight live frames):
+/// gathered frames are written in one system call when the actor has no more output queued, when this fills,
+/// or before anything else goes to that subscriber, so gathering delays nothing the actor could send sooner.
+pub const DIRECT_WRITE_BATCH_BYTES: usize = 64 * 1024;
 
 /// What a JSON event without a large member is counted as in a backlog.
 const SMALL_EVENT_BYTES: usize = 256;
@@ -122,6 +131,9 @@ pub(crate) struct Subscriber {
     /// Events waiting for room in the channel, oldest first, and the output bytes among them.
     backlog: VecDeque<Event>,
     backlog_bytes: usize,
+    /// Output gathered for one direct write (only while nothing is held or in flight), and its frames' size.
+    gathered: Vec<Output>,
+    gathered_bytes: usize,
 }
 
 impl Drop for Subscriber {
@@ -131,22 +143,54 @@ impl Drop for Subscriber {
 }
 
 impl Subscriber {
-    /// Queues `event` behind anything already held; false when the receiving end is gone. Output is written
-    /// to the socket directly when nothing is held or in flight (see the module documentation).
+    /// Queues `event` behind anything already held; false when the receiving end is gone. Output is gathered
+    /// for a direct write to the socket when nothing is held or in flight (see the module documentation).
     fn deliver(&mut self, event: Event) -> bool {
+        if self.backlog.is_empty()
+            && self.socket.is_some()
+            && self.in_flight.load(Ordering::Acquire) == 0
+            && let Event::Output(output) = event
+        {
+            self.gathered_bytes += output.whole_frame().len();
+            self.gathered.push(output);
+            return self.gathered_bytes < DIRECT_WRITE_BATCH_BYTES || self.write_gathered();
+        }
+        // Whatever was gathered goes first.
+        self.write_gathered() && self.send(event)
+    }
+
+    /// Writes the gathered output to the socket with one call, without waiting; what the socket does not take
+    /// goes through the channel, in order. False when the receiving end is gone.
+    fn write_gathered(&mut self) -> bool {
+        if self.gathered.is_empty() {
+            return true;
+        }
+        let gathered = std::mem::take(&mut self.gathered);
+        self.gathered_bytes = 0;
+        let mut written = match &self.socket {
+            Some(socket) => write_now(socket, &gathered),
+            None => 0,
+        };
+        let mut alive = true;
+        for output in gathered {
+            let len = output.whole_frame().len();
+            if written >= len {
+                written -= len;
+                continue;
+            }
+            alive &= self.send(Event::Output(output.rest(written)));
+            written = 0;
+        }
+        alive
+    }
+
+    /// Hands `event` to the connection's thread, or holds it while the channel is full; false when the
+    /// receiving end is gone.
+    fn send(&mut self, event: Event) -> bool {
         if !self.backlog.is_empty() {
             self.hold(event);
             return true;
         }
-        let event = match (event, &self.socket) {
-            (Event::Output(output), Some(socket)) if self.in_flight.load(Ordering::Acquire) == 0 => {
-                match write_now(socket, output.whole_frame()) {
-                    n if n == output.whole_frame().len() => return true,
-                    n => Event::Output(output.rest(n)),
-                }
-            }
-            (event, _) => event,
-        };
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         match self.sender.try_send(event) {
             Ok(()) => true,
@@ -195,14 +239,20 @@ impl Event {
     }
 }
 
-/// Writes what `socket` takes of `frame` without waiting; how much that was (0 when it takes nothing now, or
-/// failed: the connection's thread then meets the failure itself).
-fn write_now(socket: &UnixStream, frame: &[u8]) -> usize {
+/// Writes what `socket` takes of `frames`, in order, without waiting; how many bytes that was (0 when it takes
+/// nothing now, or failed: the connection's thread then meets the failure itself).
+fn write_now(socket: &UnixStream, frames: &[Output]) -> usize {
+    let mut slices: Vec<IoSlice<'_>> = frames.iter().map(|output| IoSlice::new(output.whole_frame())).collect();
+    let mut rest = &mut slices[..];
     let mut written = 0;
-    while written < frame.len() {
-        match send(socket.as_raw_fd(), &frame[written..], MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL) {
+    while !rest.is_empty() {
+        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+        match sendmsg::<()>(socket.as_raw_fd(), rest, &[], flags, None) {
             Ok(0) => break,
-            Ok(n) => written += n,
+            Ok(n) => {
+                written += n;
+                IoSlice::advance_slices(&mut rest, n);
+            }
             Err(Errno::EINTR) => {}
             Err(_) => break,
         }
@@ -247,6 +297,8 @@ impl Fanout {
             in_flight: in_flight.clone(),
             backlog: VecDeque::new(),
             backlog_bytes: 0,
+            gathered: Vec::new(),
+            gathered_bytes: 0,
         });
         (key, PtySubscription { receiver, key, alive, ended, in_flight, commands })
     }
@@ -305,6 +357,26 @@ impl Fanout {
             }
         }
         removed
+    }
+
+    /// Writes the output gathered for every subscriber (the actor calls this before it waits). Removes (and
+    /// returns) subscribers that are gone.
+    pub(crate) fn write_gathered(&mut self) -> Vec<Subscriber> {
+        let mut removed = Vec::new();
+        let mut index = 0;
+        while index < self.subscribers.len() {
+            if self.subscribers[index].write_gathered() {
+                index += 1;
+            } else {
+                removed.push(self.subscribers.remove(index));
+            }
+        }
+        removed
+    }
+
+    /// Whether output is gathered for any subscriber.
+    pub(crate) fn has_gathered(&self) -> bool {
+        self.subscribers.iter().any(|s| !s.gathered.is_empty())
     }
 
     /// The subscribers holding events, each with a sender to wait on.

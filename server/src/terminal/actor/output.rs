@@ -51,6 +51,14 @@ impl Actor {
         }
     }
 
+    /// Writes the output gathered for direct writes to subscribers' sockets.
+    pub(super) fn write_gathered(&mut self) {
+        let removed = self.fanout.write_gathered();
+        if !removed.is_empty() {
+            self.detached(removed);
+        }
+    }
+
     /// Stores the current info where requests can read it while the actor is busy.
     pub(super) fn publish_info(&self) {
         let info = self.info();

@@ -1,6 +1,7 @@
 //! Direct writes of output to a subscriber's socket: taken when the connection has nothing left to write,
 //! never ahead of what it still has to write, and a frame the socket takes only in part is finished by the
-//! connection, so the byte stream is every frame, whole and in order.
+//! connection, so the byte stream is every frame, whole and in order. Frames for direct writes are gathered
+//! until the actor writes them, its bound fills, or another event is due to the subscriber.
 
 use std::io::Read;
 use std::os::unix::net::UnixStream;
@@ -32,6 +33,7 @@ fn output_goes_straight_to_the_socket_when_nothing_is_in_flight() {
     let (mut fanout, subscription, mut peer) = with_socket();
     let event = output(0, b'a', 100);
     fanout.publish(&event, None);
+    assert!(fanout.write_gathered().is_empty());
     assert!(subscription.receiver().is_empty(), "the connection's thread had nothing to do");
     let mut got = vec![0u8; event.frame().len()];
     peer.read_exact(&mut got).expect("the frame");
@@ -53,6 +55,8 @@ fn output_waits_behind_what_the_connection_has_not_yet_written() {
     subscription.written();
     // Now nothing is in flight: the next output is written directly again.
     fanout.publish(&output(10, b'c', 10), None);
+    assert!(fanout.has_gathered());
+    fanout.write_gathered();
     assert!(subscription.receiver().is_empty());
 }
 
@@ -68,6 +72,7 @@ fn a_frame_the_socket_takes_in_part_is_finished_by_the_connection_in_order() {
         frames.extend_from_slice(event.frame());
         fanout.publish(&event, None);
     }
+    fanout.write_gathered();
     assert!(!subscription.receiver().is_empty(), "the socket did not take everything at once");
     // The connection's thread writes what it was handed, as `serve_subscription` does; the peer reads it all.
     let (done, all) = unbounded();
@@ -99,4 +104,65 @@ fn a_frame_the_socket_takes_in_part_is_finished_by_the_connection_in_order() {
     assert_eq!(got.len(), frames.len());
     assert!(got == frames, "every frame, whole and in order");
     reader.join().unwrap();
+}
+
+/// What the peer has received so far, without waiting.
+fn received(peer: &mut UnixStream) -> Vec<u8> {
+    peer.set_nonblocking(true).unwrap();
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 16 * 1024];
+    while let Ok(n) = peer.read(&mut buffer) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buffer[..n]);
+    }
+    peer.set_nonblocking(false).unwrap();
+    got
+}
+
+#[test]
+fn output_is_gathered_until_the_actor_writes_it_then_goes_in_one_piece_in_order() {
+    let (mut fanout, subscription, mut peer) = with_socket();
+    let events = [output(0, b'a', 10), output(10, b'b', 20), output(30, b'c', 30)];
+    for event in &events {
+        fanout.publish(event, None);
+    }
+    assert!(received(&mut peer).is_empty(), "nothing is written while the actor gathers");
+    assert!(fanout.write_gathered().is_empty());
+    assert!(!fanout.has_gathered());
+    let expected: Vec<u8> = events.iter().flat_map(|e| e.frame().to_vec()).collect();
+    assert_eq!(received(&mut peer), expected);
+    assert!(subscription.receiver().is_empty(), "all of it went straight to the socket");
+}
+
+#[test]
+fn another_event_for_the_subscriber_writes_the_gathered_output_before_it() {
+    let (mut fanout, subscription, mut peer) = with_socket();
+    let first = output(0, b'a', 10);
+    let second = output(10, b'b', 10);
+    fanout.publish(&first, None);
+    fanout.publish(&second, None);
+    fanout.publish(&Event::message(Response::TitleChanged { title: "t".into() }), None);
+    assert!(!fanout.has_gathered());
+    assert_eq!(received(&mut peer), [first.frame(), second.frame()].concat(), "the output first");
+    assert!(matches!(subscription.receiver().try_recv(), Ok(Event::Message(_))), "then the event, in the channel");
+}
+
+#[test]
+fn gathering_stops_at_its_bound_and_writes_at_once() {
+    let (mut fanout, _subscription, mut peer) = with_socket();
+    let mut expected = Vec::new();
+    let mut offset = 0;
+    while expected.len() < DIRECT_WRITE_BATCH_BYTES {
+        let event = output(offset, b'x', 8192);
+        offset += 8192;
+        expected.extend_from_slice(event.frame());
+        fanout.publish(&event, None);
+    }
+    assert!(!fanout.has_gathered(), "the bound was reached, so everything gathered was written");
+    assert_eq!(received(&mut peer), expected);
+    // One frame short of the bound stays gathered.
+    fanout.publish(&output(offset, b'y', 8192), None);
+    assert!(fanout.has_gathered());
 }
