@@ -44,7 +44,7 @@ pub mod limits {
     pub use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
     pub use crate::daemon::log_limit::LOG_BURST;
     pub use crate::daemon::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
-    pub use crate::daemon::subscription::STALLED_WRITE_CHECK;
+    pub use crate::daemon::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
     pub use crate::terminal::{
         COALESCE_TIMER_SLACK_NS, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES,

@@ -4,7 +4,7 @@
 //! client that goes away ends either at once, detaching its subscription or removing its waiter. The router
 //! has attached the subscription or registered the waiter; this is the I/O that follows.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, IoSlice, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -28,22 +28,27 @@ pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// controller is never given up on: its blocked writes are its backpressure.
 pub const STALLED_WRITE_CHECK: Duration = Duration::from_secs(1);
 
-/// Writes one frame, however long the client takes, unless the subscription is given up; false then. The
-/// socket's write timeout is [`STALLED_WRITE_CHECK`] (set once by [`serve_subscription`]), so a blocked write
-/// returns that often to look.
-fn write_frame(
+/// What a subscription's thread writes with one call at most: the events already queued for it are taken
+/// together up to this size (the actor gathers its direct writes the same way, `DIRECT_WRITE_BATCH_BYTES`).
+pub const WRITE_BATCH_BYTES: usize = 64 * 1024;
+
+/// Writes `frames` in order, however long the client takes, unless the subscription is given up; false then.
+/// The socket's write timeout is [`STALLED_WRITE_CHECK`] (set once by [`serve_subscription`]), so a blocked
+/// write returns that often to look.
+fn write_frames(
     state: &DaemonState,
     stream: &UnixStream,
     attached: &ProcessSubscription,
     gone: &Receiver<()>,
-    frame: &[u8],
+    frames: &[&[u8]],
 ) -> bool {
-    let mut rest = frame;
+    let mut slices: Vec<IoSlice<'_>> = frames.iter().map(|frame| IoSlice::new(frame)).collect();
+    let mut rest = &mut slices[..];
     let mut writer = stream;
     while !rest.is_empty() {
-        match writer.write(rest) {
+        match writer.write_vectored(rest) {
             Ok(0) => return false,
-            Ok(n) => rest = &rest[n..],
+            Ok(n) => IoSlice::advance_slices(&mut rest, n),
             Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                 // Also give up once the client closed its side: it will never read this.
                 let client_left = matches!(gone.try_recv(), Err(crossbeam_channel::TryRecvError::Disconnected));
@@ -56,6 +61,26 @@ fn write_frame(
         }
     }
     true
+}
+
+/// Whether `event` is the last of its subscription.
+fn is_last(event: &Event) -> bool {
+    // A pipe subscription ends with `error` instead when waiting for the child failed.
+    matches!(event, Event::Message(message)
+        if matches!(message.response(), Response::Exited { .. } | Response::Error { .. }))
+}
+
+/// `first` and whatever else is queued behind it now, up to [`WRITE_BATCH_BYTES`] and never past the last
+/// event.
+fn take_batch(attached: &ProcessSubscription, first: Event) -> Vec<Event> {
+    let mut size = first.frame().len();
+    let mut batch = vec![first];
+    while size < WRITE_BATCH_BYTES && !batch.last().is_some_and(is_last) {
+        let Ok(event) = attached.receiver().try_recv() else { break };
+        size += event.frame().len();
+        batch.push(event);
+    }
+    batch
 }
 
 /// Starts a thread that reads (and discards) whatever the client sends; the returned channel disconnects when
@@ -104,15 +129,16 @@ pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, i
         };
         // Disconnected: the process ended this subscription (terminated, or an observer fell behind).
         let Ok(event) = event else { break };
-        // A pipe subscription ends with `error` instead when waiting for the child failed.
-        let last = matches!(&event, Event::Message(message)
-            if matches!(message.response(), Response::Exited { .. } | Response::Error { .. }));
-        // The frame was encoded once for every subscriber; this writes the shared bytes.
-        if !write_frame(state, &stream, &attached, &gone, event.frame()) {
+        let batch = take_batch(&attached, event);
+        // Each frame was encoded once for every subscriber; this writes the shared bytes.
+        let frames: Vec<&[u8]> = batch.iter().map(Event::frame).collect();
+        if !write_frames(state, &stream, &attached, &gone, &frames) {
             break;
         }
-        attached.written();
-        if last {
+        for _ in &batch {
+            attached.written();
+        }
+        if batch.last().is_some_and(is_last) {
             finished = true;
             break;
         }
