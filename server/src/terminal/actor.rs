@@ -277,7 +277,13 @@ impl Actor {
             }
             Wake::Writer => self.hand_to_writer(operation, &inbox.writer),
             Wake::Delivery(n) => self.deliver(operation, &deliveries[n]),
-            Wake::Output => self.reader_output(operation.recv(&inbox.output)),
+            Wake::Output => {
+                let message = operation.recv(&inbox.output);
+                // Caught up with the reader: the chunk's window counts from its read. Behind it, from now, so
+                // chunks that queued while the actor was busy still merge into full batches.
+                let caught_up = inbox.output.is_empty();
+                self.reader_output(message, caught_up);
+            }
             // The command channel never closes while this actor holds a sender for subscriptions.
             Wake::Command => match operation.recv(&inbox.commands) {
                 Ok(command) => self.take(command, pace),
@@ -320,9 +326,11 @@ impl Actor {
 
     /// What the reader sent: a chunk goes down the output path; the end of the output (or the reader's failure,
     /// or its channel closing without either) is one ordered step.
-    fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>) {
+    fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>, caught_up: bool) {
         let failure = match message {
-            Ok(ReaderOutput::Chunk(bytes)) => return self.output(&bytes),
+            Ok(ReaderOutput::Chunk(bytes, read_at)) => {
+                return self.output(&bytes, if caught_up { read_at } else { Instant::now() });
+            }
             Ok(ReaderOutput::End) => None,
             Ok(ReaderOutput::Failed(message)) => Some(message),
             // The reader stopped without saying why; the output has ended all the same.

@@ -18,9 +18,10 @@ pub(crate) struct Coalescer {
 }
 
 impl Coalescer {
-    /// Adds `bytes`, which start at offset `start` (right after the previous chunk). Returns the batches that
+    /// Adds `bytes`, which start at offset `start` (right after the previous chunk) and were read at `read_at`
+    /// (no later than `now`): a batch they start ends [`OUTPUT_COALESCE`] after that. Returns the batches that
     /// are complete: the pending one if its deadline passed by `now`, then any that filled up.
-    pub(crate) fn push(&mut self, start: u64, bytes: &[u8], now: Instant) -> Vec<Batch> {
+    pub(crate) fn push(&mut self, start: u64, bytes: &[u8], read_at: Instant, now: Instant) -> Vec<Batch> {
         debug_assert!(self.bytes.is_empty() || self.start + self.bytes.len() as u64 == start, "contiguous");
         let mut done = Vec::new();
         // A batch past its deadline goes out before anything newer joins it.
@@ -32,7 +33,7 @@ impl Coalescer {
         while !rest.is_empty() {
             if self.bytes.is_empty() {
                 self.start = offset;
-                self.deadline = Some(now + OUTPUT_COALESCE);
+                self.deadline = Some(read_at + OUTPUT_COALESCE);
             }
             let room = MAX_LIVE_OUTPUT_BYTES - self.bytes.len();
             let (now_part, later) = rest.split_at(room.min(rest.len()));
@@ -72,7 +73,7 @@ mod tests {
         let mut coalescer = Coalescer::default();
         let (mut now, mut offset, mut out) = (Instant::now(), 0u64, Vec::new());
         for i in 0..chunks {
-            out.extend(coalescer.push(offset, &vec![i as u8; size], now));
+            out.extend(coalescer.push(offset, &vec![i as u8; size], now, now));
             offset += size as u64;
             now += gap;
         }
@@ -116,10 +117,24 @@ mod tests {
     }
 
     #[test]
+    fn the_window_counts_from_when_the_first_byte_was_read() {
+        let mut coalescer = Coalescer::default();
+        let read_at = Instant::now();
+        let now = read_at + Duration::from_micros(300);
+        assert!(coalescer.push(0, b"a", read_at, now).is_empty());
+        assert_eq!(coalescer.deadline(), Some(read_at + OUTPUT_COALESCE));
+        // A chunk read 0.8 ms later joins; one read after the window ended finds the batch gone out first.
+        assert!(coalescer.push(1, b"b", read_at + Duration::from_micros(800), now).is_empty());
+        let late = read_at + OUTPUT_COALESCE;
+        assert_eq!(coalescer.push(2, b"c", late, late), vec![(0, b"ab".to_vec())]);
+        assert_eq!(coalescer.deadline(), Some(late + OUTPUT_COALESCE));
+    }
+
+    #[test]
     fn a_chunk_larger_than_a_batch_is_split_at_the_bound() {
         let mut coalescer = Coalescer::default();
         let now = Instant::now();
-        let mut batches = coalescer.push(0, &[7; 20_000], now);
+        let mut batches = coalescer.push(0, &[7; 20_000], now, now);
         assert!(coalescer.deadline().is_some(), "the remainder waits for more");
         batches.extend(coalescer.take());
         assert_contiguous(&batches, 20_000);

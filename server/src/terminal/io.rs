@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, select};
 use nix::errno::Errno;
@@ -23,8 +24,8 @@ pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
 /// What the reader hands the actor, in order: output chunks, then how the output ended (once).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ReaderOutput {
-    /// A chunk of output, at most [`READ_CHUNK_BYTES`].
-    Chunk(Vec<u8>),
+    /// A chunk of output, at most [`READ_CHUNK_BYTES`], and when it was read.
+    Chunk(Vec<u8>, Instant),
     /// The end of the output (EOF, or EIO once the child's side is closed).
     End,
     /// Reading the PTY failed: the output has ended all the same.
@@ -103,7 +104,7 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderO
                 return;
             }
             Ok(n) => {
-                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec())) {
+                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec(), Instant::now())) {
                     return;
                 }
             }

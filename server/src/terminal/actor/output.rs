@@ -14,12 +14,13 @@ use crate::terminal::coalesce::Batch;
 
 impl Actor {
     /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out.
-    pub(super) fn output(&mut self, bytes: &[u8]) {
+    /// `read_at` is when the reader read `bytes`: the coalescing window of a batch they start counts from then.
+    pub(super) fn output(&mut self, bytes: &[u8], read_at: Instant) {
         let (start, _end) = self.replay.append(bytes);
         self.vt.write(bytes);
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
-        let batches = self.batch.push(start, bytes, Instant::now());
+        let batches = self.batch.push(start, bytes, read_at, Instant::now());
         self.publish_batches(batches);
         if self.vt.take_title_changed()
             && let Some(title) = self.titles.set_osc(self.vt.title())
