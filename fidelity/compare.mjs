@@ -4,8 +4,9 @@
  * and attributes, the cursor and the modes; then, when the alternate screen is active, the same again after
  * both leave it (`CSI ? 1049 l`). Reads cases as JSON lines from the file named first, writes one JSON summary
  * per class to stdout. A case counts as "agreeing" when Ghostty (the daemon's `read_rows` of every row, and
- * the soft wraps, cell backgrounds and character columns of a Ghostty fed the same bytes, and the cursor) and
- * xterm.js show the same text, wraps, backgrounds, widths and cursor, history included, for the raw bytes; emulator disagreements are excluded by that rule, not case by case.
+ * the soft wraps, cell backgrounds, foregrounds and flags and character columns of a Ghostty fed the same
+ * bytes, and the cursor) and xterm.js show the same text, wraps, cell attributes, widths and cursor, history
+ * included, for the raw bytes; emulator disagreements are excluded by that rule, not case by case.
  */
 import { readFileSync } from "node:fs";
 import xterm from "@xterm/headless";
@@ -54,7 +55,9 @@ function state(term) {
         c.isStrikethrough(), c.isOverline(),
       ].join(","));
     }
-    lines.push({ text: line.translateToString(true), wrapped: line.isWrapped, cells: cells.join("|") });
+    // Trailing blanks cut, empty or spaces alike (as for cells above: a printed space in a pen shows that pen,
+    // which an erase cannot carry, so a checkpoint may have to print what the raw output left empty).
+    lines.push({ text: line.translateToString(true).trimEnd(), wrapped: line.isWrapped, cells: cells.join("|") });
   }
   const m = term.modes;
   return {
@@ -114,7 +117,20 @@ function view(term) {
     wraps: lines(term, (line) => line.isWrapped),
     bgs: lines(term, (line) => cells(term, line, bg, ",")),
     layout: lines(term, (line) => cells(term, line, (c) => c.getChars().replace(/ +$/, ""), "\u0001")),
+    styles: lines(term, (line) => cells(term, line, style, ",")),
   };
+}
+
+/** What a cell shows besides its text and background, as the Rust side writes it of Ghostty (`screen_view`):
+ * the foreground (`d`, `p<index>`, `r<rgb>`) and the flags bold, italic, faint, underline, blink, inverse,
+ * invisible, strikethrough and overline as `1`/`0`; `-` for the second cell of a wide character. */
+function style(c) {
+  if (c.getWidth() === 0) return "-";
+  const m = c.getFgColorMode();
+  const fg = m === 0 ? "d" : m === 50331648 ? `r${c.getFgColor()}` : `p${c.getFgColor()}`;
+  const flags = [c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isBlink(), c.isInverse(), c.isInvisible(),
+    c.isStrikethrough(), c.isOverline()].map((f) => (f ? "1" : "0")).join("");
+  return `${fg}${flags}`;
 }
 
 /** Whether two per-row lists agree on every row both have. */
@@ -130,7 +146,7 @@ function agrees(ghostty, lineTexts, term) {
   const x = view(term);
   return JSON.stringify(normalise(lineTexts)) === JSON.stringify(x.lines)
     && JSON.stringify(ghostty.wraps) === JSON.stringify(x.wraps)
-    && sameRows(ghostty.bgs, x.bgs) && sameRows(ghostty.layout, x.layout);
+    && sameRows(ghostty.bgs, x.bgs) && sameRows(ghostty.layout, x.layout) && sameRows(ghostty.styles, x.styles);
 }
 
 /** Lines with trailing blanks cut and blank lines at the end dropped. */

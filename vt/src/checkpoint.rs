@@ -5,8 +5,10 @@
 //! 1. Old history goes through the formatter (fast) in runs of logical lines with soft wraps joined; after
 //!    each run, line feeds make up for the trailing blank rows the formatter leaves out, so every row is laid
 //!    down. A line the formatter would get wrong is emitted cell by cell instead: one with a "bad join" (a
-//!    wrapped row whose next row is blank or not its continuation, which the formatter swallows) or with a
-//!    row whose first or last cell holds only a background color (an erased colored line, which it drops).
+//!    wrapped row whose next row is blank or not its continuation, which the formatter swallows), with a
+//!    row whose first or last cell holds only a background color (an erased colored line, which it drops),
+//!    or with a gap (a cell without text before one that shows something: the formatter fills gaps with
+//!    spaces in the pen of the text before them and drops background-only cells among them).
 //! 2. The active area and the last [`EXACT_HISTORY_ROWS`] rows of history are emitted cell by cell
 //!    (`emit`), which reproduces gaps, background-only cells, soft wraps and spacer heads that the formatter
 //!    gets wrong.
@@ -28,9 +30,9 @@
 //!
 //! Known limits: the DECSC saved cursor of the primary screen while it is active (a copy per checkpoint
 //! would double its cost), hyperlinks in the old history the formatter lays (the exact part carries them,
-//! `emit.rs`), per-cell protection (DECSCA) and a tab stop in the last column are not carried; in old
-//! history, gaps between text replay as spaces in the pen of the text before them. `just
-//! checkpoint-fidelity` measures the rest.
+//! `emit.rs`), per-cell protection (DECSCA), a tab stop in the last column and the continuation flag of the
+//! first row laid (a line whose start is gone) are not carried. `just checkpoint-fidelity` measures the
+//! rest.
 
 use std::io::Write;
 
@@ -276,7 +278,9 @@ impl Terminal {
             if flags[y].wrap && (y + 1 >= flags.len() || !flags[y + 1].continuation || !self.row_has_text(y + 1)?) {
                 return Ok(true);
             }
-            if flags[y].bg_edge {
+            // A gap: the formatter would fill it with spaces in the pen of the text before, and drop a cell
+            // that holds only a background color there.
+            if flags[y].bg_edge || self.row_has_gap(y)? {
                 return Ok(true);
             }
         }

@@ -133,17 +133,25 @@ impl Terminal {
         let (cols, _) = self.size();
         let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         for x in 0..cols {
-            let grid_ref = column_ref(&row_ref, x);
-            let mut cell: ffi::GhosttyCell = 0;
-            let mut has_text = false;
-            // Safety: a column ref of a fresh row ref (see `column_ref`); HAS_TEXT is a C bool.
-            unsafe {
-                check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
-                check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_HAS_TEXT, (&raw mut has_text).cast()))?;
-            }
-            if has_text {
+            if cell_has_text(&row_ref, x)? {
                 return Ok(true);
             }
+        }
+        Ok(false)
+    }
+
+    /// Whether row `y` (whole active screen) has a gap: a cell without text (never written, or erased, with or
+    /// without a background color) before a cell that shows something (text or a background color).
+    pub(crate) fn row_has_gap(&self, y: usize) -> Result<bool> {
+        let (cols, _) = self.size();
+        let row_ref = self.grid_ref(Space::Screen, 0, y)?;
+        let mut textless_seen = false;
+        for x in 0..cols {
+            let (text, background) = cell_shows(&row_ref, x)?;
+            if textless_seen && (text || background) {
+                return Ok(true);
+            }
+            textless_seen |= !text;
         }
         Ok(false)
     }
@@ -198,6 +206,36 @@ fn flags_at(grid_ref: &ffi::GhosttyGridRef) -> Result<RowFlags> {
         ))?;
     }
     Ok(flags)
+}
+
+/// Whether column `x` of the row `row_ref` points at holds text (a wide character's spacer does not).
+fn cell_has_text(row_ref: &ffi::GhosttyGridRef, x: u16) -> Result<bool> {
+    let grid_ref = column_ref(row_ref, x);
+    let mut cell: ffi::GhosttyCell = 0;
+    let mut has_text = false;
+    // Safety: a column ref of a fresh row ref (see `column_ref`); HAS_TEXT is a C bool.
+    unsafe {
+        check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
+        check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_HAS_TEXT, (&raw mut has_text).cast()))?;
+    }
+    Ok(has_text)
+}
+
+/// Whether column `x` of the row `row_ref` points at holds text, and whether it holds only a background color.
+fn cell_shows(row_ref: &ffi::GhosttyGridRef, x: u16) -> Result<(bool, bool)> {
+    let grid_ref = column_ref(row_ref, x);
+    let mut cell: ffi::GhosttyCell = 0;
+    let mut has_text = false;
+    let mut content: ffi::GhosttyCellContentTag = ffi::GHOSTTY_CELL_CONTENT_CODEPOINT;
+    // Safety: a column ref of a fresh row ref (see `column_ref`); HAS_TEXT is a C bool, CONTENT_TAG a C int.
+    unsafe {
+        check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
+        check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_HAS_TEXT, (&raw mut has_text).cast()))?;
+        check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_CONTENT_TAG, (&raw mut content).cast()))?;
+    }
+    let background =
+        matches!(content, ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE | ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_RGB);
+    Ok((has_text, background))
 }
 
 /// Reads one cell through a fresh grid ref (no mutation since it was made).
