@@ -7,8 +7,9 @@
 //!    down. A line the formatter would get wrong is emitted cell by cell instead: one with a "bad join" (a
 //!    wrapped row whose next row is blank or not its continuation, which the formatter swallows), with a
 //!    row whose first or last cell holds only a background color (an erased colored line, which it drops),
-//!    or with a gap (a cell without text before one that shows something: the formatter fills gaps with
-//!    spaces in the pen of the text before them and drops background-only cells among them).
+//!    or, in the [`GAP_CHECKED_ROWS`] rows above the exact part, with a gap (a cell without text before one
+//!    that shows something: the formatter fills gaps with spaces in the pen of the text before them and drops
+//!    background-only cells among them).
 //! 2. The active area and the last [`EXACT_HISTORY_ROWS`] rows of history are emitted cell by cell
 //!    (`emit`), which reproduces gaps, background-only cells, soft wraps and spacer heads that the formatter
 //!    gets wrong.
@@ -31,8 +32,9 @@
 //! Known limits: the DECSC saved cursor of the primary screen while it is active (a copy per checkpoint
 //! would double its cost), hyperlinks in the old history the formatter lays (the exact part carries them,
 //! `emit.rs`), per-cell protection (DECSCA), a tab stop in the last column and the continuation flag of the
-//! first row laid (a line whose start is gone) are not carried. `just checkpoint-fidelity` measures the
-//! rest.
+//! first row laid (a line whose start is gone) are not carried; in history older than the gap-checked rows,
+//! gaps between text replay as spaces in the pen of the text before them. `just checkpoint-fidelity`
+//! measures the rest.
 
 use std::io::Write;
 
@@ -59,6 +61,14 @@ const MOUSE_MODES: [&str; 8] = ["9", "1000", "1002", "1003", "1005", "1006", "10
 /// each, so this bounds the exact part at `(rows + EXACT_HISTORY_ROWS) * cols` cells; older history goes
 /// through the formatter, which is some 20 times cheaper per row but less faithful (see the module docs).
 pub const EXACT_HISTORY_ROWS: usize = 200;
+
+/// History rows above the exact part whose lines are looked at for gaps (a cell without text before one that
+/// shows text or a background color): the formatter fills a gap with spaces in the pen of the text before it
+/// and drops background-only cells there, so such a line is emitted cell by cell. Reading a row's cells and
+/// emitting gapped lines exactly costs several times the formatter (logs with tabs have a gap on most
+/// lines), so this bounds it at `GAP_CHECKED_ROWS * cols` cells; older lines with gaps keep the formatter's
+/// spaces (SPEC C3).
+pub const GAP_CHECKED_ROWS: usize = 1000;
 
 /// Every character set back to ASCII and G0 invoked into GL: what a fresh terminal has.
 const DEFAULT_CHARSETS: &[u8] = b"\x1b(B\x1b)B\x1b*B\x1b+B\x0f";
@@ -248,7 +258,7 @@ impl Terminal {
             while end + 1 < upto && flags[end].wrap {
                 end += 1;
             }
-            let exact = self.line_needs_exact(flags, start, end)?;
+            let exact = self.line_needs_exact(flags, start, end, start + GAP_CHECKED_ROWS >= upto)?;
             if exact != run.exact && start > run.first {
                 // Runs change only where a logical line starts: nothing wraps across this boundary.
                 self.lay_run(flags, run, start - 1, total, limit + base, content)?;
@@ -271,16 +281,17 @@ impl Terminal {
     }
 
     /// Whether the logical line `start..=end` must be emitted exactly: it has a bad join (a wrapped row whose
-    /// next row is not its continuation or holds no text, which the formatter would swallow) or a row that
-    /// starts or ends with a cell holding only a background color (which the formatter drops).
-    fn line_needs_exact(&self, flags: &[RowFlags], start: usize, end: usize) -> Result<bool> {
+    /// next row is not its continuation or holds no text, which the formatter would swallow), a row that
+    /// starts or ends with a cell holding only a background color (which the formatter drops), or, with
+    /// `check_gaps`, a row with a gap (see [`GAP_CHECKED_ROWS`]).
+    fn line_needs_exact(&self, flags: &[RowFlags], start: usize, end: usize, check_gaps: bool) -> Result<bool> {
         for y in start..=end {
             if flags[y].wrap && (y + 1 >= flags.len() || !flags[y + 1].continuation || !self.row_has_text(y + 1)?) {
                 return Ok(true);
             }
             // A gap: the formatter would fill it with spaces in the pen of the text before, and drop a cell
             // that holds only a background color there.
-            if flags[y].bg_edge || self.row_has_gap(y)? {
+            if flags[y].bg_edge || (check_gaps && self.row_has_gap(y)?) {
                 return Ok(true);
             }
         }

@@ -221,17 +221,21 @@ fn cell_has_text(row_ref: &ffi::GhosttyGridRef, x: u16) -> Result<bool> {
     Ok(has_text)
 }
 
-/// Whether column `x` of the row `row_ref` points at holds text, and whether it holds only a background color.
+/// Whether column `x` of the row `row_ref` points at holds text (a wide character's second half and the
+/// placeholder of one that wrapped do not), and whether it holds only a background color.
 fn cell_shows(row_ref: &ffi::GhosttyGridRef, x: u16) -> Result<(bool, bool)> {
     let grid_ref = column_ref(row_ref, x);
     let mut cell: ffi::GhosttyCell = 0;
     let mut has_text = false;
     let mut content: ffi::GhosttyCellContentTag = ffi::GHOSTTY_CELL_CONTENT_CODEPOINT;
-    // Safety: a column ref of a fresh row ref (see `column_ref`); HAS_TEXT is a C bool, CONTENT_TAG a C int.
+    let keys = [ffi::GHOSTTY_CELL_DATA_HAS_TEXT, ffi::GHOSTTY_CELL_DATA_CONTENT_TAG];
+    let mut values: [*mut std::ffi::c_void; 2] = [(&raw mut has_text).cast(), (&raw mut content).cast()];
+    let mut written = 0usize;
+    // Safety: a column ref of a fresh row ref (see `column_ref`); each value points at the type its key writes
+    // (a C bool for HAS_TEXT, a C int for CONTENT_TAG), and both arrays hold `keys.len()` entries.
     unsafe {
         check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
-        check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_HAS_TEXT, (&raw mut has_text).cast()))?;
-        check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_CONTENT_TAG, (&raw mut content).cast()))?;
+        check(ffi::ghostty_cell_get_multi(cell, keys.len(), keys.as_ptr(), values.as_mut_ptr(), &raw mut written))?;
     }
     let background =
         matches!(content, ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE | ffi::GHOSTTY_CELL_CONTENT_BG_COLOR_RGB);

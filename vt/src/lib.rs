@@ -35,7 +35,7 @@ mod tail;
 mod terminal;
 
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
-pub use checkpoint::{EXACT_HISTORY_ROWS, MAX_CHECKPOINT_BYTES};
+pub use checkpoint::{EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, MAX_CHECKPOINT_BYTES};
 pub use colors::Rgb;
 pub use diff::COMPARED_MODES;
 pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};

@@ -3,7 +3,7 @@
 
 mod support;
 
-use opencode_pty_vt::{EXACT_HISTORY_ROWS, Screen, Terminal};
+use opencode_pty_vt::{EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, Screen, Terminal};
 use support::screens::{Class, generate};
 use support::{SCROLLBACK, round_trip};
 
@@ -79,7 +79,8 @@ fn deep_history_goes_through_the_formatter() {
 
 /// Rows with gaps (cells never written, between text or before a background-only cell) in a coloured pen, old
 /// enough for the formatter's part: the formatter would fill the gaps with spaces in that pen and drop the
-/// background-only cells, so such lines are emitted cell by cell (seeds 39 and 680 of the old-history class).
+/// background-only cells, so such lines are emitted cell by cell (seeds 39 and 680 of the old-history class)
+/// within `GAP_CHECKED_ROWS` rows above the exact part.
 #[test]
 fn gaps_in_old_history_keep_their_cells() {
     let mut input = Vec::new();
@@ -92,6 +93,15 @@ fn gaps_in_old_history_keep_their_cells() {
     let (source, replay) = round_trip(20, 5, &input);
     assert!(source.scrollback_rows() > EXACT_HISTORY_ROWS + 10, "the three rows are in the formatter's part");
     assert_eq!(source.state_diff(&replay, true).expect("diff"), None);
+    // Older than the gap-checked rows, the same lines go through the formatter as they are (a bound on the
+    // checkpoint's cost): their text still comes back whole, the gaps as spaces.
+    for i in 0..GAP_CHECKED_ROWS {
+        input.extend_from_slice(format!("more {i}\r\n").as_bytes());
+    }
+    let (source, replay) = round_trip(20, 5, &input);
+    assert!(source.scrollback_rows() > EXACT_HISTORY_ROWS + GAP_CHECKED_ROWS + 10);
+    assert_eq!(source.plain_text().expect("text"), replay.plain_text().expect("text"));
+    assert_ne!(source.state_diff(&replay, true).expect("diff"), None, "past the bound, gaps are not looked for");
 }
 
 #[test]
