@@ -361,7 +361,8 @@ impl Terminal {
                 out.extend_from_slice(&sgr::sgr(&cell.style));
                 out.push(b' ');
             } else {
-                out.extend_from_slice(&sgr::cell_bytes(cell));
+                out.extend_from_slice(&sgr::sgr(&cell.style));
+                emit::push_text(out, cell);
             }
             return Ok(());
         }

@@ -123,7 +123,7 @@ pub(crate) fn emit_span(
         let row = next.take().unwrap_or_default();
         next = if y + 1 < total { Some(read(y + 1)?) } else { None };
         entry = emitter.row(&row, next.as_ref(), entry);
-        if y + 1 == total && row.wrap && height >= 3 && !ends_in_spacer_head(&row) {
+        if y + 1 == total && row.wrap && height >= 3 {
             emitter.wrap_last_row(&row, height);
         }
         if emitter.out.len() - base > limit {
@@ -227,14 +227,7 @@ impl Emitter<'_> {
                     open_link(out, uri);
                 }
                 let wide = cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE;
-                if wide && cell.text == " " {
-                    // A wide space is what DEC special graphics make of a wide character: do the same.
-                    out.extend_from_slice(b"\x1b(0");
-                    out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
-                    out.extend_from_slice(b"\x1b(B");
-                } else {
-                    out.extend_from_slice(cell.text.as_bytes());
-                }
+                push_text(out, cell);
                 if wide {
                     // Other ASCII in a wide cell advances one column only: step over the spacer so the rest
                     // of the row stays in place.
@@ -323,6 +316,18 @@ impl Emitter<'_> {
     /// same row (nothing scrolls), so its last and first cells are simply printed again.
     fn wrap_last_row(&mut self, last: &RowInfo, rows: u16) {
         let cols = self.cols;
+        if ends_in_spacer_head(last) {
+            // A wide character that did not fit at the end wrapped onto the same row: print it at the last
+            // column the same way, which leaves the spacer head and lands it at the row's start.
+            if last.cells[0].wide == ffi::GHOSTTY_CELL_WIDE_WIDE {
+                set_pen(self.out, &mut self.pen, Style::default());
+                let _ = write!(self.out, "\x1b[1;{}r\x1b[{rows};{cols}H", rows - 1);
+                self.reprint(&last.cells[0]);
+                set_pen(self.out, &mut self.pen, Style::default());
+                self.out.extend_from_slice(b"\x1b[r");
+            }
+            return;
+        }
         set_pen(self.out, &mut self.pen, Style::default());
         let _ = write!(self.out, "\x1b[1;{}r", rows - 1);
         let mut x = usize::from(cols) - 1;
@@ -333,8 +338,11 @@ impl Emitter<'_> {
         self.reprint(&last.cells[x]);
         self.reprint(&last.cells[0]);
         if last.cells[0].text.is_empty() {
+            // Erased to the left (EL 1), not with ECH: erasing characters clears the row's wrap flag in
+            // libghostty, erasing to the left of the cursor keeps it.
             self.out.extend_from_slice(b"\x1b[D");
-            erase_here(self.out, &mut self.pen, last.cells[0].style.bg);
+            set_pen(self.out, &mut self.pen, Style { bg: last.cells[0].style.bg, ..Style::default() });
+            self.out.extend_from_slice(b"\x1b[1K");
         }
         set_pen(self.out, &mut self.pen, Style::default());
         self.out.extend_from_slice(b"\x1b[r");
@@ -347,10 +355,27 @@ impl Emitter<'_> {
         if let Some(uri) = link {
             open_link(self.out, uri);
         }
-        self.out.extend_from_slice(if cell.text.is_empty() { b" " } else { cell.text.as_bytes() });
+        if cell.text.is_empty() {
+            self.out.push(b' ');
+        } else {
+            push_text(self.out, cell);
+        }
         if link.is_some() {
             self.out.extend_from_slice(CLOSE_LINK);
         }
+    }
+}
+
+/// Appends what prints `cell`'s text (not empty): the text itself, but for a wide space, which is what DEC
+/// special graphics make of a wide character: the same done again (the wide placeholder under DEC graphics,
+/// then ASCII back in G0).
+pub(crate) fn push_text(out: &mut Vec<u8>, cell: &CellInfo) {
+    if cell.wide == ffi::GHOSTTY_CELL_WIDE_WIDE && cell.text == " " {
+        out.extend_from_slice(b"\x1b(0");
+        out.extend_from_slice(WIDE_PLACEHOLDER.as_bytes());
+        out.extend_from_slice(b"\x1b(B");
+    } else {
+        out.extend_from_slice(cell.text.as_bytes());
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::inspect::{CellInfo, Color, Style};
+use crate::inspect::{Color, Style};
 
 /// Switches the pen to `style` (with a full reset when it changes).
 pub(crate) fn set_pen(out: &mut Vec<u8>, pen: &mut Style, style: Style) {
@@ -73,13 +73,6 @@ fn push_u8(out: &mut Vec<u8>, value: u8) {
         out.push(b'0' + value / 10 % 10);
     }
     out.push(b'0' + value % 10);
-}
-
-/// The exact style of a cell, for re-printing it.
-pub(crate) fn cell_bytes(cell: &CellInfo) -> Vec<u8> {
-    let mut out = sgr(&cell.style);
-    out.extend_from_slice(cell.text.as_bytes());
-    out
 }
 
 #[cfg(test)]
