@@ -28,10 +28,10 @@ const SEEDS: u64 = 150;
 
 /// The least share of cases, among those where both emulators agree on the raw bytes, whose checkpoint
 /// xterm.js replays identically, per class: what this test measured (text 51/51, alternate 41/41, modes
-/// 38/41, deep history 44/45; SPEC C6), so a change that makes the checkpoint worse for another emulator
-/// fails here. The goal is 0.99; what is left is listed in SPEC C6.
+/// 41/41, deep history 45/45; SPEC C6), so a change that makes the checkpoint worse for another emulator
+/// fails here.
 const FLOORS: [(Class, f64); 4] =
-    [(Class::Text, 1.0), (Class::Alternate, 1.0), (Class::Modes, 0.92), (Class::DeepHistory, 0.97)];
+    [(Class::Text, 1.0), (Class::Alternate, 1.0), (Class::Modes, 1.0), (Class::DeepHistory, 1.0)];
 
 /// How long installing the package and running the comparison may take.
 const NODE_TIMEOUT: Duration = Duration::from_secs(600);

@@ -31,8 +31,8 @@
 //!
 //! Known limits: the DECSC saved cursor of the primary screen while it is active (a copy per checkpoint
 //! would double its cost), hyperlinks in the old history the formatter lays (the exact part carries them,
-//! `emit.rs`), per-cell protection (DECSCA), a tab stop in the last column and the continuation flag of the
-//! first row laid (a line whose start is gone) are not carried; in history older than the gap-checked rows,
+//! `emit.rs`), per-cell protection (DECSCA), a tab stop in the last column and, when the oldest history
+//! does not fit the checkpoint, the continuation flag of the first row laid are not carried; in history older than the gap-checked rows,
 //! gaps between text replay as spaces in the pen of the text before them. `just checkpoint-fidelity`
 //! measures the rest.
 
@@ -199,13 +199,21 @@ impl Terminal {
         tail.extend_from_slice(&parts.pen);
         tail.extend_from_slice(&parts.back);
 
-        let room = limit.checked_sub(head.len() + tail.len()).ok_or_else(too_large)?;
-        let content = self.fit_content(exact, top, total, room).map_err(|e| match e {
+        // A first row that continues a line whose start is gone (`CSI 3 J` removed it) is made such a row
+        // before the content is laid on it (see `orphan_first_row`).
+        let orphan = rows >= 2 && self.row_flags(0)?.continuation;
+        let lead = if orphan { orphan_first_row(cols, rows) } else { Vec::new() };
+        let room = limit.checked_sub(head.len() + tail.len() + lead.len()).ok_or_else(too_large)?;
+        let (content, whole) = self.fit_content(exact, top, total, room).map_err(|e| match e {
             Error::BudgetExceeded { .. } => too_large(),
             other => other,
         })?;
         let mut out = head;
-        out.reserve(content.len() + tail.len());
+        out.reserve(lead.len() + content.len() + tail.len());
+        if whole {
+            // Only when the content starts at row 0: otherwise its first row is another one.
+            out.extend_from_slice(&lead);
+        }
         out.extend_from_slice(&content);
         out.extend_from_slice(&tail);
         if out.len() > limit {
@@ -369,6 +377,16 @@ impl Terminal {
         place(cursor.x, out);
         Ok(())
     }
+}
+
+/// Bytes that leave a fresh terminal's first row empty and flagged as continuing a line above it that is
+/// gone, with the cursor home and the pen default: a row of placeholders wraps into the next row, a line
+/// feed at the bottom scrolls the placeholders into history (or off the alternate screen), `CSI 3 J` removes
+/// them, and the space that made the wrap is erased to the left of the cursor (which keeps the flag).
+fn orphan_first_row(cols: u16, rows: u16) -> Vec<u8> {
+    let mut out = vec![b'x'; usize::from(cols)];
+    let _ = write!(out, " \x1b[{rows};1H\n\x1b[3J\x1b[H\x1b[1K");
+    out
 }
 
 /// A run of consecutive history lines laid the same way, from row `first`.

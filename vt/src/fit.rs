@@ -34,26 +34,27 @@ const SEAM_SLACK: usize = 512;
 impl Terminal {
     /// The content of a checkpoint in at most `room` bytes: rows `exact..total` cell by cell (the active
     /// area starts at `top`), preceded by as much formatted history as fits, or less (see the module docs).
-    /// [`Error::BudgetExceeded`] only when even the plain form of the active area is larger than `room`.
-    pub(crate) fn fit_content(&self, exact: usize, top: usize, total: usize, room: usize) -> Result<Vec<u8>> {
+    /// [`Error::BudgetExceeded`] only when even the plain form of the active area is larger than `room`. The
+    /// flag says whether every row is laid from row 0 on (nothing of the oldest history left out).
+    pub(crate) fn fit_content(&self, exact: usize, top: usize, total: usize, room: usize) -> Result<(Vec<u8>, bool)> {
         // Only as much of the exact part as the room can hold: the rows above it would be cut anyway.
         let tail = tail::exact_tail(self, exact, total, room)?;
         let exact_part = &tail.bytes;
         if exact == 0 && exact_part.len() <= room {
-            return Ok(tail.bytes);
+            return Ok((tail.bytes, true));
         }
         // Laid in front of the exact part as emitted, history may use all the room left; when the exact part
         // starts inside a logical line the history began, it is emitted again, so leave it some slack.
         for slack in [0, SEAM_SLACK] {
             let Some(history_room) = room.checked_sub(exact_part.len() + slack) else { break };
-            let (mut content, entry) = self.fit_history(exact, total, history_room)?;
+            let (mut content, entry, whole) = self.fit_history(exact, total, history_room)?;
             if entry == Entry::default() {
                 content.extend_from_slice(exact_part);
             } else {
                 emit::emit_rows(self, exact, total, total, entry, &mut content)?;
             }
             if content.len() <= room {
-                return Ok(content);
+                return Ok((content, whole));
             }
         }
         // No formatted history: the exact part from the first row whose rest fits (rows the tail left out have
@@ -62,9 +63,9 @@ impl Terminal {
         if let Some(start) = (exact..=top).filter_map(|y| tail.mark(y)).find(|start| rest(start) <= room) {
             let mut content = pen_bytes(start.pen);
             content.extend_from_slice(&exact_part[start.offset..]);
-            return Ok(content);
+            return Ok((content, false));
         }
-        self.fit_plain(top, total, &tail, room)
+        self.fit_plain(top, total, &tail, room).map(|bytes| (bytes, false))
     }
 
     /// The active area `top..total` with its top rows in the plain form and the rest cut from the exact
@@ -108,14 +109,14 @@ impl Terminal {
         Ok(plain.bytes)
     }
 
-    /// As much history before row `exact` as fits `room`, whole logical lines, the newest kept; and how
-    /// it leaves the cursor for row `exact`.
-    fn fit_history(&self, exact: usize, total: usize, room: usize) -> Result<(Vec<u8>, Entry)> {
+    /// As much history before row `exact` as fits `room`, whole logical lines, the newest kept; how it leaves
+    /// the cursor for row `exact`; and whether all of it fitted (laid from row 0).
+    fn fit_history(&self, exact: usize, total: usize, room: usize) -> Result<(Vec<u8>, Entry, bool)> {
         // One wrap-flag read per row (plus the row after the last), shared by every attempt.
         let flags = (0..(exact + 1).min(total)).map(|y| self.row_scan(y)).collect::<Result<Vec<_>>>()?;
         let mut whole = Vec::new();
         match self.lay_history(&flags, 0, exact, total, room, &mut whole) {
-            Ok(entry) => return Ok((whole, entry)),
+            Ok(entry) => return Ok((whole, entry, true)),
             Err(Error::BudgetExceeded { .. }) => {}
             Err(other) => return Err(other),
         }
@@ -163,7 +164,7 @@ impl Terminal {
                 Err(other) => return Err(other),
             }
         }
-        Ok((blocks.into_iter().rev().flatten().collect(), entry))
+        Ok((blocks.into_iter().rev().flatten().collect(), entry, false))
     }
 }
 

@@ -230,3 +230,21 @@ fn a_pending_wrap_on_a_wide_space_of_dec_graphics() {
     assert!(source.cursor().pending_wrap, "the case has a pending wrap");
     assert_exact("wide space", 25, 5, input);
 }
+
+/// The first row, in history or on the screen, flagged as continuing a line whose start `CSI 3 J` removed
+/// (xterm.js differential, modes seeds 25, 64 and 89): the checkpoint makes its first row such a row before
+/// laying the content on it. (`state_diff` compares wrap flags, not continuation flags, so this looks.)
+#[test]
+fn a_first_row_continuing_a_removed_line() {
+    // "0123456789" wraps into "abc"; the former scrolls into history, `CSI 3 J` removes it.
+    let on_screen: &[u8] = b"0123456789abc\r\n1\r\n2\r\n3\x1b[3J";
+    let in_history = [on_screen, b"\r\n4\r\n5\r\n6"].concat();
+    for (name, input, history) in [("on the screen", on_screen, 0), ("in history", &in_history[..], 3)] {
+        let (source, replay) = round_trip(10, 4, input);
+        assert_eq!(source.scrollback_rows(), history, "{name}: the case");
+        assert!(source.row_info(0).expect("row").wrap_continuation, "{name}: the case");
+        assert!(replay.row_info(0).expect("row").wrap_continuation, "{name}: carried");
+        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{name}");
+        assert_eq!(source.plain_text().expect("text"), replay.plain_text().expect("text"), "{name}");
+    }
+}
