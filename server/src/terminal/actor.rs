@@ -241,12 +241,16 @@ impl Actor {
     /// events held for subscribers are offered alongside, so the actor never blocks on one slow party; the
     /// stop channel is always part of it. A batch whose deadline passes first is flushed.
     fn wait(&mut self, inbox: &Inbox) -> Flow {
-        let pace = self.controller_pace();
         // Gathered output is written before any wait, unless more output is already queued to join it.
-        let output_next = pace == Pace::Keeping && !self.life.is_output_ended() && !inbox.output.is_empty();
-        if !output_next && self.fanout.has_gathered() {
-            self.write_gathered();
+        if self.fanout.has_gathered() {
+            let output_next =
+                !self.life.is_output_ended() && !inbox.output.is_empty() && self.controller_pace() == Pace::Keeping;
+            if !output_next {
+                self.write_gathered();
+            }
         }
+        // After that write: what the socket did not take may have put the controller behind.
+        let pace = self.controller_pace();
         let deliveries = self.fanout.pending();
         let mut waits = Waits::new();
         waits.recv(&inbox.stop, Wake::Stop);
