@@ -398,6 +398,12 @@ mod tests {
         // A member that starts processes as fast as it can: some start between the first look-up and its own
         // SIGKILL, and only a later look-up finds them.
         let orphan = Orphan::start_with("while :; do sleep 1000 & done");
+        // Once the loop runs (it has started a member of its own), it goes on starting them during the end.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while processes_in_group(orphan.group.pgid).len() < 2 {
+            assert!(std::time::Instant::now() < deadline, "the loop never started a process");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let ended = end_groups(&record_of(vec![orphan.group]));
         assert!(ended.members > 1, "{ended:?}");
         orphan.wait_gone();
