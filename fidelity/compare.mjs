@@ -51,8 +51,9 @@ function state(term) {
       cells.push([
         // A blank cell shows the same whether empty or a space (a VT stream cannot always tell them apart).
         c.getChars() || " ", c.getWidth(), mode(c.getFgColorMode()), c.getFgColor(), mode(c.getBgColorMode()), c.getBgColor(),
-        c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isBlink(), c.isInverse(), c.isInvisible(),
-        c.isStrikethrough(), c.isOverline(),
+        // Flags as 0 or 1 (xterm.js answers a flag's bit, and another value for an underline set as `4:1`).
+        ...[c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isBlink(), c.isInverse(), c.isInvisible(),
+          c.isStrikethrough(), c.isOverline()].map((f) => (f ? 1 : 0)),
       ].join(","));
     }
     // Trailing blanks cut, empty or spaces alike (as for cells above: a printed space in a pen shows that pen,
@@ -172,8 +173,10 @@ for (const line of readFileSync(process.argv[2], "utf8").split("\n")) {
     continue;
   }
   // Whether the emulators agree is decided on the raw bytes, before anything else is written.
+  // The cursor, and whether a wrap is pending (xterm.js: the cursor one column past the last).
   const agree = agrees(c.ghostty, c.ghostty_lines, raw)
-    && JSON.stringify(c.ghostty_cursor) === JSON.stringify([raw.buffer.active.cursorX, raw.buffer.active.cursorY]);
+    && JSON.stringify(c.ghostty_cursor) === JSON.stringify([raw.buffer.active.cursorX, raw.buffer.active.cursorY])
+    && c.ghostty.pending_wrap === (raw.buffer.active.cursorX >= c.cols);
   let agreeing = agree;
   let problem = diff(state(raw), state(replay));
   if (raw.buffer.active.type === "alternate") {

@@ -49,8 +49,10 @@ use crate::terminal::{CursorShape, Screen, Terminal};
 const ALT_SCREEN_MODES: [&str; 3] = ["1049", "1047", "47"];
 
 /// What the alternate screen's content is laid from, after the primary screen's part: default pen and
-/// character set, insert mode, origin mode and left/right margin mode off, autowrap on, no margins, home.
-const ALTERNATE_CONTENT_START: &[u8] = b"\x1b[0m\x1b(B\x0f\x1b[4l\x1b[?6l\x1b[?7h\x1b[?69l\x1b[r\x1b[H";
+/// character set, insert mode, origin mode and left/right margin mode off, autowrap on, no margins, home,
+/// and the screen erased in the default colours (the switch happens in the primary screen's pen, which it
+/// saves; some emulators, xterm.js among them, fill the new screen with that pen's background).
+const ALTERNATE_CONTENT_START: &[u8] = b"\x1b[0m\x1b(B\x0f\x1b[4l\x1b[?6l\x1b[?7h\x1b[?69l\x1b[r\x1b[H\x1b[2J";
 
 /// The mouse tracking and report format modes. The formatter lists each one whose flag is set, in a fixed
 /// order, but of each group only the last one set is in effect: they are dropped from its output, and the
