@@ -9,12 +9,20 @@ use opencode_pty_protocol::{MAX_LIVE_OUTPUT_BYTES, OUTPUT_COALESCE};
 /// One live output event: the offset of its first byte and the bytes.
 pub(crate) type Batch = (u64, Vec<u8>);
 
+/// The largest batch that counts as an answer to input (a keystroke's echo, a line redrawn): see
+/// [`Coalescer::wants_precise_flush`].
+pub const PRECISE_FLUSH_BYTES: usize = 256;
+
 /// Output read but not yet fanned out.
 #[derive(Debug, Default)]
 pub(crate) struct Coalescer {
     start: u64,
     bytes: Vec<u8>,
     deadline: Option<Instant>,
+    /// Client input was written since the last batch began: the next one answers it.
+    input_written: bool,
+    /// The pending batch is the first since client input was written.
+    answers_input: bool,
 }
 
 impl Coalescer {
@@ -34,6 +42,7 @@ impl Coalescer {
             if self.bytes.is_empty() {
                 self.start = offset;
                 self.deadline = Some(read_at + OUTPUT_COALESCE);
+                self.answers_input = std::mem::take(&mut self.input_written);
             }
             let room = MAX_LIVE_OUTPUT_BYTES - self.bytes.len();
             let (now_part, later) = rest.split_at(room.min(rest.len()));
@@ -45,6 +54,18 @@ impl Coalescer {
             }
         }
         done
+    }
+
+    /// Notes that client input was written to the child, so the next batch is likely its answer.
+    pub(crate) fn input_written(&mut self) {
+        self.input_written = true;
+    }
+
+    /// Whether the pending batch answers client input: the first batch begun since input was written, of at
+    /// most [`PRECISE_FLUSH_BYTES`]. Someone is waiting to see it, so the actor sends it at its deadline
+    /// exactly rather than when the timer happens to wake it; output nobody typed for never is.
+    pub(crate) fn wants_precise_flush(&self) -> bool {
+        self.answers_input && !self.bytes.is_empty() && self.bytes.len() <= PRECISE_FLUSH_BYTES
     }
 
     /// When the pending batch must be flushed, if there is one.
@@ -128,6 +149,29 @@ mod tests {
         let late = read_at + OUTPUT_COALESCE;
         assert_eq!(coalescer.push(2, b"c", late, late), vec![(0, b"ab".to_vec())]);
         assert_eq!(coalescer.deadline(), Some(late + OUTPUT_COALESCE));
+    }
+
+    #[test]
+    fn only_the_first_small_batch_after_input_wants_a_precise_flush() {
+        let mut coalescer = Coalescer::default();
+        let t0 = Instant::now();
+        coalescer.push(0, b"tick", t0, t0);
+        assert!(!coalescer.wants_precise_flush(), "output nobody typed for");
+        coalescer.take();
+        coalescer.input_written();
+        coalescer.push(4, b"a", t0, t0);
+        assert!(coalescer.wants_precise_flush(), "the echo of a keystroke");
+        coalescer.take();
+        coalescer.push(5, b"tick", t0, t0);
+        assert!(!coalescer.wants_precise_flush(), "only the first batch after the input");
+        coalescer.take();
+        coalescer.input_written();
+        coalescer.push(9, &[b'x'; PRECISE_FLUSH_BYTES], t0, t0);
+        assert!(coalescer.wants_precise_flush(), "up to the size");
+        coalescer.push(9 + PRECISE_FLUSH_BYTES as u64, b"y", t0, t0);
+        assert!(!coalescer.wants_precise_flush(), "one byte more is bulk output");
+        coalescer.take();
+        assert!(!coalescer.wants_precise_flush(), "nothing pending");
     }
 
     #[test]

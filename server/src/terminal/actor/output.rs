@@ -85,6 +85,7 @@ impl Actor {
         if self.pending_bytes + bytes.len() > MAX_PENDING_INPUT_BYTES {
             return Err(ServiceError::InputQueueFull { waiting: self.pending_bytes });
         }
+        self.batch.input_written();
         self.enqueue(bytes);
         Ok(())
     }

@@ -168,3 +168,28 @@ fn a_wait_failure_ends_the_child_as_a_failure() {
     actor.send(Command::WaitFailed("waiting for the child failed: ECHILD".into()));
     actor.eventually(Lifecycle::Failed { message: "waiting for the child failed: ECHILD".into() });
 }
+
+/// A precise deadline (the batch answering client input) is never met early, however the wait and the polling
+/// after it split the time, and an operation that is ready is taken rather than the deadline awaited.
+#[test]
+fn a_precise_wait_ends_at_its_deadline_not_before_and_takes_what_is_ready() {
+    let (sender, receiver) = bounded::<u8>(1);
+    for precise in [false, true] {
+        let steps = [Duration::ZERO, PRECISE_WAKE_MARGIN / 2, PRECISE_WAKE_MARGIN * 2, Duration::from_millis(1)];
+        for after in steps {
+            let deadline = Instant::now() + after;
+            let mut waits = Waits::new();
+            waits.recv(&receiver, Wake::Output);
+            assert!(waits.select(Some(deadline), precise).is_none(), "nothing arrived");
+            assert!(Instant::now() >= deadline, "precise {precise}: the wait ended before its deadline");
+        }
+        for after in [PRECISE_WAKE_MARGIN / 2, BOUND] {
+            sender.send(7).expect("send");
+            let mut waits = Waits::new();
+            waits.recv(&receiver, Wake::Output);
+            let (wake, operation) = waits.select(Some(Instant::now() + after), precise).expect("the message");
+            assert_eq!(wake, Wake::Output);
+            assert_eq!(operation.recv(&receiver), Ok(7));
+        }
+    }
+}
