@@ -32,9 +32,9 @@
 //! Known limits: the DECSC saved cursor of the primary screen while it is active (a copy per checkpoint
 //! would double its cost), hyperlinks in the old history the formatter lays (the exact part carries them,
 //! `emit.rs`), per-cell protection (DECSCA), a tab stop in the last column and, when the oldest history
-//! does not fit the checkpoint, the continuation flag of the first row laid are not carried; in history older than the gap-checked rows,
-//! gaps between text replay as spaces in the pen of the text before them. `just checkpoint-fidelity`
-//! measures the rest.
+//! does not fit the checkpoint, the continuation flag of the first row laid are not carried; in history
+//! older than the gap-checked rows, gaps between text replay as spaces in the pen of the text before them.
+//! `just checkpoint-fidelity` measures the rest.
 
 use std::io::Write;
 

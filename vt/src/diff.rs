@@ -1,7 +1,7 @@
 //! Compares the observable state of two terminals: what a checkpoint must reproduce.
 
 use crate::error::Result;
-use crate::inspect::{CellInfo, Color, Style};
+use crate::inspect::CellInfo;
 use crate::terminal::Terminal;
 
 /// Modes compared by [`Terminal::state_diff`]: `(number, ansi, name)`.
@@ -54,8 +54,7 @@ impl Terminal {
             let (a, b) = (self.row_info(y)?, other.row_info(z)?);
             differ!(format!("row {y} wrap"), a.wrap, b.wrap);
             for (x, (ca, cb)) in a.cells.iter().zip(&b.cells).enumerate() {
-                if !exact_blanks && blank(ca) && blank(cb) && visible_on_blank(&ca.style) == visible_on_blank(&cb.style)
-                {
+                if !exact_blanks && blank(ca) && blank(cb) && ca.style.on_blank() == cb.style.on_blank() {
                     continue;
                 }
                 if ca != cb {
@@ -86,18 +85,4 @@ impl Terminal {
 
 fn blank(cell: &CellInfo) -> bool {
     cell.text.is_empty() || cell.text == " "
-}
-
-/// The part of a style that shows on a blank cell.
-fn visible_on_blank(style: &Style) -> Style {
-    Style {
-        fg: if style.inverse { style.fg } else { Color::Default },
-        bg: style.bg,
-        underline_color: if style.underline != 0 { style.underline_color } else { Color::Default },
-        inverse: style.inverse,
-        strikethrough: style.strikethrough,
-        overline: style.overline,
-        underline: style.underline,
-        ..Style::default()
-    }
 }

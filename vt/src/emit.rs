@@ -411,14 +411,6 @@ fn erase_here(out: &mut Vec<u8>, pen: &mut Style, bg: Color) {
 /// The index of the last cell that holds text or shows something empty (a background color, inverse video,
 /// an underline, a strikethrough or an overline), if any.
 fn last_significant(row: &RowInfo) -> Option<u16> {
-    let shows = |c: &crate::inspect::CellInfo| {
-        let style = &c.style;
-        !c.text.is_empty()
-            || style.bg != Color::Default
-            || style.inverse
-            || style.underline != 0
-            || style.strikethrough
-            || style.overline
-    };
+    let shows = |c: &CellInfo| !c.text.is_empty() || c.style.on_blank() != Style::default();
     row.cells.iter().rposition(shows).map(|i| i as u16)
 }

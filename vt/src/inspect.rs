@@ -56,6 +56,22 @@ pub struct Style {
     pub underline: i32,
 }
 
+impl Style {
+    /// The part of this style that shows on a blank cell (the foreground only under inverse video).
+    pub(crate) fn on_blank(&self) -> Style {
+        Style {
+            fg: if self.inverse { self.fg } else { Color::Default },
+            bg: self.bg,
+            underline_color: if self.underline != 0 { self.underline_color } else { Color::Default },
+            inverse: self.inverse,
+            strikethrough: self.strikethrough,
+            overline: self.overline,
+            underline: self.underline,
+            ..Style::default()
+        }
+    }
+}
+
 /// One cell: its text (empty for an empty cell), its width class and its style. A cell that holds only a
 /// background color (what erasing with a colored pen leaves) reads as an empty cell with that background.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -133,7 +149,7 @@ impl Terminal {
         let (cols, _) = self.size();
         let row_ref = self.grid_ref(Space::Screen, 0, y)?;
         for x in 0..cols {
-            if cell_has_text(&row_ref, x)? {
+            if cell_shows(&row_ref, x)?.0 {
                 return Ok(true);
             }
         }
@@ -206,19 +222,6 @@ fn flags_at(grid_ref: &ffi::GhosttyGridRef) -> Result<RowFlags> {
         ))?;
     }
     Ok(flags)
-}
-
-/// Whether column `x` of the row `row_ref` points at holds text (a wide character's spacer does not).
-fn cell_has_text(row_ref: &ffi::GhosttyGridRef, x: u16) -> Result<bool> {
-    let grid_ref = column_ref(row_ref, x);
-    let mut cell: ffi::GhosttyCell = 0;
-    let mut has_text = false;
-    // Safety: a column ref of a fresh row ref (see `column_ref`); HAS_TEXT is a C bool.
-    unsafe {
-        check(ffi::ghostty_grid_ref_cell(&grid_ref, &raw mut cell))?;
-        check(ffi::ghostty_cell_get(cell, ffi::GHOSTTY_CELL_DATA_HAS_TEXT, (&raw mut has_text).cast()))?;
-    }
-    Ok(has_text)
 }
 
 /// Whether column `x` of the row `row_ref` points at holds text (a wide character's second half and the
