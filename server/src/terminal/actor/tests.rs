@@ -193,3 +193,69 @@ fn a_precise_wait_ends_at_its_deadline_not_before_and_takes_what_is_ready() {
         }
     }
 }
+
+/// Lines `from..to` in many 256-colour spans: pages run out of room for styles, so libghostty swaps them (maps a
+/// new one, unmaps the oldest) once the scrollback is full.
+fn styled_lines(from: usize, to: usize) -> Vec<u8> {
+    let mut text = String::new();
+    for n in from..to {
+        text.push_str(&format!("{n:06}"));
+        for span in 0..6 {
+            let colour = (n * 7 + span * 31) % 256;
+            text.push_str(&format!("\x1b[38;5;{colour};48;5;{}m s{span} \x1b[0m", 255 - colour));
+        }
+        text.push_str("\r\n");
+    }
+    text.into_bytes()
+}
+
+#[test]
+fn kept_pages_are_given_back_once_output_is_quiet_and_output_after_it_is_parsed_exactly() {
+    let harness = Harness::start();
+    let flood = |from: usize, to: usize| {
+        for chunk in styled_lines(from, to).chunks(64 * 1024) {
+            harness.reader(ReaderOutput::Chunk(chunk.to_vec(), Instant::now()));
+        }
+    };
+    // Only actors of this test binary parse, and only this test floods one: the count is this actor's.
+    let released = opencode_pty_vt::released_mappings();
+    flood(0, 20_000);
+    let deadline = Instant::now() + BOUND;
+    while opencode_pty_vt::released_mappings() == released {
+        assert!(Instant::now() < deadline, "the kept pages were not given back after the output went quiet");
+        std::thread::sleep(KEPT_PAGES_IDLE / 5);
+    }
+    // The terminal goes on parsing into fresh pages: the last screen is exactly the last lines written (polled:
+    // the reader's channel and the command queue are two channels).
+    flood(20_000, 30_000);
+    // 22 lines above the cursor's empty row.
+    let mut expected: Vec<String> = (29_978..30_000).map(|n| plain_line(&styled_lines(n, n + 1))).collect();
+    expected.push(String::new());
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let (reply, answer) = bounded(1);
+        harness.send(Command::ReadRows { rows: Some(23), reply: Reply::new(reply, Instant::now() + BOUND) });
+        let Ok(Ok(Response::Rows { lines, .. })) = answer.recv_timeout(BOUND) else { panic!("no rows") };
+        if lines == expected {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the output was not all parsed: {lines:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// One line of [`styled_lines`] as the screen shows it.
+fn plain_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::new();
+    let mut escape = false;
+    for c in text.chars() {
+        match (escape, c) {
+            (false, '\x1b') => escape = true,
+            (true, 'm') => escape = false,
+            (false, '\r' | '\n') | (true, _) => {}
+            (false, c) => out.push(c),
+        }
+    }
+    out.trim_end().to_owned()
+}
