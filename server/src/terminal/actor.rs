@@ -60,12 +60,6 @@ pub const COALESCE_TIMER_SLACK_NS: u64 = 1_000;
 /// which every echo paid on top of the coalescing window. At most this much polling per `input` request.
 pub const PRECISE_WAKE_MARGIN: Duration = Duration::from_micros(60);
 
-/// How long a terminal's output must have been quiet before its actor gives back the page mappings libghostty
-/// released while parsing and the actor's thread keeps for reuse (`opencode_pty_vt::release_kept_mappings`: at
-/// most two of about 400 KiB). Short enough that a terminal idle after a flood holds nothing extra almost at
-/// once, long enough that a flood (chunks far closer together) keeps reusing them.
-pub const KEPT_PAGES_IDLE: Duration = Duration::from_millis(50);
-
 /// What the actor starts from.
 pub(crate) struct ActorParts {
     pub(crate) id: u64,
@@ -119,8 +113,6 @@ struct Actor {
     deferred: VecDeque<Command>,
     /// Whether the wait thread's report was taken (or its channel closed): it is waited for no more.
     exit_taken: bool,
-    /// When the last chunk of output arrived (see [`KEPT_PAGES_IDLE`]).
-    output_at: Instant,
 }
 
 /// What the actor waits on.
@@ -242,7 +234,6 @@ pub(crate) fn run(
         foreground: None,
         deferred: VecDeque::new(),
         exit_taken: false,
-        output_at: Instant::now(),
     };
     actor.publish_info();
     actor.run(&inbox);
@@ -302,13 +293,8 @@ impl Actor {
             waits.send(&delivery.sender, Wake::Delivery(n));
         }
         let precise = self.batch.wants_precise_flush();
-        // With no batch to flush, the one timed wait is for giving back kept pages once output went quiet.
-        let release_at = opencode_pty_vt::holds_kept_mappings().then(|| self.output_at + KEPT_PAGES_IDLE);
-        let Some((ready, operation)) = waits.select(self.batch.deadline().or(release_at), precise) else {
+        let Some((ready, operation)) = waits.select(self.batch.deadline(), precise) else {
             self.flush();
-            if Instant::now() >= self.output_at + KEPT_PAGES_IDLE {
-                opencode_pty_vt::release_kept_mappings();
-            }
             return Flow::Continue;
         };
         match ready {
@@ -370,7 +356,6 @@ impl Actor {
     fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>, caught_up: bool) {
         let failure = match message {
             Ok(ReaderOutput::Chunk(bytes, read_at)) => {
-                self.output_at = read_at;
                 return self.output(&bytes, if caught_up { read_at } else { Instant::now() });
             }
             Ok(ReaderOutput::End) => None,

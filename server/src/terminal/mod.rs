@@ -19,7 +19,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
-pub use actor::{COALESCE_TIMER_SLACK_NS, KEPT_PAGES_IDLE, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN};
+pub use actor::{COALESCE_TIMER_SLACK_NS, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN};
 pub use coalesce::PRECISE_FLUSH_BYTES;
 pub use fanout::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES, OBSERVER_BACKLOG_BYTES,

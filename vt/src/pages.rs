@@ -14,15 +14,6 @@
 //! [`Terminal::write`](crate::Terminal::write) (see [`Parsing`]), private anonymous writable mappings of at most
 //! [`MAX_POPULATED_BYTES`] are made with `MAP_POPULATE`, writable from the start. Everywhere else (the
 //! terminal's first page, Rust's and glibc's own mappings) `mmap64` is the plain system call.
-//!
-//! What libghostty unmaps while it parses is kept for its next mapping of the same length ([`kept`]).
-
-mod kept;
-
-pub use kept::{
-    KEPT_MAPPINGS, MAX_KEPT_BYTES, holds_kept_mappings, munmap, release_kept_mappings, released_mappings,
-    reused_mappings,
-};
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
@@ -58,22 +49,17 @@ pub unsafe extern "C" fn madvise(addr: *mut c_void, len: usize, advice: c_int) -
     unsafe { libc::syscall(libc::SYS_madvise, addr, len, advice) as c_int }
 }
 
-/// The system's page size (4 KiB when it cannot be read).
-fn page_size() -> usize {
-    // Safety: sysconf has no preconditions.
-    match usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }) {
-        Ok(page) if page > 0 => page,
-        _ => 4096,
-    }
-}
-
 /// Zeroes the resident pages of `[addr, addr + len)`; false (nothing done) when the range cannot be checked.
 ///
 /// # Safety
 ///
 /// The range is memory the caller may discard.
 unsafe fn zero_resident(addr: *mut c_void, len: usize) -> bool {
-    let page = page_size();
+    // Safety: sysconf has no preconditions.
+    let page = match usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }) {
+        Ok(page) if page > 0 => page,
+        _ => return false,
+    };
     let pages = len.div_ceil(page);
     if len == 0 || pages > MAX_ZEROED_PAGES || !(addr as usize).is_multiple_of(page) {
         return false;
@@ -113,22 +99,13 @@ thread_local! {
     static PARSING: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Whether the calling thread is inside a libghostty parse.
-fn parsing() -> bool {
-    PARSING.try_with(Cell::get).unwrap_or(false)
-}
-
-/// Marks the calling thread as parsing until dropped: mappings libghostty makes meanwhile are populated, and
-/// those it unmaps are kept for its next ones ([`kept`]). Public only for the tests of the interposers.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct Parsing {
+/// Marks the calling thread as parsing until dropped: mappings libghostty makes meanwhile are populated.
+pub(crate) struct Parsing {
     was: bool,
 }
 
 impl Parsing {
-    /// Marks the calling thread as parsing until the value is dropped.
-    pub fn begin() -> Parsing {
+    pub(crate) fn begin() -> Parsing {
         Parsing { was: PARSING.with(|parsing| parsing.replace(true)) }
     }
 }
@@ -159,15 +136,8 @@ pub unsafe extern "C" fn mmap64(
         && flags & (libc::MAP_NORESERVE | libc::MAP_STACK | libc::MAP_GROWSDOWN) == 0
         && prot & libc::PROT_WRITE != 0
         && len <= MAX_POPULATED_BYTES
-        && parsing()
+        && PARSING.with(Cell::get)
     {
-        // A range unmapped earlier in a parse is what a fresh mapping is, once zeroed: read-write, private.
-        if flags & libc::MAP_FIXED == 0
-            && prot == libc::PROT_READ | libc::PROT_WRITE
-            && let Some(range) = kept::take_zeroed(len)
-        {
-            return range;
-        }
         flags |= libc::MAP_POPULATE;
         POPULATED.fetch_add(1, Ordering::Relaxed);
     }
@@ -179,7 +149,6 @@ pub unsafe extern "C" fn mmap64(
 /// Makes sure this module is linked into every program that uses the library (see [`crate::Terminal::new`]).
 pub(crate) fn linked() {
     std::hint::black_box(madvise as unsafe extern "C" fn(*mut c_void, usize, c_int) -> c_int);
-    std::hint::black_box(munmap as unsafe extern "C" fn(*mut c_void, usize) -> c_int);
     std::hint::black_box(
         mmap64 as unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, c_int, libc::off64_t) -> *mut c_void,
     );
