@@ -1,15 +1,22 @@
 //! The foreground process of a PTY: the deepest TTY-attached process of its foreground process group, read from
 //! `/proc` on Linux (other platforms always report none).
 //!
-//! [`foreground_process`] costs one `tcgetpgrp`, one pass over `/proc/*/stat`, three `readlink`s per member of
-//! the foreground group and one read of the chosen process's `comm`, so it is cheap enough to run on every
-//! `list` and `get`. Processes come and go during the pass; any file that cannot be read is skipped, and the
-//! function never panics.
+//! [`foreground_process`] costs one `tcgetpgrp`, a walk of the terminal's own process tree (each process's
+//! `stat` and its tasks' `children` lists), three `readlink`s per member of the foreground group and one read of
+//! the chosen process's `comm`, so it is cheap enough to run on every `list` and `get` however many processes
+//! the machine runs. Only when the tree holds no member of the group on the terminal (a member whose parent
+//! exited was reparented out of it) or cannot be walked does it fall back to one pass over all of
+//! `/proc/*/stat`. Processes come and go meanwhile; any file that cannot be read is skipped, and the function
+//! never panics.
 
 #[cfg(unix)]
 use std::os::fd::AsFd;
 #[cfg(unix)]
 use std::path::Path;
+
+/// The most processes the walk of a terminal's process tree reads (4096): a larger tree is searched by the one
+/// pass over all of `/proc` instead, which then costs about as much.
+pub const MAX_WALKED_PROCESSES: usize = 4096;
 
 /// The fields of one `/proc/<pid>/stat` line that the foreground search uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,26 +77,34 @@ pub fn process_start(pid: u32) -> Option<(char, u64)> {
 /// The name (`/proc/<pid>/comm`) of the deepest TTY-attached process in the PTY's foreground process group, or
 /// `None` when there is no foreground group or it cannot be read.
 ///
+/// `root` is the terminal's child, whose process tree is searched first (see the module documentation).
 /// `master` must be the PTY's **master** descriptor (any duplicate of it works). On Linux, `tcgetpgrp` on the
 /// slave side succeeds only in a process whose controlling terminal it is, which the daemon never is, so a
 /// slave descriptor yields `None`. `tty` is the slave's path (`/dev/pts/N`): processes whose fd 0, 1 or 2 is
 /// open on it are preferred; when none is (or `tty` is `None`), the whole group is considered. Among the
 /// candidates the one with the longest parent chain wins, then the highest pid.
 #[cfg(target_os = "linux")]
-pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>) -> Option<String> {
+pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<String> {
     let group = nix::unistd::tcgetpgrp(master).ok()?.as_raw();
     // With no session attached the kernel reports 0, which is the group of the kernel's own threads.
     if group <= 0 {
         return None;
     }
+    let attached = |pid| tty.is_some_and(|tty| linux::is_attached(pid, tty));
+    let tree = i32::try_from(root).ok().and_then(linux::subtree).unwrap_or_default();
+    // The tree answers when a member there is on the terminal (or, with no terminal path, when it has any).
+    if let Some((chosen, on_tty)) = linux::choose(&tree, group, attached)
+        && (on_tty || tty.is_none())
+    {
+        return linux::name(chosen);
+    }
     let processes = linux::scan();
-    let chosen = linux::choose(&processes, group, |pid| tty.is_some_and(|tty| linux::is_attached(pid, tty)))?;
-    linux::name(chosen)
+    linux::name(linux::choose(&processes, group, attached)?.0)
 }
 
 /// The foreground process of a PTY; always `None` outside Linux, where `/proc` is not available.
 #[cfg(all(unix, not(target_os = "linux")))]
-pub fn foreground_process(_master: impl AsFd, _tty: Option<&Path>) -> Option<String> {
+pub fn foreground_process(_master: impl AsFd, _tty: Option<&Path>, _root: u32) -> Option<String> {
     None
 }
 
@@ -117,13 +132,52 @@ mod linux {
     }
 
     /// The member of `group` with the greatest (parent-chain depth, pid), among those `attached` accepts if
-    /// there are any, else among all members.
-    pub(super) fn choose(processes: &[StatFields], group: i32, attached: impl Fn(i32) -> bool) -> Option<&StatFields> {
+    /// there are any (then the flag is true), else among all members.
+    pub(super) fn choose(
+        processes: &[StatFields],
+        group: i32,
+        attached: impl Fn(i32) -> bool,
+    ) -> Option<(&StatFields, bool)> {
         let members: Vec<&StatFields> = processes.iter().filter(|p| p.pgrp == group).collect();
         let on_tty: Vec<&StatFields> = members.iter().copied().filter(|p| attached(p.pid)).collect();
-        let candidates = if on_tty.is_empty() { members } else { on_tty };
+        let any_on_tty = !on_tty.is_empty();
+        let candidates = if any_on_tty { on_tty } else { members };
         let parents: HashMap<i32, i32> = processes.iter().map(|p| (p.pid, p.ppid)).collect();
-        candidates.into_iter().max_by_key(|p| (depth(p.pid, &parents), p.pid))
+        candidates.into_iter().max_by_key(|p| (depth(p.pid, &parents), p.pid)).map(|p| (p, any_on_tty))
+    }
+
+    /// `root` and every process below it, found through each task's `children` list (a thread's children are
+    /// listed under that thread), at most [`MAX_WALKED_PROCESSES`](super::MAX_WALKED_PROCESSES). `None` when
+    /// `root` is gone or the kernel keeps no such lists (`CONFIG_PROC_CHILDREN`), or past the bound.
+    pub(super) fn subtree(root: i32) -> Option<Vec<StatFields>> {
+        let mut found = Vec::new();
+        let mut next = vec![root];
+        while let Some(pid) = next.pop() {
+            if found.len() == super::MAX_WALKED_PROCESSES {
+                return None;
+            }
+            // A process that exited meanwhile is skipped, unless it is the root.
+            let stat = std::fs::read(format!("/proc/{pid}/stat")).ok();
+            let Some(fields) = stat.and_then(|raw| parse_stat(&String::from_utf8_lossy(&raw))) else {
+                if pid == root {
+                    return None;
+                }
+                continue;
+            };
+            found.push(fields);
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+            for task in tasks.filter_map(Result::ok) {
+                match std::fs::read_to_string(task.path().join("children")) {
+                    Ok(children) => {
+                        next.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()))
+                    }
+                    // Without children lists the walk would miss every child: not a tree to trust.
+                    Err(error) if pid == root && error.kind() == std::io::ErrorKind::NotFound => return None,
+                    Err(_) => {}
+                }
+            }
+        }
+        Some(found)
     }
 
     /// How many ancestors `pid` has below pid 1, following the snapshot's parent links. A snapshot taken while
@@ -213,7 +267,7 @@ mod tests {
         use nix::sys::signal::{Signal, killpg};
         use nix::unistd::{Pid, tcgetpgrp};
 
-        use super::super::linux::{choose, scan};
+        use super::super::linux::{choose, scan, subtree};
         use super::super::{StatFields, foreground_process};
 
         fn stat(pid: i32, ppid: i32, pgrp: i32) -> StatFields {
@@ -221,7 +275,7 @@ mod tests {
         }
 
         fn chosen(processes: &[StatFields], group: i32, attached: &[i32]) -> Option<i32> {
-            choose(processes, group, |pid| attached.contains(&pid)).map(|p| p.pid)
+            choose(processes, group, |pid| attached.contains(&pid)).map(|(p, _)| p.pid)
         }
 
         #[test]
@@ -253,6 +307,30 @@ mod tests {
             assert_eq!(found.ppid, nix::unistd::getppid().as_raw());
         }
 
+        #[test]
+        fn the_walk_finds_a_process_tree_and_nothing_outside_it() {
+            let mut child = Command::new("sh").args(["-c", "sleep 30 & wait"]).spawn().expect("spawn sh");
+            let root = i32::try_from(child.id()).expect("pid fits");
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let tree = loop {
+                let tree = subtree(root).expect("this kernel keeps children lists");
+                // (The forked child is `sh` until it has run `exec`.)
+                if tree.len() == 2 && tree[1].comm == "sleep" || Instant::now() > deadline {
+                    break tree;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let _ = child.kill();
+            let _ = killpg(Pid::from_raw(root), Signal::SIGKILL);
+            let _ = child.wait();
+            assert_eq!(tree.len(), 2, "{tree:?}");
+            assert_eq!((tree[0].pid, tree[0].comm.as_str()), (root, "sh"));
+            assert_eq!((tree[1].ppid, tree[1].comm.as_str()), (root, "sleep"));
+            let me = i32::try_from(std::process::id()).expect("pid fits");
+            assert!(tree.iter().all(|p| p.pid != me), "the walk goes down, never up");
+            assert!(subtree(root).is_none(), "a root that is gone");
+        }
+
         /// A shell running `script` in a new session whose controlling terminal is a fresh PTY; dropping it
         /// kills the session's process group and reaps the shell.
         struct Session {
@@ -282,7 +360,7 @@ mod tests {
             }
 
             fn foreground(&self) -> Option<String> {
-                foreground_process(&self.master, Some(&self.tty))
+                foreground_process(&self.master, Some(&self.tty), self.child.id())
             }
 
             /// Polls (every 20 ms, for up to 5 s) until `done` holds, and returns whether it did.
@@ -340,11 +418,25 @@ mod tests {
         }
 
         #[test]
+        fn a_member_outside_the_tree_is_found_by_the_scan() {
+            // The inner shell starts `sleep` and exits at once: `sleep`, still in the group and on the terminal,
+            // is reparented out of the session leader's tree, and the leader becomes `tail`, which is not on the
+            // terminal. The tree alone would answer `tail`.
+            let session = Session::start("sh -c 'sleep 30 &'; exec tail -f /dev/null </dev/null >/dev/null 2>&1");
+            let ready = session.wait_for(|s| {
+                let names = s.group_names();
+                names.iter().any(|n| n == "tail") && names.iter().any(|n| n == "sleep") && names.len() == 2
+            });
+            assert!(ready, "group {:?}", session.group_names());
+            assert_eq!(session.foreground().as_deref(), Some("sleep"), "group {:?}", session.group_names());
+        }
+
+        #[test]
         fn a_pty_without_a_session_has_no_foreground_process() {
             let pty = nix::pty::openpty(None, None).expect("openpty");
             let tty = nix::unistd::ttyname(&pty.slave).expect("the slave's path");
-            assert_eq!(foreground_process(&pty.master, Some(&tty)), None);
-            assert_eq!(foreground_process(&pty.master, None), None);
+            assert_eq!(foreground_process(&pty.master, Some(&tty), std::process::id()), None);
+            assert_eq!(foreground_process(&pty.master, None, std::process::id()), None);
         }
     }
 }

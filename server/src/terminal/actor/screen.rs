@@ -72,7 +72,8 @@ impl Actor {
 
     /// Re-reads the foreground process and publishes a change.
     pub(super) fn refresh_foreground(&mut self) {
-        let current = crate::procinfo::foreground_process(&self.parts.master_fd, self.parts.tty.as_deref());
+        let current =
+            crate::procinfo::foreground_process(&self.parts.master_fd, self.parts.tty.as_deref(), self.parts.pid);
         if current != self.foreground {
             self.foreground = current.clone();
             self.emit(Response::ForegroundProcessChanged { process: current });
