@@ -91,7 +91,7 @@ pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u3
         return None;
     }
     let attached = |pid| tty.is_some_and(|tty| linux::is_attached(pid, tty));
-    let tree = i32::try_from(root).ok().and_then(linux::subtree).unwrap_or_default();
+    let tree = i32::try_from(root).ok().and_then(|root| linux::subtree(root, MAX_WALKED_PROCESSES)).unwrap_or_default();
     // The tree answers when a member there is on the terminal (or, with no terminal path, when it has any).
     if let Some((chosen, on_tty)) = linux::choose(&tree, group, attached)
         && (on_tty || tty.is_none())
@@ -147,13 +147,14 @@ mod linux {
     }
 
     /// `root` and every process below it, found through each task's `children` list (a thread's children are
-    /// listed under that thread), at most [`MAX_WALKED_PROCESSES`](super::MAX_WALKED_PROCESSES). `None` when
-    /// `root` is gone or the kernel keeps no such lists (`CONFIG_PROC_CHILDREN`), or past the bound.
-    pub(super) fn subtree(root: i32) -> Option<Vec<StatFields>> {
+    /// listed under that thread), at most `limit` ([`MAX_WALKED_PROCESSES`](super::MAX_WALKED_PROCESSES) outside
+    /// tests) found or waiting to be read. `None` when `root` is gone or the kernel keeps no such lists
+    /// (`CONFIG_PROC_CHILDREN`), or past the bound.
+    pub(super) fn subtree(root: i32, limit: usize) -> Option<Vec<StatFields>> {
         let mut found = Vec::new();
         let mut next = vec![root];
         while let Some(pid) = next.pop() {
-            if found.len() == super::MAX_WALKED_PROCESSES {
+            if found.len() + next.len() >= limit {
                 return None;
             }
             // A process that exited meanwhile is skipped, unless it is the root.
@@ -259,6 +260,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     mod linux {
         use std::os::fd::{AsFd, OwnedFd};
+        use std::os::unix::process::CommandExt;
         use std::path::PathBuf;
         use std::process::{Child, Command, Stdio};
         use std::time::{Duration, Instant};
@@ -268,7 +270,7 @@ mod tests {
         use nix::unistd::{Pid, tcgetpgrp};
 
         use super::super::linux::{choose, scan, subtree};
-        use super::super::{StatFields, foreground_process};
+        use super::super::{MAX_WALKED_PROCESSES, StatFields, foreground_process};
 
         fn stat(pid: i32, ppid: i32, pgrp: i32) -> StatFields {
             StatFields { pid, comm: format!("p{pid}"), ppid, pgrp }
@@ -309,17 +311,23 @@ mod tests {
 
         #[test]
         fn the_walk_finds_a_process_tree_and_nothing_outside_it() {
-            let mut child = Command::new("sh").args(["-c", "sleep 30 & wait"]).spawn().expect("spawn sh");
+            // A group of its own, so that the kill at the end reaches `sleep` too.
+            let mut child =
+                Command::new("sh").args(["-c", "sleep 30 & wait"]).process_group(0).spawn().expect("spawn sh");
             let root = i32::try_from(child.id()).expect("pid fits");
             let deadline = Instant::now() + Duration::from_secs(5);
             let tree = loop {
-                let tree = subtree(root).expect("this kernel keeps children lists");
+                let tree = subtree(root, MAX_WALKED_PROCESSES).expect("this kernel keeps children lists");
                 // (The forked child is `sh` until it has run `exec`.)
                 if tree.len() == 2 && tree[1].comm == "sleep" || Instant::now() > deadline {
                     break tree;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             };
+            // The bound counts the processes found and those still to read: a tree of two fits in two, not one
+            // (`foreground_process` then searches all of /proc, as when the tree does not hold the answer).
+            let cut = subtree(root, 1);
+            let fits = subtree(root, 2).map(|tree| tree.len());
             let _ = child.kill();
             let _ = killpg(Pid::from_raw(root), Signal::SIGKILL);
             let _ = child.wait();
@@ -328,7 +336,9 @@ mod tests {
             assert_eq!((tree[1].ppid, tree[1].comm.as_str()), (root, "sleep"));
             let me = i32::try_from(std::process::id()).expect("pid fits");
             assert!(tree.iter().all(|p| p.pid != me), "the walk goes down, never up");
-            assert!(subtree(root).is_none(), "a root that is gone");
+            assert!(cut.is_none(), "past the bound");
+            assert_eq!(fits, Some(2));
+            assert!(subtree(root, MAX_WALKED_PROCESSES).is_none(), "a root that is gone");
         }
 
         /// A shell running `script` in a new session whose controlling terminal is a fresh PTY; dropping it
