@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::VecDeque;
 
-use crossbeam_channel::{Receiver, RecvError, Select, SelectedOperation, Sender};
+use crossbeam_channel::{Receiver, RecvError, Select, SelectedOperation, Sender, TryRecvError};
 use opencode_pty_protocol::{ProcessInfo, Response};
 use opencode_pty_vt::Terminal;
 
@@ -216,30 +216,34 @@ pub(crate) fn run(
         Err(_) => return,
     };
     let inbox = Inbox { commands, exit, output, stop: parts.stop.clone(), writer: parts.writer.clone() };
-    let mut actor = Actor {
-        replay: Replay::new(parts.replay_bytes.max(1)),
-        titles: Titles::new(parts.spec.title.clone()),
-        cols: parts.spec.cols,
-        rows: parts.spec.rows,
-        parts,
-        vt,
-        fanout: Fanout::default(),
-        batch: Coalescer::default(),
-        pending: VecDeque::new(),
-        pending_bytes: 0,
-        controller: None,
-        generation: 0,
-        life: Ending::default(),
-        failure: None,
-        foreground: None,
-        deferred: VecDeque::new(),
-        exit_taken: false,
-    };
+    let mut actor = Actor::new(parts, vt);
     actor.publish_info();
     actor.run(&inbox);
 }
 
 impl Actor {
+    fn new(parts: ActorParts, vt: Terminal) -> Actor {
+        Actor {
+            replay: Replay::new(parts.replay_bytes.max(1)),
+            titles: Titles::new(parts.spec.title.clone()),
+            cols: parts.spec.cols,
+            rows: parts.spec.rows,
+            parts,
+            vt,
+            fanout: Fanout::default(),
+            batch: Coalescer::default(),
+            pending: VecDeque::new(),
+            pending_bytes: 0,
+            controller: None,
+            generation: 0,
+            life: Ending::default(),
+            failure: None,
+            foreground: None,
+            deferred: VecDeque::new(),
+            exit_taken: false,
+        }
+    }
+
     fn run(&mut self, inbox: &Inbox) {
         loop {
             // A batch whose time is up goes out before anything else (a busy Select could otherwise hold it).
@@ -468,6 +472,11 @@ impl Actor {
 
     /// Publishes `exited` once both the exit and the end of the output are known.
     fn maybe_exited(&mut self) {
+        // Being terminated: the end seen now may be the kill's own, which is never published (SPEC: `terminate`
+        // stops the threads before it kills; the stop can still be waiting beside the child's end in one wait).
+        if !matches!(self.parts.stop.try_recv(), Err(TryRecvError::Empty)) {
+            return;
+        }
         let Some(exit) = self.life.ready().cloned() else { return };
         self.flush();
         let at = now_ms().max(self.parts.started_at);

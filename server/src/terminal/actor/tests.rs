@@ -29,40 +29,51 @@ struct Harness {
     in_flight: Arc<AtomicUsize>,
 }
 
+/// The parts of an actor over a real PTY whose child only waits, and that child.
+fn parts(
+    commands: Sender<Command>,
+    writer: Sender<Vec<u8>>,
+    in_flight: Arc<AtomicUsize>,
+    stop: Receiver<()>,
+) -> (ActorParts, Child) {
+    let spec = PtySpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), "read never".into()],
+        cwd: "/".into(),
+        env: HashMap::new(),
+        group_id: "unit".into(),
+        title: "unit".into(),
+        cols: 80,
+        rows: 24,
+    };
+    let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
+    let child = Child::new(spawned.pid);
+    let parts = ActorParts {
+        id: 1,
+        spec,
+        pid: spawned.pid,
+        started_at: 0,
+        master_fd: spawned.master,
+        tty: spawned.tty,
+        replay_bytes: 1024,
+        scrollback_lines: 100,
+        commands,
+        writer,
+        in_flight,
+        stop,
+        last_info: Arc::new(Mutex::new(None)),
+    };
+    (parts, child)
+}
+
 impl Harness {
     fn start() -> Harness {
-        let spec = PtySpec {
-            program: "sh".into(),
-            args: vec!["-c".into(), "read never".into()],
-            cwd: "/".into(),
-            env: HashMap::new(),
-            group_id: "unit".into(),
-            title: "unit".into(),
-            cols: 80,
-            rows: 24,
-        };
-        let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
-        let child = Child::new(spawned.pid);
         let (commands, commands_rx) = bounded(8);
         let (output, output_rx) = bounded(8);
         let (writer, writer_rx) = bounded(8);
         let (stop, stop_rx) = bounded(0);
         let in_flight = Arc::new(AtomicUsize::new(0));
-        let parts = ActorParts {
-            id: 1,
-            spec,
-            pid: spawned.pid,
-            started_at: 0,
-            master_fd: spawned.master,
-            tty: spawned.tty,
-            replay_bytes: 1024,
-            scrollback_lines: 100,
-            commands: commands.clone(),
-            writer,
-            in_flight: in_flight.clone(),
-            stop: stop_rx,
-            last_info: Arc::new(Mutex::new(None)),
-        };
+        let (parts, child) = parts(commands.clone(), writer, in_flight.clone(), stop_rx);
         // The child's end is sent as a command by these tests; the wait thread's channel stays empty.
         let (_exit, exit_rx) = bounded(1);
         let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx, exit_rx));
@@ -191,5 +202,26 @@ fn a_precise_wait_ends_at_its_deadline_not_before_and_takes_what_is_ready() {
             assert_eq!(wake, Wake::Output);
             assert_eq!(operation.recv(&receiver), Ok(7));
         }
+    }
+}
+
+#[test]
+fn an_end_seen_while_being_terminated_is_not_published_as_exited() {
+    // The actor's one wait can find the stop beside the child's end and the end of its output (the kill that
+    // follows the stop); whichever it takes first, the kill's exit is never published.
+    for terminated in [false, true] {
+        let (commands, _commands_rx) = bounded(8);
+        let (writer, _writer_rx) = bounded(8);
+        let (stop, stop_rx) = bounded::<()>(0);
+        let (parts, child) = parts(commands, writer, Arc::new(AtomicUsize::new(0)), stop_rx);
+        let vt = Terminal::new(80, 24, 100).expect("terminal");
+        let mut actor = Actor::new(parts, vt);
+        if terminated {
+            drop(stop);
+        }
+        actor.command(exit(0));
+        actor.reader_output(Ok(ReaderOutput::End), true);
+        assert_eq!(actor.life.published().is_some(), !terminated, "terminated: {terminated}");
+        child.kill_and_reap();
     }
 }
