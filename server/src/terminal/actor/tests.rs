@@ -1,7 +1,6 @@
 //! The actor on its own, fed through its channels as its threads would feed it: how the end of the output,
 //! the reader's failures and the child's exit show in the lifecycle, in either order.
 
-use std::collections::HashMap;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,16 +35,7 @@ fn parts(
     in_flight: Arc<AtomicUsize>,
     stop: Receiver<()>,
 ) -> (ActorParts, Child) {
-    let spec = PtySpec {
-        program: "sh".into(),
-        args: vec!["-c".into(), "read never".into()],
-        cwd: "/".into(),
-        env: HashMap::new(),
-        group_id: "unit".into(),
-        title: "unit".into(),
-        cols: 80,
-        rows: 24,
-    };
+    let spec = crate::terminal::tests::sh("read never");
     let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
     let child = Child::new(spawned.pid);
     let parts = ActorParts {
