@@ -182,19 +182,23 @@ fn limits(results: &Results, times: f64, parser: &str) -> Vec<Limit> {
     limits
 }
 
-/// Throughput against the number of observers: ours, with tmux and the limits as lines.
+/// Throughput against the number of observers: ours and the ceiling of every CPU busy at each run's CPU cost,
+/// with tmux and the limits as lines.
 pub fn observers(results: &Results) -> String {
     let counts = &results.plan.observers;
     let categories: Vec<String> = counts.iter().map(ToString::to_string).collect();
-    let ours = Series {
-        name: "daemon, one terminal".to_owned(),
-        values: counts.iter().map(|n| median(results, "fanout", &format!("daemon_{n}"))).collect(),
-    };
+    let series =
+        [("daemon", "daemon, one terminal"), ("ceiling", "ceiling: every CPU busy at that cost")].map(|(key, name)| {
+            Series {
+                name: name.to_owned(),
+                values: counts.iter().map(|n| median(results, "fanout", &format!("{key}_{n}"))).collect(),
+            }
+        });
     let mut limits = limits(results, 1.0, "libghostty-vt alone");
     if let Some(value) = median(results, "ingest", "tmux") {
         limits.push(Limit { name: "tmux, one session".to_owned(), value });
     }
-    bar_chart("Throughput against observers", "observers of one 80x24 terminal", "MB/s", &categories, &[ours], &limits)
+    bar_chart("Throughput against observers", "observers of one 80x24 terminal", "MB/s", &categories, &series, &limits)
 }
 
 /// Aggregate throughput against the number of terminals: ours and tmux, with the limits as lines.

@@ -5,6 +5,7 @@
 
 mod cases;
 mod charts;
+mod cpu;
 mod data;
 mod fifo;
 mod plan;

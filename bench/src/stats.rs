@@ -25,6 +25,12 @@ pub enum Unit {
     /// A count (threads).
     #[serde(rename = "count")]
     Count,
+    /// Milliseconds of CPU per megabyte moved.
+    #[serde(rename = "ms/MB")]
+    CpuMillisecondsPerMegabyte,
+    /// CPUs busy on average.
+    #[serde(rename = "CPUs")]
+    Cpus,
     /// A dimensionless ratio measured within one repetition (slowest / mean).
     #[serde(rename = "ratio")]
     Ratio,
@@ -40,6 +46,8 @@ impl Unit {
             Unit::Kibibytes => "KiB",
             Unit::Mebibytes => "MiB",
             Unit::Count => "",
+            Unit::CpuMillisecondsPerMegabyte => "ms/MB",
+            Unit::Cpus => "CPUs",
             Unit::Ratio => "x",
         }
     }

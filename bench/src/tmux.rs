@@ -101,6 +101,6 @@ impl Tmux {
         }
         let started = gate.open(count)?;
         let ends = tokio::task::block_in_place(|| finish.wait(count, limit))?;
-        Ok(CatRun { started, ends })
+        Ok(CatRun { started, ends, cpu: None })
     }
 }

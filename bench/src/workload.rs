@@ -1,7 +1,7 @@
 //! The workload of the ingest, fan-out and scale cases on our daemon: terminals that each `cat` a file once,
 //! all released at one moment by a gate, every terminal drained by its observers through the socket until
 //! `exited`. `CatRun` is what both this and tmux's version (`Tmux::cat_at_once`) report: the start and each
-//! terminal's end.
+//! terminal's end, and for our daemon the CPU the run used.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, ensure};
 use opencode_pty_client::{CreatePty, Role};
 
+use crate::cpu::{CpuTimes, CpuUse};
 use crate::daemon::{self, Daemon};
 use crate::fifo::{Gate, quote};
 use crate::stats::mb_per_s;
@@ -20,6 +21,9 @@ pub struct CatRun {
     pub started: Instant,
     /// When each terminal finished, by terminal.
     pub ends: Vec<Instant>,
+    /// The CPU used from the start to the last end: the machine's, the daemon's (with the children it reaped:
+    /// the `cat`s) and the harness's (the observers). Not measured for tmux.
+    pub cpu: Option<CpuUse>,
 }
 
 impl CatRun {
@@ -71,6 +75,7 @@ pub async fn cat_at_once(
         }
         drains.push(tasks);
     }
+    let before = CpuTimes::read(daemon.pid())?;
     let started = gate.open(terminals)?;
     let mut ends = Vec::with_capacity(terminals);
     for tasks in drains {
@@ -82,8 +87,10 @@ pub async fn cat_at_once(
         }
         ends.push(end);
     }
+    // Every terminal has `exited`: its `cat` was reaped, so its CPU time is the daemon's children's.
+    let cpu = CpuTimes::read(daemon.pid())?.since(&before);
     for id in ids {
         client.terminate(id).await?;
     }
-    Ok(CatRun { started, ends })
+    Ok(CatRun { started, ends, cpu: Some(cpu) })
 }

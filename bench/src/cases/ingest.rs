@@ -1,7 +1,7 @@
 //! Cases 1 and 2, ingest and fan-out: one 80x24 terminal prints the ingest file, measured on the raw PTY (the
 //! kernel's limit), in libghostty-vt alone (the parser's limit), in a detached tmux session and in our daemon
-//! with 1, 4 and 16 observers draining the socket until `exited`. Every repetition runs each of them once, in
-//! turn.
+//! with 1, 4 and 16 observers draining the socket until `exited`, and where the CPU of each daemon run went
+//! (with the most MB/s both cores could carry at that cost). Every repetition runs each of them once, in turn.
 
 use std::path::Path;
 use std::time::Instant;
@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::Result;
 use opencode_pty_vt::Terminal;
 
+use crate::cpu::{CpuUse, per_mb};
 use crate::daemon::Daemon;
 use crate::plan::Context;
 use crate::pty;
@@ -19,7 +20,7 @@ use crate::workload;
 /// The scrollback the daemon gives a terminal by default (`DEFAULT_SCROLLBACK_LINES` in `server/`).
 pub const DAEMON_SCROLLBACK_LINES: usize = 10_000;
 
-/// The ingest table and the fan-out table.
+/// The ingest table, the fan-out table and the fan-out's CPU table.
 pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
     let size = crate::data::human(plan.ingest_bytes);
@@ -49,16 +50,35 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
          draining the socket; the time runs until the last observer has `exited`.",
     );
     let fan_vt = fanout.add(Row::new("vt_parse", "libghostty-vt parse alone (parser limit)", Unit::MegabytesPerSecond));
-    let fan_rows: Vec<(usize, usize)> = plan
+    let fan_rows: Vec<(usize, usize, usize)> = plan
         .observers
         .iter()
         .map(|&n| {
             let label = format!("daemon, {n} observer{}", if n == 1 { "" } else { "s" });
             let row = Row::new(format!("daemon_{n}"), label, Unit::MegabytesPerSecond);
             let row = if n == plan.observers[0] { row.vs(&["vt_parse"]) } else { row.vs(&["daemon_1", "vt_parse"]) };
-            (n, fanout.add(row))
+            let ceiling = Row::new(
+                format!("ceiling_{n}"),
+                format!(
+                    "ceiling of {n} observer{}: every CPU busy at that run's CPU per MB",
+                    if n == 1 { "" } else { "s" }
+                ),
+                Unit::MegabytesPerSecond,
+            );
+            (n, fanout.add(row), fanout.add(ceiling.vs(&["daemon_1"])))
         })
         .collect();
+    let mut cpu = Table::new(
+        "fanout_cpu",
+        "Fan-out: where the CPU goes",
+        "The CPU time of each fan-out run above, from the start to the last `exited`, per megabyte of the file: \
+         the whole machine's (`/proc/stat`, busy: user, system, interrupts), the daemon's with its reaped \
+         children (the `cat`), the harness's (the observers' reads and decoding) and the rest (kernel threads \
+         such as the PTY's, anything else running); and how many CPUs were busy on average. The ceiling rows \
+         of the fan-out table divide every CPU of the machine by the machine's cost per MB: no run that costs \
+         that much can go faster on this machine.",
+    );
+    let cpu_rows: Vec<CpuRows> = plan.observers.iter().map(|&n| CpuRows::add(&mut cpu, n)).collect();
     let tmux_server = match &ctx.tmux {
         Some(_) => Some(Tmux::start(&ctx.work, "ingest")?),
         None => {
@@ -79,12 +99,16 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
             let run = server.cat_at_once(&ctx.fresh_dir("tmux")?, 1, file, plan.timeout())?;
             ingest.push_sample(tmux_row, run.aggregate(bytes));
         }
-        for &(observers, row) in &fan_rows {
+        for (&(observers, row, ceiling), cpu_row) in fan_rows.iter().zip(&cpu_rows) {
             let run =
                 workload::cat_at_once(&daemon, &ctx.fresh_dir("ingest")?, 1, observers, file, plan.timeout()).await;
             match run {
                 Ok(run) => {
                     fanout.push_sample(row, run.aggregate(bytes));
+                    if let Some(used) = run.cpu {
+                        fanout.push_sample(ceiling, used.ceiling_mb_per_s(bytes));
+                        cpu_row.push(&mut cpu, &used, bytes);
+                    }
                     if observers == 1 {
                         ingest.push_sample(ours, run.aggregate(bytes));
                     }
@@ -97,7 +121,44 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
     if let Some(server) = tmux_server {
         server.stop()?;
     }
-    Ok(vec![ingest.finish(), fanout.finish()])
+    Ok(vec![ingest.finish(), fanout.finish(), cpu.finish()])
+}
+
+/// The CPU rows of one observer count.
+struct CpuRows {
+    machine: usize,
+    daemon: usize,
+    observers: usize,
+    rest: usize,
+    busy: usize,
+}
+
+impl CpuRows {
+    /// Adds the rows of `n` observers to `table`, compared with those of one observer.
+    fn add(table: &mut Table, n: usize) -> CpuRows {
+        let of = format!("{n} observer{}", if n == 1 { "" } else { "s" });
+        let mut row = |key: &str, label: &str, unit: Unit| {
+            let row = Row::new(format!("{key}_{n}"), format!("{label}, {of}"), unit);
+            let vs = format!("{key}_1");
+            table.add(if n == 1 { row } else { row.vs(&[vs.as_str()]) })
+        };
+        CpuRows {
+            machine: row("machine", "machine", Unit::CpuMillisecondsPerMegabyte),
+            daemon: row("daemon", "daemon with its `cat`", Unit::CpuMillisecondsPerMegabyte),
+            observers: row("observers", "observers, in the harness", Unit::CpuMillisecondsPerMegabyte),
+            rest: row("rest", "rest of the machine", Unit::CpuMillisecondsPerMegabyte),
+            busy: row("busy", "CPUs busy", Unit::Cpus),
+        }
+    }
+
+    /// Records one run's use for `bytes` of output.
+    fn push(&self, table: &mut Table, used: &CpuUse, bytes: u64) {
+        table.push_sample(self.machine, per_mb(used.machine_busy, bytes));
+        table.push_sample(self.daemon, per_mb(used.process, bytes));
+        table.push_sample(self.observers, per_mb(used.harness, bytes));
+        table.push_sample(self.rest, per_mb(used.rest(), bytes));
+        table.push_sample(self.busy, used.busy_cpus());
+    }
 }
 
 /// Parses `file` in a fresh 80x24 terminal with the daemon's scrollback, 64 KiB at a time; MB/s.
