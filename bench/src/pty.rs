@@ -1,5 +1,6 @@
 //! The raw PTY limit: `cat FILE` writing into a pseudo-terminal that the harness opened itself, drained from
-//! the master side with 64 KiB reads, with no emulator and no socket. Both sides keep the kernel's default
+//! the master side with 64 KiB reads, with no socket and no emulator (or, for the ingest case's second
+//! baseline, each read handed to one before the next). Both sides keep the kernel's default
 //! terminal settings, as the daemon's PTYs do (so CRLF in the file reaches the reader as `\r\r\n`).
 
 use std::fs::OpenOptions;
@@ -25,6 +26,11 @@ const SILENCE: Duration = Duration::from_secs(30);
 /// Runs `cat file` on a fresh PTY and reads the master until the child's side closes; returns the bytes read
 /// and the time from the spawn to the end.
 pub fn drain_cat(file: &Path) -> Result<(u64, Duration)> {
+    drain_cat_into(file, |_| {})
+}
+
+/// [`drain_cat`], handing every chunk read to `sink` before the next read.
+pub fn drain_cat_into(file: &Path, mut sink: impl FnMut(&[u8])) -> Result<(u64, Duration)> {
     let mut master = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).context("posix_openpt")?;
     grantpt(&master)?;
     unlockpt(&master)?;
@@ -51,7 +57,10 @@ pub fn drain_cat(file: &Path) -> Result<(u64, Duration)> {
         }
         match master.read(&mut buffer) {
             Ok(0) => break,
-            Ok(n) => total += n as u64,
+            Ok(n) => {
+                sink(&buffer[..n]);
+                total += n as u64;
+            }
             // Linux reports the closed child side as EIO.
             Err(error) if error.raw_os_error() == Some(Errno::EIO as i32) => break,
             Err(error) if error.kind() == ErrorKind::Interrupted => {}

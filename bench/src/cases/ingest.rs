@@ -31,17 +31,23 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
             "{size} of generated log text (SGR colours, CRLF, UTF-8 and wide characters) printed by `cat` \
              into one 80x24 terminal; MB/s of the file's size from the start to the end. Raw PTY: `cat` into a PTY \
              the harness opened, drained with 64 KiB reads. libghostty-vt: the same bytes written in 64 KiB \
-             chunks into an in-process `Terminal` with the daemon's default scrollback. tmux: a detached session \
+             chunks into an in-process `Terminal` with the daemon's default scrollback. PTY read and parsed in \
+             one thread: the raw PTY drain writing each read into such a `Terminal` before the next read, the \
+             least any emulator behind a PTY does (no thread hand-off, no replay, no socket). tmux: a detached session \
              (default settings) until `cat` finished. Daemon: `cat` in a PTY of our daemon, one observer \
              subscription draining the socket until `exited`."
         ),
     );
     let raw = ingest.add(Row::new("raw_pty", "raw PTY drain (kernel limit)", Unit::MegabytesPerSecond));
     let vt = ingest.add(Row::new("vt_parse", "libghostty-vt parse alone (parser limit)", Unit::MegabytesPerSecond));
+    let pty_vt = ingest.add(
+        Row::new("pty_vt", "PTY read and parsed in one thread (no daemon)", Unit::MegabytesPerSecond)
+            .vs(&["vt_parse", "raw_pty"]),
+    );
     let tmux_row = ingest.add(Row::new("tmux", "tmux, detached session", Unit::MegabytesPerSecond));
     let ours = ingest.add(
         Row::new("daemon_1", "daemon, 1 observer over the socket", Unit::MegabytesPerSecond)
-            .vs(&["vt_parse", "tmux", "raw_pty"]),
+            .vs(&["vt_parse", "tmux", "raw_pty", "pty_vt"]),
     );
     let mut fanout = Table::new(
         "fanout",
@@ -95,6 +101,7 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
         let parse = tokio::task::block_in_place(|| vt_parse(file))?;
         ingest.push_sample(vt, parse);
         fanout.push_sample(fan_vt, parse);
+        ingest.push_sample(pty_vt, tokio::task::block_in_place(|| pty_parse(file))?);
         if let Some(server) = &tmux_server {
             let run = server.cat_at_once(&ctx.fresh_dir("tmux")?, 1, file, plan.timeout())?;
             ingest.push_sample(tmux_row, run.aggregate(bytes));
@@ -159,6 +166,17 @@ impl CpuRows {
         table.push_sample(self.rest, per_mb(used.rest(), bytes));
         table.push_sample(self.busy, used.busy_cpus());
     }
+}
+
+/// `cat file` on a PTY of the harness's, each read parsed in a fresh 80x24 terminal (the daemon's scrollback)
+/// before the next; MB/s of the whole.
+fn pty_parse(file: &Path) -> Result<f64> {
+    let mut terminal = Terminal::new(80, 24, DAEMON_SCROLLBACK_LINES)?;
+    let (_, elapsed) = pty::drain_cat_into(file, |chunk| {
+        terminal.write(chunk);
+        let _ = terminal.take_replies();
+    })?;
+    Ok(mb_per_s(crate::data::file_len(file)?, elapsed.as_secs_f64()))
 }
 
 /// Parses `file` in a fresh 80x24 terminal with the daemon's scrollback, 64 KiB at a time; MB/s.
