@@ -10,6 +10,7 @@ mod data;
 mod fifo;
 mod plan;
 mod pty;
+mod relay;
 mod report;
 mod stats;
 mod tmux;

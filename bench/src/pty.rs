@@ -110,6 +110,11 @@ impl EchoPty {
         Ok(echo)
     }
 
+    /// The master side, for a relay of its own (see `relay.rs`).
+    pub fn master(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.master.as_fd()
+    }
+
     /// Reads what the master has, waiting at most [`SILENCE`].
     fn read_some(&mut self) -> Result<Vec<u8>> {
         let timeout = PollTimeout::try_from(SILENCE).unwrap_or(PollTimeout::MAX);

@@ -22,7 +22,7 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
 /// Every table a complete run writes.
-const TABLES: [&str; 7] = ["ingest", "fanout", "echo", "scale", "memory", "pipes", "requests"];
+const TABLES: [&str; 8] = ["ingest", "fanout", "fanout_cpu", "echo", "scale", "memory", "pipes", "requests"];
 
 /// A child killed when dropped unless it has exited.
 struct KillOnDrop(Child);
