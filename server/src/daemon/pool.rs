@@ -1,148 +1,208 @@
-//! The connection threads: each connection still has a thread of its own for as long as it lasts, but a few
-//! finished ones wait for the next connection instead of exiting. A request is then served by a thread that
-//! is already running (woken like any sleeper) rather than by one created for it: under load a new thread
-//! had to queue for a CPU behind every busy terminal (`ping` p50 7.5 ms against a 0.2 ms wake-up of a waiting
-//! thread, 16 terminals printing; see BENCHMARKS.md). Connections that last (subscriptions, waits, the owner
-//! channel) simply keep their thread, as before.
+//! The connection threads, which take turns at accepting (leader and followers). One of them, the leader,
+//! waits on the listening socket; when a connection arrives it accepts it, hands the listener on (to a waiting
+//! follower, or to a thread started for it) and serves that connection itself, so a request is read by the
+//! thread that accepted it, with no hand-off and no wake-up of another thread in between (the accept thread
+//! used to pass every connection to a waiting thread; see ARCHITECTURE.md for what that cost).
+//! A thread whose connection is done waits to lead again (at most [`MAX_IDLE_WORKERS`] wait, each for at most
+//! the linger); a connection that lasts (subscriptions, waits, the owner channel) keeps its thread. The
+//! accept thread itself only waits for the stop, then closes the listener (or sees the leader close it).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-/// Finished connection threads kept waiting for the next connection; the others exit.
+use super::log_limit::{ACCEPT_FAILURES, CONNECTION_THREADS};
+
+/// Finished connection threads kept waiting to lead again; the others exit.
 pub const MAX_IDLE_WORKERS: usize = 4;
 
 /// How long a waiting connection thread stays without work before it exits, so an idle daemon goes back to
-/// its own threads. Only threads with nothing to do end; a connection is never cut by it.
+/// its own threads and one leader. Only threads with nothing to do end; a connection is never cut by it.
 pub const IDLE_WORKER_LINGER: Duration = Duration::from_secs(10);
 
-/// One connection's work.
-pub(crate) type Job = Box<dyn FnOnce() + Send + 'static>;
+/// How long the leader pauses after a failed `accept` (out of descriptors, say), so a pending connection it
+/// cannot take does not make it spin.
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// Connection threads, started as needed and kept (at most [`MAX_IDLE_WORKERS`]) between connections.
-/// Dropping the pool lets its waiting threads exit.
+/// What a connection thread does with each connection it accepted.
+pub(crate) type Serve = Arc<dyn Fn(UnixStream) + Send + Sync>;
+
+/// The listener and the threads that take turns at it.
 pub(crate) struct Pool {
-    /// Zero capacity: a job is handed over only to a thread that is waiting for one at that moment.
-    jobs: Sender<Job>,
-    waiting_for_jobs: Receiver<Job>,
-    idle: Arc<AtomicUsize>,
+    slot: Mutex<Slot>,
+    /// Signalled when the listener is put back for a follower, and when it is closed.
+    changed: Condvar,
+    /// Readable (closed) once the daemon stops accepting.
+    stop: OwnedFd,
+    serve: Serve,
     name: &'static str,
-    /// How long a thread waits for its next connection ([`IDLE_WORKER_LINGER`] outside tests).
+    /// How long a finished thread waits to lead again ([`IDLE_WORKER_LINGER`] outside tests).
     linger: Duration,
 }
 
+/// Who holds the listener.
+struct Slot {
+    /// Here while no thread leads; taken by the leader while it waits for a connection.
+    listener: Option<UnixListener>,
+    /// A thread leads: it holds the listener.
+    held: bool,
+    /// The daemon stops accepting: the listener is (or is being) closed and every waiting thread exits.
+    closed: bool,
+    /// Threads waiting to lead.
+    idle: usize,
+}
+
 impl Pool {
-    /// A pool whose threads are named `name` and wait `linger` for the next connection.
-    pub(crate) fn new(name: &'static str, linger: Duration) -> Pool {
-        let (jobs, waiting_for_jobs) = bounded(0);
-        Pool { jobs, waiting_for_jobs, idle: Arc::new(AtomicUsize::new(0)), name, linger }
+    /// Accepts on `listener` with connection threads named `name` until `stop` becomes readable (its other
+    /// end closed), handing each connection to `serve` on the thread that accepted it. Returns once the
+    /// listener is closed; threads still serving connections go on until those end.
+    pub(crate) fn accept_until_stopped(
+        listener: UnixListener,
+        stop: OwnedFd,
+        name: &'static str,
+        linger: Duration,
+        serve: Serve,
+    ) {
+        let _ = listener.set_nonblocking(true);
+        let slot = Slot { listener: Some(listener), held: false, closed: false, idle: 0 };
+        let pool = Arc::new(Pool { slot: Mutex::new(slot), changed: Condvar::new(), stop, serve, name, linger });
+        pool.start_leader();
+        // This thread leads nobody: it waits for the stop, then makes sure the listener is closed.
+        while !matches!(wait_readable(&pool.stop, None), Ok(true) | Err(_)) {}
+        let mut slot = pool.lock();
+        slot.closed = true;
+        drop(slot.listener.take());
+        pool.changed.notify_all();
+        // A leader holding the listener sees the stop as well, closes it and says so.
+        while slot.held {
+            slot = pool.changed.wait(slot).unwrap_or_else(|e| e.into_inner());
+        }
     }
 
-    /// Runs `job` on a waiting thread, or on a new one when none waits; the error when no thread can start
-    /// (the job is dropped then).
-    pub(crate) fn run(&self, job: Job) -> std::io::Result<()> {
-        let job = match self.jobs.try_send(job) {
-            Ok(()) => return Ok(()),
-            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job,
-        };
-        let (jobs, idle, linger) = (self.waiting_for_jobs.clone(), self.idle.clone(), self.linger);
-        std::thread::Builder::new()
-            .name(self.name.to_owned())
-            .spawn(move || work(job, &jobs, &idle, linger))
-            .map(|_| ())
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// How many threads wait for a connection now.
-    #[cfg(test)]
-    fn idle(&self) -> usize {
-        self.idle.load(Ordering::Acquire)
+    /// Starts a thread that takes the listener from the slot and leads. If none can start, the listener waits in
+    /// the slot for the next thread that finishes a connection (connections wait in the socket's backlog).
+    fn start_leader(self: &Arc<Self>) {
+        let pool = self.clone();
+        let started = std::thread::Builder::new().name(self.name.to_owned()).spawn(move || pool.work());
+        if let Err(error) = started {
+            super::log_limit::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
+        }
+    }
+
+    /// A connection thread: lead, serve what was accepted, then wait to lead again, until told to exit.
+    fn work(self: Arc<Self>) {
+        while let Some(listener) = self.take_listener() {
+            let Some(stream) = self.accept(&listener) else {
+                // The stop: close the listener and say so.
+                drop(listener);
+                let mut slot = self.lock();
+                slot.held = false;
+                slot.closed = true;
+                drop(slot);
+                self.changed.notify_all();
+                return;
+            };
+            self.hand_on(listener);
+            (self.serve)(stream);
+        }
+    }
+
+    /// Waits (at most the linger, and only while fewer than [`MAX_IDLE_WORKERS`] wait) until the listener is
+    /// free to lead with; `None` when this thread should exit instead.
+    fn take_listener(&self) -> Option<UnixListener> {
+        let mut slot = self.lock();
+        loop {
+            if slot.closed {
+                return None;
+            }
+            if let Some(listener) = slot.listener.take() {
+                slot.held = true;
+                return Some(listener);
+            }
+            if slot.idle >= MAX_IDLE_WORKERS {
+                return None;
+            }
+            slot.idle += 1;
+            let (next, waited) = self.changed.wait_timeout(slot, self.linger).unwrap_or_else(|e| e.into_inner());
+            slot = next;
+            slot.idle -= 1;
+            if waited.timed_out() && slot.listener.is_none() {
+                return None;
+            }
+        }
+    }
+
+    /// Puts the listener back for a waiting follower, or starts a thread to lead when none waits; closes it
+    /// when the daemon stopped accepting meanwhile.
+    fn hand_on(self: &Arc<Self>, listener: UnixListener) {
+        let mut slot = self.lock();
+        slot.held = false;
+        if slot.closed {
+            drop(listener);
+            drop(slot);
+            self.changed.notify_all();
+            return;
+        }
+        slot.listener = Some(listener);
+        let waiting = slot.idle > 0;
+        drop(slot);
+        if waiting {
+            self.changed.notify_one();
+        } else {
+            self.start_leader();
+        }
+    }
+
+    /// Waits for and accepts one connection; `None` on the stop.
+    fn accept(&self, listener: &UnixListener) -> Option<UnixStream> {
+        loop {
+            match wait_readable(&self.stop, Some(listener)) {
+                Ok(false) => {}
+                Ok(true) => return None,
+                Err(error) => {
+                    tracing::error!(%error, "polling the socket failed; no more connections are accepted");
+                    return None;
+                }
+            }
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nonblocking(false);
+                    return Some(stream);
+                }
+                Err(error)
+                    if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {}
+                Err(error) => {
+                    // Keep serving what is open, and do not spin.
+                    super::log_limit::limited_warn!(ACCEPT_FAILURES, %error, "accepting a connection failed");
+                    std::thread::sleep(ACCEPT_BACKOFF);
+                }
+            }
+        }
     }
 }
 
-/// A connection thread: its first job, then more while it is one of the few kept waiting.
-fn work(first: Job, jobs: &Receiver<Job>, idle: &AtomicUsize, linger: Duration) {
-    first();
+/// Waits until `stop` or `listener` is readable: true for the stop (it wins when both are).
+fn wait_readable(stop: &OwnedFd, listener: Option<&UnixListener>) -> nix::Result<bool> {
     loop {
-        if idle.fetch_add(1, Ordering::AcqRel) >= MAX_IDLE_WORKERS {
-            idle.fetch_sub(1, Ordering::AcqRel);
-            return;
+        let mut fds = vec![PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
+        if let Some(listener) = listener {
+            fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
         }
-        let next = jobs.recv_timeout(linger);
-        idle.fetch_sub(1, Ordering::AcqRel);
-        // Timed out, or the pool was dropped (the daemon stops accepting).
-        let Ok(job) = next else { return };
-        job();
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => return Ok(fds[0].revents().is_some_and(|r| !r.is_empty())),
+            Err(Errno::EINTR) => {}
+            Err(error) => return Err(error),
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::thread::ThreadId;
-    use std::time::Instant;
-
-    use super::*;
-
-    const BOUND: Duration = Duration::from_secs(30);
-
-    /// Runs a job on `pool` and returns the thread it ran on.
-    fn run_and_report(pool: &Pool) -> ThreadId {
-        let (done, ran_on) = bounded(1);
-        pool.run(Box::new(move || {
-            let _ = done.send(std::thread::current().id());
-        }))
-        .expect("a thread");
-        ran_on.recv_timeout(BOUND).expect("the job ran")
-    }
-
-    fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-        let deadline = Instant::now() + BOUND;
-        while !condition() {
-            assert!(Instant::now() < deadline, "{what}");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    #[test]
-    fn a_finished_thread_serves_the_next_connection() {
-        let pool = Pool::new("test-pool", IDLE_WORKER_LINGER);
-        let first = run_and_report(&pool);
-        wait_until("the thread to wait for work", || pool.idle() == 1);
-        assert_eq!(run_and_report(&pool), first, "the waiting thread took the next job");
-    }
-
-    #[test]
-    fn busy_threads_do_not_hold_up_a_new_connection_and_only_a_few_are_kept() {
-        let pool = Pool::new("test-pool", IDLE_WORKER_LINGER);
-        // More long jobs than threads kept: each gets a thread at once (none waits for another).
-        let (release, released) = bounded::<()>(0);
-        let (started, started_rx) = bounded(MAX_IDLE_WORKERS * 2);
-        for _ in 0..MAX_IDLE_WORKERS * 2 {
-            let (released, started) = (released.clone(), started.clone());
-            pool.run(Box::new(move || {
-                let _ = started.send(());
-                let _ = released.recv_timeout(BOUND);
-            }))
-            .expect("a thread");
-        }
-        for _ in 0..MAX_IDLE_WORKERS * 2 {
-            started_rx.recv_timeout(BOUND).expect("every job started while the others were busy");
-        }
-        drop(release);
-        wait_until("the kept threads to wait", || pool.idle() == MAX_IDLE_WORKERS);
-        // Dropping the pool lets them exit.
-        let idle = pool.idle.clone();
-        drop(pool);
-        wait_until("the waiting threads to exit", || idle.load(Ordering::Acquire) == 0);
-    }
-
-    #[test]
-    fn a_waiting_thread_exits_after_the_linger_and_a_later_connection_gets_a_new_one() {
-        let pool = Pool::new("test-pool", Duration::from_millis(50));
-        let first = run_and_report(&pool);
-        wait_until("the thread to wait", || pool.idle() == 1);
-        wait_until("the thread to give up waiting", || pool.idle() == 0);
-        assert_ne!(run_and_report(&pool), first, "a new thread served the later connection");
-    }
-}
+mod tests;

@@ -59,7 +59,7 @@ pub struct DaemonOptions {
     pub first_request_timeout: Duration,
     /// A pause at the start of the orderly stop, zero except in tests of the watchdog (a stop that hangs).
     pub stop_stall: Duration,
-    /// How long a finished connection thread waits for the next connection: `IDLE_WORKER_LINGER`, except in
+    /// How long a finished connection thread waits to accept the next connection: `IDLE_WORKER_LINGER`, except in
     /// tests of what it must not cut.
     pub worker_linger: Duration,
 }

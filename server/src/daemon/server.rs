@@ -2,17 +2,15 @@
 //! shut down at exit so none can hold the daemon), and the stop signal every part waits on.
 
 use std::collections::HashMap;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use opencode_pty_protocol::Registration;
 
-use super::log_limit::{ACCEPT_FAILURES, CONNECTION_THREADS, FOREIGN_PEERS};
+use super::log_limit::FOREIGN_PEERS;
 use super::ownership::Ownership;
 use super::pool::Pool;
 use crate::service::ProcessService;
@@ -153,66 +151,32 @@ impl DaemonState {
     }
 }
 
-/// How long the accept loop pauses after a failed `accept` (out of descriptors, say), so a pending connection
-/// it cannot take does not make it spin.
-pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
-
-/// Accepts connections until the stop pipe closes, one handler thread each (from the pool, so a short request
-/// is served by a thread already running). The listener is closed when this returns, and the pool's waiting
-/// threads exit.
+/// Accepts connections until the stop pipe closes, each served on the connection thread that accepted it (see
+/// `pool.rs`). The listener is closed when this returns; connections still open are the caller's to close.
 pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd, linger: Duration) {
-    let _ = listener.set_nonblocking(true);
-    let pool = Pool::new("opencode-pty-conn", linger);
-    loop {
-        let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::NONE) {
-            Ok(_) => {}
-            Err(Errno::EINTR) => continue,
-            Err(error) => {
-                tracing::error!(%error, "polling the socket failed; stopping");
-                state.stop();
-                return;
-            }
-        }
-        if fds[1].revents().is_some_and(|r| !r.is_empty()) || state.is_stopping() {
+    let serve = Arc::new(move |stream: UnixStream| serve_accepted(&state, stream));
+    Pool::accept_until_stopped(listener, stop, "opencode-pty-conn", linger, serve);
+}
+
+/// Serves one accepted connection on this thread: refuses another user's process without a word, answers one
+/// connection too many (or one arriving while the daemon stops) with an error, and serves the rest.
+fn serve_accepted(state: &DaemonState, stream: UnixStream) {
+    // Another user's process gets nothing at all, not even a refusal.
+    if let Err(refused) = super::runtime::check_peer(&stream) {
+        super::log_limit::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
+        return;
+    }
+    let stream = Arc::new(stream);
+    let id = match state.register(&stream) {
+        Ok(id) => id,
+        Err(reason) => {
+            super::connection::refuse(&stream, reason);
             return;
         }
-        let stream = match listener.accept() {
-            Ok((stream, _)) => stream,
-            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => {
-                // Keep serving what is open, and do not spin.
-                super::log_limit::limited_warn!(ACCEPT_FAILURES, %error, "accepting a connection failed");
-                std::thread::sleep(ACCEPT_BACKOFF);
-                continue;
-            }
-        };
-        let _ = stream.set_nonblocking(false);
-        // Another user's process gets nothing at all, not even a refusal.
-        if let Err(refused) = super::runtime::check_peer(&stream) {
-            super::log_limit::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
-            continue;
-        }
-        let stream = Arc::new(stream);
-        let id = match state.register(&stream) {
-            Ok(id) => id,
-            Err(reason) => {
-                super::connection::refuse(&stream, reason);
-                continue;
-            }
-        };
-        let handler_state = state.clone();
-        let spawned = pool.run(Box::new(move || {
-            // Unregistered when the guard drops, so a handler that panics still frees its slot.
-            let registered = Registered { state: &handler_state, id };
-            super::connection::serve(registered.state, stream);
-        }));
-        if let Err(error) = spawned {
-            super::log_limit::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
-            state.unregister(id);
-        }
-    }
+    };
+    // Unregistered when the guard drops, so a handler that panics still frees its slot.
+    let registered = Registered { state, id };
+    super::connection::serve(registered.state, stream);
 }
 
 /// A registered connection; dropping it (when its handler returns or unwinds) unregisters it.

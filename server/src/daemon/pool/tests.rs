@@ -1,0 +1,176 @@
+//! The connection threads' turns at accepting, on a real listening socket: each connection is served by the
+//! thread that accepted it, threads are reused and only a few wait, a busy one never holds up the next
+//! connection, and the stop closes the listener while connections being served go on.
+
+use std::io::{Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+
+use super::*;
+
+const BOUND: Duration = Duration::from_secs(30);
+
+/// A pool accepting on a socket in a temporary directory; its threads are named `name` (unique per test, so
+/// they can be counted) and each connection reports the thread serving it, then echoes one byte, or first
+/// waits for the release when `hold` is set.
+struct Running {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    name: &'static str,
+    stop: Option<OwnedFd>,
+    coordinator: Option<JoinHandle<()>>,
+    served_on: Receiver<ThreadId>,
+    release: Option<Sender<()>>,
+}
+
+impl Running {
+    fn start(name: &'static str, linger: Duration, hold: bool) -> Running {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("pool.sock");
+        let listener = UnixListener::bind(&path).expect("a listener");
+        let (stop_read, stop_write) = nix::unistd::pipe().expect("a pipe");
+        let (report, served_on) = unbounded();
+        let (release, released) = bounded::<()>(0);
+        let serve: Serve = Arc::new(move |mut stream: UnixStream| {
+            let _ = report.send(std::thread::current().id());
+            if hold {
+                let _ = released.recv_timeout(BOUND);
+            }
+            let mut byte = [0u8];
+            if stream.read_exact(&mut byte).is_ok() {
+                let _ = stream.write_all(&byte);
+            }
+        });
+        let coordinator = std::thread::spawn(move || {
+            Pool::accept_until_stopped(listener, stop_read, name, linger, serve);
+        });
+        Running {
+            _dir: dir,
+            path,
+            name,
+            stop: Some(stop_write),
+            coordinator: Some(coordinator),
+            served_on,
+            release: Some(release),
+        }
+    }
+
+    /// Connects, and returns the connection and the thread serving it.
+    fn connect(&self) -> (UnixStream, ThreadId) {
+        let stream = UnixStream::connect(&self.path).expect("connect");
+        stream.set_read_timeout(Some(BOUND)).expect("a timeout");
+        (stream, self.served_on.recv_timeout(BOUND).expect("the connection is served"))
+    }
+
+    /// Threads of this process named like the pool's.
+    fn threads(&self) -> usize {
+        let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+        let names = tasks.filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok());
+        names.filter(|name| name.trim_end() == self.name).count()
+    }
+
+    /// Stops accepting and waits until the listener is closed.
+    fn stop(&mut self) {
+        drop(self.stop.take());
+        let coordinator = self.coordinator.take().expect("running");
+        let deadline = Instant::now() + BOUND;
+        while !coordinator.is_finished() {
+            assert!(Instant::now() < deadline, "accepting did not stop");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        coordinator.join().expect("the accept thread");
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        drop(self.release.take());
+        if self.coordinator.is_some() {
+            self.stop();
+        }
+    }
+}
+
+/// One byte there and back on a served connection.
+fn echo(stream: &mut UnixStream) {
+    stream.write_all(b"x").expect("write");
+    let mut byte = [0u8];
+    stream.read_exact(&mut byte).expect("the echo");
+    assert_eq!(&byte, b"x");
+}
+
+/// Lets every held connection go on, then checks each one's echo.
+fn release_all(running: &Running, held: Vec<(UnixStream, ThreadId)>) {
+    let release = running.release.as_ref().expect("running");
+    for _ in &held {
+        release.send_timeout((), BOUND).expect("a held connection takes its release");
+    }
+    for (mut stream, _) in held {
+        echo(&mut stream);
+    }
+}
+
+fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + BOUND;
+    while !condition() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn connections_one_after_another_are_served_by_the_same_few_threads() {
+    let running = Running::start("pool-test-seq", IDLE_WORKER_LINGER, false);
+    let mut threads = std::collections::HashSet::new();
+    for _ in 0..12 {
+        let (mut stream, thread) = running.connect();
+        assert_ne!(thread, std::thread::current().id());
+        echo(&mut stream);
+        threads.insert(thread);
+    }
+    // The leader that accepts and the one that served the connection before take turns: no thread per
+    // connection.
+    assert!(threads.len() <= 2, "{} threads served 12 connections one after another", threads.len());
+    assert!(running.threads() <= 2, "{} threads", running.threads());
+}
+
+#[test]
+fn busy_connections_do_not_hold_up_a_new_one_and_only_a_few_threads_wait_after() {
+    let running = Running::start("pool-test-busy", IDLE_WORKER_LINGER, true);
+    // More held connections than threads kept: each is accepted and served at once, none waits for another.
+    let held: Vec<(UnixStream, ThreadId)> = (0..MAX_IDLE_WORKERS * 2).map(|_| running.connect()).collect();
+    let distinct: std::collections::HashSet<ThreadId> = held.iter().map(|(_, thread)| *thread).collect();
+    assert_eq!(distinct.len(), held.len(), "every held connection has a thread of its own");
+    release_all(&running, held);
+    // The leader and at most MAX_IDLE_WORKERS waiting to lead again; the others exited.
+    wait_until("the threads past the kept ones to exit", || running.threads() == MAX_IDLE_WORKERS + 1);
+}
+
+#[test]
+fn waiting_threads_exit_after_the_linger_and_the_leader_still_accepts() {
+    let running = Running::start("pool-test-lngr", Duration::from_millis(50), true);
+    let held: Vec<(UnixStream, ThreadId)> = (0..3).map(|_| running.connect()).collect();
+    release_all(&running, held);
+    wait_until("every thread but the leader to give up waiting", || running.threads() == 1);
+    // Long after the linger, the leader still takes the next connection.
+    std::thread::sleep(Duration::from_millis(200));
+    let later = running.connect();
+    release_all(&running, vec![later]);
+}
+
+#[test]
+fn the_stop_closes_the_listener_while_a_connection_being_served_goes_on() {
+    let mut running = Running::start("pool-test-stop", IDLE_WORKER_LINGER, true);
+    let (mut held, _) = running.connect();
+    running.stop();
+    let refused = UnixStream::connect(&running.path).expect_err("nothing accepts after the stop");
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused, "{refused}");
+    // The connection accepted before goes on to its end.
+    running.release.as_ref().expect("running").send_timeout((), BOUND).expect("release");
+    echo(&mut held);
+    drop(held);
+    wait_until("every pool thread to exit once its connection is done", || running.threads() == 0);
+}
