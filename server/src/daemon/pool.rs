@@ -101,13 +101,7 @@ impl Pool {
     fn work(self: Arc<Self>) {
         while let Some(listener) = self.take_listener() {
             let Some(stream) = self.accept(&listener) else {
-                // The stop: close the listener and say so.
-                drop(listener);
-                let mut slot = self.lock();
-                slot.held = false;
-                slot.closed = true;
-                drop(slot);
-                self.changed.notify_all();
+                self.close(listener);
                 return;
             };
             self.hand_on(listener);
@@ -144,13 +138,12 @@ impl Pool {
     /// when the daemon stopped accepting meanwhile.
     fn hand_on(self: &Arc<Self>, listener: UnixListener) {
         let mut slot = self.lock();
-        slot.held = false;
         if slot.closed {
-            drop(listener);
             drop(slot);
-            self.changed.notify_all();
+            self.close(listener);
             return;
         }
+        slot.held = false;
         slot.listener = Some(listener);
         let waiting = slot.idle > 0;
         drop(slot);
@@ -159,6 +152,16 @@ impl Pool {
         } else {
             self.start_leader();
         }
+    }
+
+    /// Closes the listener this thread held, and tells the accept thread and every waiting thread.
+    fn close(&self, listener: UnixListener) {
+        drop(listener);
+        let mut slot = self.lock();
+        slot.held = false;
+        slot.closed = true;
+        drop(slot);
+        self.changed.notify_all();
     }
 
     /// Waits for and accepts one connection; `None` on the stop.

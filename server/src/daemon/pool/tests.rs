@@ -131,10 +131,10 @@ fn connections_one_after_another_are_served_by_the_same_few_threads() {
         echo(&mut stream);
         threads.insert(thread);
     }
-    // The leader that accepts and the one that served the connection before take turns: no thread per
-    // connection.
-    assert!(threads.len() <= 2, "{} threads served 12 connections one after another", threads.len());
-    assert!(running.threads() <= 2, "{} threads", running.threads());
+    // Finished threads lead again: no thread per connection. (A connection that arrives before the thread that
+    // served the previous one waits again gets a new leader, so it is not always the same two.)
+    assert!(threads.len() <= MAX_IDLE_WORKERS + 1, "{} threads served 12 connections one after another", threads.len());
+    assert!(running.threads() <= MAX_IDLE_WORKERS + 1, "{} threads", running.threads());
 }
 
 #[test]
