@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 /// 100 for user space whatever the kernel's own tick.
 const TICKS_PER_SECOND: f64 = 100.0;
 
-/// CPU seconds used so far, from one reading.
+/// CPU seconds used so far, from one reading, or between two ([`CpuTimes::since`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CpuTimes {
     /// The machine's CPUs.
@@ -41,9 +41,9 @@ impl CpuTimes {
         })
     }
 
-    /// What was used from `earlier` until this reading.
-    pub fn since(&self, earlier: &CpuTimes) -> CpuUse {
-        CpuUse {
+    /// What was used from `earlier` until this reading (the same fields, as differences).
+    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+        CpuTimes {
             cpus: self.cpus,
             machine_busy: self.machine_busy - earlier.machine_busy,
             machine_all: self.machine_all - earlier.machine_all,
@@ -51,25 +51,8 @@ impl CpuTimes {
             harness: self.harness - earlier.harness,
         }
     }
-}
 
-/// CPU seconds used over one run.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuUse {
-    /// The machine's CPUs.
-    pub cpus: usize,
-    /// Busy, over all CPUs.
-    pub machine_busy: f64,
-    /// Everything, over all CPUs (the run's wall time times the CPUs).
-    pub machine_all: f64,
-    /// By the measured process and the children it reaped.
-    pub process: f64,
-    /// By the harness.
-    pub harness: f64,
-}
-
-impl CpuUse {
-    /// How many CPUs were busy on average.
+    /// How many CPUs were busy on average (between two readings).
     pub fn busy_cpus(&self) -> f64 {
         self.machine_busy / self.machine_all.max(f64::MIN_POSITIVE) * self.cpus as f64
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, ensure};
 use opencode_pty_client::{CreatePty, Role};
 
-use crate::cpu::{CpuTimes, CpuUse};
+use crate::cpu::CpuTimes;
 use crate::daemon::{self, Daemon};
 use crate::fifo::{Gate, quote};
 use crate::stats::mb_per_s;
@@ -23,7 +23,7 @@ pub struct CatRun {
     pub ends: Vec<Instant>,
     /// The CPU used from the start to the last end: the machine's, the daemon's (with the children it reaped:
     /// the `cat`s) and the harness's (the observers). Not measured for tmux.
-    pub cpu: Option<CpuUse>,
+    pub cpu: Option<CpuTimes>,
 }
 
 impl CatRun {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Result;
 use opencode_pty_vt::Terminal;
 
-use crate::cpu::{CpuUse, per_mb};
+use crate::cpu::{CpuTimes, per_mb};
 use crate::daemon::Daemon;
 use crate::plan::Context;
 use crate::pty;
@@ -159,7 +159,7 @@ impl CpuRows {
     }
 
     /// Records one run's use for `bytes` of output.
-    fn push(&self, table: &mut Table, used: &CpuUse, bytes: u64) {
+    fn push(&self, table: &mut Table, used: &CpuTimes, bytes: u64) {
         table.push_sample(self.machine, per_mb(used.machine_busy, bytes));
         table.push_sample(self.daemon, per_mb(used.process, bytes));
         table.push_sample(self.observers, per_mb(used.harness, bytes));
