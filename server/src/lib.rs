@@ -57,8 +57,8 @@ pub mod limits {
 /// What the daemon leaves in its runtime directory and reads from `/proc` about the process groups it started,
 /// for tests that check the guardian's work from outside.
 pub mod inspect {
-    pub use crate::daemon::leftovers::{ProcStat, proc_stat};
     pub use crate::daemon::record::{GROUPS_FILE, Group, RecordFile};
+    pub use crate::process::session::{HANGUP_GRACE, ProcStat, proc_stat};
     pub use crate::procinfo::{StatFields, parse_stat, process_start};
 }
 

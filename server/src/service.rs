@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use opencode_pty_protocol::{Mode, ProcessInfo};
 
@@ -12,6 +13,7 @@ use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
 use crate::process::Process;
 use crate::process::StopReason;
+use crate::process::session::{self, HANGUP_GRACE};
 use crate::process::thread::join_reporting;
 use crate::terminal::{PtyHandle, PtySpec, TerminalConfig};
 
@@ -193,26 +195,34 @@ impl ProcessService {
         Ok(())
     }
 
-    /// Stops every process in parallel and joins them all; afterwards nothing more can be created. Pending
-    /// pipe waiters are disconnected without an answer.
+    /// Stops every process and joins them all; afterwards nothing more can be created. Pending pipe waiters are
+    /// disconnected without an answer. Every SIGKILL goes out before anything is joined or reaped, from this
+    /// thread, so a stop under load does not wait for hundreds of threads to be scheduled first: pipe processes
+    /// are killed and terminals hung up at once, then after at most one [`HANGUP_GRACE`] (less once every
+    /// terminal's shell has exited) what is left in the terminals' sessions is killed in one look-up, and only
+    /// then are the processes' threads joined and their children reaped, in parallel.
     pub fn shutdown(&self) {
         let entries: Vec<_> = self.processes().take().into_iter().flat_map(|p| p.into_iter()).collect();
-        let stop = |id: u64, entry: &Entry| {
-            entry.process.terminate(StopReason::Shutdown);
+        let stopping: Vec<_> =
+            entries.iter().filter(|(_, entry)| entry.process.begin_stop(StopReason::Shutdown)).collect();
+        let sessions: Vec<_> = stopping.iter().filter_map(|(_, entry)| entry.process.session()).collect();
+        session::end_sessions(&sessions, Instant::now() + HANGUP_GRACE);
+        let finish = |id: u64, entry: &Entry| {
+            entry.process.finish_stop();
             tracing::debug!(id, "process stopped with the daemon");
             self.reaped(id);
         };
         std::thread::scope(|scope| {
-            let mut stopping = Vec::new();
-            for (id, entry) in &entries {
+            let mut finishing = Vec::new();
+            for &(id, entry) in &stopping {
                 let thread = std::thread::Builder::new().name(format!("opencode-pty-stop-{id}"));
-                match thread.spawn_scoped(scope, move || stop(*id, entry)) {
-                    Ok(thread) => stopping.push(thread),
-                    // No thread to spare: this one is stopped on this thread, in turn.
-                    Err(_) => stop(*id, entry),
+                match thread.spawn_scoped(scope, move || finish(*id, entry)) {
+                    Ok(thread) => finishing.push(thread),
+                    // No thread to spare: this one is finished on this thread, in turn.
+                    Err(_) => finish(*id, entry),
                 }
             }
-            for thread in stopping {
+            for thread in finishing {
                 join_reporting(thread);
             }
         });

@@ -5,27 +5,22 @@
 //! whose leader is gone may still have members (they keep its id from being handed out again), but once it
 //! empties its id is free, and a later group may have it. So its members are looked up in `/proc` and killed one
 //! by one, only those in the recorded session that started at or after the recorded leader, each checked again
-//! just before its signal.
+//! just before its signal. A terminal's child leads a session of its own, whose jobs sit in groups of their
+//! own: every process of that session is looked up and killed the same way (`process::session`).
 
-use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use opencode_pty_protocol::LOCK_FILE;
 
 use super::record::{GROUPS_FILE, Group, RecordError, RecordFile, read};
-
-/// How many times the members of a group whose leader is gone are looked up and killed: a member may start a
-/// process between the lookup and its own SIGKILL, which the next round finds. It stops early once a round
-/// finds nobody new.
-pub(crate) const MAX_MEMBER_ROUNDS: usize = 4;
+use crate::process::session::{self, Reach, proc_stat};
 
 /// What ending the groups of a record did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -35,127 +30,57 @@ pub(crate) struct Ended {
     /// Groups left alone because their leader's pid now belongs to a process with another start time (or the
     /// recorded id is not one a group can have: 0, 1 or above `i32::MAX`).
     pub recycled: usize,
-    /// Processes of groups whose leader is gone, killed one by one.
+    /// Processes killed one by one: members of groups whose leader is gone, and the processes of a terminal's
+    /// session (jobs in groups of their own) outside its leader's group.
     pub members: usize,
-    /// Processes with a recorded group id (leader gone) left alone: in another session, or older than the
+    /// Processes with a recorded group or session id left alone: in another session, or older than the
     /// recorded leader.
     pub spared: usize,
 }
 
-/// The fields of `/proc/<pid>/stat` that tell whose process it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    /// The state letter (field 3).
-    pub state: char,
-    /// The process group id (field 5).
-    pub pgrp: u32,
-    /// The session id (field 6).
-    pub session: u32,
-    /// The start time, in clock ticks since boot (field 22).
-    pub start: u64,
-}
-
-/// Parses the fields of [`ProcStat`] from one `/proc/<pid>/stat` line, reading after the last `)` (the command
-/// name may contain anything); `None` when malformed.
-pub(crate) fn parse_proc_stat(line: &str) -> Option<ProcStat> {
-    let close = line.rfind(')')?;
-    let mut rest = line[close + 1..].split_ascii_whitespace();
-    let state = rest.next()?.chars().next()?;
-    let _ppid = rest.next()?;
-    let pgrp = rest.next()?.parse().ok()?;
-    let session = rest.next()?.parse().ok()?;
-    // Fields 7 to 21 come between the session and the start time.
-    let start = rest.nth(15)?.parse().ok()?;
-    Some(ProcStat { state, pgrp, session, start })
-}
-
-/// The [`ProcStat`] of process `pid`, or `None` when there is no such process.
-pub fn proc_stat(pid: u32) -> Option<ProcStat> {
-    let raw = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    parse_proc_stat(&String::from_utf8_lossy(&raw))
-}
-
-/// Ends every group of `record` (see [`end_group`]).
+/// Ends every group of `record`: each group whose leader still runs with the recorded start time gets SIGKILL
+/// as a whole (see [`end_group`]); then, in one look-up for all of them, the members of groups whose leader is
+/// gone and every process of a recorded terminal session (a PTY child leads one, and a job-control shell puts
+/// each job in a group of its own there) are killed one by one (`session::end_members`).
 pub(crate) fn end_groups(record: &RecordFile) -> Ended {
     let mut ended = Ended::default();
-    for group in &record.groups {
-        end_group(*group, &mut ended);
-    }
+    let reaches: Vec<Reach> = record.groups.iter().filter_map(|group| end_group(*group, &mut ended)).collect();
+    let members = session::end_members(&reaches);
+    ended.members += members.killed;
+    ended.spared += members.spared;
     ended
 }
 
-/// Ends `group`, adding what it did to `ended`. If the leader's pid belongs to a process with another start
-/// time, nothing is sent. If the leader runs (or is a zombie) with the recorded start time, the group and the
-/// leader get SIGKILL. If it is gone, see [`end_members`].
-pub(crate) fn end_group(group: Group, ended: &mut Ended) {
+/// Ends `group`'s leader and group where that is safe, adding what it did to `ended`, and returns what must
+/// still be looked up member by member. If the leader's pid belongs to a process with another start time,
+/// nothing is sent and nothing is looked up. If the leader runs (or is a zombie) with the recorded start time,
+/// the group and the leader get SIGKILL, and a session it leads is looked up. If it is gone, its group (and
+/// session) is looked up.
+fn end_group(group: Group, ended: &mut Ended) -> Option<Reach> {
     let Ok(raw) = i32::try_from(group.pgid) else {
         ended.recycled += 1;
-        return;
+        return None;
     };
     if raw <= 1 {
         ended.recycled += 1;
-        return;
+        return None;
     }
     let pid = Pid::from_raw(raw);
+    let reach = Reach { pgid: group.pgid, session: group.session, start: group.start };
     match proc_stat(group.pgid) {
-        Some(stat) if stat.start != group.start => ended.recycled += 1,
+        Some(stat) if stat.start != group.start => {
+            ended.recycled += 1;
+            None
+        }
         Some(_) => {
             // The leader's pid is held, so the group id cannot have been handed out again.
             let _ = killpg(pid, Signal::SIGKILL);
             let _ = kill(pid, Signal::SIGKILL);
             ended.signalled += 1;
+            reach.leads_session().then_some(reach)
         }
-        None => end_members(group, ended),
+        None => Some(reach),
     }
-}
-
-/// Kills, one by one, the processes whose group id is `group.pgid`, whose session is `group.session` and which
-/// started at or after the recorded leader, each checked again just before its signal; spares the others with
-/// that group id. Repeats (at most [`MAX_MEMBER_ROUNDS`] times) while a round finds someone new.
-pub(crate) fn end_members(group: Group, ended: &mut Ended) {
-    let mut killed = BTreeSet::new();
-    let mut spared = BTreeSet::new();
-    for _ in 0..MAX_MEMBER_ROUNDS {
-        let mut found_new = false;
-        for (pid, stat) in processes_in_group(group.pgid) {
-            let ours = stat.session == group.session && stat.start >= group.start;
-            if !ours {
-                spared.insert((pid, stat.start));
-                continue;
-            }
-            if !killed.insert((pid, stat.start)) {
-                continue;
-            }
-            found_new = true;
-            // Checked again: the process is still the one found (same start time), in the same group and session.
-            if proc_stat(pid)
-                .is_some_and(|now| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session))
-                && let Ok(raw) = i32::try_from(pid)
-            {
-                match kill(Pid::from_raw(raw), Signal::SIGKILL) {
-                    Ok(()) | Err(Errno::ESRCH) => {}
-                    Err(error) => tracing::warn!(pid, pgid = group.pgid, %error, "cannot end a recorded process"),
-                }
-            }
-        }
-        if !found_new {
-            break;
-        }
-    }
-    ended.members += killed.len();
-    ended.spared += spared.len();
-}
-
-/// Every process (pid and stat) whose group id is `pgid`, zombies left out: at most one entry per process of the
-/// system (the kernel's `pid_max` bounds it), as are the sets [`end_members`] keeps.
-fn processes_in_group(pgid: u32) -> Vec<(u32, ProcStat)> {
-    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| Some((pid, proc_stat(pid)?)))
-        .filter(|(_, stat)| stat.pgrp == pgid && !matches!(stat.state, 'Z' | 'X'))
-        .collect()
 }
 
 /// Ends what the record in this daemon's own runtime directory lists, left by a dead predecessor (this daemon
@@ -363,6 +288,11 @@ mod tests {
         RecordFile { instance_id: "x".into(), daemon_pid: u32::MAX, daemon_start: 0, groups }
     }
 
+    /// Every live process of group `pgid` (no group id is 0, so no session is looked up).
+    fn processes_in_group(pgid: u32) -> Vec<(u32, session::ProcStat)> {
+        session::find(&[Reach { pgid, session: 0, start: 0 }]).into_iter().map(|(pid, stat, _)| (pid, stat)).collect()
+    }
+
     #[test]
     fn a_matching_group_is_ended_and_a_recycled_one_is_not() {
         let (mut matching, mut recycled) = (Sleeper::start(), Sleeper::start());
@@ -417,16 +347,6 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "processes outlived their group's end: {left:?}");
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-    }
-
-    #[test]
-    fn the_stat_line_gives_group_session_and_start() {
-        let line = "42 (a) b) c) S 1 40 39 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
-        let stat = parse_proc_stat(line).unwrap();
-        assert_eq!(stat, ProcStat { state: 'S', pgrp: 40, session: 39, start: 777 });
-        assert_eq!(parse_proc_stat("42 (a) S 1 40"), None);
-        let own = proc_stat(std::process::id()).unwrap();
-        assert_eq!(Some(own.start), crate::procinfo::process_start(std::process::id()).map(|(_, start)| start));
     }
 
     /// A sibling runtime directory with a lock file and the record of a dead daemon listing `groups`.

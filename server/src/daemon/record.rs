@@ -19,8 +19,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::leftovers::proc_stat;
 use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::process::session::proc_stat;
 use crate::procinfo::process_start;
 use crate::service::ProcessHook;
 

@@ -274,14 +274,34 @@ impl PipeHandle {
     /// [`StopReason::Terminate`], and disconnected without an answer for [`StopReason::Shutdown`]. Never waits
     /// on a descendant that left the group and still holds the pipe. Returns false when already terminated.
     pub fn terminate(&self, reason: StopReason) -> bool {
+        if !self.begin_stop(reason) {
+            return false;
+        }
+        self.finish_stop();
+        true
+    }
+
+    /// The first step of [`Self::terminate`]: answers the waiters, releases the metadata, ends the threads' work
+    /// and kills the child's group. False when already terminated; otherwise [`Self::finish_stop`] must follow.
+    pub(crate) fn begin_stop(&self, reason: StopReason) -> bool {
         let stop = locked(&self.stop).take();
         let Some(stop) = stop else { return false };
         // First, so the exit our SIGKILL causes is never published.
         let released = self.state.terminate(reason);
         let _ = self.budget.replace(released, 0);
         // Waiting for the child may have failed (someone else reaped it): then the pid is left alone.
-        Child::new(self.pid).stop(stop, &self.threads, || self.state.lock().lost().is_some());
+        Child::new(self.pid).begin_stop(stop, || self.lost());
         true
+    }
+
+    /// The last step of [`Self::terminate`]: joins both threads and reaps the child (unless it was lost).
+    pub(crate) fn finish_stop(&self) {
+        Child::new(self.pid).finish_stop(&self.threads, || self.lost());
+    }
+
+    /// Whether waiting for the child failed: someone else reaped it, and its pid may be anyone's.
+    fn lost(&self) -> bool {
+        self.state.lock().lost().is_some()
     }
 }
 

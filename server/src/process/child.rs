@@ -65,20 +65,24 @@ impl Child {
         self.reap();
     }
 
-    /// The one way a process stops, PTY or pipe: drops `stop` (whose closing ends the process's threads),
-    /// kills the child, joins `threads`, and reaps the child. The stop goes first, so that the process's threads
-    /// learn of the terminate before the kill can end the child: an exit caused by the kill is never published
-    /// as the process's own `exited` (subscribers of a terminated process see their connection close). `lost`
-    /// says whether waiting for the child failed (someone else reaped it): then its pid may be anyone's, and it
-    /// is neither signalled nor reaped. It is asked again after the join, which ends the watch: the wait
-    /// thread's verdict is final then.
-    pub(crate) fn stop<S>(&self, stop: S, threads: &Threads, lost: impl Fn() -> bool) {
+    /// The first step of the one way a process stops, PTY or pipe (a terminal ends its whole session before the
+    /// second, [`Self::finish_stop`], see `session`). Drops `stop` (whose closing ends the process's threads),
+    /// then kills the child and its group. The stop goes
+    /// first, so that the process's threads learn of the terminate before the kill can end the child: an exit
+    /// caused by the kill is never published as the process's own `exited` (subscribers of a terminated process
+    /// see their connection close). `lost` says whether waiting for the child failed (someone else reaped it):
+    /// then its pid may be anyone's, and it is not signalled.
+    pub(crate) fn begin_stop<S>(&self, stop: S, lost: impl Fn() -> bool) {
         drop(stop);
-        // The child is not reaped before this point (the wait thread only observes), so its pid is still ours
-        // unless it was lost.
+        // The child is not reaped before `finish_stop`, so its pid is still ours unless it was lost.
         if !lost() {
             self.kill();
         }
+    }
+
+    /// Joins `threads` and reaps the child, unless it was `lost`, which is asked after the join, which ends the
+    /// watch: the wait thread's verdict is final then. Call it once, after the child was killed.
+    pub(crate) fn finish_stop(&self, threads: &Threads, lost: impl Fn() -> bool) {
         threads.join_all();
         if !lost() {
             self.reap();

@@ -8,6 +8,7 @@
 mod child;
 pub(crate) mod ending;
 mod event;
+pub(crate) mod session;
 pub(crate) mod sys;
 pub(crate) mod thread;
 mod waiter;
@@ -186,12 +187,39 @@ impl Process {
         }
     }
 
-    /// Kills the process (and its process group), joins its threads and reaps the child; `reason` decides
-    /// what a pipe's pending waiters hear. Returns false when it had already been stopped.
+    /// Kills the process (a terminal: hangs up its session, then kills what is left of it; a pipe process: its
+    /// process group), joins its threads and reaps the child; `reason` decides what a pipe's pending waiters
+    /// hear. Returns false when it had already been stopped.
     pub fn terminate(&self, reason: StopReason) -> bool {
         match self {
             Process::Pty(handle) => handle.terminate(),
             Process::Pipe(handle) => handle.terminate(reason),
+        }
+    }
+
+    /// The first step of [`Self::terminate`], for stopping many processes at once: a pipe process's group gets
+    /// SIGKILL, a terminal is hung up (its session is then ended with `session::end_sessions`, see
+    /// [`Self::session`]). False when it had already been stopped; otherwise [`Self::finish_stop`] must follow.
+    pub(crate) fn begin_stop(&self, reason: StopReason) -> bool {
+        match self {
+            Process::Pty(handle) => handle.begin_stop(),
+            Process::Pipe(handle) => handle.begin_stop(reason),
+        }
+    }
+
+    /// The session a terminal's stop ends as a whole (`None` for a pipe process, whose group is all it has).
+    pub(crate) fn session(&self) -> Option<session::Reach> {
+        match self {
+            Process::Pty(handle) => handle.session(),
+            Process::Pipe(_) => None,
+        }
+    }
+
+    /// The last step of [`Self::terminate`]: joins the process's threads and reaps the child.
+    pub(crate) fn finish_stop(&self) {
+        match self {
+            Process::Pty(handle) => handle.finish_stop(),
+            Process::Pipe(handle) => handle.finish_stop(),
         }
     }
 }

@@ -29,6 +29,7 @@ pub use spawn::PtySpec;
 pub(crate) use spawn::validate;
 
 use crate::error::ServiceError;
+use crate::process::session::{self, HANGUP_GRACE, Reach};
 use crate::process::thread::Threads;
 use crate::process::{Child, ExistingController, ReplayRead};
 use command::{Command, Reply};
@@ -88,6 +89,9 @@ pub struct PtyHandle {
     last_info: Arc<Mutex<Option<ProcessInfo>>>,
     /// Disconnected once the terminal stops, which ends any request still waiting.
     stopped: Receiver<()>,
+    /// The child's session, ended as a whole when the terminal stops (`None` when `/proc` cannot tell its start
+    /// time: then only the child's group is killed).
+    session: Option<Reach>,
 }
 
 impl PtyHandle {
@@ -130,6 +134,8 @@ impl PtyHandle {
             stop: stop.clone(),
             last_info: last_info.clone(),
         };
+        // The child is not reaped before `terminate`, so this is its own start time.
+        let session = session::proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
         let handle = PtyHandle {
             id,
             pid,
@@ -138,6 +144,7 @@ impl PtyHandle {
             threads: Threads::default(),
             last_info,
             stopped: stop.clone(),
+            session,
         };
         let threads = &handle.threads;
         let result = (|| {
@@ -269,15 +276,52 @@ impl PtyHandle {
         }
     }
 
-    /// Kills the child's process group, stops and joins all four threads, then reaps the child. Returns false
-    /// when the terminal had already been terminated.
+    /// Ends the terminal as closing its window would, and more: [`Self::begin_stop`] (the hangup), then after
+    /// at most [`HANGUP_GRACE`] (less once the shell has exited) SIGKILL to every process left in the child's
+    /// session (jobs in groups of their own, `nohup`, disowned or stopped ones alike), then
+    /// [`Self::finish_stop`]. Returns false when the terminal had already been terminated.
     pub fn terminate(&self) -> bool {
-        let Some(stop) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() else { return false };
-        // Closing the stop channel and pipe ends the actor (its one wait always includes the stop channel), the
-        // reader and the writer; the wait thread ends once the kill took effect. A PTY's child is always treated
-        // as ours, as it always was: the daemon restores SIGCHLD's default at start, so nothing else reaps it.
-        Child::new(self.pid).stop(stop, &self.threads, || false);
+        if !self.begin_stop() {
+            return false;
+        }
+        self.end_session(std::time::Instant::now() + HANGUP_GRACE);
+        self.finish_stop();
         true
+    }
+
+    /// The first step of the stop: ends the four threads' work (closing the stop channel and pipe ends the
+    /// actor, whose one wait always includes the stop channel, the reader and the writer) and hangs up the
+    /// child's session (SIGHUP and SIGCONT to the child, which a shell passes on to its jobs). False when the
+    /// terminal was already being stopped. A PTY's child is always treated as ours, as it always was: the daemon
+    /// restores SIGCHLD's default at start, so nothing else reaps it.
+    pub(crate) fn begin_stop(&self) -> bool {
+        let Some(stop) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() else { return false };
+        // First, so the exit the hangup causes is never published as the terminal's own.
+        drop(stop);
+        session::hang_up(self.pid);
+        true
+    }
+
+    /// The second step: once the child has exited or `deadline` passed, SIGKILL to its group and to everything
+    /// left in its session. Only after [`Self::begin_stop`].
+    pub(crate) fn end_session(&self, deadline: std::time::Instant) {
+        match self.session {
+            Some(reach) => drop(session::end_sessions(&[reach], deadline)),
+            None => Child::new(self.pid).kill(),
+        }
+    }
+
+    /// The child's session, for ending many terminals' sessions in one look-up (`None`: see the field).
+    pub(crate) fn session(&self) -> Option<Reach> {
+        self.session
+    }
+
+    /// The last step: joins the four threads and reaps the child. Only after the child was killed.
+    pub(crate) fn finish_stop(&self) {
+        let child = Child::new(self.pid);
+        // Without a known session, the kill of `end_session` was the group's alone; make sure of the child.
+        child.kill();
+        child.finish_stop(&self.threads, || false);
     }
 }
 

@@ -1,0 +1,212 @@
+//! Ending everything a child started, not only its process group: a PTY child leads a session of its own, and a
+//! job-control shell puts each job in a group of its own inside that session, so a terminal ends with a hangup
+//! and then SIGKILL to every process of its session. The same look-up serves whoever ends a dead daemon's
+//! children from its record (`daemon::leftovers`): processes are found in `/proc` by group or session, and a
+//! process is only signalled once it is known to be ours (same session, started no earlier than the recorded
+//! leader) and checked again just before its signal.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// How long a hung-up terminal's processes have to exit on their own before every process left in its session
+/// gets SIGKILL. The wait ends early once the session leader (the shell, which passes the hangup on to its
+/// jobs) has exited.
+pub const HANGUP_GRACE: Duration = Duration::from_millis(250);
+
+/// How many times the members of a group or session are looked up and killed: a member may start a process
+/// between the look-up and its own SIGKILL, which the next round finds. It stops early once a round finds
+/// nobody new.
+pub(crate) const MAX_MEMBER_ROUNDS: usize = 4;
+
+/// The fields of `/proc/<pid>/stat` that tell whose process it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    /// The state letter (field 3).
+    pub state: char,
+    /// The process group id (field 5).
+    pub pgrp: u32,
+    /// The session id (field 6).
+    pub session: u32,
+    /// The start time, in clock ticks since boot (field 22).
+    pub start: u64,
+}
+
+impl ProcStat {
+    /// Whether it is a zombie (or dead): it runs nothing and cannot be signalled into doing anything.
+    pub fn is_dead(&self) -> bool {
+        matches!(self.state, 'Z' | 'X')
+    }
+}
+
+/// Parses the fields of [`ProcStat`] from one `/proc/<pid>/stat` line, reading after the last `)` (the command
+/// name may contain anything); `None` when malformed.
+pub(crate) fn parse_proc_stat(line: &str) -> Option<ProcStat> {
+    let close = line.rfind(')')?;
+    let mut rest = line[close + 1..].split_ascii_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let _ppid = rest.next()?;
+    let pgrp = rest.next()?.parse().ok()?;
+    let session = rest.next()?.parse().ok()?;
+    // Fields 7 to 21 come between the session and the start time.
+    let start = rest.nth(15)?.parse().ok()?;
+    Some(ProcStat { state, pgrp, session, start })
+}
+
+/// The [`ProcStat`] of process `pid`, or `None` when there is no such process.
+pub fn proc_stat(pid: u32) -> Option<ProcStat> {
+    let raw = fs::read(format!("/proc/{pid}/stat")).ok()?;
+    parse_proc_stat(&String::from_utf8_lossy(&raw))
+}
+
+/// Where a child's processes are: its group (the leader's pid), its session, and the leader's start time. A
+/// PTY child leads its own session (`session == pgid`), so its whole session is its reach; a pipe child only
+/// its group (its session is the daemon's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reach {
+    /// The process group id, which is the leader's pid.
+    pub(crate) pgid: u32,
+    /// The leader's session id.
+    pub(crate) session: u32,
+    /// The leader's start time.
+    pub(crate) start: u64,
+}
+
+impl Reach {
+    /// Whether the leader leads its own session, which then belongs to it as a whole.
+    pub(crate) fn leads_session(&self) -> bool {
+        self.session == self.pgid
+    }
+
+    /// Whether process `stat` is in this reach's group or (when it leads one) its session.
+    fn finds(&self, stat: &ProcStat) -> bool {
+        stat.pgrp == self.pgid || (self.leads_session() && stat.session == self.session)
+    }
+
+    /// Whether a process it finds is ours: in the recorded session, and started no earlier than the leader
+    /// (an older process there has a group or session id handed out anew, and is someone else's).
+    fn owns(&self, stat: &ProcStat) -> bool {
+        stat.session == self.session && stat.start >= self.start
+    }
+}
+
+/// What ending the members of some reaches did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Members {
+    /// Processes killed one by one.
+    pub(crate) killed: usize,
+    /// Processes found (by group or session id) but left alone: in another session, or older than the leader.
+    pub(crate) spared: usize,
+}
+
+/// Every process of the system that one of `reaches` finds, zombies left out: one pass over `/proc`, whatever
+/// the number of reaches. At most one entry per process of the system (the kernel's `pid_max` bounds it).
+pub(crate) fn find(reaches: &[Reach]) -> Vec<(u32, ProcStat, Reach)> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| Some((pid, proc_stat(pid)?)))
+        .filter(|(_, stat)| !stat.is_dead())
+        .filter_map(|(pid, stat)| Some((pid, stat, *reaches.iter().find(|reach| reach.finds(&stat))?)))
+        .collect()
+}
+
+/// Kills, one by one, every process one of `reaches` finds and owns (see [`Reach`]), each checked again just
+/// before its SIGKILL (same start time, group and session); spares the others. Repeats (at most
+/// [`MAX_MEMBER_ROUNDS`] times) while a round finds someone new.
+pub(crate) fn end_members(reaches: &[Reach]) -> Members {
+    let mut killed = BTreeSet::new();
+    let mut spared = BTreeSet::new();
+    if reaches.is_empty() {
+        return Members::default();
+    }
+    for _ in 0..MAX_MEMBER_ROUNDS {
+        let mut found_new = false;
+        for (pid, stat, reach) in find(reaches) {
+            if !reach.owns(&stat) {
+                spared.insert((pid, stat.start));
+                continue;
+            }
+            if !killed.insert((pid, stat.start)) {
+                continue;
+            }
+            found_new = true;
+            let unchanged = |now: ProcStat| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session);
+            if proc_stat(pid).is_some_and(unchanged)
+                && let Ok(raw) = i32::try_from(pid)
+            {
+                match kill(Pid::from_raw(raw), Signal::SIGKILL) {
+                    Ok(()) | Err(Errno::ESRCH) => {}
+                    Err(error) => tracing::warn!(pid, pgid = reach.pgid, %error, "cannot end a process of a child"),
+                }
+            }
+        }
+        if !found_new {
+            break;
+        }
+    }
+    Members { killed: killed.len(), spared: spared.len() }
+}
+
+/// The hangup a closed terminal window gives its session: SIGHUP, then SIGCONT (a stopped shell must run to
+/// act on it), to the session leader `pid`. A job-control shell passes the hangup on to its jobs (stopped ones
+/// get SIGCONT) and exits. The leader must not be reaped yet, so that its pid is still ours.
+pub(crate) fn hang_up(pid: u32) {
+    let Ok(raw) = i32::try_from(pid) else { return };
+    let leader = Pid::from_raw(raw);
+    let _ = kill(leader, Signal::SIGHUP);
+    let _ = kill(leader, Signal::SIGCONT);
+}
+
+/// Waits until every one of `leaders` (children not reaped yet) has exited, or `deadline` passes, whichever
+/// comes first. A leader whose pidfd cannot be opened counts as exited.
+pub(crate) fn wait_for_exits(leaders: &[u32], deadline: Instant) {
+    let mut pidfds: Vec<OwnedFd> = leaders
+        .iter()
+        .filter_map(|&pid| rustix::process::Pid::from_raw(i32::try_from(pid).ok()?))
+        .filter_map(|pid| rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok())
+        .collect();
+    while !pidfds.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        // Whole milliseconds, rounded up, so the wait never ends just before the deadline and spins.
+        let millis = u16::try_from(left.as_millis() + 1).unwrap_or(u16::MAX);
+        let ready: Vec<bool> = {
+            let mut fds: Vec<PollFd> = pidfds.iter().map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)).collect();
+            match poll(&mut fds, PollTimeout::from(millis)) {
+                Ok(_) | Err(Errno::EINTR) => {}
+                Err(_) => return,
+            }
+            fds.iter().map(|fd| fd.revents().is_some_and(|events| !events.is_empty())).collect()
+        };
+        let mut ready = ready.into_iter();
+        pidfds.retain(|_| !ready.next().unwrap_or(true));
+    }
+}
+
+/// Ends the sessions of terminal children (not reaped yet) that were hung up ([`hang_up`]): waits for their
+/// leaders to exit until `deadline`, then sends SIGKILL to each leader's group and leader, and to every process
+/// left in their sessions. Returns what the look-up of members did.
+pub(crate) fn end_sessions(leaders: &[Reach], deadline: Instant) -> Members {
+    let pids: Vec<u32> = leaders.iter().map(|reach| reach.pgid).collect();
+    wait_for_exits(&pids, deadline);
+    for reach in leaders {
+        if let Ok(raw) = i32::try_from(reach.pgid) {
+            let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
+            let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+        }
+    }
+    end_members(leaders)
+}
+
+#[cfg(test)]
+mod tests;
