@@ -20,6 +20,10 @@ use nix::unistd::Pid;
 /// jobs) has exited.
 pub const HANGUP_GRACE: Duration = Duration::from_millis(250);
 
+/// How often a hung-up terminal's session is looked at again, once its leader has exited, while jobs the
+/// hangup reached may still be finishing (at most until [`HANGUP_GRACE`] is over).
+pub(crate) const SESSION_POLL_INTERVAL: Duration = Duration::from_millis(10);
+
 /// How many times the members of a group or session are looked up and killed: a member may start a process
 /// between the look-up and its own SIGKILL, which the next round finds. It stops early once a round finds
 /// nobody new.
@@ -193,12 +197,19 @@ pub(crate) fn wait_for_exits(leaders: &[u32], deadline: Instant) {
     }
 }
 
-/// Ends the sessions of terminal children (not reaped yet) that were hung up ([`hang_up`]): waits for their
-/// leaders to exit until `deadline`, then sends SIGKILL to each leader's group and leader, and to every process
-/// left in their sessions. Returns what the look-up of members did.
+/// Ends the sessions of terminal children (not reaped yet) that were hung up ([`hang_up`]): waits until their
+/// sessions are empty or `deadline` passes (for their leaders' exits, then, while the jobs the hangup reached
+/// finish, looking again every [`SESSION_POLL_INTERVAL`]), then sends SIGKILL to each leader's group and
+/// leader, and to every process left in their sessions. Returns what the look-up of members did.
 pub(crate) fn end_sessions(leaders: &[Reach], deadline: Instant) -> Members {
+    if leaders.is_empty() {
+        return Members::default();
+    }
     let pids: Vec<u32> = leaders.iter().map(|reach| reach.pgid).collect();
     wait_for_exits(&pids, deadline);
+    while Instant::now() < deadline && !find(leaders).is_empty() {
+        std::thread::sleep(SESSION_POLL_INTERVAL.min(deadline.saturating_duration_since(Instant::now())));
+    }
     for reach in leaders {
         if let Ok(raw) = i32::try_from(reach.pgid) {
             let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);

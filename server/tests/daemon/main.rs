@@ -8,6 +8,7 @@ mod bad_input;
 mod cli;
 mod faults;
 mod guardian;
+mod jobs;
 mod limits;
 mod long_lived;
 mod ownership;
