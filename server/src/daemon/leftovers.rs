@@ -293,6 +293,49 @@ mod tests {
         session::find(&[Reach { pgid, session: 0, start: 0 }]).into_iter().map(|(pid, stat, _)| (pid, stat)).collect()
     }
 
+    /// A recorded terminal child (a shell leading its own session) with a job in a group of its own: the job is
+    /// ended with the session, whether the leader still runs (the group is signalled, the session looked up)
+    /// or has exited (both looked up).
+    #[test]
+    fn a_recorded_session_is_ended_whole_with_its_jobs_in_other_groups() {
+        for leader_exits in [false, true] {
+            // `setsid` (no group leader here, so it does not fork) makes the shell lead a session; the job moves
+            // to a group of its own as job control would put it.
+            let script = "python3 -c 'import os, sys; os.setpgid(0, 0); os.execvp(\"sleep\", [\"sleep\", \"1005\"])' \
+                          & echo $!; read _";
+            let mut shell = Command::new("setsid")
+                .args(["sh", "-c", script])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            BufReader::new(shell.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            let job: u32 = line.trim().parse().unwrap();
+            let leader = proc_stat(shell.id()).unwrap();
+            let group = Group { pgid: shell.id(), start: leader.start, session: leader.session };
+            assert_eq!(group.session, group.pgid, "the shell leads its session");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while proc_stat(job).is_none_or(|stat| stat.pgrp != job) {
+                assert!(std::time::Instant::now() < deadline, "the job never moved to a group of its own");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            if leader_exits {
+                drop(shell.stdin.take());
+                shell.wait().unwrap();
+            }
+            let ended = end_groups(&record_of(vec![group]));
+            assert!(ended.members >= 1, "the job was looked up in the session: {ended:?}");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while proc_stat(job).is_some_and(|stat| !stat.is_dead()) {
+                assert!(std::time::Instant::now() < deadline, "the job outlived its recorded session");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let _ = shell.kill();
+            let _ = shell.wait();
+        }
+    }
+
     #[test]
     fn a_matching_group_is_ended_and_a_recycled_one_is_not() {
         let (mut matching, mut recycled) = (Sleeper::start(), Sleeper::start());
