@@ -190,3 +190,41 @@ fn the_hangup_comes_before_the_kill() {
     assert_eq!(written, "hangup\n", "the job heard the hangup (the shell passed it on) before any SIGKILL");
     eventually("the job's sleep to be gone", || jobs.running().is_empty().then_some(()));
 }
+
+/// An orderly stop while terminals and pipe processes print as fast as they can (issue 26): every signal goes
+/// out before anything is joined, so the stop ends by itself (exit 0, not the watchdog's 1), with every child
+/// and job gone when the daemon has exited and its lock file and socket removed.
+#[test]
+fn a_stop_under_load_ends_everything_and_cleans_up() {
+    let mut jobs = Jobs::default();
+    let mut daemon = Daemon::start();
+    let owner = daemon.own();
+    let out = tempfile::tempdir().unwrap();
+    let mut shells = Vec::new();
+    for _ in 0..24 {
+        let created = daemon.request(support::create_sh("sleep 77601 & yes"));
+        let pid = created["process"]["pid"].as_u64().unwrap_or_else(|| panic!("not created: {created}")) as u32;
+        jobs.0.push((pid, proc_stat(pid).expect("the shell runs").start));
+        shells.push(pid);
+    }
+    for _ in 0..8 {
+        let created = daemon.request(json!({"op": "create_pipe", "program": "/bin/sh",
+            "args": ["-c", "while :; do echo busy; done"], "cwd": "/", "env": {}, "group_id": "g",
+            "output_path": out.path().join("out.log").to_str().unwrap(), "metadata": {}}));
+        let pid = created["process"]["pid"].as_u64().unwrap_or_else(|| panic!("not created: {created}")) as u32;
+        jobs.0.push((pid, proc_stat(pid).expect("the pipe runs").start));
+    }
+    for &shell in &shells {
+        jobs.0.push(eventually("each terminal's background job to run", || find(shell, &["sleep", "77601"])));
+    }
+    let lock = daemon.dir().join(opencode_pty_protocol::LOCK_FILE);
+    let socket = std::path::PathBuf::from(&daemon.registration.socket);
+    assert!(lock.exists() && socket.exists());
+    assert_eq!(daemon.request(json!({"op": "shutdown"}))["type"], "ok");
+    let status = daemon.wait_exit();
+    assert!(status.success(), "the stop ended by itself, not at the watchdog: {status}");
+    assert_eq!(jobs.running(), Vec::<u32>::new(), "left running when the daemon had exited");
+    assert!(!lock.exists(), "the lock file was removed");
+    assert!(!socket.exists(), "the socket was removed");
+    drop(owner);
+}
