@@ -13,5 +13,6 @@ mod long_lived;
 mod ownership;
 mod packaging;
 mod pipe;
+mod runtime_dir;
 mod security;
 mod terminal;
