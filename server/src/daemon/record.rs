@@ -8,7 +8,9 @@
 //! written (the file then lists more than what runs, never less) and the stop removes it once at the end. It is
 //! not synced: it only matters while the machine runs, and a daemon killed after the rename has still left the
 //! full text in the page cache. It holds one entry per child not yet reaped, so it is bounded by the daemon's
-//! live processes; readers refuse a file over [`MAX_RECORD_BYTES`].
+//! live processes; readers refuse a file over [`MAX_RECORD_BYTES`]. A start that cannot be written (a full
+//! disk, a removed directory) refuses the child: the service stops it and answers the error, since nothing
+//! would end it if the daemon died.
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};

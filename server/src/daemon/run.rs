@@ -152,7 +152,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 
 /// Ends what a dead predecessor in this runtime directory left running (its record: we hold the lock it held
 /// for its whole life, so it is gone), then starts this daemon's record of process groups and its guardian.
-/// Either may fail, with a warning: the daemon still runs, only without that protection.
+/// Without `/proc` there is no record, and a guardian that cannot start is only logged: the daemon runs without
+/// that protection. A record that cannot be written yet is logged, and creates are refused until it can be
+/// (the runtime watch writes it again).
 fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
     let path = runtime.dir().join(GROUPS_FILE);
     match super::leftovers::end_predecessor(&path) {
