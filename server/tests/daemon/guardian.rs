@@ -173,9 +173,12 @@ fn the_next_daemon_ends_what_a_killed_daemon_and_guardian_left() {
     let next = Daemon::start_in(root, &name, &[]);
     wait_all_gone(&leftovers, "the next daemon to end what the dead one left");
     eprintln!("gone {:?} after the next daemon was launched", launched.elapsed());
-    let record: RecordFile =
-        serde_json::from_slice(&std::fs::read(next.dir().join(GROUPS_FILE)).unwrap()).expect("a record");
-    assert_eq!(record.instance_id, next.registration.instance_id, "the new daemon keeps its own record");
+    // The new daemon ends the dead one's groups, then replaces the record with its own: wait for that second
+    // step too (the children can be gone before it).
+    let record: RecordFile = eventually("the new daemon to write its own record", || {
+        let record: RecordFile = serde_json::from_slice(&std::fs::read(next.dir().join(GROUPS_FILE)).ok()?).ok()?;
+        (record.instance_id == next.registration.instance_id).then_some(record)
+    });
     assert!(record.groups.is_empty());
 }
 
