@@ -101,17 +101,12 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         .ok();
 
     state.wait_for_stop();
-    if let Some(watch) = watch {
-        watch.stop();
-    }
-    let runtime = match Arc::try_unwrap(runtime) {
-        Ok(runtime) => runtime.into_inner().unwrap_or_else(|e| e.into_inner()),
-        Err(_) => unreachable!("the watch, the runtime's only other holder, has been joined"),
-    };
 
     let (done, finished) = crossbeam_channel::bounded::<()>(1);
-    let dir = runtime.dir().to_path_buf();
-    let instance = runtime.registration().instance_id.clone();
+    let (dir, instance) = {
+        let runtime = super::watch::lock(&runtime);
+        (runtime.dir().to_path_buf(), runtime.registration().instance_id.clone())
+    };
     let watchdog = std::thread::Builder::new().name("opencode-pty-watchdog".into()).spawn(move || {
         if finished.recv_timeout(CLEANUP_WATCHDOG).is_err() {
             tracing::error!(bound = ?CLEANUP_WATCHDOG, "stopping took too long; exiting anyway");
@@ -125,6 +120,12 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     if !options.stop_stall.is_zero() {
         std::thread::sleep(options.stop_stall);
     }
+    // Under the watchdog: a check under way may wait for a lock (at most `LOCK_WAIT`).
+    if let Some(watch) = watch {
+        watch.stop();
+    }
+    // The watch, the runtime's only other holder, has been joined.
+    let runtime = Arc::try_unwrap(runtime).map(|runtime| runtime.into_inner().unwrap_or_else(|e| e.into_inner()));
     // The accept loop owns the listener and closes it as it returns: nobody connects to a stopping daemon.
     drop(stop_accepting);
     join_reporting(acceptor);
@@ -142,7 +143,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     }
     unprotect(record.as_deref(), guardian);
     super::log_limit::report_suppressed();
-    runtime.cleanup();
+    match runtime {
+        Ok(runtime) => runtime.cleanup(),
+        Err(_) => tracing::error!("the runtime directory is still shared at the stop; its files are left to a sweep"),
+    }
     let _ = done.send(());
     if state.never_claimed() {
         return Err(DaemonError::NeverClaimed);
