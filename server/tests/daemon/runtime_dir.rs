@@ -1,4 +1,4 @@
-//! Ways around the guardian (SPEC L2–L4, L7, X4, X6, Q1a), against the real binary: a runtime directory removed
+//! Ways around the guardian (SPEC L2, L3, L7, X4, X6, Q3), against the real binary: a runtime directory removed
 //! under a running daemon is recreated (so kill -9 still leaves nothing behind) and its live socket is never
 //! taken by a second daemon; a child whose group cannot be recorded is refused and stopped; a restart right
 //! after a kill waits (bounded) for the lock's passing holder while a live daemon's lock is refused at once; a
