@@ -45,6 +45,16 @@ pub(crate) enum LiveHolder {
 /// `live` says to refuse a live daemon's lock at once. Starts over when the lock file was unlinked between
 /// opening and locking it, since a lock on an unlinked file guards nothing.
 pub(crate) fn lock_runtime_dir(dir: &Path, live: LiveHolder) -> Result<Flock<File>, RuntimeError> {
+    lock_waiting(dir, live, || {
+        tracing::warn!(dir = %dir.display(), bound = ?LOCK_WAIT,
+            "the service lock is held, but no live daemon answers on the registered socket: \
+             waiting for its holder (a dead daemon's guardian, a sweep or a starting daemon)");
+    })
+}
+
+/// [`lock_runtime_dir`], calling `waiting` once when it starts to wait for the lock.
+fn lock_waiting(dir: &Path, live: LiveHolder, waiting: impl FnOnce()) -> Result<Flock<File>, RuntimeError> {
+    let mut waiting = Some(waiting);
     let path = dir.join(LOCK_FILE);
     let deadline = Instant::now() + LOCK_WAIT;
     let mut said = false;
@@ -69,11 +79,9 @@ pub(crate) fn lock_runtime_dir(dir: &Path, live: LiveHolder) -> Result<Flock<Fil
                     if Instant::now() >= deadline {
                         return Err(RuntimeError::Locked { dir: dir.to_owned() });
                     }
-                    if !said {
+                    if let Some(waiting) = waiting.take() {
                         said = true;
-                        tracing::warn!(dir = %dir.display(), bound = ?LOCK_WAIT,
-                            "the service lock is held, but no live daemon answers on the registered socket: \
-                             waiting for its holder (a dead daemon's guardian, a sweep or a starting daemon)");
+                        waiting();
                     }
                     std::thread::sleep(LOCK_RETRY);
                     file = back;
@@ -185,12 +193,15 @@ mod tests {
         let root = TempDir::new().unwrap();
         let dir = root.path().join("d");
         let held = hold(&dir);
+        let (waits, waiting) = std::sync::mpsc::channel();
         let releaser = std::thread::spawn(move || {
-            std::thread::sleep(LOCK_WAIT / 4);
+            // Once the locker says it waits, the holder lets go.
+            waiting.recv().unwrap();
             drop(held);
         });
         let since = Instant::now();
-        let lock = lock_runtime_dir(&dir, LiveHolder::RefuseAtOnce).expect("taken once the holder lets go");
+        let lock = lock_waiting(&dir, LiveHolder::RefuseAtOnce, move || waits.send(()).unwrap())
+            .expect("taken once the holder lets go");
         assert!(since.elapsed() < LOCK_WAIT);
         assert!(still_linked(&lock, &dir.join(LOCK_FILE)));
         releaser.join().unwrap();
