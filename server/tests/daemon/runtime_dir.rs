@@ -92,6 +92,28 @@ fn a_second_daemon_never_takes_a_live_socket() {
 }
 
 #[test]
+fn a_daemon_whose_removed_directory_another_took_stops_in_order() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut daemon = Daemon::start_configured(tempfile::tempdir().unwrap(), "taken", &[], &[], log.path());
+    let _owner = daemon.own();
+    let pid = daemon.request(create_sh("sleep 1071"))["process"]["pid"].as_u64().unwrap() as u32;
+    let dir = daemon.dir();
+    // Another daemon's lock in the recreated directory, taken before the watch takes it (tried again if not).
+    let _other = eventually("the directory removed and its new lock taken", || {
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).ok()?;
+        let file =
+            fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(dir.join("service.lock"));
+        Flock::lock(file.ok()?, FlockArg::LockExclusiveNonblock).ok()
+    });
+    let status = daemon.wait_exit();
+    assert!(status.success(), "an orderly stop: {status}");
+    log_holds(log.path(), "another daemon took it; stopping", 1);
+    support::wait_dead("its child to be ended by the stop", pid);
+    assert!(dir.join("service.lock").exists(), "the other daemon's lock file is left alone");
+}
+
+#[test]
 fn a_create_whose_group_cannot_be_recorded_is_refused_and_nothing_runs() {
     let out = tempfile::tempdir().unwrap();
     let daemon = Daemon::start();

@@ -165,6 +165,10 @@ fn a_removed_runtime_directory_is_recreated_with_a_new_lock_and_the_registration
     let error = bind(&root, "removed").unwrap_err();
     assert!(matches!(error, RuntimeError::Locked { .. }), "the new lock is held: {error}");
     assert!(matches!(runtime.check(), Checked::Intact));
+    // Only the lock file removed: a new one is locked.
+    fs::remove_file(dir.join(LOCK_FILE)).unwrap();
+    assert!(matches!(runtime.check(), Checked::Repaired("lock file")));
+    assert!(still_linked(&runtime.lock, &dir.join(LOCK_FILE)));
     // Only the registration replaced: it is written again, the lock kept.
     fs::write(dir.join(REGISTRATION_FILE), "{}").unwrap();
     assert!(matches!(runtime.check(), Checked::Repaired("registration")));
