@@ -6,7 +6,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use nix::unistd::geteuid;
 use opencode_pty_protocol::LOCK_FILE;
 
 use super::error::RuntimeError;
-use super::runtime::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_private_dir, read_registration, set_mode};
+use super::runtime::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_private_dir, kind_of, read_registration, set_mode};
 
 /// How many times taking the service lock starts over when the lock file it locked was removed meanwhile (by a
 /// daemon finishing its cleanup, or by a sweep) and so no longer guards the directory.
@@ -63,12 +63,11 @@ fn lock_waiting(dir: &Path, live: LiveHolder, waiting: impl FnOnce()) -> Result<
         // Never follow a symbolic link planted where the runtime directory should be.
         check_private_dir(dir, geteuid().as_raw(), "runtime directory")?;
         set_mode(dir, PRIVATE_DIR_MODE, "set permissions of runtime directory")?;
-        let file = match open_lock_file(&path)? {
+        let mut file = match open_lock_file(&path)? {
             Some(file) => file,
             // The directory was removed since we created it: start over.
             None => continue,
         };
-        let mut file = file;
         let lock = loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
                 Ok(lock) => break lock,
@@ -139,21 +138,8 @@ fn not_a_lock_file(path: &Path) -> Option<String> {
 }
 
 /// Words for a file type that is not a regular file.
-pub(crate) fn describe(kind: &fs::FileType) -> String {
-    let what = if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_symlink() {
-        "a symbolic link"
-    } else if kind.is_block_device() || kind.is_char_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    };
-    format!("{what} was found there, not a regular file")
+fn describe(kind: &fs::FileType) -> String {
+    format!("{} was found there, not a regular file", kind_of(kind))
 }
 
 /// Whether the daemon that `dir`'s registration names listens on its socket: a live listener accepts the

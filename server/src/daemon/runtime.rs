@@ -78,10 +78,14 @@ pub(crate) fn check_private_dir(path: &Path, euid: u32, what: &'static str) -> R
 }
 
 /// Words for what a file is.
-fn kind_of(kind: &fs::FileType) -> &'static str {
+pub(crate) fn kind_of(kind: &fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if kind.is_file() {
         "a regular file"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
     } else if kind.is_fifo() {
         "a FIFO"
     } else if kind.is_socket() {
