@@ -96,3 +96,83 @@ fn rewrite(record: &GroupRecord) {
             "cannot write the record of process groups");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
+    use crate::service::ProcessService;
+    use crate::terminal::TerminalConfig;
+    use nix::fcntl::{Flock, FlockArg};
+    use opencode_pty_protocol::{HANDOFF_TTL, LOCK_FILE, REGISTRATION_FILE};
+    use std::fs;
+    use std::path::Path;
+    use std::time::Instant;
+
+    /// Polls files (state no event tells) until `done`, for at most 20 s.
+    fn until(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}: not within 20 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A bound runtime in `root`, its record and a daemon state, watched.
+    fn watched(root: &Path) -> (Arc<Mutex<Runtime>>, Arc<GroupRecord>, Arc<DaemonState>, RuntimeWatch) {
+        let tmp = root.join("tmp");
+        fs::create_dir(&tmp).unwrap();
+        let runtime = Runtime::bind(root, "w", &tmp).unwrap();
+        let registration = runtime.registration().clone();
+        let record = Arc::new(GroupRecord::new(runtime.dir(), &registration.instance_id).unwrap());
+        record.rewrite().unwrap();
+        let service = ProcessService::new(TerminalConfig::default());
+        let state = DaemonState::new(service, registration, HANDOFF_TTL, FIRST_REQUEST_TIMEOUT);
+        let runtime = Arc::new(Mutex::new(runtime));
+        let watch = RuntimeWatch::start(runtime.clone(), Some(record.clone()), state.clone()).unwrap();
+        (runtime, record, state, watch)
+    }
+
+    fn give_back(runtime: Arc<Mutex<Runtime>>) {
+        let runtime = Arc::try_unwrap(runtime).expect("the watch was joined");
+        runtime.into_inner().unwrap().cleanup();
+    }
+
+    #[test]
+    fn a_removed_directory_comes_back_with_its_registration_and_record() {
+        let root = tempfile::TempDir::new().unwrap();
+        let (runtime, record, state, watch) = watched(root.path());
+        let dir = lock(&runtime).dir().to_owned();
+        fs::remove_dir_all(&dir).unwrap();
+        until("the registration and the record back", || {
+            dir.join(REGISTRATION_FILE).exists() && record.path().exists() && dir.join(LOCK_FILE).exists()
+        });
+        // The record alone removed comes back too.
+        fs::remove_file(record.path()).unwrap();
+        until("the record back", || record.path().exists());
+        assert!(!state.is_stopping());
+        watch.stop();
+        record.remove();
+        give_back(runtime);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_directory_another_daemon_took_stops_this_one() {
+        let root = tempfile::TempDir::new().unwrap();
+        let (runtime, _record, state, watch) = watched(root.path());
+        let dir = lock(&runtime).dir().to_owned();
+        let _other = {
+            let runtime = lock(&runtime);
+            fs::remove_dir_all(&dir).unwrap();
+            fs::create_dir(&dir).unwrap();
+            let file = fs::File::create(dir.join(LOCK_FILE)).unwrap();
+            drop(runtime);
+            Flock::lock(file, FlockArg::LockExclusiveNonblock).unwrap()
+        };
+        until("the daemon to be told to stop", || state.is_stopping());
+        watch.stop();
+        give_back(runtime);
+        assert!(dir.join(LOCK_FILE).exists(), "the other daemon's lock file is left alone");
+    }
+}
