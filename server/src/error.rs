@@ -10,6 +10,22 @@ pub enum ServiceError {
     /// The request cannot be carried out as asked (out of bounds, malformed, or not allowed now).
     #[error("{0}")]
     Invalid(String),
+    /// The new process's group could not be added to the daemon's record (`service.groups`: a full disk, a
+    /// removed directory), so it was stopped at once: it would have outlived a daemon killed with SIGKILL.
+    #[error(
+        "process not started: the daemon cannot record its process group, so it would outlive a daemon killed \
+         with SIGKILL ({0})"
+    )]
+    Unrecorded(String),
+    /// A pipe process's output file would be inside the daemon's runtime directory, whose files (registration,
+    /// lock, record) it would overwrite.
+    #[error("output_path {path} is inside the daemon's runtime directory {dir}: refused")]
+    ProtectedOutput {
+        /// The path as given.
+        path: String,
+        /// The runtime directory.
+        dir: String,
+    },
     /// The daemon is shutting down: nothing more is created.
     #[error("the daemon is shutting down")]
     ShuttingDown,

@@ -42,9 +42,12 @@ pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig};
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {
     pub use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
+    pub use crate::daemon::lock::LOCK_WAIT;
     pub use crate::daemon::log_limit::LOG_BURST;
     pub use crate::daemon::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
+    pub use crate::daemon::socket::DEFAULT_SOCKET_TMP;
     pub use crate::daemon::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
+    pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
     pub use crate::procinfo::MAX_WALKED_PROCESSES;
     pub use crate::terminal::{

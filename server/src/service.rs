@@ -2,6 +2,7 @@
 //! both), and the operations that span them (create, list, get, terminate, shutdown).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -28,8 +29,9 @@ struct Entry {
 /// Told when a child starts and once it is reaped, so that a daemon can keep a record of its process groups
 /// outside itself (`daemon::record`). In-process users of the service need none.
 pub trait ProcessHook: Send + Sync + std::fmt::Debug {
-    /// Process `id` started as `pid` (its process group leader); it is not reaped before [`Self::reaped`].
-    fn started(&self, id: u64, pid: u32);
+    /// Process `id` started as `pid` (its process group leader); it is not reaped before [`Self::reaped`]. An
+    /// error refuses the process: the service stops it at once and answers the error.
+    fn started(&self, id: u64, pid: u32) -> Result<(), ServiceError>;
     /// Process `id` was killed and reaped (or never registered): its pid may be reused from now on.
     fn reaped(&self, id: u64);
 }
@@ -47,6 +49,8 @@ pub struct ProcessService {
     processes: Mutex<Option<BTreeMap<u64, Entry>>>,
     /// Told of every start and reap.
     hook: Option<Arc<dyn ProcessHook>>,
+    /// The daemon's runtime directory: no pipe process's output file may be inside it.
+    protected: Option<PathBuf>,
 }
 
 impl ProcessService {
@@ -59,7 +63,14 @@ impl ProcessService {
             listing: Arc::new(ListingBudget::default()),
             processes: Mutex::new(Some(BTreeMap::new())),
             hook: None,
+            protected: None,
         }
+    }
+
+    /// The same, refusing a pipe process's output file inside `dir` (the daemon's runtime directory).
+    pub fn protecting(mut self, dir: PathBuf) -> ProcessService {
+        self.protected = Some(dir);
+        self
     }
 
     /// The same, telling `hook` of every child started and reaped.
@@ -69,10 +80,11 @@ impl ProcessService {
         service
     }
 
-    fn started(&self, id: u64, process: &Process) {
+    fn started(&self, id: u64, process: &Process) -> Result<(), ServiceError> {
         tracing::debug!(id, pid = process.pid(), mode = ?process.mode(), "process started");
-        if let Some(hook) = &self.hook {
-            hook.started(id, process.pid());
+        match &self.hook {
+            Some(hook) => hook.started(id, process.pid()),
+            None => Ok(()),
         }
     }
 
@@ -98,7 +110,12 @@ impl ProcessService {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let process = start(id)?;
-        self.started(id, &process);
+        if let Err(refused) = self.started(id, &process) {
+            // Not recorded: stopped (killed, reaped, its threads joined) before the error is answered.
+            process.terminate(StopReason::Terminate);
+            self.reaped(id);
+            return Err(refused);
+        }
         let registered = self.register(id, Entry { process, _listing: listing });
         if registered.is_err() {
             // The handle was dropped, which killed and reaped the child.
@@ -132,6 +149,9 @@ impl ProcessService {
     /// Its strings are checked and its share of `list` reserved before anything starts.
     pub fn create_pipe(&self, spec: PipeSpec) -> Result<ProcessInfo, ServiceError> {
         let command_bytes = crate::pipe::check_echoed(&spec)?;
+        if let Some(dir) = &self.protected {
+            crate::pipe::check_outside(&spec.output_path, dir)?;
+        }
         let listing = self.listing.reserve(listing::pipe_cost(&spec, command_bytes))?;
         let budget = self.metadata.clone();
         self.create(listing, |id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec, budget)?))))

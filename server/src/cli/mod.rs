@@ -80,6 +80,10 @@ enum Command {
         /// what that wait must not cut).
         #[arg(long, hide = true, default_value_t = opencode_pty::limits::IDLE_WORKER_LINGER.as_millis() as u64)]
         worker_linger_ms: u64,
+        /// Where the usual socket directory `opencode-pty-<euid>` is made without `$XDG_RUNTIME_DIR` (for tests
+        /// of a squatted one; the daemon uses /tmp).
+        #[arg(long, hide = true, default_value = opencode_pty::limits::DEFAULT_SOCKET_TMP)]
+        socket_tmp: PathBuf,
     },
     /// Start a new daemon, own it, and play with it interactively; leaving stops the daemon.
     Play {
@@ -176,6 +180,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             first_request_timeout_ms,
             stop_stall_ms,
             worker_linger_ms,
+            socket_tmp,
         } => {
             let options = DaemonOptions {
                 root: location.root()?,
@@ -185,6 +190,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
                 stop_stall: std::time::Duration::from_millis(stop_stall_ms),
                 worker_linger: std::time::Duration::from_millis(worker_linger_ms),
+                socket_tmp,
             };
             run_daemon(options)?;
         }

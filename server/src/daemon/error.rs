@@ -37,6 +37,35 @@ pub enum RuntimeError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The service lock file is not a regular file (a planted symbolic link, a FIFO): never followed or used.
+    #[error("refusing service lock {}: {reason}", path.display())]
+    UnsafeLock {
+        /// The lock file's path.
+        path: PathBuf,
+        /// What was found there.
+        reason: String,
+    },
+    /// The usual socket directory is not ours, and no private one could be made instead.
+    #[error(
+        "refusing socket directory {}: {reason}; and no private directory could be made instead: {cause}",
+        usual.display()
+    )]
+    NoSocketDirectory {
+        /// The usual socket directory (`/tmp/opencode-pty-<euid>`).
+        usual: PathBuf,
+        /// What is wrong with it, naming its owner.
+        reason: String,
+        /// Why the fallback failed.
+        cause: String,
+    },
+    /// A live daemon listens on the socket path this runtime directory maps to: it is never unlinked.
+    #[error("another opencode-pty daemon already runs in {}: it listens on {}", dir.display(), socket.display())]
+    LiveSocket {
+        /// The runtime directory.
+        dir: PathBuf,
+        /// The socket.
+        socket: PathBuf,
+    },
     /// The registration file is not a valid registration.
     #[error("invalid registration {}: {cause}", path.display())]
     Registration {

@@ -435,7 +435,7 @@ mod tests {
         let dir = TempDir::new().unwrap();
         fs::write(dir.path().join(LOCK_FILE), "").unwrap();
         let record = GroupRecord::create(dir.path(), "abc").unwrap();
-        record.started(1, sleeper.0.id());
+        record.started(1, sleeper.0.id()).unwrap();
         assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Nothing, "this daemon lives");
         assert!(sleeper.running());
         assert_eq!(end_predecessor(record.path()).unwrap(), Some(Ended { signalled: 1, ..Ended::default() }));

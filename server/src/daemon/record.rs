@@ -8,7 +8,9 @@
 //! written (the file then lists more than what runs, never less) and the stop removes it once at the end. It is
 //! not synced: it only matters while the machine runs, and a daemon killed after the rename has still left the
 //! full text in the page cache. It holds one entry per child not yet reaped, so it is bounded by the daemon's
-//! live processes; readers refuse a file over [`MAX_RECORD_BYTES`].
+//! live processes; readers refuse a file over [`MAX_RECORD_BYTES`]. A start that cannot be written (a full
+//! disk, a removed directory) refuses the child: the service stops it and answers the error, since nothing
+//! would end it if the daemon died.
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -20,6 +22,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::error::ServiceError;
 use crate::process::session::proc_stat;
 use crate::procinfo::process_start;
 use crate::service::ProcessHook;
@@ -150,7 +153,16 @@ enum Change {
 impl GroupRecord {
     /// Starts the record of this daemon (`instance_id`, this process) in `dir`, replacing any record there,
     /// and writes it with no groups.
+    #[cfg(test)]
     pub(crate) fn create(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
+        let record = GroupRecord::new(dir, instance_id)?;
+        record.rewrite()?;
+        Ok(record)
+    }
+
+    /// The record of this daemon (`instance_id`, this process) in `dir`, not written yet ([`Self::rewrite`]).
+    /// Fails only without `/proc` (no start time to record).
+    pub(crate) fn new(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
         let daemon_pid = std::process::id();
         let (_, daemon_start) = process_start(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?;
         let file = RecordFile { instance_id: instance_id.to_owned(), daemon_pid, daemon_start, groups: Vec::new() };
@@ -159,8 +171,17 @@ impl GroupRecord {
             temp: dir.join(format!("{TEMP_PREFIX}{instance_id}.groups{TEMP_SUFFIX}")),
             state: Mutex::new(RecordState { file, groups: BTreeMap::new(), removed: false, stopping: false }),
         };
-        record.write(&record.lock())?;
         Ok(record)
+    }
+
+    /// Writes the record as it stands (at the start, replacing any record there, and whenever the file went
+    /// missing, as when its runtime directory was removed and recreated), unless it was removed for good.
+    pub(crate) fn rewrite(&self) -> Result<(), RecordError> {
+        let state = self.lock();
+        if state.removed {
+            return Ok(());
+        }
+        self.write(&state)
     }
 
     /// The record's path.
@@ -194,21 +215,27 @@ impl GroupRecord {
         written
     }
 
-    /// Applies `change` and writes the record, unless it was removed, or this is a reap while stopping. A failure
-    /// is logged: the daemon goes on, and the record stays as it was.
-    fn update(&self, kind: Change, change: impl FnOnce(&mut BTreeMap<u64, Group>)) {
+    /// Applies `change` and writes the record, unless it was removed, or this is a reap while stopping. A
+    /// failed start is undone and returned (the caller stops that child); a failed reap is logged, and the file
+    /// keeps listing the group (more than what runs, never less).
+    fn update(&self, kind: Change, id: u64, change: impl FnOnce(&mut BTreeMap<u64, Group>)) -> Result<(), RecordError> {
         let mut state = self.lock();
         if state.removed {
-            return;
+            return Ok(());
         }
         change(&mut state.groups);
         if state.stopping && kind == Change::Reap {
-            return;
+            return Ok(());
         }
-        if let Err(error) = self.write(&state) {
+        let written = self.write(&state);
+        if let Err(error) = &written {
             super::log_limit::limited_warn!(super::log_limit::RECORD_WRITES, %error,
                 "cannot update the record of process groups");
+            if kind == Change::Start {
+                state.groups.remove(&id);
+            }
         }
+        written
     }
 
     /// The orderly stop begins: from now on a reap is not written, so stopping N processes does not rewrite the
@@ -233,19 +260,22 @@ impl GroupRecord {
 }
 
 impl ProcessHook for GroupRecord {
-    fn started(&self, id: u64, pid: u32) {
+    /// Adds the child's group to the file; refuses the child when that cannot be done, since nothing would
+    /// end it if the daemon died.
+    fn started(&self, id: u64, pid: u32) -> Result<(), ServiceError> {
         // The child is not reaped before `reaped`, so this is its own start time.
         let Some(stat) = proc_stat(pid) else {
-            tracing::warn!(id, pid, "cannot read a child's start time; it is left out of the record");
-            return;
+            return Err(ServiceError::Unrecorded(format!("cannot read the start time of pid {pid} from /proc")));
         };
-        self.update(Change::Start, |groups| {
+        self.update(Change::Start, id, |groups| {
             groups.insert(id, Group { pgid: pid, start: stat.start, session: stat.session });
-        });
+        })
+        .map_err(|error| ServiceError::Unrecorded(error.to_string()))
     }
 
     fn reaped(&self, id: u64) {
-        self.update(Change::Reap, |groups| {
+        // A failure is logged by `update`; the file keeps listing the group.
+        let _ = self.update(Change::Reap, id, |groups| {
             groups.remove(&id);
         });
     }
@@ -292,8 +322,8 @@ mod tests {
         assert_eq!(read_back().daemon_pid, std::process::id());
         assert!(!read_back().daemon_is_gone());
         let (a, b) = (Sleeper::start(), Sleeper::start());
-        record.started(7, a.0.id());
-        record.started(3, b.0.id());
+        record.started(7, a.0.id()).unwrap();
+        record.started(3, b.0.id()).unwrap();
         assert_eq!(read_back().groups, [b.group(), a.group()], "in id order");
         record.reaped(3);
         assert_eq!(read_back().groups, [a.group()]);
@@ -302,7 +332,7 @@ mod tests {
         let mode = fs::metadata(record.path()).unwrap().permissions();
         assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, RECORD_MODE);
         record.remove();
-        record.started(8, a.0.id());
+        record.started(8, a.0.id()).unwrap();
         assert!(read(record.path()).unwrap().is_none(), "nothing is written after remove");
     }
 
@@ -312,16 +342,34 @@ mod tests {
         let record = GroupRecord::create(dir.path(), "abc").unwrap();
         let read_back = || read(record.path()).unwrap().unwrap().groups;
         let (a, b, c) = (Sleeper::start(), Sleeper::start(), Sleeper::start());
-        record.started(1, a.0.id());
-        record.started(2, b.0.id());
+        record.started(1, a.0.id()).unwrap();
+        record.started(2, b.0.id()).unwrap();
         record.stopping();
         record.reaped(1);
         record.reaped(2);
         assert_eq!(read_back(), [a.group(), b.group()], "the file lists more than what runs, never less");
-        record.started(3, c.0.id());
+        record.started(3, c.0.id()).unwrap();
         assert_eq!(read_back(), [c.group()], "a start is written, and with it what the reaps left");
         record.remove();
         assert!(read(record.path()).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_start_that_cannot_be_written_is_refused_and_undone() {
+        let dir = TempDir::new().unwrap();
+        let record = GroupRecord::create(dir.path(), "abc").unwrap();
+        let (a, b) = (Sleeper::start(), Sleeper::start());
+        record.started(1, a.0.id()).unwrap();
+        // A directory where the temp file goes: every write fails, as on a full disk (and even as root).
+        fs::create_dir(&record.temp).unwrap();
+        let refused = record.started(2, b.0.id()).unwrap_err().to_string();
+        assert!(refused.starts_with("process not started: the daemon cannot record its process group"), "{refused}");
+        assert!(refused.contains(&record.temp.display().to_string()), "{refused}");
+        assert_eq!(read(record.path()).unwrap().unwrap().groups, [a.group()], "the file is as it was");
+        fs::remove_dir(&record.temp).unwrap();
+        record.reaped(2);
+        record.started(3, b.0.id()).unwrap();
+        assert_eq!(read(record.path()).unwrap().unwrap().groups, [a.group(), b.group()], "the refused one is not kept");
     }
 
     #[test]

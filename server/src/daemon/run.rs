@@ -4,7 +4,7 @@
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use super::record::{GROUPS_FILE, GroupRecord};
 use super::runtime::{Runtime, RuntimeError};
 use super::server::{DaemonState, accept_loop};
 use super::sweep::SweepReport;
+use super::watch::RuntimeWatch;
 use crate::process::thread::join_reporting;
 use crate::service::{ProcessHook, ProcessService};
 use crate::terminal::TerminalConfig;
@@ -62,6 +63,9 @@ pub struct DaemonOptions {
     /// How long a finished connection thread waits to accept the next connection: `IDLE_WORKER_LINGER`, except in
     /// tests of what it must not cut.
     pub worker_linger: Duration,
+    /// Where the usual socket directory `opencode-pty-<euid>` is made without `$XDG_RUNTIME_DIR`:
+    /// `DEFAULT_SOCKET_TMP` (`/tmp`), except in tests of a squatted one.
+    pub socket_tmp: PathBuf,
 }
 
 /// The threads and handles of a started daemon.
@@ -78,7 +82,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM, SIGINT and SIGHUP: {e}")))?;
     crate::process::sys::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
     raise_descriptor_limit();
-    let mut runtime = Runtime::bind(&options.root, &options.name)?;
+    let mut runtime = Runtime::bind(&options.root, &options.name, &options.socket_tmp)?;
     let (record, guardian) = protect(&runtime);
     let hook = record.clone().map(|record| record as Arc<dyn ProcessHook>);
     let started = match start(&options, &mut runtime, hook) {
@@ -91,12 +95,18 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         }
     };
     let Started { state, acceptor, sweeper, stop_accepting } = started;
+    let runtime = Arc::new(Mutex::new(runtime));
+    let watch = RuntimeWatch::start(runtime.clone(), record.clone(), state.clone())
+        .inspect_err(|error| tracing::warn!(%error, "cannot watch the runtime directory"))
+        .ok();
 
     state.wait_for_stop();
 
     let (done, finished) = crossbeam_channel::bounded::<()>(1);
-    let dir = runtime.dir().to_path_buf();
-    let instance = runtime.registration().instance_id.clone();
+    let (dir, instance) = {
+        let runtime = super::watch::lock(&runtime);
+        (runtime.dir().to_path_buf(), runtime.registration().instance_id.clone())
+    };
     let watchdog = std::thread::Builder::new().name("opencode-pty-watchdog".into()).spawn(move || {
         if finished.recv_timeout(CLEANUP_WATCHDOG).is_err() {
             tracing::error!(bound = ?CLEANUP_WATCHDOG, "stopping took too long; exiting anyway");
@@ -110,6 +120,12 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     if !options.stop_stall.is_zero() {
         std::thread::sleep(options.stop_stall);
     }
+    // Under the watchdog: a check under way may wait for a lock (at most `LOCK_WAIT`).
+    if let Some(watch) = watch {
+        watch.stop();
+    }
+    // The watch, the runtime's only other holder, has been joined.
+    let runtime = Arc::try_unwrap(runtime).map(|runtime| runtime.into_inner().unwrap_or_else(|e| e.into_inner()));
     // The accept loop owns the listener and closes it as it returns: nobody connects to a stopping daemon.
     drop(stop_accepting);
     join_reporting(acceptor);
@@ -127,7 +143,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     }
     unprotect(record.as_deref(), guardian);
     super::log_limit::report_suppressed();
-    runtime.cleanup();
+    match runtime {
+        Ok(runtime) => runtime.cleanup(),
+        Err(_) => tracing::error!("the runtime directory is still shared at the stop; its files are left to a sweep"),
+    }
     let _ = done.send(());
     if state.never_claimed() {
         return Err(DaemonError::NeverClaimed);
@@ -137,7 +156,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 
 /// Ends what a dead predecessor in this runtime directory left running (its record: we hold the lock it held
 /// for its whole life, so it is gone), then starts this daemon's record of process groups and its guardian.
-/// Either may fail, with a warning: the daemon still runs, only without that protection.
+/// Without `/proc` there is no record, and a guardian that cannot start is only logged: the daemon runs without
+/// that protection. A record that cannot be written yet is logged, and creates are refused until it can be
+/// (the runtime watch writes it again).
 fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
     let path = runtime.dir().join(GROUPS_FILE);
     match super::leftovers::end_predecessor(&path) {
@@ -152,7 +173,7 @@ fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
         Err(error) => tracing::warn!(%error, "cannot end what a dead daemon left in this runtime directory"),
     }
     let instance = &runtime.registration().instance_id;
-    let record = match GroupRecord::create(runtime.dir(), instance) {
+    let record = match GroupRecord::new(runtime.dir(), instance) {
         Ok(record) => Arc::new(record),
         Err(error) => {
             tracing::warn!(%error, "no record of process groups: they would outlive a daemon that dies");
@@ -161,6 +182,11 @@ fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
             return (None, None);
         }
     };
+    if let Err(error) = record.rewrite() {
+        // Creates are refused while it cannot be written; the watch writes it again once it can.
+        tracing::warn!(%error, "cannot write the record of process groups; no process can be created until it can");
+        let _ = std::fs::remove_file(&path);
+    }
     let guardian = Guardian::start(record.path(), instance)
         .inspect_err(|error| {
             tracing::warn!(%error, "no guardian: only the next daemon or a sweep would end what a dead daemon left")
@@ -187,6 +213,7 @@ fn start(
 ) -> Result<Started, DaemonError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| DaemonError::Start(format!("{what}: {e}"));
     let (root, own_dir) = (options.root.clone(), runtime.dir().to_path_buf());
+    let protected = own_dir.clone();
     let sweeper = std::thread::Builder::new()
         .name("opencode-pty-sweep".into())
         .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
@@ -194,7 +221,8 @@ fn start(
     let service = match hook {
         Some(hook) => ProcessService::with_hook(options.config.clone(), hook),
         None => ProcessService::new(options.config.clone()),
-    };
+    }
+    .protecting(protected);
     let state =
         DaemonState::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);
     super::signals::spawn_handler(state.clone()).map_err(|e| fail("starting the signal thread", &e))?;

@@ -14,8 +14,10 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::{LOCK_FILE, REGISTRATION_FILE};
 
 use super::leftovers::{Sibling, end_sibling, try_lock};
+use super::lock::socket_answers;
 use super::record::GROUPS_FILE;
-use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX, read_registration, socket_path_for};
+use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX, read_registration};
+use super::socket::socket_file_name;
 
 /// A sibling directory is only considered once it has not been modified for this long, so a daemon that is
 /// just starting (and has not taken its lock yet) is never swept.
@@ -47,6 +49,8 @@ pub(crate) fn sweep_siblings(root: &Path, own_dir: &Path) -> SweepReport {
 pub(crate) fn sweep_siblings_at(root: &Path, own_dir: &Path, now: SystemTime) -> SweepReport {
     let mut report = SweepReport::default();
     let own = fs::canonicalize(own_dir).ok();
+    // Where this daemon's sockets are: a sibling that used the same place has its socket there.
+    let own_sockets = read_registration(own_dir).ok().and_then(|r| Path::new(&r.socket).parent().map(Path::to_owned));
     let entries = match fs::read_dir(root) {
         Ok(entries) => entries,
         Err(e) => {
@@ -65,7 +69,7 @@ pub(crate) fn sweep_siblings_at(root: &Path, own_dir: &Path, now: SystemTime) ->
         if path == own_dir || (own.is_some() && fs::canonicalize(&path).ok() == own) {
             continue;
         }
-        match sweep_one(&path, now) {
+        match sweep_one(&path, now, own_sockets.as_deref()) {
             Ok(true) => report.removed.push(path),
             Ok(false) => report.kept.push(path),
             Err(message) => {
@@ -78,7 +82,7 @@ pub(crate) fn sweep_siblings_at(root: &Path, own_dir: &Path, now: SystemTime) ->
 }
 
 /// Sweeps one entry: `Ok(true)` when it was removed, `Ok(false)` when it is kept.
-fn sweep_one(dir: &Path, now: SystemTime) -> Result<bool, String> {
+fn sweep_one(dir: &Path, now: SystemTime, own_sockets: Option<&Path>) -> Result<bool, String> {
     let meta = fs::symlink_metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
     // A symbolic link's own type is never a directory.
     if !meta.file_type().is_dir() {
@@ -118,9 +122,10 @@ fn sweep_one(dir: &Path, now: SystemTime) -> Result<bool, String> {
         return Ok(false);
     };
 
-    let socket = socket_path_for(dir).map_err(|e| e.to_string())?;
-    if fs::symlink_metadata(&socket).is_ok_and(|meta| meta.file_type().is_socket()) {
-        remove_file(&socket)?;
+    for socket in stale_sockets(dir, own_sockets) {
+        if fs::symlink_metadata(&socket).is_ok_and(|meta| meta.file_type().is_socket()) && !socket_answers(&socket) {
+            remove_file(&socket)?;
+        }
     }
     for name in names.iter().filter(|name| *name != LOCK_FILE) {
         remove_file(&dir.join(name))?;
@@ -131,6 +136,22 @@ fn sweep_one(dir: &Path, now: SystemTime) -> Result<bool, String> {
     drop(lock);
     fs::remove_dir(dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
     Ok(true)
+}
+
+/// Where the socket of a dead daemon in `dir` can be: the path its registration names, and the one in
+/// `own_sockets` (this daemon's socket directory); each only with the name `dir`'s path hashes to, so nothing
+/// else is ever removed.
+fn stale_sockets(dir: &Path, own_sockets: Option<&Path>) -> Vec<PathBuf> {
+    let Ok(canonical) = fs::canonicalize(dir) else { return Vec::new() };
+    let name = socket_file_name(&canonical);
+    let registered = read_registration(dir).ok().map(|registration| PathBuf::from(registration.socket));
+    let mut found: Vec<PathBuf> = own_sockets.map(|sockets| sockets.join(&name)).into_iter().collect();
+    if let Some(path) = registered.filter(|path| path.file_name().is_some_and(|file| *file == *name))
+        && !found.contains(&path)
+    {
+        found.push(path);
+    }
+    found
 }
 
 /// The names in `dir` when all are regular files a daemon leaves behind (`service.lock`, `service.json`,
@@ -185,7 +206,7 @@ fn remove_file(path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::runtime::{prepare_socket_root, socket_root};
+    use crate::daemon::socket::socket_path_in;
     use nix::fcntl::{Flock, FlockArg};
     use opencode_pty_protocol::{PROTOCOL_VERSION, Registration};
     use std::fs::File;
@@ -268,8 +289,12 @@ mod tests {
     fn removes_stale_socket_of_removed_dir() {
         let (root, own) = root_with_own();
         let dead = make_dir(root.path(), "dead", &[(LOCK_FILE, "")]);
-        prepare_socket_root(&socket_root(), nix::unistd::geteuid().as_raw()).unwrap();
-        let socket = socket_path_for(&dead).unwrap();
+        let sockets = root.path().join("sockets");
+        fs::create_dir(&sockets).unwrap();
+        let socket = socket_path_in(&sockets, &dead).unwrap();
+        let mut registered = serde_json::from_str::<Registration>(&registration(dead_pid())).unwrap();
+        registered.socket = socket.to_string_lossy().into_owned();
+        fs::write(dead.join(REGISTRATION_FILE), serde_json::to_vec(&registered).unwrap()).unwrap();
         drop(UnixListener::bind(&socket).unwrap());
         assert!(socket.exists());
         let report = sweep_siblings_at(root.path(), &own, later());

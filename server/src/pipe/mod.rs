@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 pub use budget::{MAX_TOTAL_METADATA_BYTES, MetadataBudget};
 pub use io::{LINGER, stalled_output_error};
-pub(crate) use spawn::{check_echoed, check_metadata};
+pub(crate) use spawn::{check_echoed, check_metadata, check_outside};
 pub use state::{MAX_PIPE_WAITERS, PipeSubscription, PipeWait};
 
 use crate::error::ServiceError;

@@ -67,6 +67,38 @@ pub(crate) fn check_echoed(spec: &PipeSpec) -> Result<usize, ServiceError> {
     Ok(command_bytes)
 }
 
+/// Refuses an output path inside `dir` (the daemon's runtime directory, whose registration, lock and record an
+/// output file would overwrite), however it is spelled: the directory the file would be created in is resolved
+/// as the kernel resolves it (symbolic links, `..`), and it and each of its parents is compared with `dir` by
+/// device and inode (so a bind mount of `dir` is caught too); an existing file with several links is compared
+/// with `dir`'s files. A final component that is a symbolic link is refused anyway when the file is opened.
+/// A path whose parent does not exist is left to the open, which fails.
+pub(crate) fn check_outside(path: &Path, dir: &Path) -> Result<(), ServiceError> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |meta: std::fs::Metadata| (meta.dev(), meta.ino());
+    let Ok(protected) = std::fs::metadata(dir).map(id) else { return Ok(()) };
+    let refuse = || ServiceError::ProtectedOutput { path: path.display().to_string(), dir: dir.display().to_string() };
+    let resolved = match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent).map(|parent| parent.join(name)),
+        _ => std::fs::canonicalize(path),
+    };
+    let Ok(resolved) = resolved else { return Ok(()) };
+    if resolved.ancestors().any(|ancestor| std::fs::metadata(ancestor).map(id).ok() == Some(protected)) {
+        return Err(refuse());
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(&resolved)
+        && meta.is_file()
+        && meta.nlink() > 1
+    {
+        let target = id(meta);
+        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        if entries.filter_map(|entry| entry.metadata().ok()).any(|entry| id(entry) == target) {
+            return Err(refuse());
+        }
+    }
+    Ok(())
+}
+
 /// Checks a spec before anything touches the file system; answers the metadata's serialized size.
 pub(crate) fn validate(spec: &PipeSpec) -> Result<usize, ServiceError> {
     if spec.program.trim().is_empty() {
@@ -169,4 +201,40 @@ pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
     let pid = child.id();
     drop(child);
     Ok(Spawned { pid, output: read })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn output_paths_inside_the_runtime_directory_are_refused_however_spelled() {
+        let temp = tempfile::TempDir::new().unwrap();
+        let runtime = temp.path().join("rt");
+        std::fs::create_dir(&runtime).unwrap();
+        std::fs::write(runtime.join("service.json"), "{}").unwrap();
+        let other = temp.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        std::os::unix::fs::symlink(&runtime, temp.path().join("link")).unwrap();
+        std::fs::hard_link(runtime.join("service.json"), other.join("hard")).unwrap();
+        let refused = [
+            runtime.join("service.json"),
+            runtime.join("service.lock"),
+            runtime.join("new-file"),
+            other.join("..").join("rt").join("service.groups"),
+            temp.path().join("link").join("service.json"),
+            runtime.clone(),
+            other.join("hard"),
+        ];
+        for path in refused {
+            let error = super::check_outside(&path, &runtime).unwrap_err().to_string();
+            let expected = format!(
+                "output_path {} is inside the daemon's runtime directory {}: refused",
+                path.display(),
+                runtime.display()
+            );
+            assert_eq!(error, expected);
+        }
+        for path in [other.join("out.log"), temp.path().join("rt.log"), temp.path().join("missing").join("x")] {
+            super::check_outside(&path, &runtime).unwrap();
+        }
+    }
 }

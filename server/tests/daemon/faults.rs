@@ -166,18 +166,30 @@ fn base64_of(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn a_deleted_runtime_directory_leaves_the_daemon_serving_and_stopping_cleanly() {
+fn a_deleted_runtime_directory_is_recreated_and_the_daemon_stops_cleanly() {
     let mut daemon = Daemon::start();
     let mut owner = daemon.own();
     std::fs::remove_dir_all(daemon.dir()).expect("delete the runtime directory");
     assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong", "the socket lives elsewhere");
+    // Until the watch recreates the directory, a create is refused (its group cannot be recorded), never
+    // started unprotected.
+    let early = daemon.request(create_sh("sleep 600"));
+    if early["type"] != "created" {
+        assert!(support::message(&early).starts_with("process not started: the daemon cannot record"), "{early}");
+    }
+    let registration = daemon.dir().join("service.json");
+    eventually("the watch to recreate the registration", || {
+        let found: opencode_pty_protocol::Registration =
+            serde_json::from_slice(&std::fs::read(&registration).ok()?).ok()?;
+        (found == daemon.registration).then_some(())
+    });
     let created = daemon.request(create_sh("sleep 600"));
     assert_eq!(created["type"], "created", "{created}");
     send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
     assert_eq!(recv(&mut owner).unwrap()["type"], "ok");
-    assert!(daemon.wait_exit().success(), "a missing directory is not a failure to stop");
+    assert!(daemon.wait_exit().success(), "a directory deleted once is not a failure to stop");
     assert!(!process_exists(pid_of(&created)));
-    assert!(!daemon.dir().exists(), "nothing recreated it");
+    assert!(!daemon.dir().exists(), "the recreated directory is given back like the first");
     assert!(!std::path::Path::new(&daemon.registration.socket).exists(), "the socket is removed");
 }
 

@@ -27,7 +27,7 @@ const PTY_SCRIPT: &str = "trap '' HUP TERM INT; sleep 1016 & sleep 1017; wait";
 /// Processes seen running (pid and start time): SIGKILLed on drop if they still are, so nothing outlives a
 /// failed test, and never a process that merely reuses a pid.
 #[derive(Default)]
-struct Leftovers(Vec<(u32, u64)>);
+pub(crate) struct Leftovers(Vec<(u32, u64)>);
 
 impl Leftovers {
     /// Remembers every current member of group `pgid`, waiting (bounded) until there are `count`.
@@ -93,18 +93,18 @@ fn guardian_of(daemon_pid: u32) -> Option<u32> {
     })
 }
 
-fn pipe_request(out: &Path, script: &str) -> Value {
+pub(crate) fn pipe_request(out: &Path, script: &str) -> Value {
     json!({"op": "create_pipe", "program": "/bin/sh", "args": ["-c", script], "cwd": "/",
            "env": {"PATH": "/usr/bin:/bin"}, "group_id": "g", "output_path": out.to_str().unwrap(), "metadata": {}})
 }
 
 /// The pid of the process a create request started.
-fn created_pid(response: &Value) -> u32 {
+pub(crate) fn created_pid(response: &Value) -> u32 {
     response["process"]["pid"].as_u64().unwrap_or_else(|| panic!("not a process: {response}")) as u32
 }
 
 /// Starts the pipe process and PTY in `daemon` and waits until all six processes run.
-fn start_children(daemon: &Daemon, out: &Path, leftovers: &mut Leftovers) {
+pub(crate) fn start_children(daemon: &Daemon, out: &Path, leftovers: &mut Leftovers) {
     let pipe = created_pid(&daemon.request(pipe_request(out, PIPE_SCRIPT)));
     let pty = created_pid(&daemon.request(create_sh(PTY_SCRIPT)));
     leftovers.group(pipe, 3);
@@ -112,13 +112,13 @@ fn start_children(daemon: &Daemon, out: &Path, leftovers: &mut Leftovers) {
 }
 
 /// SIGKILLs the daemon and reaps it.
-fn kill_daemon(daemon: &mut Daemon) {
+pub(crate) fn kill_daemon(daemon: &mut Daemon) {
     daemon.child.kill().expect("SIGKILL the daemon");
     daemon.child.wait().expect("reap the daemon");
 }
 
 /// Polls until every remembered process is gone, and returns how long that took.
-fn wait_all_gone(leftovers: &Leftovers, what: &str) -> Duration {
+pub(crate) fn wait_all_gone(leftovers: &Leftovers, what: &str) -> Duration {
     let since = Instant::now();
     eventually(what, || leftovers.all_gone().then_some(()));
     since.elapsed()
@@ -173,8 +173,9 @@ fn the_next_daemon_ends_what_a_killed_daemon_and_guardian_left() {
     let next = Daemon::start_in(root, &name, &[]);
     wait_all_gone(&leftovers, "the next daemon to end what the dead one left");
     eprintln!("gone {:?} after the next daemon was launched", launched.elapsed());
-    // The new daemon replaces the record once it has ended what it lists, a moment after the kills.
-    let record: RecordFile = eventually("the new daemon's own record", || {
+    // The new daemon ends the dead one's groups, then replaces the record with its own: wait for that second
+    // step too (the children can be gone before it).
+    let record: RecordFile = eventually("the new daemon to write its own record", || {
         let record: RecordFile = serde_json::from_slice(&std::fs::read(next.dir().join(GROUPS_FILE)).ok()?).ok()?;
         (record.instance_id == next.registration.instance_id).then_some(record)
     });

@@ -14,5 +14,6 @@ mod long_lived;
 mod ownership;
 mod packaging;
 mod pipe;
+mod runtime_dir;
 mod security;
 mod terminal;

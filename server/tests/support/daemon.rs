@@ -341,3 +341,26 @@ pub fn frames_until(
     }
     messages
 }
+
+impl Daemon {
+    /// Starts a daemon named `name` under `root` with `extra` arguments, the environment changed by `env` (a
+    /// variable set, or removed with `None`), and its log (stderr) written to `log`; waits for its registration.
+    pub fn start_configured(
+        root: tempfile::TempDir,
+        name: &str,
+        extra: &[&str],
+        env: &[(&str, Option<&str>)],
+        log: &Path,
+    ) -> Daemon {
+        let mut command = Command::new(binary());
+        command.args(["daemon", "--name", name, "--runtime-dir"]).arg(root.path()).args(extra);
+        for (variable, value) in env {
+            match value {
+                Some(value) => command.env(variable, value),
+                None => command.env_remove(variable),
+            };
+        }
+        let file = std::fs::File::create(log).expect("create the log file");
+        Daemon::launch_with(command, root, name, Stdio::null(), Stdio::from(file))
+    }
+}
