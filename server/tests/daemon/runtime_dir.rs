@@ -34,11 +34,14 @@ fn failing_daemon(root: &Path, name: &str, extra: &[&str]) -> (Option<i32>, Stri
     (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned(), since.elapsed())
 }
 
-/// Holds `dir`'s service lock from the test, as a guardian or a sweep would.
+/// Holds `dir`'s service lock from the test, as a guardian or a sweep would: as soon as whoever holds it now
+/// (a killed daemon's guardian, removing its record) lets go.
 fn hold_lock(dir: &Path) -> Flock<fs::File> {
-    let file =
-        fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(dir.join("service.lock"));
-    Flock::lock(file.expect("open the lock file"), FlockArg::LockExclusiveNonblock).expect("take the lock")
+    eventually("the service lock to be free", || {
+        let file =
+            fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(dir.join("service.lock"));
+        Flock::lock(file.expect("open the lock file"), FlockArg::LockExclusiveNonblock).ok()
+    })
 }
 
 /// Waits (bounded) until the log at `path` holds `needle` at least `count` times.
