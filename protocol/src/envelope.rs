@@ -110,6 +110,12 @@ impl<'a> RequestEnvelope<'a> {
         serde_json::from_str(raw.get()).map_err(|_| RequestError::MissingToken)
     }
 
+    /// The length of the token's JSON text (its quotes and escapes included), 0 when there is no usable token: a
+    /// server can refuse a token longer than its own could be written without copying it first.
+    pub fn token_text_len(&self) -> usize {
+        self.token.as_ref().map_or(0, |raw| raw.get().len())
+    }
+
     /// The request's `op`, if the request is an object with a string `op`.
     pub fn op(&self) -> Option<String> {
         match scan(self.request?.get(), &["op"]).ok()? {
