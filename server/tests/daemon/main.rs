@@ -15,3 +15,4 @@ mod packaging;
 mod pipe;
 mod security;
 mod terminal;
+mod tie_up;
