@@ -291,6 +291,16 @@ mod tests {
     }
 
     #[test]
+    fn the_token_text_length_counts_quotes_and_escapes_without_a_copy() {
+        let len = |json: &str| RequestEnvelope::parse(json.as_bytes()).expect("well-formed").token_text_len();
+        assert_eq!(len(r#"{"token": "abc", "request": {}}"#), 5);
+        assert_eq!(len(r#"{"token": "\u0061", "request": {}}"#), 8);
+        assert_eq!(len(r#"{"token": 7}"#), 0, "not a string");
+        assert_eq!(len(r#"{"request": {}}"#), 0, "missing");
+        assert_eq!(len(r#"{"token": "a", "token": "b"}"#), 0, "duplicated");
+    }
+
+    #[test]
     fn the_token_is_read_before_the_request() {
         let parsed = RequestEnvelope::parse(br#"{"token": "abc", "request": {"op": "no such op"}}"#).unwrap();
         assert_eq!(parsed.token(), Ok("abc".to_owned()));

@@ -1,7 +1,8 @@
 //! What a peer can tie up, against the real binary (SPEC N10, N11): many connections that never authenticate,
 //! each sending all but the last byte of the largest frame, leave the daemon's peak memory within the budget
 //! for unauthenticated frames while an authenticated request is answered; a large frame that finds the budget
-//! held is answered so, and read whole once the room is back; the largest frames, and a `write` sent in pieces, are still read whole; subscriptions and waits
+//! held is answered so, and read whole once the room is back; a token longer than the daemon's could be written
+//! is refused uncopied, the daemon's own fully escaped is not; the largest frames, and a `write` sent in pieces, are still read whole; subscriptions and waits
 //! held up to their cap leave the reserve to `ping`, `create_pty`, `list` and the owner's handoff, the next one
 //! being refused with the message naming the cap, and a place given back is taken again.
 
@@ -219,4 +220,22 @@ fn held_connections_stop_at_their_cap_and_the_reserve_still_answers() {
     eventually("the new wait to be held", || (threads_named(pid, PEER_THREAD) == MAX_HELD_CONNECTIONS).then_some(()));
     drop(held);
     assert!(poll_for(LONG_WAIT, || (threads_named(pid, PEER_THREAD) == 0).then_some(())).is_some(), "every wait ended");
+}
+
+#[test]
+fn a_token_longer_than_ours_could_be_written_is_refused_and_ours_fully_escaped_is_not() {
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let escaped: String = daemon.registration.token.chars().map(|c| format!("\\u{:04x}", u32::from(c))).collect();
+    let text = format!(r#"{{"token":"{escaped}","request":{{"op":"ping"}}}}"#);
+    let mut frame = header(text.len());
+    frame.extend_from_slice(text.as_bytes());
+    let mut stream = daemon.connect();
+    stream.write_all(&frame).expect("send");
+    assert_eq!(recv(&mut stream).expect("an answer")["type"], "pong", "every character escaped");
+
+    let long = format!("{}{}", daemon.registration.token, "0".repeat(MAX_FRAME_BYTES / 2));
+    let mut stream = daemon.connect();
+    send(&mut stream, &json!({"token": long, "request": {"op": "ping"}}));
+    assert_eq!(message(&recv(&mut stream).expect("an answer")), "authentication failed");
 }
