@@ -2,8 +2,9 @@
 //! that grows as its bytes arrive (doubling, never to the declared length up front), and past its first
 //! [`UNBUDGETED_FRAME_BYTES`] the buffer's growth is taken from a daemon-wide budget, one for connections that
 //! have not authenticated yet ([`MAX_UNAUTHENTICATED_BYTES`]) and one for the owner channel's later frames
-//! ([`MAX_AUTHENTICATED_PARTIAL_BYTES`]). A frame that cannot get its share within [`BUDGET_WAIT`] is not read
-//! further: the connection is answered [`short_of_room`] and closed.
+//! ([`MAX_AUTHENTICATED_PARTIAL_BYTES`]). A frame that cannot get its share within [`BUDGET_WAIT`] is not stored
+//! further: the rest of it is read and dropped, and the connection is answered [`short_of_room`] (a first
+//! request then closes, the owner channel reads on).
 
 use std::io::{ErrorKind, Read};
 use std::sync::{Condvar, Mutex};
@@ -26,7 +27,7 @@ pub const MAX_UNAUTHENTICATED_BYTES: usize = 64 * 1024 * 1024;
 /// largest size fit at once.
 pub const MAX_AUTHENTICATED_PARTIAL_BYTES: usize = 2 * MAX_FRAME_BYTES;
 
-/// How long a frame waits for its share of a spent budget before its connection is answered and closed.
+/// How long a frame waits for its share of a spent budget before it is dropped and its connection answered.
 pub const BUDGET_WAIT: Duration = Duration::from_secs(2);
 
 /// The piece a frame that gets no room is read and dropped in.
@@ -36,7 +37,7 @@ const DISCARD_CHUNK_BYTES: usize = 8 * 1024;
 const _: () =
     assert!(MAX_FRAME_BYTES <= MAX_UNAUTHENTICATED_BYTES && MAX_FRAME_BYTES <= MAX_AUTHENTICATED_PARTIAL_BYTES);
 
-/// The answer to a connection whose frame could not get room in `budget` bytes (SPEC N10).
+/// The answer to a connection whose frame could not get room in the budget of `kind` (SPEC N10).
 pub(crate) fn short_of_room(kind: Kind) -> String {
     let (whose, limit) = match kind {
         Kind::Unauthenticated => ("unauthenticated connections", MAX_UNAUTHENTICATED_BYTES),
