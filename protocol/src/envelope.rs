@@ -110,6 +110,12 @@ impl<'a> RequestEnvelope<'a> {
         serde_json::from_str(raw.get()).map_err(|_| RequestError::MissingToken)
     }
 
+    /// The length of the token's JSON text (its quotes and escapes included), 0 when there is no usable token: a
+    /// server can refuse a token longer than its own could be written without copying it first.
+    pub fn token_text_len(&self) -> usize {
+        self.token.as_ref().map_or(0, |raw| raw.get().len())
+    }
+
     /// The request's `op`, if the request is an object with a string `op`.
     pub fn op(&self) -> Option<String> {
         match scan(self.request?.get(), &["op"]).ok()? {
@@ -282,6 +288,16 @@ mod tests {
         // The same name as a string value, or any other name, is only text.
         let plain = r#"{"token":"t","request":{"op":"ping"},"note":"$serde_json::private::RawValue"}"#;
         assert!(RequestEnvelope::parse(plain.as_bytes()).is_ok() && crate::decode_payload(plain.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn the_token_text_length_counts_quotes_and_escapes_without_a_copy() {
+        let len = |json: &str| RequestEnvelope::parse(json.as_bytes()).expect("well-formed").token_text_len();
+        assert_eq!(len(r#"{"token": "abc", "request": {}}"#), 5);
+        assert_eq!(len(r#"{"token": "\u0061", "request": {}}"#), 8);
+        assert_eq!(len(r#"{"token": 7}"#), 0, "not a string");
+        assert_eq!(len(r#"{"request": {}}"#), 0, "missing");
+        assert_eq!(len(r#"{"token": "a", "token": "b"}"#), 0, "duplicated");
     }
 
     #[test]

@@ -42,9 +42,13 @@ pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig};
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {
     pub use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
+    pub use crate::daemon::intake::{
+        BUDGET_WAIT, MAX_AUTHENTICATED_PARTIAL_BYTES, MAX_UNAUTHENTICATED_BYTES, UNBUDGETED_FRAME_BYTES,
+    };
     pub use crate::daemon::lock::LOCK_WAIT;
     pub use crate::daemon::log_limit::LOG_BURST;
     pub use crate::daemon::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
+    pub use crate::daemon::server::{CONNECTION_RESERVE, MAX_CONNECTIONS, MAX_HELD_CONNECTIONS};
     pub use crate::daemon::socket::DEFAULT_SOCKET_TMP;
     pub use crate::daemon::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;

@@ -11,10 +11,11 @@ use opencode_pty_protocol::{
     AUTHENTICATION_FAILED, FrameError, OUTPUT_TAG, Request, RequestEnvelope, Response, decode_payload,
 };
 
-use super::log_limit::MALFORMED_FRAMES;
+use super::intake::{self, IntakeError, Kind};
+use super::log_limit::{HELD_CAP, MALFORMED_FRAMES, SHORT_OF_ROOM};
 use super::ownership::constant_time_eq;
 use super::router::{Channel, Outcome, OwnerClaim, route};
-use super::server::DaemonState;
+use super::server::{DaemonState, TOO_MANY_HELD};
 use crate::process::response_frame;
 
 /// How long a new connection may take to send its whole first request before it is closed. It bounds only
@@ -95,26 +96,35 @@ pub(crate) enum Incoming {
     Refused(String),
 }
 
-/// Reads one frame from `reader` and authenticates it: `None` when the connection ended, broke, or sent a
-/// malformed frame (which is never answered, SPEC F11). The token is checked before anything else of the request
-/// is looked at, and without building a JSON tree of it (SPEC E6b), so a frame with a wrong token costs little
-/// more than its own bytes.
-fn read_frame(state: &DaemonState, reader: &mut impl Read) -> Option<Incoming> {
-    let payload = match opencode_pty_protocol::read_payload(reader) {
-        Ok(Some(payload)) => payload,
-        Ok(None) | Err(FrameError::Io(_)) => return None,
-        Err(frame_error) => return malformed(&frame_error),
+/// Reads one frame from `reader`, drawing on the budget of `kind` (`intake.rs`), and authenticates it: `None`
+/// when the connection ended, broke, or sent a malformed frame (which is never answered, SPEC F11). The token is
+/// checked before anything else of the request is looked at, and without building a JSON tree of it (SPEC
+/// E6b), so a frame with a wrong token costs little more than its own bytes.
+fn read_frame(state: &DaemonState, reader: &mut impl Read, kind: Kind) -> Option<Incoming> {
+    let payload = match intake::read_payload(reader, state.budget(kind)) {
+        Ok(payload) => payload,
+        Err(IntakeError::Ended | IntakeError::Frame(FrameError::Io(_))) => return None,
+        Err(IntakeError::ShortOfRoom) => {
+            super::log_limit::limited_warn!(SHORT_OF_ROOM, ?kind, "refusing a frame: its budget is spent");
+            return Some(Incoming::Refused(intake::short_of_room(kind)));
+        }
+        Err(IntakeError::Frame(frame_error)) => return malformed(&frame_error),
     };
+    let payload = payload.bytes();
     if payload.first() == Some(&OUTPUT_TAG) {
-        return match decode_payload(&payload) {
+        return match decode_payload(payload) {
             Ok(_) => Some(Incoming::OutputFrame),
             Err(frame_error) => malformed(&frame_error),
         };
     }
-    let envelope = match RequestEnvelope::parse(&payload) {
+    let envelope = match RequestEnvelope::parse(payload) {
         Ok(envelope) => envelope,
         Err(frame_error) => return malformed(&frame_error),
     };
+    // A token longer than ours could be written (every character escaped) is wrong: refused without a copy.
+    if envelope.token_text_len() > max_token_text(&state.registration.token) {
+        return Some(Incoming::Refused(AUTHENTICATION_FAILED.into()));
+    }
     match envelope.token() {
         Ok(token) if constant_time_eq(token.as_bytes(), state.registration.token.as_bytes()) => {}
         Ok(_) => return Some(Incoming::Refused(AUTHENTICATION_FAILED.into())),
@@ -126,6 +136,11 @@ fn read_frame(state: &DaemonState, reader: &mut impl Read) -> Option<Incoming> {
     }
 }
 
+/// The longest JSON text of a string equal to `token`: its quotes, and each character as a `\uXXXX` escape.
+fn max_token_text(token: &str) -> usize {
+    2 + 6 * token.len()
+}
+
 /// Logs (rate-limited) a malformed frame; the connection is closed without an answer.
 fn malformed(frame_error: &FrameError) -> Option<Incoming> {
     super::log_limit::limited_warn!(MALFORMED_FRAMES, error = %frame_error, "closing a connection that sent a malformed frame");
@@ -135,14 +150,25 @@ fn malformed(frame_error: &FrameError) -> Option<Incoming> {
 /// Serves one accepted connection (its peer already checked) until it is done: its first request, within the
 /// first-request deadline, and whatever that request turns the connection into.
 pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
-    let first = read_frame(state, &mut Deadline::new(&stream, Some(state.first_request_timeout)));
+    let first =
+        read_frame(state, &mut Deadline::new(&stream, Some(state.first_request_timeout)), Kind::Unauthenticated);
     // The first-request deadline ends here; whatever the connection does next has no read deadline.
     if stream.set_read_timeout(None).is_err() {
         return;
     }
-    if let Some(incoming) = first {
-        carry_out(state, &stream, route(state, incoming, Channel::Ordinary));
+    let Some(mut incoming) = first else { return };
+    // A subscription or a wait holds its connection (and two threads) for as long as it lasts: counted, and
+    // refused past the cap, so the reserve stays for requests answered at once (SPEC N11).
+    let mut held = None;
+    if matches!(incoming, Incoming::Request(Request::Subscribe { .. } | Request::Wait { .. })) {
+        held = state.hold();
+        if held.is_none() {
+            super::log_limit::limited_warn!(HELD_CAP, "refusing a subscription or wait: too many are held");
+            incoming = Incoming::Refused(TOO_MANY_HELD.into());
+        }
     }
+    carry_out(state, &stream, route(state, incoming, Channel::Ordinary));
+    drop(held);
 }
 
 /// Whether a connection reads another request after an outcome.
@@ -195,7 +221,7 @@ fn carry_out(state: &DaemonState, stream: &Arc<UnixStream>, outcome: Outcome<'_>
 /// owner may stay silent for the daemon's whole life.
 fn serve_owner_channel(state: &DaemonState, stream: &Arc<UnixStream>, claim: &OwnerClaim<'_>) {
     loop {
-        let Some(incoming) = read_frame(state, &mut Deadline::new(stream, None)) else { return };
+        let Some(incoming) = read_frame(state, &mut Deadline::new(stream, None), Kind::Authenticated) else { return };
         if carry_out(state, stream, route(state, incoming, claim.channel())) == Then::Close {
             return;
         }

@@ -78,8 +78,22 @@ pub(crate) static CONNECTION_THREADS: LogLimit = LogLimit::new("connection threa
 /// client starts or ends.
 pub(crate) static RECORD_WRITES: LogLimit = LogLimit::new("failed record writes");
 
+/// Frames refused because their budget of buffered bytes was spent (SPEC N10).
+pub(crate) static SHORT_OF_ROOM: LogLimit = LogLimit::new("frames refused for want of room");
+
+/// Subscriptions and waits refused because the held connections reached their cap (SPEC N11).
+pub(crate) static HELD_CAP: LogLimit = LogLimit::new("held connections refused");
+
 /// Every limiter, for [`report_suppressed`].
-static ALL: [&LogLimit; 5] = [&MALFORMED_FRAMES, &FOREIGN_PEERS, &ACCEPT_FAILURES, &CONNECTION_THREADS, &RECORD_WRITES];
+static ALL: [&LogLimit; 7] = [
+    &MALFORMED_FRAMES,
+    &FOREIGN_PEERS,
+    &ACCEPT_FAILURES,
+    &CONNECTION_THREADS,
+    &RECORD_WRITES,
+    &SHORT_OF_ROOM,
+    &HELD_CAP,
+];
 
 /// Logs how many lines of each kind were held back and not reported yet (called when the daemon stops).
 pub(crate) fn report_suppressed() {

@@ -4,6 +4,7 @@
 pub(crate) mod connection;
 pub(crate) mod error;
 pub(crate) mod guardian;
+pub(crate) mod intake;
 pub(crate) mod leftovers;
 pub(crate) mod lock;
 pub(crate) mod log_limit;

@@ -4,22 +4,35 @@
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::Registration;
 
+use super::intake::{Budget, Kind, MAX_AUTHENTICATED_PARTIAL_BYTES, MAX_UNAUTHENTICATED_BYTES};
 use super::log_limit::FOREIGN_PEERS;
 use super::ownership::Ownership;
 use super::pool::Pool;
 use crate::service::ProcessService;
 
 /// Connections open at once; one more is answered `error` ([`TOO_MANY_CONNECTIONS`]) and closed.
-pub(crate) const MAX_CONNECTIONS: usize = 1024;
+pub const MAX_CONNECTIONS: usize = 1024;
 
 /// The refusal of one connection too many (it names [`MAX_CONNECTIONS`]).
 const TOO_MANY_CONNECTIONS: &str = "too many connections: the daemon serves at most 1024 at once";
+
+/// Connections kept for requests that are answered at once (and for `own`): held connections (subscriptions
+/// and `wait`s) never take them (SPEC N11).
+pub const CONNECTION_RESERVE: usize = 64;
+
+/// Subscriptions and `wait`s held at once; one more is answered `error` ([`TOO_MANY_HELD`]) and closed. The owner
+/// channel does not count.
+pub const MAX_HELD_CONNECTIONS: usize = MAX_CONNECTIONS - CONNECTION_RESERVE;
+
+/// The refusal of one held connection too many (it names [`MAX_HELD_CONNECTIONS`] and [`CONNECTION_RESERVE`]).
+pub(crate) const TOO_MANY_HELD: &str = "too many held connections: the daemon holds at most 960 subscriptions and \
+                                        waits at once, keeping 64 connections for other requests";
 
 /// Everything the daemon's threads share.
 #[derive(Debug)]
@@ -40,6 +53,12 @@ pub(crate) struct DaemonState {
     /// Signalled when a connection ends.
     connection_ended: Condvar,
     next_connection: AtomicU64,
+    /// The room for frames before their token is checked (`intake.rs`).
+    unauthenticated: Budget,
+    /// The room for the owner channel's partial frames.
+    authenticated: Budget,
+    /// Subscriptions and waits held now (at most [`MAX_HELD_CONNECTIONS`]).
+    held: AtomicUsize,
 }
 
 impl DaemonState {
@@ -60,7 +79,27 @@ impl DaemonState {
             connections: Mutex::new(HashMap::new()),
             connection_ended: Condvar::new(),
             next_connection: AtomicU64::new(0),
+            unauthenticated: Budget::new(MAX_UNAUTHENTICATED_BYTES),
+            authenticated: Budget::new(MAX_AUTHENTICATED_PARTIAL_BYTES),
+            held: AtomicUsize::new(0),
         })
+    }
+
+    /// The budget frames of `kind` draw on.
+    pub(crate) fn budget(&self, kind: Kind) -> &Budget {
+        match kind {
+            Kind::Unauthenticated => &self.unauthenticated,
+            Kind::Authenticated => &self.authenticated,
+        }
+    }
+
+    /// Counts one more held connection (a subscription or a `wait`) for as long as the returned guard lives;
+    /// `None` when [`MAX_HELD_CONNECTIONS`] are held already.
+    pub(crate) fn hold(&self) -> Option<Held<'_>> {
+        let counted = self
+            .held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_HELD_CONNECTIONS).then_some(n + 1));
+        counted.ok().map(|_| Held { state: self })
     }
 
     /// The ownership state, locked. Whoever changes it calls [`Self::notify`].
@@ -179,6 +218,18 @@ fn serve_accepted(state: &DaemonState, stream: UnixStream) {
     super::connection::serve(registered.state, stream);
 }
 
+/// One held connection counted; dropping it gives its place back.
+#[derive(Debug)]
+pub(crate) struct Held<'a> {
+    state: &'a DaemonState,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.state.held.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// A registered connection; dropping it (when its handler returns or unwinds) unregisters it.
 struct Registered<'a> {
     state: &'a DaemonState,
@@ -197,8 +248,10 @@ mod tests {
     use crate::terminal::TerminalConfig;
 
     #[test]
-    fn the_refusal_names_the_bound() {
+    fn the_refusals_name_the_bounds() {
         assert!(TOO_MANY_CONNECTIONS.contains(&MAX_CONNECTIONS.to_string()));
+        assert!(TOO_MANY_HELD.contains(&format!("at most {MAX_HELD_CONNECTIONS} subscriptions")));
+        assert!(TOO_MANY_HELD.contains(&format!("keeping {CONNECTION_RESERVE} connections")));
     }
 
     #[test]

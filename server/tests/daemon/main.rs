@@ -17,3 +17,4 @@ mod pipe;
 mod runtime_dir;
 mod security;
 mod terminal;
+mod tie_up;
