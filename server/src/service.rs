@@ -4,16 +4,17 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use opencode_pty_protocol::{Mode, ProcessInfo};
 
 use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
-use crate::process::Process;
+use crate::process::{InfoAsked, Process};
 use crate::process::StopReason;
 use crate::process::thread::join_reporting;
-use crate::terminal::{PtyHandle, PtySpec, TerminalConfig};
+use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
 
 /// A registered process and its share of the listing budget, given back when the entry is dropped (after
 /// `terminate` or shutdown has stopped the process).
@@ -105,9 +106,11 @@ impl ProcessService {
         registered
     }
 
-    /// Registers a started process, or drops it (stopping it) when it cannot be.
+    /// Registers a started process, or drops it (stopping it) when it cannot be. Its info is the one published
+    /// when it started: registering never waits for the new process (a terminal's actor may not have run yet on
+    /// a busy machine), so a process that started is always answered `created`.
     fn register(&self, id: u64, entry: Entry) -> Result<ProcessInfo, ServiceError> {
-        let info = entry.process.info()?;
+        let info = entry.process.last_info();
         let mut processes = self.processes();
         let Some(processes) = processes.as_mut() else {
             // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
@@ -169,18 +172,22 @@ impl ProcessService {
 
     /// One process of either kind (a PTY's foreground process refreshed).
     pub fn get(&self, id: u64) -> Result<ProcessInfo, ServiceError> {
-        self.process(id)?.info()
+        Ok(self.process(id)?.info())
     }
 
-    /// Every process of `mode` in creation order (PTYs' foreground processes refreshed). A terminal that stops
-    /// answering is left out rather than failing the whole list.
+    /// Every process of `mode` in creation order (PTYs' foreground processes refreshed). Every terminal is
+    /// asked at once and all are waited for against one deadline, [`INFO_TIMEOUT`] away, so the answer takes at
+    /// most that however many terminals there are; one that has not answered by then is described as it last
+    /// published itself.
     pub fn list(&self, mode: Mode) -> Vec<ProcessInfo> {
         let processes: Vec<_> = self
             .processes()
             .iter()
             .flat_map(|p| p.values().map(|e| &e.process).filter(|p| p.mode() == mode).cloned())
             .collect();
-        processes.iter().filter_map(|p| p.info().ok()).collect()
+        let deadline = Instant::now() + INFO_TIMEOUT;
+        let asked: Vec<_> = processes.iter().map(|p| p.ask_info(deadline)).collect();
+        asked.into_iter().map(InfoAsked::answer).collect()
     }
 
     /// Removes a process of either kind, kills it (and its process group) and joins its threads; a pipe

@@ -12,6 +12,8 @@ mod control;
 mod output;
 mod screen;
 
+pub(crate) use screen::initial_info;
+
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -77,8 +79,8 @@ pub(crate) struct ActorParts {
     /// Chunks handed to the writer and not yet written (see `io::writer`).
     pub(crate) in_flight: Arc<AtomicUsize>,
     pub(crate) stop: Receiver<()>,
-    /// Where the actor publishes its info for requests it is too busy to answer.
-    pub(crate) last_info: Arc<Mutex<Option<ProcessInfo>>>,
+    /// Where the actor publishes its info for requests it is too busy to answer (see `PtyHandle::last_info`).
+    pub(crate) last_info: Arc<Mutex<ProcessInfo>>,
 }
 
 /// The `exited` event, once published, and when.

@@ -14,7 +14,7 @@ pub(crate) mod title;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
@@ -84,8 +84,8 @@ pub struct PtyHandle {
     /// Dropped to stop every thread: the stop channel's only sender and the stop pipe's write end.
     stop: Mutex<Option<(Sender<()>, OwnedFd)>>,
     threads: Threads,
-    /// The info the actor last published (after each command and each output batch).
-    last_info: Arc<Mutex<Option<ProcessInfo>>>,
+    /// The info the actor last published (see [`PtyHandle::last_info`]).
+    last_info: Arc<Mutex<ProcessInfo>>,
     /// Disconnected once the terminal stops, which ends any request still waiting.
     stopped: Receiver<()>,
 }
@@ -112,7 +112,7 @@ impl PtyHandle {
         let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::system("cannot duplicate", e));
         let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
-        let last_info = Arc::new(Mutex::new(None));
+        let last_info = Arc::new(Mutex::new(actor::initial_info(id, pid, started_at, &spec)));
         let (exit_tx, exit_rx) = bounded(1);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let parts = actor::ActorParts {
@@ -174,25 +174,47 @@ impl PtyHandle {
 
     /// Sends a command and waits (bounded) for its reply.
     fn request<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
-        self.request_within(REQUEST_TIMEOUT, make)
+        let deadline = Instant::now() + REQUEST_TIMEOUT;
+        let answer = self.send_until(deadline, make)?;
+        self.answer_by(deadline, &answer)
     }
 
-    fn request_within<T>(&self, bound: Duration, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
-        let deadline = std::time::Instant::now() + bound;
-        let timeout = || ServiceError::Timeout { id: self.id, seconds: bound.as_secs().max(1) };
+    /// Queues a command whose reply is awaited until `deadline` (waiting, at most until then, for room in the
+    /// actor's queue); the channel its reply comes on.
+    fn send_until<T>(
+        &self,
+        deadline: Instant,
+        make: impl FnOnce(Reply<T>) -> Command,
+    ) -> Result<Receiver<Result<T, ServiceError>>, ServiceError> {
         let (reply, answer) = bounded(1);
         let reply = Reply::new(reply, deadline);
-        // Both waits also end when the terminal stops: a command still queued then is never answered.
+        // Also ends when the terminal stops: a command still queued then is never answered.
         select! {
             send(self.commands, make(reply)) -> sent => sent.map_err(|_| ServiceError::Gone(self.id))?,
             recv(self.stopped) -> _ => return Err(ServiceError::Gone(self.id)),
-            default(bound) => return Err(timeout()),
+            default(deadline.saturating_duration_since(Instant::now())) => return Err(self.timeout()),
         }
+        Ok(answer)
+    }
+
+    /// Waits until `deadline` for the reply to a command [`Self::send_until`] queued.
+    fn answer_by<T>(&self, deadline: Instant, answer: &Receiver<Result<T, ServiceError>>) -> Result<T, ServiceError> {
         select! {
-            recv(answer) -> result => result.map_err(|_| ServiceError::Gone(self.id))?,
+            recv(answer) -> result => match result {
+                Ok(result) => result,
+                // The actor drops a command it takes after its deadline unanswered (`Reply::expired`): that is
+                // this request's timeout, which the actor saw first, not the end of the terminal.
+                Err(_) if Instant::now() >= deadline => Err(self.timeout()),
+                Err(_) => Err(ServiceError::Gone(self.id)),
+            },
             recv(self.stopped) -> _ => Err(ServiceError::Gone(self.id)),
-            default(deadline.saturating_duration_since(std::time::Instant::now())) => Err(timeout()),
+            default(deadline.saturating_duration_since(Instant::now())) => Err(self.timeout()),
         }
+    }
+
+    /// A request's timeout (the bound it waited, reported in whole seconds).
+    fn timeout(&self) -> ServiceError {
+        ServiceError::Timeout { id: self.id, seconds: REQUEST_TIMEOUT.as_secs() }
     }
 
     /// Raw input; `attachment` must be the controller's, or `None` while there is no controller.
@@ -259,14 +281,33 @@ impl PtyHandle {
 
     /// Refreshes the foreground process and describes the process. A terminal too busy to answer within
     /// [`INFO_TIMEOUT`] is described as it last published itself.
-    pub fn info(&self) -> Result<ProcessInfo, ServiceError> {
-        match self.request_within(INFO_TIMEOUT, |reply| Command::Info { reply }) {
-            Err(ServiceError::Timeout { .. }) => {
-                let last = self.last_info.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                last.ok_or_else(|| ServiceError::Timeout { id: self.id, seconds: INFO_TIMEOUT.as_secs() })
-            }
-            other => other,
-        }
+    pub fn info(&self) -> ProcessInfo {
+        let deadline = Instant::now() + INFO_TIMEOUT;
+        self.info_by(deadline, self.ask_refresh(deadline))
+    }
+
+    /// Queues an `Info` command answering by `deadline`; `None` when it could not be queued by then.
+    fn ask_refresh(&self, deadline: Instant) -> Option<Receiver<Result<ProcessInfo, ServiceError>>> {
+        self.send_until(deadline, |reply| Command::Info { reply }).ok()
+    }
+
+    /// The answer to [`Self::ask_refresh`] if it comes by `deadline`, else the last published info.
+    fn info_by(&self, deadline: Instant, answer: Option<Receiver<Result<ProcessInfo, ServiceError>>>) -> ProcessInfo {
+        answer.and_then(|answer| self.answer_by(deadline, &answer).ok()).unwrap_or_else(|| self.last_info())
+    }
+
+    /// Asks the terminal to refresh its foreground process and describe itself, answering by `deadline`;
+    /// [`InfoRequest::answer`] waits for it. `list` asks every terminal first, then waits for them all against
+    /// one deadline.
+    pub(crate) fn ask_info(self: &Arc<Self>, deadline: Instant) -> InfoRequest {
+        InfoRequest { handle: self.clone(), deadline, answer: self.ask_refresh(deadline) }
+    }
+
+    /// The info the actor last published: at once, whatever the actor is doing. Published before the actor
+    /// starts, after each command and with each event it publishes, so it already shows whatever a client was
+    /// told (output, a title, a size, the exit); only the foreground process may be older.
+    pub fn last_info(&self) -> ProcessInfo {
+        self.last_info.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Kills the child's process group, stops and joins all four threads, then reaps the child. Returns false
@@ -278,6 +319,23 @@ impl PtyHandle {
         // as ours, as it always was: the daemon restores SIGCHLD's default at start, so nothing else reaps it.
         Child::new(self.pid).stop(stop, &self.threads, || false);
         true
+    }
+}
+
+/// A refresh asked of a terminal by [`PtyHandle::ask_info`], answered by its deadline.
+#[derive(Debug)]
+pub(crate) struct InfoRequest {
+    handle: Arc<PtyHandle>,
+    deadline: Instant,
+    /// `None` when the command could not be queued in time (or the terminal has stopped).
+    answer: Option<Receiver<Result<ProcessInfo, ServiceError>>>,
+}
+
+impl InfoRequest {
+    /// The refreshed info when the actor answers by the deadline, else the info it last published (a stopped
+    /// terminal, not yet removed, is described as it ended).
+    pub(crate) fn answer(self) -> ProcessInfo {
+        self.handle.info_by(self.deadline, self.answer)
     }
 }
 
@@ -319,7 +377,7 @@ mod tests {
                 _ => {}
             }
         }
-        handle.info().expect("info")
+        handle.info()
     }
 
     #[test]
@@ -330,7 +388,7 @@ mod tests {
         // What the writer thread would send if the PTY broke afterwards (the reader has ended by then: `exited`
         // waits for the end of the output; the actor's own tests cover a reader failure).
         handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
-        assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
+        assert_eq!(handle.info().lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
     }
 
     #[test]
@@ -339,7 +397,7 @@ mod tests {
         let healthy =
             PtyHandle::spawn(2, sh("read line; echo got-$line; read never"), TerminalConfig::default()).expect("spawn");
         failing.commands.send(Command::WriterFailed("input/output error".into())).unwrap();
-        assert_eq!(failing.info().unwrap().lifecycle, Lifecycle::Failed { message: "input/output error".into() });
+        assert_eq!(failing.info().lifecycle, Lifecycle::Failed { message: "input/output error".into() });
         let subscription =
             healthy.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
         healthy.write(None, b"ok\r".to_vec()).expect("the other terminal still takes input");
@@ -350,7 +408,7 @@ mod tests {
                 Event::Message(_) => {}
             }
         }
-        assert_eq!(healthy.info().unwrap().lifecycle, Lifecycle::Running);
+        assert_eq!(healthy.info().lifecycle, Lifecycle::Running);
     }
 
     /// Every subscriber is sent the same encoded frame: output and a resize (with its checkpoint) are serialised
@@ -399,7 +457,7 @@ mod tests {
     fn a_failure_before_the_exit_is_reported() {
         let handle = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
         handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
-        assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Failed { message: "broken pipe".into() });
+        assert_eq!(handle.info().lifecycle, Lifecycle::Failed { message: "broken pipe".into() });
         assert!(handle.terminate());
         assert!(!handle.terminate(), "a second terminate does nothing");
     }
