@@ -11,9 +11,9 @@ use opencode_pty_protocol::{Mode, ProcessInfo};
 use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
-use crate::process::{InfoAsked, Process};
 use crate::process::StopReason;
 use crate::process::thread::join_reporting;
+use crate::process::{InfoAsked, Process};
 use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
 
 /// A registered process and its share of the listing budget, given back when the entry is dropped (after
@@ -229,5 +229,75 @@ impl ProcessService {
 impl Drop for ProcessService {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use opencode_pty_protocol::{Lifecycle, Role};
+
+    use super::*;
+    use crate::process::ExistingController;
+    use crate::terminal::PtySubscription;
+    use crate::terminal::tests::sh;
+
+    /// How long a test waits for a terminal to reach the state it needs.
+    const WAIT: Duration = Duration::from_secs(60);
+
+    /// A terminal whose actor takes no request: its controller never reads, so renames are held back until the
+    /// actor holds as many as it keeps, then its command queue fills. Its controller.
+    fn stalled(service: &ProcessService) -> (u64, PtySubscription) {
+        let id = service.create_pty(sh("sleep 60")).expect("create").id;
+        let handle = service.pty(id).expect("pty");
+        let controller = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
+        handle.fill_commands(Instant::now() + WAIT);
+        (id, controller)
+    }
+
+    /// `list` asks every terminal at once: with many whose actors cannot answer it takes about one
+    /// `INFO_TIMEOUT`, not one per terminal, and describes each as it last published itself.
+    #[test]
+    fn list_of_stalled_terminals_answers_within_one_info_timeout_not_one_per_terminal() {
+        const STALLED: usize = 16;
+        let service = ProcessService::new(TerminalConfig::default());
+        let stalled: Vec<_> = (0..STALLED).map(|_| stalled(&service)).collect();
+        let started = Instant::now();
+        let listed = service.list(Mode::Pty);
+        let took = started.elapsed();
+        assert!(took < INFO_TIMEOUT * STALLED as u32, "list took {took:?}");
+        assert_eq!(listed.len(), STALLED);
+        for (info, (id, _)) in listed.iter().zip(&stalled) {
+            assert_eq!(info.id, *id);
+            assert_eq!(info.lifecycle, Lifecycle::Running);
+            let title = &info.pty.as_ref().expect("pty").title;
+            assert!(title.starts_with("title "), "the last published title, not {title:?}");
+        }
+        // A stalled terminal's `get` answers from the same published info, within the same bound.
+        let started = Instant::now();
+        assert_eq!(service.get(stalled[0].0).expect("get").id, stalled[0].0);
+        assert!(started.elapsed() < INFO_TIMEOUT * STALLED as u32);
+        for (id, controller) in stalled {
+            service.terminate(id).expect("terminate");
+            drop(controller);
+        }
+    }
+
+    /// Registering a terminal never waits for its actor: with the actor held back at its start, `create_pty`
+    /// still answers `created` (before, it asked the actor, timed out and killed the command it had started).
+    #[test]
+    fn create_answers_created_while_the_new_terminal_s_actor_cannot_answer() {
+        const HELD_ID: u64 = 9_000_000_001;
+        let service = ProcessService::new(TerminalConfig::default());
+        service.next_id.store(HELD_ID, Ordering::Relaxed);
+        let open = crate::terminal::actor_gate::hold(HELD_ID);
+        let info = service.create_pty(sh("read never")).expect("created although the actor has not run");
+        assert_eq!((info.id, info.lifecycle), (HELD_ID, Lifecycle::Running));
+        assert_eq!(info.pty.expect("pty").title, "unit");
+        drop(open);
+        // Once its actor runs, the terminal answers like any other.
+        assert!(service.pty(HELD_ID).expect("registered").snapshot().is_ok());
+        service.terminate(HELD_ID).expect("terminate");
     }
 }

@@ -139,7 +139,7 @@ pub(crate) enum InfoAsked {
     /// A terminal's actor, asked.
     Pty(InfoRequest),
     /// A pipe process's, read at once (nothing to wait for).
-    Pipe(ProcessInfo),
+    Pipe(Box<ProcessInfo>),
 }
 
 impl InfoAsked {
@@ -147,7 +147,7 @@ impl InfoAsked {
     pub(crate) fn answer(self) -> ProcessInfo {
         match self {
             InfoAsked::Pty(request) => request.answer(),
-            InfoAsked::Pipe(info) => info,
+            InfoAsked::Pipe(info) => *info,
         }
     }
 }
@@ -198,7 +198,7 @@ impl Process {
     pub(crate) fn ask_info(&self, deadline: std::time::Instant) -> InfoAsked {
         match self {
             Process::Pty(handle) => InfoAsked::Pty(handle.ask_info(deadline)),
-            Process::Pipe(handle) => InfoAsked::Pipe(handle.info()),
+            Process::Pipe(handle) => InfoAsked::Pipe(Box::new(handle.info())),
         }
     }
 

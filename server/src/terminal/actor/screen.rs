@@ -7,11 +7,11 @@ use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_ROWS_BYTES, Mode, Pr
 use opencode_pty_vt::MAX_CHECKPOINT_BYTES;
 
 use super::{Actor, nonzero};
-use crate::terminal::spawn::PtySpec;
-use crate::terminal::title::Titles;
 use crate::error::ServiceError;
 use crate::process::ending::Ending;
 use crate::process::sys;
+use crate::terminal::spawn::PtySpec;
+use crate::terminal::title::Titles;
 
 impl Actor {
     /// Resizes the PTY and the emulator in one step and publishes `resized` with a fresh checkpoint.
