@@ -146,13 +146,10 @@ impl PtyHandle {
         };
         let threads = &handle.threads;
         let result = (|| {
-            // The output threads yield the CPU to request threads (`OUTPUT_THREAD_NICE`).
-            threads.start("", "actor", id, move || {
-                lower_output_priority();
-                actor::run(parts, commands_rx, output_rx, exit_rx)
-            })?;
+            threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
             let s = stop.clone();
             threads.start("", "reader", id, move || {
+                // The output threads yield the CPU to request threads (`OUTPUT_THREAD_NICE`; the actor's own).
                 lower_output_priority();
                 io::reader(reader_fd, reader_stop, output, s)
             })?;
