@@ -499,6 +499,25 @@ pub(crate) mod tests {
         assert!(handle.terminate());
     }
 
+    /// `INFO_TIMEOUT` cuts only the wait, not the refresh: a `get` the actor could not answer in time (here it
+    /// had not even started) still refreshes the foreground process once the actor gets to it, and the
+    /// published info shows it without another request.
+    #[test]
+    fn a_refresh_asked_too_late_still_happens() {
+        const HELD_ID: u64 = 9_000_000_002;
+        let open = actor_gate::hold(HELD_ID);
+        let handle = PtyHandle::spawn(HELD_ID, sh("read never"), TerminalConfig::default()).expect("spawn");
+        let answered = handle.info();
+        assert_eq!(answered.pty.expect("pty").foreground_process, None, "the info published at the start");
+        drop(open);
+        let deadline = std::time::Instant::now() + REQUEST_TIMEOUT;
+        while handle.last_info().pty.expect("pty").foreground_process.is_none() {
+            assert!(std::time::Instant::now() < deadline, "the expired refresh never happened");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(handle.terminate());
+    }
+
     #[test]
     fn a_failure_before_the_exit_is_reported() {
         let handle = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
