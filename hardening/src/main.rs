@@ -31,6 +31,9 @@ enum Command {
         /// Where the daemons' runtime directories go (default: a new temporary directory).
         #[arg(long, value_name = "DIR")]
         work: Option<PathBuf>,
+        /// Only the cases whose name contains TEXT.
+        #[arg(long, value_name = "TEXT")]
+        only: Option<String>,
     },
     /// Run the soak for MINUTES (default 60); samples go to DIR (default: the current directory).
     Soak {
@@ -46,13 +49,13 @@ enum Command {
 fn main() -> Result<()> {
     match Args::parse().command {
         Command::Seed { dir } => seed(&dir),
-        Command::Load { quick, daemon, work } => {
+        Command::Load { quick, daemon, work, only } => {
             let binary = daemon_binary(daemon)?;
             opencode_pty_hardening::raise_descriptor_limit();
             let temporary = tempfile::tempdir()?;
             let work = work.unwrap_or_else(|| temporary.path().to_owned());
             let scale = if quick { Scale::quick() } else { Scale::full() };
-            let outcomes = runtime()?.block_on(load::run_all(&binary, &work, scale));
+            let outcomes = runtime()?.block_on(load::run_all(&binary, &work, scale, only.as_deref()));
             let mut failed = 0;
             for outcome in &outcomes {
                 match &outcome.failure {

@@ -62,7 +62,7 @@ fn every_load_case_passes_in_its_short_version_and_leaves_nothing_behind() {
     };
     let report = std::fs::read_to_string(&log_path).unwrap_or_default();
     assert!(status.success(), "a load case failed:\n{report}");
-    assert_eq!(report.lines().filter(|line| line.starts_with("pass  ")).count(), 6, "{report}");
+    assert_eq!(report.lines().filter(|line| line.starts_with("pass  ")).count(), 7, "{report}");
     let needle = work.path().display().to_string();
     let deadline = Instant::now() + CLEANUP_TIMEOUT;
     while !processes_mentioning(&needle).is_empty() && Instant::now() < deadline {

@@ -12,11 +12,11 @@ use opencode_pty_protocol::{Mode, ProcessInfo};
 use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
-use crate::process::Process;
 use crate::process::StopReason;
 use crate::process::session::{self, HANGUP_GRACE};
 use crate::process::thread::join_reporting;
-use crate::terminal::{PtyHandle, PtySpec, TerminalConfig};
+use crate::process::{InfoAsked, Process};
+use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
 
 /// A registered process and its share of the listing budget, given back when the entry is dropped (after
 /// `terminate` or shutdown has stopped the process).
@@ -124,9 +124,11 @@ impl ProcessService {
         registered
     }
 
-    /// Registers a started process, or drops it (stopping it) when it cannot be.
+    /// Registers a started process, or drops it (stopping it) when it cannot be. Its info is the one published
+    /// when it started: registering never waits for the new process (a terminal's actor may not have run yet on
+    /// a busy machine), so a process that started is always answered `created`.
     fn register(&self, id: u64, entry: Entry) -> Result<ProcessInfo, ServiceError> {
-        let info = entry.process.info()?;
+        let info = entry.process.last_info();
         let mut processes = self.processes();
         let Some(processes) = processes.as_mut() else {
             // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
@@ -191,18 +193,22 @@ impl ProcessService {
 
     /// One process of either kind (a PTY's foreground process refreshed).
     pub fn get(&self, id: u64) -> Result<ProcessInfo, ServiceError> {
-        self.process(id)?.info()
+        Ok(self.process(id)?.info())
     }
 
-    /// Every process of `mode` in creation order (PTYs' foreground processes refreshed). A terminal that stops
-    /// answering is left out rather than failing the whole list.
+    /// Every process of `mode` in creation order (PTYs' foreground processes refreshed). Every terminal is
+    /// asked at once and all are waited for against one deadline, [`INFO_TIMEOUT`] away, so the answer takes at
+    /// most that however many terminals there are; one that has not answered by then is described as it last
+    /// published itself.
     pub fn list(&self, mode: Mode) -> Vec<ProcessInfo> {
         let processes: Vec<_> = self
             .processes()
             .iter()
             .flat_map(|p| p.values().map(|e| &e.process).filter(|p| p.mode() == mode).cloned())
             .collect();
-        processes.iter().filter_map(|p| p.info().ok()).collect()
+        let deadline = Instant::now() + INFO_TIMEOUT;
+        let asked: Vec<_> = processes.iter().map(|p| p.ask_info(deadline)).collect();
+        asked.into_iter().map(InfoAsked::answer).collect()
     }
 
     /// Removes a process of either kind, kills it (and its process group) and joins its threads; a pipe
@@ -252,5 +258,75 @@ impl ProcessService {
 impl Drop for ProcessService {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use opencode_pty_protocol::{Lifecycle, Role};
+
+    use super::*;
+    use crate::process::ExistingController;
+    use crate::terminal::PtySubscription;
+    use crate::terminal::tests::sh;
+
+    /// How long a test waits for a terminal to reach the state it needs.
+    const WAIT: Duration = Duration::from_secs(60);
+
+    /// A terminal whose actor takes no request: its controller never reads, so renames are held back until the
+    /// actor holds as many as it keeps, then its command queue fills. Its controller.
+    fn stalled(service: &ProcessService) -> (u64, PtySubscription) {
+        let id = service.create_pty(sh("sleep 60")).expect("create").id;
+        let handle = service.pty(id).expect("pty");
+        let controller = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
+        handle.fill_commands(Instant::now() + WAIT);
+        (id, controller)
+    }
+
+    /// `list` asks every terminal at once: with many whose actors cannot answer it takes about one
+    /// `INFO_TIMEOUT`, not one per terminal, and describes each as it last published itself.
+    #[test]
+    fn list_of_stalled_terminals_answers_within_one_info_timeout_not_one_per_terminal() {
+        const STALLED: usize = 16;
+        let service = ProcessService::new(TerminalConfig::default());
+        let stalled: Vec<_> = (0..STALLED).map(|_| stalled(&service)).collect();
+        let started = Instant::now();
+        let listed = service.list(Mode::Pty);
+        let took = started.elapsed();
+        assert!(took < INFO_TIMEOUT * STALLED as u32, "list took {took:?}");
+        assert_eq!(listed.len(), STALLED);
+        for (info, (id, _)) in listed.iter().zip(&stalled) {
+            assert_eq!(info.id, *id);
+            assert_eq!(info.lifecycle, Lifecycle::Running);
+            let title = &info.pty.as_ref().expect("pty").title;
+            assert!(title.starts_with("title "), "the last published title, not {title:?}");
+        }
+        // A stalled terminal's `get` answers from the same published info, within the same bound.
+        let started = Instant::now();
+        assert_eq!(service.get(stalled[0].0).expect("get").id, stalled[0].0);
+        assert!(started.elapsed() < INFO_TIMEOUT * STALLED as u32);
+        for (id, controller) in stalled {
+            service.terminate(id).expect("terminate");
+            drop(controller);
+        }
+    }
+
+    /// Registering a terminal never waits for its actor: with the actor held back at its start, `create_pty`
+    /// still answers `created` (before, it asked the actor, timed out and killed the command it had started).
+    #[test]
+    fn create_answers_created_while_the_new_terminal_s_actor_cannot_answer() {
+        const HELD_ID: u64 = 9_000_000_001;
+        let service = ProcessService::new(TerminalConfig::default());
+        service.next_id.store(HELD_ID, Ordering::Relaxed);
+        let open = crate::terminal::actor_gate::hold(HELD_ID);
+        let info = service.create_pty(sh("read never")).expect("created although the actor has not run");
+        assert_eq!((info.id, info.lifecycle), (HELD_ID, Lifecycle::Running));
+        assert_eq!(info.pty.expect("pty").title, "unit");
+        drop(open);
+        // Once its actor runs, the terminal answers like any other.
+        assert!(service.pty(HELD_ID).expect("registered").snapshot().is_ok());
+        service.terminate(HELD_ID).expect("terminate");
     }
 }

@@ -4,6 +4,7 @@
 //! version the test command runs, `Scale::full` what `just load` runs.
 
 mod cycles;
+mod latency;
 mod streams;
 
 use std::path::Path;
@@ -66,17 +67,22 @@ pub const CASE_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// Runs every case against a fresh daemon `binary` with runtime directories under `root`; the outcomes in
 /// order. A case that cannot even run is a failed outcome, not an early return, so every case is reported.
-pub async fn run_all(binary: &Path, root: &Path, scale: Scale) -> Vec<Outcome> {
+/// With `only`, just the cases whose name contains it run.
+pub async fn run_all(binary: &Path, root: &Path, scale: Scale, only: Option<&str>) -> Vec<Outcome> {
     let mut outcomes = Vec::new();
-    let cases: [(&'static str, CaseFn); 6] = [
+    let cases: [(&'static str, CaseFn); 7] = [
         ("terminals streaming at once", |d, dir, s| Box::pin(streams::many_terminals(d, dir, s))),
         ("a slow observer is dropped", |d, dir, s| Box::pin(streams::slow_observer(d, dir, s))),
         ("a stalled controller stops only its terminal", |d, dir, s| Box::pin(streams::stalled_controller(d, dir, s))),
         ("create/exit/terminate, connect, subscribe cycles", |d, dir, s| Box::pin(cycles::cycles(d, dir, s))),
         ("concurrent one-shot requests", |d, dir, s| Box::pin(cycles::concurrent(d, dir, s))),
         ("idle connections up to the cap and past it", |d, dir, s| Box::pin(cycles::connection_cap(d, dir, s))),
+        ("requests beside busy terminals", |d, dir, s| Box::pin(latency::beside_busy_terminals(d, dir, s))),
     ];
     for (n, (case, body)) in cases.into_iter().enumerate() {
+        if only.is_some_and(|only| !case.contains(only)) {
+            continue;
+        }
         let dir = root.join(format!("case-{n}"));
         let result = async {
             let daemon = Daemon::start(binary, &dir).await?;

@@ -25,7 +25,7 @@ pub use event::{Event, Message, Output};
 
 use crate::error::ServiceError;
 use crate::pipe::{PipeHandle, PipeSubscription};
-use crate::terminal::{PtyHandle, PtySubscription};
+use crate::terminal::{InfoRequest, PtyHandle, PtySubscription};
 
 /// The answer to a replay read: the kept bytes from the requested offset (or the oldest kept one) to the tail.
 /// A pipe process keeps none, so its read is always empty, from the tail.
@@ -134,6 +134,25 @@ impl ProcessSubscription {
     }
 }
 
+/// A process's info being refreshed for `list` (see [`Process::ask_info`]).
+#[derive(Debug)]
+pub(crate) enum InfoAsked {
+    /// A terminal's actor, asked.
+    Pty(InfoRequest),
+    /// A pipe process's, read at once (nothing to wait for).
+    Pipe(Box<ProcessInfo>),
+}
+
+impl InfoAsked {
+    /// The refreshed info, or the last published one when the terminal did not answer by the deadline.
+    pub(crate) fn answer(self) -> ProcessInfo {
+        match self {
+            InfoAsked::Pty(request) => request.answer(),
+            InfoAsked::Pipe(info) => *info,
+        }
+    }
+}
+
 impl Process {
     /// The service's id of the process.
     pub fn id(&self) -> u64 {
@@ -159,11 +178,28 @@ impl Process {
         }
     }
 
-    /// The process as `list` and `get` describe it (a PTY's foreground process refreshed).
-    pub fn info(&self) -> Result<ProcessInfo, ServiceError> {
+    /// The process as `get` describes it (a PTY's foreground process refreshed, within `INFO_TIMEOUT`).
+    pub fn info(&self) -> ProcessInfo {
         match self {
             Process::Pty(handle) => handle.info(),
-            Process::Pipe(handle) => Ok(handle.info()),
+            Process::Pipe(handle) => handle.info(),
+        }
+    }
+
+    /// The process as it last described itself, without waiting for anything: what `create` answers.
+    pub fn last_info(&self) -> ProcessInfo {
+        match self {
+            Process::Pty(handle) => handle.last_info(),
+            Process::Pipe(handle) => handle.info(),
+        }
+    }
+
+    /// The first half of [`Self::info`] for `list`: a PTY is asked to refresh, answering by `deadline`, and
+    /// not waited for yet; [`InfoAsked::answer`] is the second half.
+    pub(crate) fn ask_info(&self, deadline: std::time::Instant) -> InfoAsked {
+        match self {
+            Process::Pty(handle) => InfoAsked::Pty(handle.ask_info(deadline)),
+            Process::Pipe(handle) => InfoAsked::Pipe(Box::new(handle.info())),
         }
     }
 

@@ -12,6 +12,8 @@ mod control;
 mod output;
 mod screen;
 
+pub(crate) use screen::initial_info;
+
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -77,8 +79,8 @@ pub(crate) struct ActorParts {
     /// Chunks handed to the writer and not yet written (see `io::writer`).
     pub(crate) in_flight: Arc<AtomicUsize>,
     pub(crate) stop: Receiver<()>,
-    /// Where the actor publishes its info for requests it is too busy to answer.
-    pub(crate) last_info: Arc<Mutex<Option<ProcessInfo>>>,
+    /// Where the actor publishes its info for requests it is too busy to answer (see `PtyHandle::last_info`).
+    pub(crate) last_info: Arc<Mutex<ProcessInfo>>,
 }
 
 /// The `exited` event, once published, and when.
@@ -207,9 +209,13 @@ pub(crate) fn run(
     output: Receiver<ReaderOutput>,
     exit: Receiver<Command>,
 ) {
+    #[cfg(test)]
+    gate::pass(parts.id);
     // The coalescing window is the one timed wait on the output path: wake at its end, not up to the kernel's
     // default 50 µs slack later. Failure only leaves the default.
     let _ = nix::sys::prctl::set_timerslack(COALESCE_TIMER_SLACK_NS);
+    // It yields the CPU to request threads (`OUTPUT_THREAD_NICE`).
+    crate::process::thread::lower_output_priority();
     let vt = match Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines) {
         Ok(vt) => vt,
         // Refused sizes are caught at validation; nothing sensible is left to do here.
@@ -387,9 +393,14 @@ impl Actor {
     }
 
     /// Carries out one command, in order (see [`Self::in_order`]). A request whose requester gave up waiting is
-    /// dropped unanswered.
+    /// dropped unanswered (an `Info` still refreshes the foreground process).
     fn command(&mut self, command: Command) {
         if command.expired(Instant::now()) {
+            // A refresh changes nothing a client asked for: done all the same, so the next `get` or `list` that
+            // cannot wait for this actor shows it.
+            if matches!(command, Command::Info { .. }) {
+                self.in_order(Self::refresh_foreground);
+            }
             return;
         }
         self.in_order(|actor| actor.handle(command));
@@ -490,6 +501,32 @@ impl Actor {
         }));
         self.life.settle(|_| Exited { event: event.clone(), at });
         self.publish(&Event::Message(event));
+    }
+}
+
+/// Holds chosen terminals' actors before they start, so a test can show what does not wait for them.
+#[cfg(test)]
+pub(crate) mod gate {
+    use std::sync::Mutex;
+
+    use crossbeam_channel::{Receiver, Sender, bounded};
+
+    static HELD: Mutex<Vec<(u64, Receiver<()>)>> = Mutex::new(Vec::new());
+
+    /// The actor of terminal `id` waits at its start until the returned sender is dropped.
+    pub(crate) fn hold(id: u64) -> Sender<()> {
+        let (open, held) = bounded(0);
+        HELD.lock().unwrap_or_else(|e| e.into_inner()).push((id, held));
+        open
+    }
+
+    /// Called by every actor at its start: waits while its terminal is held.
+    pub(super) fn pass(id: u64) {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(n) = held.iter().position(|(held, _)| *held == id) else { return };
+        let (_, gate) = held.swap_remove(n);
+        drop(held);
+        let _ = gate.recv();
     }
 }
 

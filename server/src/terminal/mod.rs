@@ -3,6 +3,8 @@
 //! lives on the actor thread.
 
 mod actor;
+#[cfg(test)]
+pub(crate) use actor::gate as actor_gate;
 mod coalesce;
 mod command;
 mod fanout;
@@ -14,7 +16,7 @@ pub(crate) mod title;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
@@ -30,7 +32,7 @@ pub(crate) use spawn::validate;
 
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
-use crate::process::thread::Threads;
+use crate::process::thread::{Threads, lower_output_priority};
 use crate::process::{Child, ExistingController, ReplayRead};
 use command::{Command, Reply};
 
@@ -47,9 +49,12 @@ pub const WRITER_QUEUE_CHUNKS: usize = 128;
 /// How long a request waits for its terminal to answer.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long `list` and `get` wait for a terminal to refresh its info before they use the last published one
-/// (a terminal whose controller is not reading cannot answer until it does).
-pub(crate) const INFO_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long `list` and `get` wait for terminals to refresh their info (the foreground process) before they use
+/// the last published one. Short, since a busy terminal's output threads run at a lower priority
+/// (`OUTPUT_THREAD_NICE`) and may not run for a while: `get` and `list` answer within it however many terminals
+/// are busy (issue 26: p99 under 50 and 100 ms beside 200 busy terminals). A refresh asked too late still happens
+/// (the actor carries out an expired `Info`), so the next answer shows it.
+pub(crate) const INFO_TIMEOUT: Duration = Duration::from_millis(20);
 
 /// History lines a terminal's emulator keeps by default.
 pub(crate) const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
@@ -85,8 +90,8 @@ pub struct PtyHandle {
     /// Dropped to stop every thread: the stop channel's only sender and the stop pipe's write end.
     stop: Mutex<Option<(Sender<()>, OwnedFd)>>,
     threads: Threads,
-    /// The info the actor last published (after each command and each output batch).
-    last_info: Arc<Mutex<Option<ProcessInfo>>>,
+    /// The info the actor last published (see [`PtyHandle::last_info`]).
+    last_info: Arc<Mutex<ProcessInfo>>,
     /// Disconnected once the terminal stops, which ends any request still waiting.
     stopped: Receiver<()>,
     /// The child's session, ended as a whole when the terminal stops (`None` when `/proc` cannot tell its start
@@ -116,7 +121,7 @@ impl PtyHandle {
         let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::system("cannot duplicate", e));
         let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
-        let last_info = Arc::new(Mutex::new(None));
+        let last_info = Arc::new(Mutex::new(actor::initial_info(id, pid, started_at, &spec)));
         let (exit_tx, exit_rx) = bounded(1);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let parts = actor::ActorParts {
@@ -150,7 +155,11 @@ impl PtyHandle {
         let result = (|| {
             threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
             let s = stop.clone();
-            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
+            threads.start("", "reader", id, move || {
+                // The output threads yield the CPU to request threads (`OUTPUT_THREAD_NICE`; the actor's own).
+                lower_output_priority();
+                io::reader(reader_fd, reader_stop, output, s)
+            })?;
             let (c, s) = (commands.clone(), stop.clone());
             threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, in_flight, c, s))?;
             child.watch(threads, id, move |end| {
@@ -181,25 +190,47 @@ impl PtyHandle {
 
     /// Sends a command and waits (bounded) for its reply.
     fn request<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
-        self.request_within(REQUEST_TIMEOUT, make)
+        let deadline = Instant::now() + REQUEST_TIMEOUT;
+        let answer = self.send_until(deadline, make)?;
+        self.answer_by(deadline, &answer)
     }
 
-    fn request_within<T>(&self, bound: Duration, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ServiceError> {
-        let deadline = std::time::Instant::now() + bound;
-        let timeout = || ServiceError::Timeout { id: self.id, seconds: bound.as_secs().max(1) };
+    /// Queues a command whose reply is awaited until `deadline` (waiting, at most until then, for room in the
+    /// actor's queue); the channel its reply comes on.
+    fn send_until<T>(
+        &self,
+        deadline: Instant,
+        make: impl FnOnce(Reply<T>) -> Command,
+    ) -> Result<Receiver<Result<T, ServiceError>>, ServiceError> {
         let (reply, answer) = bounded(1);
         let reply = Reply::new(reply, deadline);
-        // Both waits also end when the terminal stops: a command still queued then is never answered.
+        // Also ends when the terminal stops: a command still queued then is never answered.
         select! {
             send(self.commands, make(reply)) -> sent => sent.map_err(|_| ServiceError::Gone(self.id))?,
             recv(self.stopped) -> _ => return Err(ServiceError::Gone(self.id)),
-            default(bound) => return Err(timeout()),
+            default(deadline.saturating_duration_since(Instant::now())) => return Err(self.timeout()),
         }
+        Ok(answer)
+    }
+
+    /// Waits until `deadline` for the reply to a command [`Self::send_until`] queued.
+    fn answer_by<T>(&self, deadline: Instant, answer: &Receiver<Result<T, ServiceError>>) -> Result<T, ServiceError> {
         select! {
-            recv(answer) -> result => result.map_err(|_| ServiceError::Gone(self.id))?,
+            recv(answer) -> result => match result {
+                Ok(result) => result,
+                // The actor drops a command it takes after its deadline unanswered (`Reply::expired`): that is
+                // this request's timeout, which the actor saw first, not the end of the terminal.
+                Err(_) if Instant::now() >= deadline => Err(self.timeout()),
+                Err(_) => Err(ServiceError::Gone(self.id)),
+            },
             recv(self.stopped) -> _ => Err(ServiceError::Gone(self.id)),
-            default(deadline.saturating_duration_since(std::time::Instant::now())) => Err(timeout()),
+            default(deadline.saturating_duration_since(Instant::now())) => Err(self.timeout()),
         }
+    }
+
+    /// A request's timeout (the bound it waited, reported in whole seconds).
+    fn timeout(&self) -> ServiceError {
+        ServiceError::Timeout { id: self.id, seconds: REQUEST_TIMEOUT.as_secs() }
     }
 
     /// Raw input; `attachment` must be the controller's, or `None` while there is no controller.
@@ -266,14 +297,33 @@ impl PtyHandle {
 
     /// Refreshes the foreground process and describes the process. A terminal too busy to answer within
     /// [`INFO_TIMEOUT`] is described as it last published itself.
-    pub fn info(&self) -> Result<ProcessInfo, ServiceError> {
-        match self.request_within(INFO_TIMEOUT, |reply| Command::Info { reply }) {
-            Err(ServiceError::Timeout { .. }) => {
-                let last = self.last_info.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                last.ok_or_else(|| ServiceError::Timeout { id: self.id, seconds: INFO_TIMEOUT.as_secs() })
-            }
-            other => other,
-        }
+    pub fn info(&self) -> ProcessInfo {
+        let deadline = Instant::now() + INFO_TIMEOUT;
+        self.info_by(deadline, self.ask_refresh(deadline))
+    }
+
+    /// Queues an `Info` command answering by `deadline`; `None` when it could not be queued by then.
+    fn ask_refresh(&self, deadline: Instant) -> Option<Receiver<Result<ProcessInfo, ServiceError>>> {
+        self.send_until(deadline, |reply| Command::Info { reply }).ok()
+    }
+
+    /// The answer to [`Self::ask_refresh`] if it comes by `deadline`, else the last published info.
+    fn info_by(&self, deadline: Instant, answer: Option<Receiver<Result<ProcessInfo, ServiceError>>>) -> ProcessInfo {
+        answer.and_then(|answer| self.answer_by(deadline, &answer).ok()).unwrap_or_else(|| self.last_info())
+    }
+
+    /// Asks the terminal to refresh its foreground process and describe itself, answering by `deadline`;
+    /// [`InfoRequest::answer`] waits for it. `list` asks every terminal first, then waits for them all against
+    /// one deadline.
+    pub(crate) fn ask_info(self: &Arc<Self>, deadline: Instant) -> InfoRequest {
+        InfoRequest { handle: self.clone(), deadline, answer: self.ask_refresh(deadline) }
+    }
+
+    /// The info the actor last published: at once, whatever the actor is doing. Published before the actor
+    /// starts, after each command and with each event it publishes, so it already shows whatever a client was
+    /// told (output, a title, a size, the exit); only the foreground process may be older.
+    pub fn last_info(&self) -> ProcessInfo {
+        self.last_info.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Ends the terminal as closing its window would, and more: [`Self::begin_stop`] (the hangup), then after
@@ -325,6 +375,45 @@ impl PtyHandle {
     }
 }
 
+/// A refresh asked of a terminal by [`PtyHandle::ask_info`], answered by its deadline.
+#[derive(Debug)]
+pub(crate) struct InfoRequest {
+    handle: Arc<PtyHandle>,
+    deadline: Instant,
+    /// `None` when the command could not be queued in time (or the terminal has stopped).
+    answer: Option<Receiver<Result<ProcessInfo, ServiceError>>>,
+}
+
+impl InfoRequest {
+    /// The refreshed info when the actor answers by the deadline, else the info it last published (a stopped
+    /// terminal, not yet removed, is described as it ended).
+    pub(crate) fn answer(self) -> ProcessInfo {
+        self.handle.info_by(self.deadline, self.answer)
+    }
+}
+
+#[cfg(test)]
+impl PtyHandle {
+    /// Queues renames without waiting for their answers until the actor takes no more commands: with a
+    /// controller that never reads, its queue and backlog fill with `title_changed` events, then the actor holds
+    /// back as many requests as it keeps, then its own command queue fills, for good. Panics when that has not
+    /// happened by `deadline`.
+    pub(crate) fn fill_commands(&self, deadline: Instant) {
+        let taken = CONTROLLER_QUEUE_EVENTS + CONTROLLER_BACKLOG_EVENTS + actor::MAX_DEFERRED_COMMANDS;
+        for n in 0..taken + ACTOR_QUEUE_COMMANDS {
+            if n >= taken && self.commands.is_full() {
+                break;
+            }
+            let title = Some(format!("title {n}"));
+            self.send_until(deadline, |reply| Command::Rename { title, reply }).expect("queued");
+        }
+        while !self.commands.is_full() {
+            assert!(Instant::now() < deadline, "terminal {} still takes commands", self.id);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 impl Drop for PtyHandle {
     fn drop(&mut self) {
         self.terminate();
@@ -332,7 +421,7 @@ impl Drop for PtyHandle {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::HashMap;
 
     use opencode_pty_protocol::Lifecycle;
@@ -340,7 +429,7 @@ mod tests {
     use super::*;
     use crate::process::Event;
 
-    pub(super) fn sh(script: &str) -> PtySpec {
+    pub(crate) fn sh(script: &str) -> PtySpec {
         PtySpec {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],
@@ -363,7 +452,7 @@ mod tests {
                 _ => {}
             }
         }
-        handle.info().expect("info")
+        handle.info()
     }
 
     #[test]
@@ -374,7 +463,7 @@ mod tests {
         // What the writer thread would send if the PTY broke afterwards (the reader has ended by then: `exited`
         // waits for the end of the output; the actor's own tests cover a reader failure).
         handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
-        assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
+        assert_eq!(handle.info().lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
     }
 
     #[test]
@@ -383,7 +472,7 @@ mod tests {
         let healthy =
             PtyHandle::spawn(2, sh("read line; echo got-$line; read never"), TerminalConfig::default()).expect("spawn");
         failing.commands.send(Command::WriterFailed("input/output error".into())).unwrap();
-        assert_eq!(failing.info().unwrap().lifecycle, Lifecycle::Failed { message: "input/output error".into() });
+        assert_eq!(failing.info().lifecycle, Lifecycle::Failed { message: "input/output error".into() });
         let subscription =
             healthy.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
         healthy.write(None, b"ok\r".to_vec()).expect("the other terminal still takes input");
@@ -394,7 +483,7 @@ mod tests {
                 Event::Message(_) => {}
             }
         }
-        assert_eq!(healthy.info().unwrap().lifecycle, Lifecycle::Running);
+        assert_eq!(healthy.info().lifecycle, Lifecycle::Running);
     }
 
     /// Every subscriber is sent the same encoded frame: output and a resize (with its checkpoint) are serialised
@@ -439,11 +528,45 @@ mod tests {
         assert!(handle.terminate());
     }
 
+    /// The actor drops a request it takes after its deadline without answering it: the requester is told it
+    /// timed out, not that the terminal is gone (a `get` then falls back to the last published info, and a
+    /// client is not told its terminal ended).
+    #[test]
+    fn a_request_the_actor_dropped_as_expired_is_a_timeout_not_the_end_of_the_terminal() {
+        let handle = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
+        let deadline = std::time::Instant::now();
+        let answer = handle.send_until(deadline, |reply| Command::Snapshot { reply }).expect("queued");
+        // Answered in order after the expired snapshot: by then the actor has dropped it.
+        handle.rename(Some("later".into())).expect("rename");
+        assert!(matches!(handle.answer_by(deadline, &answer), Err(ServiceError::Timeout { id: 1, .. })));
+        assert_eq!(handle.info().lifecycle, Lifecycle::Running);
+        assert!(handle.terminate());
+    }
+
+    /// `INFO_TIMEOUT` cuts only the wait, not the refresh: a `get` the actor could not answer in time (here it
+    /// had not even started) still refreshes the foreground process once the actor gets to it, and the
+    /// published info shows it without another request.
+    #[test]
+    fn a_refresh_asked_too_late_still_happens() {
+        const HELD_ID: u64 = 9_000_000_002;
+        let open = actor_gate::hold(HELD_ID);
+        let handle = PtyHandle::spawn(HELD_ID, sh("read never"), TerminalConfig::default()).expect("spawn");
+        let answered = handle.info();
+        assert_eq!(answered.pty.expect("pty").foreground_process, None, "the info published at the start");
+        drop(open);
+        let deadline = std::time::Instant::now() + REQUEST_TIMEOUT;
+        while handle.last_info().pty.expect("pty").foreground_process.is_none() {
+            assert!(std::time::Instant::now() < deadline, "the expired refresh never happened");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(handle.terminate());
+    }
+
     #[test]
     fn a_failure_before_the_exit_is_reported() {
         let handle = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
         handle.commands.send(Command::WriterFailed("broken pipe".into())).unwrap();
-        assert_eq!(handle.info().unwrap().lifecycle, Lifecycle::Failed { message: "broken pipe".into() });
+        assert_eq!(handle.info().lifecycle, Lifecycle::Failed { message: "broken pipe".into() });
         assert!(handle.terminate());
         assert!(!handle.terminate(), "a second terminate does nothing");
     }

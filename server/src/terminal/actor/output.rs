@@ -37,12 +37,7 @@ impl Actor {
     }
 
     pub(super) fn publish_batches(&mut self, batches: impl IntoIterator<Item = Batch>) {
-        let mut any = false;
         for (start, bytes) in batches {
-            if !any {
-                self.publish_info();
-                any = true;
-            }
             match Output::new(start, &bytes) {
                 Ok(output) => self.publish(&Event::Output(output)),
                 // Unreachable in practice (a batch is far below a frame's limit, and no stream reaches 2^64
@@ -63,7 +58,7 @@ impl Actor {
     /// Stores the current info where requests can read it while the actor is busy.
     pub(super) fn publish_info(&self) {
         let info = self.info();
-        *self.parts.last_info.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+        *self.parts.last_info.lock().unwrap_or_else(|e| e.into_inner()) = info;
     }
 
     /// Publishes a JSON event, after any output read before it (D6).
@@ -72,7 +67,10 @@ impl Actor {
         self.publish(&Event::message(response));
     }
 
+    /// Sends an event to every subscriber, after publishing the info, so that whatever a client was told (the
+    /// output, a title, a size, the exit) `get` and `list` show even when they cannot wait for this actor.
     pub(super) fn publish(&mut self, event: &Event) {
+        self.publish_info();
         let removed = self.fanout.publish(event, self.controller.as_deref());
         if !removed.is_empty() {
             self.detached(removed);

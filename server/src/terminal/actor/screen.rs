@@ -10,6 +10,8 @@ use super::{Actor, nonzero};
 use crate::error::ServiceError;
 use crate::process::ending::Ending;
 use crate::process::sys;
+use crate::terminal::spawn::PtySpec;
+use crate::terminal::title::Titles;
 
 impl Actor {
     /// Resizes the PTY and the emulator in one step and publishes `resized` with a fresh checkpoint.
@@ -89,18 +91,11 @@ impl Actor {
             }
             (None, Ending::Running { .. }) => Lifecycle::Running,
         };
-        let spec = &self.parts.spec;
+        let parts = &self.parts;
         ProcessInfo {
-            id: self.parts.id,
-            mode: Mode::Pty,
-            pid: Some(self.parts.pid),
-            command: std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned()).collect(),
-            cwd: spec.cwd.display().to_string(),
-            group_id: spec.group_id.clone(),
             lifecycle,
             output_head: self.replay.head(),
             output_tail: self.replay.tail(),
-            started_at: self.parts.started_at,
             exited_at: self.life.published().map(|exited| exited.at),
             pty: Some(PtyInfo {
                 title: self.titles.effective().to_owned(),
@@ -109,7 +104,34 @@ impl Actor {
                 cols: nonzero(self.cols),
                 rows: nonzero(self.rows),
             }),
-            pipe: None,
+            ..initial_info(parts.id, parts.pid, parts.started_at, &parts.spec)
         }
+    }
+}
+
+/// The info of a terminal whose actor has seen nothing yet: running, no output, its creation title and size,
+/// no foreground process known. Published before the actor starts, so that registering the terminal never
+/// waits for its actor.
+pub(crate) fn initial_info(id: u64, pid: u32, started_at: u64, spec: &PtySpec) -> ProcessInfo {
+    ProcessInfo {
+        id,
+        mode: Mode::Pty,
+        pid: Some(pid),
+        command: std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned()).collect(),
+        cwd: spec.cwd.display().to_string(),
+        group_id: spec.group_id.clone(),
+        lifecycle: Lifecycle::Running,
+        output_head: 0,
+        output_tail: 0,
+        started_at,
+        exited_at: None,
+        pty: Some(PtyInfo {
+            title: Titles::new(spec.title.clone()).effective().to_owned(),
+            user_title: None,
+            foreground_process: None,
+            cols: nonzero(spec.cols),
+            rows: nonzero(spec.rows),
+        }),
+        pipe: None,
     }
 }

@@ -37,6 +37,7 @@ fn parts(
 ) -> (ActorParts, Child) {
     let spec = crate::terminal::tests::sh("read never");
     let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
+    let last_info = Arc::new(Mutex::new(super::initial_info(1, spawned.pid, 0, &spec)));
     let child = Child::new(spawned.pid);
     let parts = ActorParts {
         id: 1,
@@ -51,7 +52,7 @@ fn parts(
         writer,
         in_flight,
         stop,
-        last_info: Arc::new(Mutex::new(None)),
+        last_info,
     };
     (parts, child)
 }
