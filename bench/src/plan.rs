@@ -83,7 +83,8 @@ impl Plan {
         Plan {
             quick: true,
             repetitions: 1,
-            ingest_bytes: 256 << 10,
+            // Long enough for the CPU accounting (10 ms clock ticks) to see each fan-out run.
+            ingest_bytes: 4 << 20,
             observers: vec![1, 4, 16],
             echo_samples: 10,
             echo_load_terminals: 2,

@@ -113,7 +113,11 @@ pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
                 Ok(run) => {
                     fanout.push_sample(row, run.aggregate(bytes));
                     if let Some(used) = run.cpu {
-                        fanout.push_sample(ceiling, used.ceiling_mb_per_s(bytes));
+                        // A run shorter than the clock tick of /proc/stat may show no busy time at all, and no
+                        // ceiling can be drawn from nothing.
+                        if used.machine_busy > 0.0 {
+                            fanout.push_sample(ceiling, used.ceiling_mb_per_s(bytes));
+                        }
                         cpu_row.push(&mut cpu, &used, bytes);
                     }
                     if observers == 1 {
