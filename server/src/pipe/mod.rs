@@ -32,7 +32,7 @@ pub(crate) use spawn::{check_echoed, check_metadata, check_outside};
 pub use state::{MAX_PIPE_WAITERS, PipeSubscription, PipeWait};
 
 use crate::error::ServiceError;
-use crate::process::thread::{Threads, lower_output_priority};
+use crate::process::thread::Threads;
 use crate::process::{Child, ReplayRead, StopReason};
 use state::{PipeProgress, PipeState};
 
@@ -144,17 +144,10 @@ impl PipeHandle {
             state: state.clone(),
             deadline: None,
         };
-        let started = handle
-            .threads
-            .start("pipe-", "reader", id, move || {
-                // It yields the CPU to request threads (`OUTPUT_THREAD_NICE`).
-                lower_output_priority();
-                io::reader(reader)
-            })
-            .and_then(|()| {
-                let report = move |end| io::child_ended(end, exit_write, &state);
-                Child::new(pid).watch(&handle.threads, id, report)
-            });
+        let started = handle.threads.start("pipe-", "reader", id, move || io::reader(reader)).and_then(|()| {
+            let report = move |end| io::child_ended(end, exit_write, &state);
+            Child::new(pid).watch(&handle.threads, id, report)
+        });
         if let Err(error) = started {
             // Kills and reaps the child, joins the thread that did start, and releases the metadata.
             handle.terminate(StopReason::Terminate);

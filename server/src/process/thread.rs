@@ -11,19 +11,6 @@ use std::thread::{JoinHandle, ScopedJoinHandle};
 use super::waiter::Watched;
 use crate::error::ServiceError;
 
-/// The nice value of the threads that carry a process's output (a terminal's reader and actor, a pipe
-/// process's reader): below the request threads (nice 0), so that a `ping` or a `get` does not queue behind
-/// hundreds of busy output threads for the CPU (issue 26). The children keep the daemon's own priority: they
-/// are started by request threads.
-pub(crate) const OUTPUT_THREAD_NICE: i32 = 19;
-
-/// Gives the calling output thread [`OUTPUT_THREAD_NICE`]. A refusal only leaves its priority as it was.
-pub(crate) fn lower_output_priority() {
-    if let Err(error) = super::sys::set_thread_nice(OUTPUT_THREAD_NICE) {
-        tracing::debug!(%error, "an output thread keeps its priority");
-    }
-}
-
 /// Starts a thread named `name` running `body`; a failure names the thread's `role` (`reader`, `wait`, ...).
 pub(crate) fn start(
     name: String,

@@ -214,8 +214,6 @@ pub(crate) fn run(
     // The coalescing window is the one timed wait on the output path: wake at its end, not up to the kernel's
     // default 50 µs slack later. Failure only leaves the default.
     let _ = nix::sys::prctl::set_timerslack(COALESCE_TIMER_SLACK_NS);
-    // It yields the CPU to request threads (`OUTPUT_THREAD_NICE`).
-    crate::process::thread::lower_output_priority();
     let vt = match Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines) {
         Ok(vt) => vt,
         // Refused sizes are caught at validation; nothing sensible is left to do here.

@@ -32,7 +32,7 @@ pub(crate) use spawn::validate;
 
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
-use crate::process::thread::{Threads, lower_output_priority};
+use crate::process::thread::Threads;
 use crate::process::{Child, ExistingController, ReplayRead};
 use command::{Command, Reply};
 
@@ -155,11 +155,7 @@ impl PtyHandle {
         let result = (|| {
             threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
             let s = stop.clone();
-            threads.start("", "reader", id, move || {
-                // The output threads yield the CPU to request threads (`OUTPUT_THREAD_NICE`; the actor's own).
-                lower_output_priority();
-                io::reader(reader_fd, reader_stop, output, s)
-            })?;
+            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
             let (c, s) = (commands.clone(), stop.clone());
             threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, in_flight, c, s))?;
             child.watch(threads, id, move |end| {
