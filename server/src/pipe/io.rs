@@ -21,7 +21,6 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::state::PipeState;
 use crate::process::ExitStatus;
-use crate::process::loudness::Loudness;
 
 /// Bytes read from the pipe (and written to the file) at a time.
 pub(super) const PIPE_READ_CHUNK_BYTES: usize = 256 * 1024;
@@ -48,8 +47,6 @@ pub(crate) struct Reader {
     pub(crate) state: Arc<PipeState>,
     /// When the linger ends; set once the exit was seen.
     pub(crate) deadline: Option<Instant>,
-    /// How fast output comes: a process printing flat out has its reader yield the CPU.
-    pub(crate) loudness: Loudness,
 }
 
 /// What woke the reader.
@@ -220,7 +217,6 @@ pub(crate) fn reader(mut reader: Reader) {
         match reader.pipe.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => {
-                reader.loudness.read(n, Instant::now());
                 unpolled = if n == buffer.len() { unpolled + 1 } else { MAX_READS_WITHOUT_POLL };
                 if !reader.deliver(&buffer[..n]) {
                     return;
@@ -268,11 +264,7 @@ mod tests {
         let (exit, exit_write) = nix::unistd::pipe().unwrap();
         drop(exit_write);
         let state = Arc::new(PipeState::new(0, Map::new(), 0));
-        (
-            Reader { pipe, file: None, stop, exit, state, deadline: None, loudness: Loudness::new(Arc::default()) },
-            stop_write,
-            writer,
-        )
+        (Reader { pipe, file: None, stop, exit, state, deadline: None }, stop_write, writer)
     }
 
     #[test]

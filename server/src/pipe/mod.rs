@@ -32,7 +32,6 @@ pub(crate) use spawn::{check_echoed, check_metadata, check_outside};
 pub use state::{MAX_PIPE_WAITERS, PipeSubscription, PipeWait};
 
 use crate::error::ServiceError;
-use crate::process::loudness::Loudness;
 use crate::process::thread::Threads;
 use crate::process::{Child, ReplayRead, StopReason};
 use state::{PipeProgress, PipeState};
@@ -144,7 +143,6 @@ impl PipeHandle {
             exit: exit_read,
             state: state.clone(),
             deadline: None,
-            loudness: Loudness::new(Arc::default()),
         };
         let started = handle.threads.start("pipe-", "reader", id, move || io::reader(reader)).and_then(|()| {
             let report = move |end| io::child_ended(end, exit_write, &state);

@@ -8,7 +8,6 @@
 mod child;
 pub(crate) mod ending;
 mod event;
-pub(crate) mod loudness;
 pub(crate) mod session;
 pub(crate) mod sys;
 pub(crate) mod thread;

@@ -1,7 +1,6 @@
 //! Every `unsafe` call of the daemon outside `vt/`, in one place: the `pre_exec` hooks that set up a PTY child
 //! and a pipe child between fork and exec (signal reset, `setsid`, `TIOCSCTTY`), the PTY's `TIOCSWINSZ`
-//! resize, the daemon's own SIGCHLD reset at startup, and a loud process's output threads' nice value. Each
-//! block says why it is sound.
+//! resize, and the daemon's own SIGCHLD reset at startup. Each block says why it is sound.
 
 #![allow(unsafe_code)]
 
@@ -84,18 +83,6 @@ pub(crate) fn set_window_size(master: &OwnedFd, cols: u16, rows: u16) -> std::io
     let size = Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
     // Safety: TIOCSWINSZ reads one winsize from the pointer, which points at a live local.
     if unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Sets the calling thread's nice value (on Linux it is per thread: the process's other threads keep theirs).
-/// Raising it needs no privilege; lowering it below the current value may be refused.
-pub(crate) fn set_thread_nice(nice: i32) -> std::io::Result<()> {
-    // Safety: gettid takes nothing and returns the caller's thread id; it touches no memory.
-    let tid = unsafe { libc::gettid() };
-    // Safety: setpriority takes three integers and changes only that thread's nice value; no memory is shared.
-    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) } == -1 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

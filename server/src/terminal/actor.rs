@@ -28,8 +28,6 @@ use opencode_pty_vt::Terminal;
 
 use control::Pace;
 
-use crate::process::loudness::Follower;
-
 use super::coalesce::Coalescer;
 use super::command::Command;
 use super::fanout::{Fanout, Pending};
@@ -83,8 +81,6 @@ pub(crate) struct ActorParts {
     pub(crate) stop: Receiver<()>,
     /// Where the actor publishes its info for requests it is too busy to answer (see `PtyHandle::last_info`).
     pub(crate) last_info: Arc<Mutex<ProcessInfo>>,
-    /// The reader's verdict on how fast output comes: the actor yields the CPU with it (`process::loudness`).
-    pub(crate) loud: Follower,
 }
 
 /// The `exited` event, once published, and when.
@@ -368,7 +364,6 @@ impl Actor {
     fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>, caught_up: bool) {
         let failure = match message {
             Ok(ReaderOutput::Chunk(bytes, read_at)) => {
-                self.parts.loud.check();
                 return self.output(&bytes, if caught_up { read_at } else { Instant::now() });
             }
             Ok(ReaderOutput::End) => None,

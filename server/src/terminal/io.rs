@@ -17,7 +17,6 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::command::Command;
-use crate::process::loudness::Loudness;
 
 /// Bytes read from the PTY at a time: one live output event carries at most this much.
 pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
@@ -79,13 +78,7 @@ pub(crate) fn send<T>(actor: &Sender<T>, stop: &Receiver<()>, message: T) -> boo
 
 /// The reader thread: the only reader of the PTY's output. Every chunk goes to the actor in order, then the end
 /// of the output or the failure that ended it.
-pub(crate) fn reader(
-    master: OwnedFd,
-    stop_pipe: OwnedFd,
-    output: Sender<ReaderOutput>,
-    stop: Receiver<()>,
-    mut loudness: Loudness,
-) {
+pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderOutput>, stop: Receiver<()>) {
     let poll_fd = match master.try_clone() {
         Ok(fd) => fd,
         Err(error) => {
@@ -111,9 +104,7 @@ pub(crate) fn reader(
                 return;
             }
             Ok(n) => {
-                let now = Instant::now();
-                loudness.read(n, now);
-                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec(), now)) {
+                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec(), Instant::now())) {
                     return;
                 }
             }

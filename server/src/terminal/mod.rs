@@ -31,7 +31,6 @@ pub use spawn::PtySpec;
 pub(crate) use spawn::validate;
 
 use crate::error::ServiceError;
-use crate::process::loudness::{Follower, Loudness};
 use crate::process::session::{self, HANGUP_GRACE, Reach};
 use crate::process::thread::Threads;
 use crate::process::{Child, ExistingController, ReplayRead};
@@ -123,8 +122,6 @@ impl PtyHandle {
         let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
         let last_info = Arc::new(Mutex::new(actor::initial_info(id, pid, started_at, &spec)));
-        // The reader's verdict on how fast output comes, shared with the actor (`process::loudness`).
-        let loud = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (exit_tx, exit_rx) = bounded(1);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let parts = actor::ActorParts {
@@ -141,7 +138,6 @@ impl PtyHandle {
             in_flight: in_flight.clone(),
             stop: stop.clone(),
             last_info: last_info.clone(),
-            loud: Follower::new(loud.clone()),
         };
         // The child is not reaped before `terminate`, so this is its own start time.
         let session = session::proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
@@ -159,8 +155,7 @@ impl PtyHandle {
         let result = (|| {
             threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
             let s = stop.clone();
-            let loudness = Loudness::new(loud);
-            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s, loudness))?;
+            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
             let (c, s) = (commands.clone(), stop.clone());
             threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, in_flight, c, s))?;
             child.watch(threads, id, move |end| {

@@ -53,7 +53,6 @@ fn parts(
         in_flight,
         stop,
         last_info,
-        loud: crate::process::loudness::Follower::new(Arc::default()),
     };
     (parts, child)
 }
