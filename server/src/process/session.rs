@@ -16,9 +16,10 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 /// How long a hung-up terminal's processes have to exit on their own before every process left in its session
-/// gets SIGKILL. The wait ends early once the session leader (the shell, which passes the hangup on to its
-/// jobs) has exited.
-pub const HANGUP_GRACE: Duration = Duration::from_millis(250);
+/// gets SIGKILL. The wait ends as soon as the session is empty, so only a session with a process that ignores
+/// the hangup (`nohup`, a disowned job, a trap) waits it out; it is long enough for a job's SIGHUP trap to run on
+/// a machine whose CPUs are all busy (250 ms was not, once, in the suite run beside `stress-ng --cpu 2`).
+pub const HANGUP_GRACE: Duration = Duration::from_secs(1);
 
 /// How often a hung-up terminal's session is looked at again, once its leader has exited, while jobs the
 /// hangup reached may still be finishing (at most until [`HANGUP_GRACE`] is over).

@@ -323,7 +323,7 @@ impl PtyHandle {
     }
 
     /// Ends the terminal as closing its window would, and more: [`Self::begin_stop`] (the hangup), then after
-    /// at most [`HANGUP_GRACE`] (less once the shell has exited) SIGKILL to every process left in the child's
+    /// at most [`HANGUP_GRACE`] (less once the session is empty) SIGKILL to every process left in the child's
     /// session (jobs in groups of their own, `nohup`, disowned or stopped ones alike), then
     /// [`Self::finish_stop`]. Returns false when the terminal had already been terminated.
     pub fn terminate(&self) -> bool {
