@@ -221,6 +221,9 @@ pub(crate) fn run(
     };
     let inbox = Inbox { commands, exit, output, stop: parts.stop.clone(), writer: parts.writer.clone() };
     let mut actor = Actor::new(parts, vt);
+    // The foreground process as the terminal starts (its child has exec'd by now), learnt before any subscriber
+    // can exist, so that the first `get` or `list` does not announce it as a change.
+    actor.refresh_foreground();
     actor.publish_info();
     actor.run(&inbox);
 }

@@ -50,11 +50,11 @@ pub const WRITER_QUEUE_CHUNKS: usize = 128;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long `list` and `get` wait for terminals to refresh their info (the foreground process) before they use
-/// the last published one. Short, since a busy terminal's output threads run at a lower priority
-/// (`OUTPUT_THREAD_NICE`) and may not run for a while: `get` and `list` answer within it however many terminals
-/// are busy (issue 26: p99 under 50 and 100 ms beside 200 busy terminals). A refresh asked too late still happens
-/// (the actor carries out an expired `Info`), so the next answer shows it.
-pub(crate) const INFO_TIMEOUT: Duration = Duration::from_millis(20);
+/// the last published one: `list` asks them all at once, so it answers within it however many terminals are busy.
+/// A refresh asked too late still happens (the actor carries out an expired `Info`), so the next answer shows
+/// it. 20 ms was tried (issue 26) and not kept: the conformance transcripts were recorded with 1 s, and 20 ms was
+/// not checked against them under load.
+pub(crate) const INFO_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// History lines a terminal's emulator keeps by default.
 pub(crate) const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
