@@ -184,6 +184,11 @@ fn the_hangup_comes_before_the_kill() {
     let script = format!("trap 'echo hangup > {}; exit 0' HUP; sleep 77501 & wait", said.display());
     type_in(&daemon, id, &format!("bash -c \"{script}\" &\r"));
     jobs.0.push(eventually("the trapping job to run", || find(shell, &["sleep", "77501"])));
+    // The shell runs the next line only once it has entered the job in its table (which its hangup goes to): a
+    // job seen running may still be missing there for a moment on a loaded machine.
+    let ready = dir.path().join("ready");
+    type_in(&daemon, id, &format!(": > {}\r", ready.display()));
+    eventually("the shell to take its next line", || ready.exists().then_some(()));
     let answer = daemon.request(json!({"op": "terminate", "id": id}));
     assert_eq!(answer["type"], "ok", "{answer}");
     let written = std::fs::read_to_string(&said).unwrap_or_default();
