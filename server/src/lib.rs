@@ -37,7 +37,7 @@ pub use process::{
     Event, ExistingController, Message, Output, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
 };
 pub use service::{ProcessHook, ProcessService};
-pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig};
+pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig, Turns};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {
@@ -56,8 +56,9 @@ pub mod limits {
     pub use crate::procinfo::MAX_WALKED_PROCESSES;
     pub use crate::terminal::{
         COALESCE_TIMER_SLACK_NS, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES,
-        MAX_PENDING_INPUT_BYTES, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS,
-        OUTPUT_QUEUE_CHUNKS, PRECISE_FLUSH_BYTES, PRECISE_WAKE_MARGIN, REQUEST_TIMEOUT, WRITER_QUEUE_CHUNKS,
+        MAX_OUTPUT_TURNS, MAX_PENDING_INPUT_BYTES, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
+        OBSERVER_QUEUE_EVENTS, OUTPUT_QUEUE_CHUNKS, PRECISE_FLUSH_BYTES, PRECISE_WAKE_MARGIN, REQUEST_TIMEOUT,
+        TURN_OUTPUT_BYTES, WRITER_QUEUE_CHUNKS,
     };
 }
 

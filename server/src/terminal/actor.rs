@@ -35,6 +35,7 @@ use super::io::ReaderOutput;
 use super::replay::Replay;
 use super::spawn::PtySpec;
 use super::title::Titles;
+use super::turns::{Turn, Turns};
 use crate::error::ServiceError;
 use crate::process::ending::Ending;
 use crate::process::{Event, ExitStatus, Message};
@@ -81,6 +82,8 @@ pub(crate) struct ActorParts {
     pub(crate) stop: Receiver<()>,
     /// Where the actor publishes its info for requests it is too busy to answer (see `PtyHandle::last_info`).
     pub(crate) last_info: Arc<Mutex<ProcessInfo>>,
+    /// The daemon's turns at output processing: a chunk of output is processed only during a turn.
+    pub(crate) turns: Turns,
 }
 
 /// The `exited` event, once published, and when.
@@ -115,6 +118,18 @@ struct Actor {
     deferred: VecDeque<Command>,
     /// Whether the wait thread's report was taken (or its channel closed): it is waited for no more.
     exit_taken: bool,
+    /// The turn at output processing this actor holds, if any (see `turns.rs`).
+    turn: Option<Turn>,
+    /// A chunk taken from the reader without a turn: it waits for one, and no more output is taken meanwhile.
+    held: Option<HeldChunk>,
+}
+
+/// A chunk of output waiting for a turn.
+struct HeldChunk {
+    bytes: Vec<u8>,
+    read_at: Instant,
+    /// Whether the actor had caught up with the reader when it took the chunk.
+    caught_up: bool,
 }
 
 /// What the actor waits on.
@@ -126,6 +141,8 @@ struct Inbox {
     output: Receiver<ReaderOutput>,
     stop: Receiver<()>,
     writer: Sender<Vec<u8>>,
+    /// The daemon's turns at output processing.
+    turns: Turns,
 }
 
 /// An operation the actor's one wait can find ready.
@@ -139,6 +156,8 @@ enum Wake {
     Command,
     /// The child's end, from the wait thread.
     Exit,
+    /// A turn at output processing, for the held chunk.
+    Turn,
     /// Room in the writer's queue for the oldest pending chunk.
     Writer,
     /// Room in the channel of the `n`th subscriber that has events held back.
@@ -219,7 +238,14 @@ pub(crate) fn run(
         // Refused sizes are caught at validation; nothing sensible is left to do here.
         Err(_) => return,
     };
-    let inbox = Inbox { commands, exit, output, stop: parts.stop.clone(), writer: parts.writer.clone() };
+    let inbox = Inbox {
+        commands,
+        exit,
+        output,
+        stop: parts.stop.clone(),
+        writer: parts.writer.clone(),
+        turns: parts.turns.clone(),
+    };
     let mut actor = Actor::new(parts, vt);
     // The foreground process as the terminal starts (its child has exec'd by now), learnt before any subscriber
     // can exist, so that the first `get` or `list` does not announce it as a change.
@@ -248,6 +274,8 @@ impl Actor {
             foreground: None,
             deferred: VecDeque::new(),
             exit_taken: false,
+            turn: None,
+            held: None,
         }
     }
 
@@ -284,12 +312,22 @@ impl Actor {
         }
         // After that write: what the socket did not take may have put the controller behind.
         let pace = self.controller_pace();
+        // The turn goes back once this terminal has caught up with its reader, has used its share, or must not
+        // take output now, so that other busy terminals get theirs.
+        if self.turn.as_ref().is_some_and(|turn| turn.used_up() || inbox.output.is_empty() || pace != Pace::Keeping) {
+            self.turn = None;
+        }
         let deliveries = self.fanout.pending();
         let mut waits = Waits::new();
         waits.recv(&inbox.stop, Wake::Stop);
-        // Output waits while the controller is behind: that is its backpressure on the reader and child.
+        // Output waits while the controller is behind: that is its backpressure on the reader and child. A chunk
+        // taken without a turn waits for one, and the reader's queue (then the PTY, then the child) meanwhile.
         if pace == Pace::Keeping && !self.life.is_output_ended() {
-            waits.recv(&inbox.output, Wake::Output);
+            if self.held.is_some() {
+                waits.recv(inbox.turns.waiting(), Wake::Turn);
+            } else {
+                waits.recv(&inbox.output, Wake::Output);
+            }
         }
         if self.deferred.len() < MAX_DEFERRED_COMMANDS {
             waits.recv(&inbox.commands, Wake::Command);
@@ -317,10 +355,22 @@ impl Actor {
             Wake::Delivery(n) => self.deliver(operation, &deliveries[n]),
             Wake::Output => {
                 let message = operation.recv(&inbox.output);
-                // Caught up with the reader: the chunk's window counts from its read. Behind it, from now, so
-                // chunks that queued while the actor was busy still merge into full batches.
                 let caught_up = inbox.output.is_empty();
-                self.reader_output(message, caught_up);
+                match message {
+                    Ok(ReaderOutput::Chunk(bytes, read_at)) if self.turn.is_none() => {
+                        self.held = Some(HeldChunk { bytes, read_at, caught_up });
+                    }
+                    message => self.reader_output(message, caught_up),
+                }
+            }
+            Wake::Turn => {
+                // The token is the turn: `Turn`'s drop gives it back.
+                if operation.recv(inbox.turns.waiting()).is_ok() {
+                    self.turn = Some(inbox.turns.taken());
+                }
+                if let Some(held) = self.held.take() {
+                    self.reader_output(Ok(ReaderOutput::Chunk(held.bytes, held.read_at)), held.caught_up);
+                }
             }
             // The command channel never closes while this actor holds a sender for subscriptions.
             Wake::Command => match operation.recv(&inbox.commands) {
@@ -366,7 +416,12 @@ impl Actor {
     /// or its channel closing without either) is one ordered step.
     fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>, caught_up: bool) {
         let failure = match message {
+            // Caught up with the reader: the chunk's window counts from its read. Behind it, from now, so chunks
+            // that queued while the actor was busy (or waiting for its turn) still merge into full batches.
             Ok(ReaderOutput::Chunk(bytes, read_at)) => {
+                if let Some(turn) = &mut self.turn {
+                    turn.bytes += bytes.len();
+                }
                 return self.output(&bytes, if caught_up { read_at } else { Instant::now() });
             }
             Ok(ReaderOutput::End) => None,

@@ -12,6 +12,7 @@ mod io;
 pub(crate) mod replay;
 mod spawn;
 pub(crate) mod title;
+mod turns;
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicUsize;
@@ -29,6 +30,7 @@ pub use fanout::{
 };
 pub use spawn::PtySpec;
 pub(crate) use spawn::validate;
+pub use turns::{MAX_OUTPUT_TURNS, TURN_OUTPUT_BYTES, Turns};
 
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
@@ -60,7 +62,7 @@ pub(crate) const INFO_TIMEOUT: Duration = Duration::from_secs(1);
 pub(crate) const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
 
 /// Sizes of one terminal's buffers, and what of the daemon's environment its child does not get.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TerminalConfig {
     /// Raw output kept for replay, in bytes.
     pub replay_bytes: usize,
@@ -69,6 +71,8 @@ pub struct TerminalConfig {
     /// Variables of the daemon's environment kept out of every PTY child (`--withhold-env`); a request's
     /// `env` may still set them.
     pub withheld_env: Arc<[String]>,
+    /// The turns at output processing every terminal of the daemon shares (see [`Turns`]).
+    pub turns: Turns,
 }
 
 impl Default for TerminalConfig {
@@ -77,6 +81,7 @@ impl Default for TerminalConfig {
             replay_bytes: replay::DEFAULT_REPLAY_BYTES,
             scrollback_lines: DEFAULT_SCROLLBACK_LINES,
             withheld_env: Arc::new([]),
+            turns: Turns::per_cpu(),
         }
     }
 }
@@ -138,6 +143,7 @@ impl PtyHandle {
             in_flight: in_flight.clone(),
             stop: stop.clone(),
             last_info: last_info.clone(),
+            turns: config.turns.clone(),
         };
         // The child is not reaped before `terminate`, so this is its own start time.
         let session = session::proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });

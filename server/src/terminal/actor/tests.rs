@@ -34,6 +34,7 @@ fn parts(
     writer: Sender<Vec<u8>>,
     in_flight: Arc<AtomicUsize>,
     stop: Receiver<()>,
+    turns: Turns,
 ) -> (ActorParts, Child) {
     let spec = crate::terminal::tests::sh("read never");
     let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
@@ -53,18 +54,24 @@ fn parts(
         in_flight,
         stop,
         last_info,
+        turns,
     };
     (parts, child)
 }
 
 impl Harness {
     fn start() -> Harness {
+        Harness::start_with(Turns::new(1))
+    }
+
+    /// An actor that takes its turns at output processing from `turns`.
+    fn start_with(turns: Turns) -> Harness {
         let (commands, commands_rx) = bounded(8);
         let (output, output_rx) = bounded(8);
         let (writer, writer_rx) = bounded(8);
         let (stop, stop_rx) = bounded(0);
         let in_flight = Arc::new(AtomicUsize::new(0));
-        let (parts, child) = parts(commands.clone(), writer, in_flight.clone(), stop_rx);
+        let (parts, child) = parts(commands.clone(), writer, in_flight.clone(), stop_rx, turns);
         // The child's end is sent as a command by these tests; the wait thread's channel stays empty.
         let (_exit, exit_rx) = bounded(1);
         let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx, exit_rx));
@@ -78,6 +85,25 @@ impl Harness {
 
     fn reader(&self, message: ReaderOutput) {
         self.output.as_ref().expect("the reader's channel").send_timeout(message, BOUND).expect("taken");
+    }
+
+    /// The screen's text, as `snapshot` answers it.
+    fn screen(&self) -> String {
+        let (reply, answer) = bounded(1);
+        self.send(Command::Snapshot { reply: Reply::new(reply, Instant::now() + BOUND) });
+        match answer.recv_timeout(BOUND).expect("an answer").expect("a snapshot") {
+            Response::Snapshot { text, .. } => text,
+            other => panic!("not a snapshot: {other:?}"),
+        }
+    }
+
+    /// Waits (bounded) until the actor has taken everything sent on the reader's channel.
+    fn taken(&self) {
+        let deadline = Instant::now() + BOUND;
+        while !self.output.as_ref().expect("the reader's channel").is_empty() {
+            assert!(Instant::now() < deadline, "the actor does not take output");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     fn lifecycle(&self) -> Lifecycle {
@@ -204,7 +230,7 @@ fn an_end_seen_while_being_terminated_is_not_published_as_exited() {
         let (commands, _commands_rx) = bounded(8);
         let (writer, _writer_rx) = bounded(8);
         let (stop, stop_rx) = bounded::<()>(0);
-        let (parts, child) = parts(commands, writer, Arc::new(AtomicUsize::new(0)), stop_rx);
+        let (parts, child) = parts(commands, writer, Arc::new(AtomicUsize::new(0)), stop_rx, Turns::new(1));
         let vt = Terminal::new(80, 24, 100).expect("terminal");
         let mut actor = Actor::new(parts, vt);
         if terminated {
@@ -215,4 +241,39 @@ fn an_end_seen_while_being_terminated_is_not_published_as_exited() {
         assert_eq!(actor.life.published().is_some(), !terminated, "terminated: {terminated}");
         child.kill_and_reap();
     }
+}
+
+/// Takes the only turn of `turns`.
+fn the_only_turn(turns: &Turns) -> Turn {
+    turns.waiting().recv_timeout(BOUND).map(|()| turns.taken()).expect("the turn")
+}
+
+#[test]
+fn output_waits_for_a_turn_while_requests_are_answered() {
+    let turns = Turns::new(1);
+    let held = the_only_turn(&turns);
+    let actor = Harness::start_with(turns.clone());
+    actor.reader(ReaderOutput::Chunk(b"turn-marker".to_vec(), Instant::now()));
+    actor.taken();
+    // Without a turn the chunk is held: the request is answered, from the screen as it was.
+    assert!(!actor.screen().contains("turn-marker"), "output processed without a turn");
+    drop(held);
+    let deadline = Instant::now() + BOUND;
+    while !actor.screen().contains("turn-marker") {
+        assert!(Instant::now() < deadline, "the turn given back was never taken");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Caught up with its reader, the actor gave the turn back before it took the request.
+    assert_eq!(turns.free(), 1, "the turn is back");
+}
+
+#[test]
+fn an_actor_waiting_for_a_turn_still_stops() {
+    let turns = Turns::new(1);
+    let _held = the_only_turn(&turns);
+    let actor = Harness::start_with(turns);
+    actor.reader(ReaderOutput::Chunk(b"never shown".to_vec(), Instant::now()));
+    actor.taken();
+    // Dropping the harness closes the stop channel and joins the actor (the test's timeout bounds it).
+    drop(actor);
 }
