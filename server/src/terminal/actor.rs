@@ -6,23 +6,27 @@
 //! channel; each ready operation is then one small named step. The terminal's lifecycle is an explicit
 //! [`Ending`] (the model pipe processes share) plus the failure, if any. The output path is in
 //! `actor/output.rs`, subscriptions and the controller in `actor/control.rs`, the screen and `info` in
-//! `actor/screen.rs`.
+//! `actor/screen.rs`, the wait itself in `actor/waits.rs`. A chunk of output is processed only during one of the
+//! daemon's turns (`turns.rs`), or within the small allowance of a terminal that had caught up with its reader.
 
 mod control;
 mod output;
 mod screen;
+mod waits;
 
 pub(crate) use screen::initial_info;
+pub use waits::PRECISE_WAKE_MARGIN;
+use waits::{Waits, Wake};
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use std::collections::VecDeque;
 
-use crossbeam_channel::{Receiver, RecvError, Select, SelectedOperation, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, RecvError, SelectedOperation, Sender, TryRecvError};
 use opencode_pty_protocol::{ProcessInfo, Response};
 use opencode_pty_vt::Terminal;
 
@@ -35,7 +39,7 @@ use super::io::ReaderOutput;
 use super::replay::Replay;
 use super::spawn::PtySpec;
 use super::title::Titles;
-use super::turns::{Turn, Turns};
+use super::turns::{Allowance, Turn, Turns};
 use crate::error::ServiceError;
 use crate::process::ending::Ending;
 use crate::process::{Event, ExitStatus, Message};
@@ -57,11 +61,6 @@ pub(crate) use crate::now_ms;
 /// The actor thread's timer slack: how late the kernel may wake it after the output batch's deadline (1 µs;
 /// the default is 50 µs, which every echo would pay on top of the coalescing window).
 pub const COALESCE_TIMER_SLACK_NS: u64 = 1_000;
-
-/// How long before the deadline of a batch that answers client input the actor's wait ends, to poll until the
-/// deadline itself (`Coalescer::wants_precise_flush`): waking from the timer took 24-45 µs here (p50 33),
-/// which every echo paid on top of the coalescing window. At most this much polling per `input` request.
-pub const PRECISE_WAKE_MARGIN: Duration = Duration::from_micros(60);
 
 /// What the actor starts from.
 pub(crate) struct ActorParts {
@@ -122,6 +121,8 @@ struct Actor {
     turn: Option<Turn>,
     /// A chunk taken from the reader without a turn: it waits for one, and no more output is taken meanwhile.
     held: Option<HeldChunk>,
+    /// What may be processed without a turn once caught up with the reader.
+    allowance: Allowance,
 }
 
 /// A chunk of output waiting for a turn.
@@ -143,74 +144,6 @@ struct Inbox {
     writer: Sender<Vec<u8>>,
     /// The daemon's turns at output processing.
     turns: Turns,
-}
-
-/// An operation the actor's one wait can find ready.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wake {
-    /// The stop channel: the terminal is being terminated.
-    Stop,
-    /// The reader's channel.
-    Output,
-    /// The command queue.
-    Command,
-    /// The child's end, from the wait thread.
-    Exit,
-    /// A turn at output processing, for the held chunk.
-    Turn,
-    /// Room in the writer's queue for the oldest pending chunk.
-    Writer,
-    /// Room in the channel of the `n`th subscriber that has events held back.
-    Delivery(usize),
-}
-
-/// One `Select` and, for each operation added to it, what it is: the selected operation's index is looked
-/// up, never computed.
-struct Waits<'a> {
-    select: Select<'a>,
-    ready: Vec<Wake>,
-}
-
-impl<'a> Waits<'a> {
-    fn new() -> Waits<'a> {
-        Waits { select: Select::new(), ready: Vec::new() }
-    }
-
-    fn recv<T>(&mut self, receiver: &'a Receiver<T>, ready: Wake) {
-        self.select.recv(receiver);
-        self.ready.push(ready);
-    }
-
-    fn send<T>(&mut self, sender: &'a Sender<T>, ready: Wake) {
-        self.select.send(sender);
-        self.ready.push(ready);
-    }
-
-    /// Waits for one operation, until `deadline` when there is one (`None` then, never earlier). A `precise`
-    /// deadline is met to the microsecond rather than when the timer wakes the thread (tens of µs late here):
-    /// the wait ends [`PRECISE_WAKE_MARGIN`] before it, and the rest is spent polling the operations.
-    fn select(mut self, deadline: Option<Instant>, precise: bool) -> Option<(Wake, SelectedOperation<'a>)> {
-        let operation = match deadline {
-            None => self.select.select(),
-            Some(deadline) if !precise => self.select.select_deadline(deadline).ok()?,
-            Some(deadline) => {
-                let wake = deadline.checked_sub(PRECISE_WAKE_MARGIN).unwrap_or(deadline);
-                match self.select.select_deadline(wake) {
-                    Ok(operation) => operation,
-                    Err(_) => loop {
-                        if let Ok(operation) = self.select.try_select() {
-                            break operation;
-                        }
-                        if Instant::now() >= deadline {
-                            return None;
-                        }
-                        std::hint::spin_loop();
-                    },
-                }
-            }
-        };
-        Some((self.ready[operation.index()], operation))
-    }
 }
 
 /// Whether the loop goes on.
@@ -276,6 +209,7 @@ impl Actor {
             exit_taken: false,
             turn: None,
             held: None,
+            allowance: Allowance::new(Instant::now()),
         }
     }
 
@@ -357,7 +291,11 @@ impl Actor {
                 let message = operation.recv(&inbox.output);
                 let caught_up = inbox.output.is_empty();
                 match message {
-                    Ok(ReaderOutput::Chunk(bytes, read_at)) if self.turn.is_none() => {
+                    // Without a turn, a chunk is processed only by a terminal that had caught up with its reader
+                    // (it was quiet, or it keeps up) and within its allowance; otherwise it waits for a turn.
+                    Ok(ReaderOutput::Chunk(bytes, read_at))
+                        if self.turn.is_none() && !(caught_up && self.allowance.take(bytes.len(), Instant::now())) =>
+                    {
                         self.held = Some(HeldChunk { bytes, read_at, caught_up });
                     }
                     message => self.reader_output(message, caught_up),

@@ -30,7 +30,7 @@ pub use fanout::{
 };
 pub use spawn::PtySpec;
 pub(crate) use spawn::validate;
-pub use turns::{MAX_OUTPUT_TURNS, TURN_OUTPUT_BYTES, Turns};
+pub use turns::{FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, MAX_OUTPUT_TURNS, TURN_OUTPUT_BYTES, Turns};
 
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
@@ -81,7 +81,7 @@ impl Default for TerminalConfig {
             replay_bytes: replay::DEFAULT_REPLAY_BYTES,
             scrollback_lines: DEFAULT_SCROLLBACK_LINES,
             withheld_env: Arc::new([]),
-            turns: Turns::per_cpu(),
+            turns: Turns::sized_to_machine(),
         }
     }
 }

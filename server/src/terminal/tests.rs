@@ -148,3 +148,39 @@ fn a_failure_before_the_exit_is_reported() {
     assert!(handle.terminate());
     assert!(!handle.terminate(), "a second terminate does nothing");
 }
+
+/// Terminals sharing one turn at output processing, all printing without pause: each one's whole output arrives,
+/// in order, and each ends (a turn's share never cuts output, and no terminal waits for a turn forever).
+#[test]
+fn terminals_sharing_one_turn_all_deliver_their_whole_output() {
+    const LINES: usize = 50_000;
+    let config = TerminalConfig { turns: Turns::new(1), ..TerminalConfig::default() };
+    // Each prints once its subscriber is there (the Enter that starts it is echoed first).
+    let script = format!("read go; seq 1 {LINES}; echo end");
+    let handles: Vec<PtyHandle> =
+        (1..=3).map(|id| PtyHandle::spawn(id, sh(&script), config.clone()).expect("spawn")).collect();
+    let mut expected = "\r\n".to_owned();
+    expected.extend((1..=LINES).map(|n| format!("{n}\r\n")));
+    expected.push_str("end\r\n");
+    assert!(expected.len() > 4 * TURN_OUTPUT_BYTES, "more than a few turns' worth");
+    std::thread::scope(|scope| {
+        for handle in &handles {
+            let expected = &expected;
+            scope.spawn(move || {
+                let subscription =
+                    handle.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
+                handle.write(None, b"\r".to_vec()).expect("input");
+                let mut output = Vec::new();
+                loop {
+                    match subscription.recv_timeout(REQUEST_TIMEOUT).expect("an event before the timeout") {
+                        Event::Output(chunk) => output.extend_from_slice(chunk.bytes()),
+                        Event::Message(message) if matches!(message.response(), Response::Exited { .. }) => break,
+                        Event::Message(_) => {}
+                    }
+                }
+                let text = String::from_utf8_lossy(&output);
+                assert!(text == *expected, "terminal {}: {} of {} bytes", handle.id(), text.len(), expected.len());
+            });
+        }
+    });
+}

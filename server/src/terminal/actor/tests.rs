@@ -10,6 +10,7 @@ use opencode_pty_protocol::Lifecycle;
 use super::*;
 use crate::process::Child;
 use crate::terminal::command::Reply;
+use crate::terminal::turns::FREE_OUTPUT_BURST_BYTES;
 
 /// The longest any step of these tests waits.
 const BOUND: Duration = Duration::from_secs(30);
@@ -253,7 +254,10 @@ fn output_waits_for_a_turn_while_requests_are_answered() {
     let turns = Turns::new(1);
     let held = the_only_turn(&turns);
     let actor = Harness::start_with(turns.clone());
-    actor.reader(ReaderOutput::Chunk(b"turn-marker".to_vec(), Instant::now()));
+    // More than a quiet terminal may process without a turn (carriage returns, which show nothing).
+    let mut chunk = vec![b'\r'; FREE_OUTPUT_BURST_BYTES];
+    chunk.extend_from_slice(b"turn-marker");
+    actor.reader(ReaderOutput::Chunk(chunk, Instant::now()));
     actor.taken();
     // Without a turn the chunk is held: the request is answered, from the screen as it was.
     assert!(!actor.screen().contains("turn-marker"), "output processed without a turn");
@@ -268,11 +272,21 @@ fn output_waits_for_a_turn_while_requests_are_answered() {
 }
 
 #[test]
+fn a_quiet_terminal_processes_a_little_output_without_a_turn() {
+    let turns = Turns::new(1);
+    let _held = the_only_turn(&turns);
+    let actor = Harness::start_with(turns);
+    actor.reader(ReaderOutput::Chunk(b"echoed".to_vec(), Instant::now()));
+    actor.taken();
+    assert!(actor.screen().contains("echoed"), "a keystroke's echo waited for a turn");
+}
+
+#[test]
 fn an_actor_waiting_for_a_turn_still_stops() {
     let turns = Turns::new(1);
     let _held = the_only_turn(&turns);
     let actor = Harness::start_with(turns);
-    actor.reader(ReaderOutput::Chunk(b"never shown".to_vec(), Instant::now()));
+    actor.reader(ReaderOutput::Chunk(vec![b'x'; FREE_OUTPUT_BURST_BYTES + 1], Instant::now()));
     actor.taken();
     // Dropping the harness closes the stop channel and joins the actor (the test's timeout bounds it).
     drop(actor);
