@@ -7,7 +7,8 @@
 //! and gives it back once it has caught up with its reader or used [`TURN_OUTPUT_BYTES`]. The actors without a
 //! turn wait for one (still answering requests and stops meanwhile), their readers fill their queues and wait,
 //! and their children block on the full PTY: only the turns' holders stay runnable. The output is delayed,
-//! never dropped, and the turns go round in the order they were asked for, so every busy terminal advances.
+//! never dropped, and the turns go round in about the order they were asked for (an actor woken meanwhile by a
+//! request or a delivery asks again, behind the others), so every busy terminal advances.
 //!
 //! Waiting for a turn costs a terminal that was quiet the time of the turns ahead of it, which an echo would
 //! pay on every keystroke (16 printing terminals made the echo bench's p50 ten times slower). So an actor that
