@@ -142,24 +142,22 @@ pub(crate) fn forget(path: &Path, instance_id: &str) -> Result<bool, RecordError
 }
 
 /// How long the guardian waits for its daemon, killed a moment ago, to let go of the directory's lock: the kernel
-/// closes a dying process's descriptors one by one, so the guardian can see its pipe close before the lock goes.
-pub(crate) const FORGET_LOCK_WAIT: Duration = Duration::from_secs(1);
+/// closes a dying process's descriptors only once its last thread has exited, and its main thread shows as a
+/// zombie before that (the suite beside `stress-ng` saw the lock still held after the main thread was a zombie,
+/// and the record was left). The wait ends as soon as the lock is free or another daemon's record replaces it.
+pub(crate) const FORGET_LOCK_WAIT: Duration = Duration::from_secs(5);
 
-/// Takes `dir`'s lock for the guardian of daemon `instance_id`: at once, or, while that daemon is still dying
-/// (not yet a zombie), as soon as it lets go, within [`FORGET_LOCK_WAIT`]. `None` when someone else holds it.
+/// Takes `dir`'s lock for the guardian of daemon `instance_id`: at once, or as soon as the dying daemon lets go
+/// of it, within [`FORGET_LOCK_WAIT`]. `None` when the record is no longer that daemon's (a new daemon holds
+/// the directory and replaces the record itself) or the lock stays held that long.
 fn lock_after_death(dir: &Path, path: &Path, instance_id: &str) -> Option<Flock<File>> {
     let deadline = Instant::now() + FORGET_LOCK_WAIT;
     loop {
         if let Some(lock) = try_lock(dir) {
             return Some(lock);
         }
-        let dying =
-            matches!(read(path), Ok(Some(record)) if record.instance_id == instance_id && !record.daemon_is_gone());
-        if !dying {
-            // Gone now, so its descriptors are closed: one last try tells whether another daemon holds the lock.
-            return try_lock(dir);
-        }
-        if Instant::now() >= deadline {
+        let ours = matches!(read(path), Ok(Some(record)) if record.instance_id == instance_id);
+        if !ours || Instant::now() >= deadline {
             return None;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -453,5 +451,22 @@ mod tests {
         drop(held);
         assert!(forget(record.path(), "abc").unwrap());
         assert!(read(record.path()).unwrap().is_none());
+    }
+
+    /// A dying daemon's lock goes only once its last thread has exited, which may be after its pipe closed and
+    /// its main thread turned zombie: the guardian waits for it rather than leaving the record.
+    #[test]
+    fn the_guardian_takes_the_lock_a_dying_daemon_lets_go_of_late() {
+        let dir = TempDir::new().unwrap();
+        fs::write(dir.path().join(LOCK_FILE), "").unwrap();
+        let record = GroupRecord::create(dir.path(), "abc").unwrap();
+        let held = try_lock(dir.path()).unwrap();
+        let dying = std::thread::spawn(move || {
+            std::thread::sleep(FORGET_LOCK_WAIT / 5);
+            drop(held);
+        });
+        assert!(forget(record.path(), "abc").unwrap(), "the lock let go of within the wait was taken");
+        assert!(read(record.path()).unwrap().is_none());
+        dying.join().unwrap();
     }
 }
