@@ -41,12 +41,12 @@ ts-test:
     cd client-ts && npm ci --no-audit --no-fund && OPENCODE_PTY_BIN=../target/debug/opencode-pty npm test
 
 # Replay the conformance transcripts against a daemon binary: `just conformance DAEMON=path [FILTER=text]`
-# (or positionally); without DAEMON, our own daemon, built first.
+# (or positionally); without DAEMON, our own daemon, built first, with every error message compared as recorded.
 conformance DAEMON="" FILTER="":
-    daemon=''; filter=''; \
+    daemon=''; filter=''; strict=''; \
     for arg in '{{DAEMON}}' '{{FILTER}}'; do case "$arg" in DAEMON=*) daemon="${arg#DAEMON=}";; FILTER=*) filter="${arg#FILTER=}";; "") ;; *) if [ -z "$daemon" ] && [ "$arg" = '{{DAEMON}}' ]; then daemon="$arg"; else filter="$arg"; fi;; esac; done; \
-    if [ -z "$daemon" ]; then cargo build -p opencode-pty; daemon=target/debug/opencode-pty; fi; \
-    cargo run -p opencode-pty-conformance -- --daemon "$daemon" ${filter:+"$filter"}
+    if [ -z "$daemon" ]; then cargo build -p opencode-pty; daemon=target/debug/opencode-pty; strict=--strict-messages; fi; \
+    cargo run -p opencode-pty-conformance -- --daemon "$daemon" ${strict:+"$strict"} ${filter:+"$filter"}
 
 # Record transcripts again from their scripts (conformance/scripts) against our daemon; review the diff.
 conformance-record FILTER="":

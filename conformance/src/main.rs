@@ -55,6 +55,10 @@ struct RunArgs {
     /// How long a started daemon has to write its registration, in milliseconds.
     #[arg(long, default_value_t = DEFAULT_START_TIMEOUT_MS)]
     start_timeout_ms: u64,
+    /// Compare every error message byte for byte as recorded (our daemon's wording), not only the texts the
+    /// protocol fixes (those a transcript marks `fixed_message`); without it, other messages match any text.
+    #[arg(long)]
+    strict_messages: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
                 filter: cli.run.filter,
                 jobs: cli.run.jobs,
                 start_timeout,
+                strict_messages: cli.run.strict_messages,
             };
             runner::run(&options)
         }

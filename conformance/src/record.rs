@@ -139,6 +139,7 @@ pub fn record_all(
         let registration = &daemon.registration;
         session.generalizer =
             Some(Generalizer::new(&registration.token, &registration.instance_id, u64::from(registration.pid), &tmp));
+        session.strict_messages = true;
         let mut steps = Vec::new();
         for (line, step) in &script.steps {
             match session.step(step) {

@@ -32,6 +32,8 @@ pub struct Options {
     pub filter: Option<String>,
     pub jobs: usize,
     pub start_timeout: Duration,
+    /// Compare every error message as recorded, not only the texts the protocol fixes.
+    pub strict_messages: bool,
 }
 
 /// How one transcript went.
@@ -148,6 +150,7 @@ fn run_one(
         Ok(session) => session,
         Err(message) => return setup_failure(message),
     };
+    session.strict_messages = options.strict_messages;
     for (line, step) in &transcript.steps {
         if let Err(failure) = session.step(step) {
             return Outcome::Fail { line: *line, step: summary(step), failure };

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::conn::{Conn, Received};
 use crate::daemon::Daemon;
-use crate::matching::{Bindings, interpolate, match_value, substitute};
+use crate::matching::{Bindings, demanded, interpolate, is_error, match_value, protocol_fixes, substitute};
 use crate::record::{Generalizer, MAX_RECORDED_OUTPUT_BYTES};
 use crate::schema::Schema;
 use crate::transcript::Step;
@@ -54,6 +54,8 @@ pub struct Session<'a> {
     _scratch: tempfile::TempDir,
     /// Set when recording: how received values are turned into patterns.
     pub generalizer: Option<Generalizer>,
+    /// `--strict-messages`: error messages the protocol does not fix are compared as recorded too.
+    pub strict_messages: bool,
 }
 
 impl<'a> Session<'a> {
@@ -77,6 +79,7 @@ impl<'a> Session<'a> {
             helpers: Vec::new(),
             _scratch: scratch,
             generalizer: None,
+            strict_messages: false,
         })
     }
 
@@ -110,21 +113,28 @@ impl<'a> Session<'a> {
                     c.send_raw(piece)?;
                 }
             }
-            Step::Expect { conn, frame, within_ms } => {
+            Step::Expect { conn, fixed_message, frame, within_ms } => {
                 let deadline = Instant::now() + within_ms.map_or(EXPECT_TIMEOUT, Duration::from_millis);
                 let actual = self.expect_control(conn, deadline)?;
-                let expected = match frame {
-                    Some(expected) => expected.clone(),
+                let (expected, fixed_message) = match frame {
+                    Some(expected) => (expected.clone(), *fixed_message),
                     None => match self.generalizer.as_mut() {
-                        Some(generalizer) => generalizer.generalize(&actual),
+                        Some(generalizer) => {
+                            let expected = generalizer.generalize(&actual);
+                            let fixed = is_error(&expected)
+                                && expected.get("message").and_then(Value::as_str).is_some_and(protocol_fixes);
+                            (expected, fixed)
+                        }
                         None => return Err("an expect step needs a frame".to_owned().into()),
                     },
                 };
-                if let Err(message) = match_value(&expected, &actual, &mut self.vars) {
-                    let shown = resolve(&expected, &self.vars);
+                let demanded = demanded(&expected, fixed_message, self.strict_messages);
+                if let Err(message) = match_value(&demanded, &actual, &mut self.vars) {
+                    let shown = resolve(&demanded, &self.vars);
                     return Err(Failure { message, diff: Some(diff(&shown, &actual)) });
                 }
-                return Ok(Step::Expect { conn: conn.clone(), frame: Some(expected), within_ms: *within_ms });
+                let frame = Some(expected);
+                return Ok(Step::Expect { conn: conn.clone(), fixed_message, frame, within_ms: *within_ms });
             }
             Step::ExpectOutput { conn, start, text, hex, bytes } => {
                 return self.expect_output(conn, start.as_ref(), text.as_deref(), hex.as_deref(), *bytes);

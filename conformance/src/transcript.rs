@@ -66,9 +66,13 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chunk: Option<u64>,
     },
-    /// Receive one control frame that matches `frame` (patterns and captures allowed).
+    /// Receive one control frame that matches `frame` (patterns and captures allowed). For an error frame,
+    /// `fixed_message` says the protocol fixes its message (as the pattern reads); any other message is the
+    /// implementation's wording, compared only under `--strict-messages`.
     Expect {
         conn: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        fixed_message: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         frame: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,6 +150,13 @@ impl Transcript {
         if !steps.iter().any(|(_, step)| checks(step)) {
             bail!("{}: no expect step, so it could never fail", path.display());
         }
+        for (line, step) in &steps {
+            if let Step::Expect { fixed_message: true, frame, .. } = step
+                && !frame.as_ref().is_some_and(crate::matching::is_error)
+            {
+                bail!("{}:{line}: fixed_message marks the message of an error frame, and this is none", path.display());
+            }
+        }
         Ok(Transcript { id, path: path.to_owned(), header, steps })
     }
 
@@ -181,4 +192,53 @@ pub fn discover(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
     }
     found.sort();
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matching::{is_error, protocol_fixes};
+
+    /// Every expected error of every transcript is marked `fixed_message` exactly when the protocol fixes its
+    /// text, and each file reads back as the recorder writes it (so the marks are where it puts them).
+    #[test]
+    fn the_transcripts_mark_exactly_the_messages_the_protocol_fixes() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("transcripts");
+        let (mut fixed, mut free) = (0, 0);
+        for (id, path) in discover(&dir).expect("the transcripts") {
+            let transcript = Transcript::load(&path, id.clone()).expect("loads");
+            for (line, step) in &transcript.steps {
+                let Step::Expect { fixed_message, frame: Some(frame), .. } = step else { continue };
+                if !is_error(frame) {
+                    continue;
+                }
+                let message = frame["message"].as_str().expect("an error's message is a string");
+                assert_eq!(*fixed_message, protocol_fixes(message), "{id}:{line}: {message:?}");
+                if *fixed_message {
+                    fixed += 1;
+                } else {
+                    free += 1;
+                }
+            }
+            let steps: Vec<Step> = transcript.steps.into_iter().map(|(_, step)| step).collect();
+            let text = std::fs::read_to_string(&path).expect("read");
+            assert_eq!(Transcript::to_jsonl(&transcript.header, &steps), text, "{id} is not as the recorder writes it");
+        }
+        assert!(fixed >= 20 && free >= 40, "{fixed} fixed and {free} other messages");
+    }
+
+    #[test]
+    fn a_fixed_message_mark_on_a_frame_that_is_not_an_error_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.jsonl");
+        let header = r#"{"conformance":1,"description":"d","spec":[]}"#;
+        let step = r#"{"step":"expect","conn":"a","fixed_message":true,"frame":{"type":"ok"}}"#;
+        std::fs::write(&path, format!("{header}\n{step}\n")).expect("write");
+        let error = Transcript::load(&path, "a/t".into()).expect_err("refused").to_string();
+        assert!(error.contains("t.jsonl:2: fixed_message"), "{error}");
+        let error_step =
+            r#"{"step":"expect","conn":"a","fixed_message":true,"frame":{"type":"error","message":"terminated"}}"#;
+        std::fs::write(&path, format!("{header}\n{error_step}\n")).expect("write");
+        Transcript::load(&path, "a/t".into()).expect("an error frame may be marked");
+    }
 }

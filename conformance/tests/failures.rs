@@ -1,6 +1,7 @@
 //! The suite can fail: a deliberately broken transcript, a "daemon" that never registers, and fake daemons
-//! that leave out a member or swap two events are each reported as a failure with a message that says what
-//! differed, and the runner leaves none of the processes it started behind.
+//! that leave out a member, swap two events or change a text the protocol fixes are each reported as a
+//! failure with a message that says what differed, and the runner leaves none of the processes it started
+//! behind. A fake that words only the other errors its own way fails only under `--strict-messages`.
 
 mod support;
 
@@ -50,14 +51,22 @@ fn a_binary_that_is_not_a_daemon_fails_and_is_killed() {
 
 /// Runs `filter` from `transcripts` against the fake daemon with `fault`; returns what the runner printed.
 fn against_fake(fault: &str, transcripts: &std::path::Path, filter: &str) -> support::Run {
+    against_fake_with(fault, transcripts, filter, &[])
+}
+
+/// [`against_fake`] with more arguments for the runner.
+fn against_fake_with(fault: &str, transcripts: &std::path::Path, filter: &str, more: &[&str]) -> support::Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let pidfile = dir.path().join("pid");
     let fake = dir.path().join("fake-daemon");
     let python = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake_daemon.py");
     write_script(&fake, &format!("exec python3 {python} \"$@\""));
     let attached = concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/examples/valid/Response.attached.json");
+    let mut args =
+        vec!["--daemon", fake.to_str().expect("UTF-8"), "--transcripts", transcripts.to_str().expect("UTF-8"), filter];
+    args.extend_from_slice(more);
     let out = run(
-        &["--daemon", fake.to_str().expect("UTF-8"), "--transcripts", transcripts.to_str().expect("UTF-8"), filter],
+        &args,
         &[("FAKE_FAULT", fault), ("FAKE_ATTACHED", attached), ("FAKE_PIDFILE", pidfile.to_str().expect("UTF-8"))],
     );
     assert!(!process_exists(read_pid(&pidfile)), "the runner left the fake daemon running: {out:?}");
@@ -136,4 +145,62 @@ fn a_run_where_nothing_passes_is_not_a_success() {
     let out = run(&["--daemon", daemon.to_str().expect("UTF-8"), "--transcripts", transcripts], &[]);
     assert_ne!(out.code, Some(0), "{out:?}");
     assert!(format!("{out:?}").contains("no expect step"), "{out:?}");
+}
+
+/// A transcript of two errors as our daemon words them: `process 999 not found`, whose wording is ours, and
+/// `unsupported request: frobnicate`, which the protocol fixes (marked `fixed_message`).
+fn two_errors(dir: &std::path::Path) {
+    write_transcript(
+        dir,
+        "errors/two-errors",
+        &[
+            json!({"conformance": 1, "description": "two errors", "spec": ["E5"], "shareable": true}),
+            json!({"step": "connect", "conn": "a"}),
+            json!({"step": "send", "conn": "a", "frame": {"token": "$token", "request": {"op": "get", "id": 999}}}),
+            json!({"step": "expect", "conn": "a", "frame": {"type": "error", "message": "process 999 not found"}}),
+            json!({"step": "connect", "conn": "b"}),
+            json!({"step": "send", "conn": "b", "frame": {"token": "$token", "request": {"op": "frobnicate"}}}),
+            json!({"step": "expect", "conn": "b", "fixed_message": true,
+                   "frame": {"type": "error", "message": "unsupported request: frobnicate"}}),
+        ],
+    );
+}
+
+/// Another implementation's wording of an error the protocol does not fix passes, unless `--strict-messages`
+/// asks for ours; the fake's own wording, which is ours, passes both ways.
+#[test]
+fn wording_the_protocol_leaves_open_fails_only_under_strict_messages() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    two_errors(dir.path());
+    let lenient = against_fake("reworded", dir.path(), "errors/two-errors");
+    assert_eq!(lenient.code, Some(0), "{lenient:?}");
+    let strict = against_fake_with("reworded", dir.path(), "errors/two-errors", &["--strict-messages"]);
+    assert_eq!(strict.code, Some(1), "{strict:?}");
+    assert!(strict.stdout.contains("two-errors.jsonl:4:"), "{}", strict.stdout);
+    assert!(
+        strict.stdout.contains(r#"$.message: expected "process 999 not found", got "no process 999""#),
+        "{}",
+        strict.stdout
+    );
+    let ours = against_fake_with("", dir.path(), "errors/two-errors", &["--strict-messages"]);
+    assert_eq!(ours.code, Some(0), "{ours:?}");
+}
+
+/// A text the protocol fixes, worded otherwise, fails with or without `--strict-messages`.
+#[test]
+fn a_changed_fixed_text_fails_with_or_without_strict_messages() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    two_errors(dir.path());
+    for more in [&[][..], &["--strict-messages"][..]] {
+        let out = against_fake_with("changed-fixed", dir.path(), "errors/two-errors", more);
+        assert_eq!(out.code, Some(1), "{more:?}: {out:?}");
+        assert!(out.stdout.contains("two-errors.jsonl:7:"), "{more:?}: {}", out.stdout);
+        assert!(
+            out.stdout.contains(
+                r#"$.message: expected "unsupported request: frobnicate", got "unknown request: frobnicate""#
+            ),
+            "{more:?}: {}",
+            out.stdout
+        );
+    }
 }

@@ -6,6 +6,10 @@ FAKE_FAULT=missing-member  pong leaves out `features`.
 FAKE_FAULT=swapped-events  subscribe answers attached, then title_changed before controller_changed.
 FAKE_FAULT=deadline-only   never refuses a bad frame: it waits for the whole declared payload, whatever its
                            length, and closes only when a 10 s read deadline runs out.
+FAKE_FAULT=reworded        words the errors the protocol leaves to the implementation differently from
+                           opencode-pty (`get` of an unknown id: `no process N` for `process N not found`).
+FAKE_FAULT=changed-fixed   words a text the protocol fixes differently: `unknown request: OP` for
+                           `unsupported request: OP`.
 FAKE_ATTACHED names a JSON file holding a valid `attached` frame (a schema example); FAKE_PIDFILE, if set, is
 where it writes its pid."""
 import json, os, secrets, socket, struct, sys, threading
@@ -88,7 +92,12 @@ def serve(conn):
                     send(conn, event)
                 recv(conn)
                 return
-            send(conn, {"type": "error", "message": "unsupported request: %s" % op})
+            if op == "get":
+                wording = "no process %s" if fault == "reworded" else "process %s not found"
+                send(conn, {"type": "error", "message": wording % envelope["request"].get("id")})
+                return
+            wording = "unknown request: %s" if fault == "changed-fixed" else "unsupported request: %s"
+            send(conn, {"type": "error", "message": wording % op})
             return
 
 

@@ -20,8 +20,8 @@
 //!    insert mode go to the very end (they would corrupt the printing). The title goes first, as OSC 2.
 //! 5. The formatter lists every mouse mode whose flag is set, in a fixed order, though only the last one set
 //!    of each group (tracking, report format) is in effect: those are dropped, and the ones in effect (found
-//!    by `mouse.rs`) are emitted with the other modes, followed by the cursor shape (DECSCUSR), which the
-//!    formatter does not carry at all.
+//!    by `mouse.rs`) are emitted with the other modes, followed by the cursor's shape and blink (DECSCUSR):
+//!    the formatter carries the blink only as `?12` and the shape not at all.
 //!
 //! While the alternate screen is active, the primary screen's own checkpoint comes first, taken from a scratch
 //! copy of the terminal (`snapshot.rs`) that leaves the alternate screen the way it was entered.
@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::format::{Format, Space};
 use crate::inspect::RowFlags;
 use crate::sgr;
-use crate::terminal::{CursorShape, Screen, Terminal};
+use crate::terminal::{CursorStyle, Screen, Terminal};
 
 /// Modes that select the alternate screen: they must precede the content.
 const ALT_SCREEN_MODES: [&str; 3] = ["1049", "1047", "47"];
@@ -224,23 +224,23 @@ impl Terminal {
         Ok(out)
     }
 
-    /// The mouse tracking mode and report format in effect, and a cursor shape other than the default
-    /// block, as DECSCUSR with the blink that mode `?12` holds (the formatter carries `?12` but not the shape).
+    /// The mouse tracking mode and report format in effect, and the cursor's shape and blink as DECSCUSR
+    /// unless they are a fresh terminal's (a steady block; on the alternate screen that one is set too, as
+    /// `CSI 0 SP q`, since the primary screen's part may have set another). The formatter carries the blink
+    /// only as mode `?12` (kept, for renderers that know only that) and not the shape; renderers that follow
+    /// DECSCUSR (xterm.js, ghostty-web) take both from it, so a blinking block is carried as `CSI 1 SP q` too.
     fn push_input_state(&self, out: &mut Vec<u8>) -> Result<()> {
         let (tracking, format) = self.mouse_modes()?;
         for mode in [tracking.mode(), format.mode()].into_iter().flatten() {
             let _ = write!(out, "\x1b[?{mode}h");
         }
-        let blinking = self.mode(12, false)?;
-        let shape = match (self.cursor_shape()?, blinking) {
-            (CursorShape::Block, _) => None,
-            (CursorShape::Underline, true) => Some(3),
-            (CursorShape::Underline, false) => Some(4),
-            (CursorShape::Bar, true) => Some(5),
-            (CursorShape::Bar, false) => Some(6),
-        };
-        if let Some(shape) = shape {
-            let _ = write!(out, "\x1b[{shape} q");
+        let style = self.cursor_style()?;
+        if style != CursorStyle::DEFAULT {
+            let _ = write!(out, "\x1b[{} q", style.decscusr());
+        } else if self.active_screen() == Screen::Alternate {
+            // The primary screen's part before it may have set another style, which entering the alternate
+            // screen keeps: back to the default (the renderer's own, which a fresh libghostty draws as this).
+            out.extend_from_slice(b"\x1b[0 q");
         }
         Ok(())
     }

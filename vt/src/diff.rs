@@ -73,7 +73,7 @@ impl Terminal {
             differ!(format!("mode {name}"), self.mode(number, ansi)?, other.mode(number, ansi)?);
         }
         differ!("mouse tracking and format", self.mouse_modes()?, other.mouse_modes()?);
-        differ!("cursor shape", self.cursor_shape()?, other.cursor_shape()?);
+        differ!("cursor style", self.cursor_style()?, other.cursor_style()?);
         differ!("kitty keyboard flags", self.kitty_keyboard_flags()?, other.kitty_keyboard_flags()?);
         differ!("palette", self.palette()?, other.palette()?);
         differ!("dynamic colours", self.dynamic_colors()?, other.dynamic_colors()?);

@@ -112,6 +112,7 @@ pub struct GhosttyMouseEncoderSize {
 pub type GhosttyRenderState = *mut c_void;
 pub type GhosttyRenderStateData = c_int;
 pub const GHOSTTY_RENDER_STATE_DATA_CURSOR_VISUAL_STYLE: GhosttyRenderStateData = 10;
+pub const GHOSTTY_RENDER_STATE_DATA_CURSOR_BLINKING: GhosttyRenderStateData = 12;
 pub type GhosttyRenderStateCursorVisualStyle = c_int;
 pub const GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BAR: GhosttyRenderStateCursorVisualStyle = 0;
 pub const GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BLOCK: GhosttyRenderStateCursorVisualStyle = 1;

@@ -44,7 +44,7 @@ pub use inspect::{CellInfo, Color, MAX_LINK_BYTES, RowInfo, Style};
 pub use mouse::{MouseFormat, MouseTracking};
 pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, madvise, mmap64, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
-pub use terminal::{Cursor, CursorShape, Screen, Terminal};
+pub use terminal::{Cursor, CursorShape, CursorStyle, Screen, Terminal};
 
 /// The version string the loaded library reports, e.g. `0.1.0-dev`.
 pub fn library_version() -> String {

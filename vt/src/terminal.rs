@@ -17,7 +17,7 @@ pub enum Screen {
     Alternate,
 }
 
-/// The cursor's shape as DECSCUSR (`CSI n SP q`) sets it; whether it blinks is mode `?12`.
+/// The cursor's shape as DECSCUSR (`CSI n SP q`) sets it; whether it blinks is [`CursorStyle::blinking`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CursorShape {
     /// A block (the default; libghostty's hollow block, for an unfocused window, counts as one).
@@ -26,6 +26,32 @@ pub enum CursorShape {
     Underline,
     /// A vertical bar.
     Bar,
+}
+
+/// How the cursor is drawn: its shape and whether it blinks, both set by DECSCUSR (`CSI n SP q`, odd `n`
+/// blinking), the blink also by mode `?12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CursorStyle {
+    /// The shape.
+    pub shape: CursorShape,
+    /// Whether it blinks.
+    pub blinking: bool,
+}
+
+impl CursorStyle {
+    /// A fresh terminal's cursor: a steady block (what `CSI 0 SP q` and `CSI 2 SP q` set too).
+    pub const DEFAULT: CursorStyle = CursorStyle { shape: CursorShape::Block, blinking: false };
+
+    /// The DECSCUSR parameter that sets this style: 1 and 2 a blinking and a steady block, 3 and 4 an
+    /// underline, 5 and 6 a bar.
+    pub fn decscusr(self) -> u8 {
+        let steady = u8::from(!self.blinking);
+        match self.shape {
+            CursorShape::Block => 1 + steady,
+            CursorShape::Underline => 3 + steady,
+            CursorShape::Bar => 5 + steady,
+        }
+    }
 }
 
 /// The cursor of the active screen, in zero-based active-area coordinates.
@@ -175,28 +201,41 @@ impl Terminal {
         if value == ffi::GHOSTTY_TERMINAL_SCREEN_ALTERNATE { Screen::Alternate } else { Screen::Primary }
     }
 
-    /// The cursor's shape (DECSCUSR), as a renderer would draw it. The terminal's own queries do not hold it
-    /// (its "cursor style" is the pen), so a render state is made for the question and freed after.
+    /// The cursor's shape (DECSCUSR), as a renderer would draw it.
     pub fn cursor_shape(&self) -> Result<CursorShape> {
+        self.cursor_style().map(|style| style.shape)
+    }
+
+    /// The cursor's shape and blink, as a renderer would draw them. The terminal's own queries do not hold
+    /// the shape (its "cursor style" is the pen), so a render state is made for the question and freed after.
+    pub fn cursor_style(&self) -> Result<CursorStyle> {
         let mut state: ffi::GhosttyRenderState = std::ptr::null_mut();
         // Safety: a null allocator selects the default one; `state` is a valid out-pointer.
         check(unsafe { ffi::ghostty_render_state_new(std::ptr::null(), &raw mut state) })?;
-        let mut style = ffi::GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BLOCK;
-        // Safety: `state` is live until freed below and `raw` is live; CURSOR_VISUAL_STYLE writes one C int.
+        let mut shape = ffi::GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BLOCK;
+        let mut blinking = false;
+        // Safety: `state` is live until freed below and `raw` is live; CURSOR_VISUAL_STYLE writes one C int
+        // and CURSOR_BLINKING one C bool.
         let result = unsafe {
-            check(ffi::ghostty_render_state_update(state, self.raw)).and_then(|()| {
-                let out = (&raw mut style).cast();
-                check(ffi::ghostty_render_state_get(state, ffi::GHOSTTY_RENDER_STATE_DATA_CURSOR_VISUAL_STYLE, out))
-            })
+            check(ffi::ghostty_render_state_update(state, self.raw))
+                .and_then(|()| {
+                    let out = (&raw mut shape).cast();
+                    check(ffi::ghostty_render_state_get(state, ffi::GHOSTTY_RENDER_STATE_DATA_CURSOR_VISUAL_STYLE, out))
+                })
+                .and_then(|()| {
+                    let out = (&raw mut blinking).cast();
+                    check(ffi::ghostty_render_state_get(state, ffi::GHOSTTY_RENDER_STATE_DATA_CURSOR_BLINKING, out))
+                })
         };
         // Safety: `state` came from ghostty_render_state_new and is freed once.
         unsafe { ffi::ghostty_render_state_free(state) };
         result?;
-        Ok(match style {
+        let shape = match shape {
             ffi::GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BAR => CursorShape::Bar,
             ffi::GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_UNDERLINE => CursorShape::Underline,
             _ => CursorShape::Block,
-        })
+        };
+        Ok(CursorStyle { shape, blinking })
     }
 
     /// The kitty keyboard protocol flags in effect (`CSI > flags u`, `CSI = flags ; mode u`, popped with

@@ -199,7 +199,7 @@ fn enum_constants_match_what_the_library_reports() {
     // Safety: ghostty_type_json returns a NUL-terminated static string.
     let json = unsafe { CStr::from_ptr(ghostty_type_json()) }.to_str().expect("utf-8");
     let doc: Value = serde_json::from_str(json).expect("json");
-    let checks: [(&str, &str, i32); 30] = [
+    let checks: [(&str, &str, i32); 35] = [
         ("GhosttyResult", "SUCCESS", GHOSTTY_SUCCESS),
         ("GhosttyResult", "OUT_OF_MEMORY", GHOSTTY_OUT_OF_MEMORY),
         ("GhosttyResult", "INVALID_VALUE", GHOSTTY_INVALID_VALUE),
@@ -230,6 +230,11 @@ fn enum_constants_match_what_the_library_reports() {
         ("GhosttyCellData", "COLOR_RGB", GHOSTTY_CELL_DATA_COLOR_RGB),
         ("GhosttyCellWide", "SPACER_HEAD", GHOSTTY_CELL_WIDE_SPACER_HEAD),
         ("GhosttyCellContentTag", "BG_COLOR_RGB", GHOSTTY_CELL_CONTENT_BG_COLOR_RGB),
+        ("GhosttyRenderStateData", "CURSOR_VISUAL_STYLE", GHOSTTY_RENDER_STATE_DATA_CURSOR_VISUAL_STYLE),
+        ("GhosttyRenderStateData", "CURSOR_BLINKING", GHOSTTY_RENDER_STATE_DATA_CURSOR_BLINKING),
+        ("GhosttyRenderStateCursorVisualStyle", "BAR", GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BAR),
+        ("GhosttyRenderStateCursorVisualStyle", "BLOCK", GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_BLOCK),
+        ("GhosttyRenderStateCursorVisualStyle", "UNDERLINE", GHOSTTY_RENDER_STATE_CURSOR_VISUAL_STYLE_UNDERLINE),
     ];
     for (ty, name, value) in checks {
         assert_eq!(doc["types"][ty]["values"][name].as_i64(), Some(i64::from(value)), "{ty}::{name}");
