@@ -8,12 +8,16 @@ export {
   AUTHENTICATION_FAILED,
   ConnectionError,
   DaemonError,
+  HandoffError,
   OpencodePtyError,
   ProtocolError,
   TimeoutError,
   VersionMismatchError,
+  type ClientError,
   type ConnectionFailure,
   type ErrorCode,
+  type HandoffRefusal,
+  type MismatchedDaemon,
 } from "./core/errors.js";
 export {
   encodeControl,

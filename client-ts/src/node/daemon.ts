@@ -177,7 +177,7 @@ export class Daemon {
       } finally {
         started.destroy();
       }
-    });
+    }, () => connection?.sent ?? false);
     return this.rejectError(response, request);
   }
 
@@ -202,7 +202,7 @@ export class Daemon {
   async ping(options?: CallOptions): Promise<PongResponse> {
     const pong = await this.expect({ op: "ping" }, "pong", options);
     if (pong.protocol !== PROTOCOL_VERSION) {
-      throw new VersionMismatchError(PROTOCOL_VERSION, pong.protocol);
+      throw new VersionMismatchError(PROTOCOL_VERSION, pong.protocol, { pid: pong.pid });
     }
     return pong;
   }
@@ -225,7 +225,7 @@ export class Daemon {
         started.destroy();
         throw error;
       }
-    });
+    }, () => connection?.sent ?? false);
     return new Owner(opened, this.registration.token, this.handoffBase(), this.timeoutMs);
   }
 
@@ -256,7 +256,7 @@ export class Daemon {
       const started = (connection = this.start());
       await this.send(started, request);
       return started;
-    });
+    }, () => connection?.sent ?? false);
     try {
       const response = await abortable(what, options?.signal, () => opened.destroy(), readAnswer(opened, what));
       return exitedOf(expectType(this.rejectError(response, request), "exited", what));
@@ -360,7 +360,7 @@ export class Daemon {
         started.destroy();
         throw error;
       }
-    });
+    }, () => connection?.sent ?? false);
   }
 
   /** The constant part of a handoff description. */
