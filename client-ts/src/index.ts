@@ -31,7 +31,17 @@ export {
   type JsonObject,
 } from "./core/frame.js";
 export { problemWith } from "./core/check.js";
-export type { Attached, Exited, Handoff, Replay, Rows, Snapshot, SubscriptionEvent } from "./core/messages.js";
+export type {
+  Attached,
+  DeepReadonly,
+  Exited,
+  Handoff,
+  Replay,
+  RequestInput,
+  Rows,
+  Snapshot,
+  SubscriptionEvent,
+} from "./core/messages.js";
 export { MAX_QUEUED_FRAMES } from "./node/connection.js";
 export {
   connectOrSpawn,

@@ -22,6 +22,7 @@ import {
   expectType,
   type Exited,
   type Replay,
+  type RequestInput,
   type ResponseOf,
   type Rows,
   type Snapshot,
@@ -164,9 +165,17 @@ export class Daemon {
     return this.registration.pid;
   }
 
-  /** Sends any request on its own connection and returns the checked answer; an `error` answer rejects with
-   * `DaemonError`. The generic path behind the typed methods, and the way to send ops newer than this client. */
-  async call(request: Request | JsonObject, options?: CallOptions): Promise<Response> {
+  /** Sends a request of this protocol on its own connection and returns the checked answer; an `error` answer
+   * rejects with `DaemonError`. The generic path behind the typed methods. Only the protocol's requests are
+   * accepted (`RequestInput`): an op it does not have, or a request missing a member, does not compile. For an
+   * op newer than this client, use {@link callRaw}. */
+  call(request: RequestInput, options?: CallOptions): Promise<Response> {
+    return this.callRaw(request, options);
+  }
+
+  /** {@link call} for any JSON object, unchecked by the compiler: the way to send an op newer than this client
+   * (see {@link supports}). The answer is still checked against this protocol's schema. */
+  async callRaw(request: JsonObject, options?: CallOptions): Promise<Response> {
     const what = describe(request);
     let connection: Connection | null = null;
     const response = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
@@ -188,7 +197,7 @@ export class Daemon {
     if (this.unsupported.has(op)) return false;
     if ((REQUEST_OPS as readonly string[]).includes(op)) return true;
     try {
-      await this.call({ op }, options);
+      await this.callRaw({ op }, options);
       return true;
     } catch (error) {
       if (error instanceof DaemonError) {
