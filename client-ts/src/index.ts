@@ -16,6 +16,7 @@ export {
   type ClientError,
   type ConnectionFailure,
   type ErrorCode,
+  type HandoffFound,
   type HandoffRefusal,
   type MismatchedDaemon,
 } from "./core/errors.js";
@@ -42,6 +43,13 @@ export type {
   Snapshot,
   SubscriptionEvent,
 } from "./core/messages.js";
+export {
+  DAEMON_BINARY_NAME,
+  daemonBinary,
+  findOnPath,
+  platformPackage,
+  platformPackageBinary,
+} from "./node/binary.js";
 export { MAX_QUEUED_FRAMES } from "./node/connection.js";
 export {
   connectOrSpawn,

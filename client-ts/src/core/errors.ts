@@ -155,6 +155,14 @@ export type HandoffRefusal =
    * `daemon is stopping`); {@link HandoffError.daemonMessage} holds its words. */
   | "refused";
 
+/** What a {@link HandoffError} found at the handoff's place (in this package, a `Daemon` handle). */
+export interface HandoffFound {
+  /** The instance id of the daemon that answered there. */
+  readonly instanceId: string;
+  /** Its process id. */
+  readonly pid: number;
+}
+
 /** `claimHandoff` could not take the daemon over; says what it found and why. */
 export class HandoffError extends OpencodePtyError {
   readonly code = "HANDOFF" as const;
@@ -165,9 +173,9 @@ export class HandoffError extends OpencodePtyError {
     message: string,
     /** Why the handoff failed. */
     readonly reason: HandoffRefusal,
-    /** The daemon found at the handoff's place: its instance id and pid (from its registration and `ping`),
-     * or null when none was reached. */
-    readonly found: { readonly instanceId: string; readonly pid: number } | null,
+    /** The daemon found at the handoff's place, or null when none answered. `claimHandoff` puts the `Daemon`
+     * handle itself here (its instance id and pid, confirmed by `ping`), usable without ownership. */
+    readonly found: HandoffFound | null,
     /** The daemon's refusal as sent (`invalid handoff ticket`, ...) when `reason` is `refused`, else null. */
     readonly daemonMessage: string | null,
     options?: { cause?: unknown },

@@ -11,7 +11,7 @@ import {
   VersionMismatchError,
 } from "../core/errors.js";
 import type { JsonObject } from "../core/frame.js";
-import { daemonBinary, platformPackage } from "./binary.js";
+import { DAEMON_BINARY_NAME, daemonBinary, platformPackage } from "./binary.js";
 import { base64Encode } from "../core/bytes.js";
 import {
   attachedOf,
@@ -60,7 +60,7 @@ export interface DiscoverOptions extends Location, CallOptions {}
 /** `Daemon.spawn` and `connectOrSpawn` options. */
 export interface SpawnOptions extends DiscoverOptions {
   /** The `opencode-pty` binary; defaults to `$OPENCODE_PTY_BIN`, then to the installed platform package's
-   * (`opencode-pty-linux-x64`). */
+   * (`opencode-pty-linux-x64`), then to `opencode-pty` on `PATH` (see `daemonBinary`). */
   readonly binary?: string | undefined;
   /** The daemon's environment, which its PTYs inherit; defaults to this process's. */
   readonly env?: NodeJS.ProcessEnv | undefined;
@@ -129,8 +129,11 @@ export class Daemon {
     const binary = daemonBinary(options.binary);
     if (!binary) {
       const platform = platformPackage();
-      const install = platform ? `, or install ${platform}` : "";
-      throw new ConnectionError(`no daemon binary: pass \`binary\`, set OPENCODE_PTY_BIN${install}`, "io");
+      const install = platform ? `, install ${platform}` : "";
+      throw new ConnectionError(
+        `no daemon binary: pass \`binary\`, set OPENCODE_PTY_BIN${install} or put ${DAEMON_BINARY_NAME} on PATH`,
+        "io",
+      );
     }
     const dir = daemonDir(options);
     const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
