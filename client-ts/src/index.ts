@@ -69,6 +69,15 @@ export {
   type CreatePtyParams,
   type SubscribeParams,
 } from "./node/options.js";
+export {
+  ManagedDaemon,
+  RECOVERY_ATTEMPTS,
+  type LostReason,
+  type ManagedEvent,
+  type ManagedLocation,
+  type ManagedOptions,
+  type ManagedState,
+} from "./node/managed.js";
 export { Owner } from "./node/owner.js";
 export { discoverIfRunning, GONE_POLL_MS, SHUTDOWN_WAIT_MS, shutdownAndWait } from "./node/running.js";
 export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, REGISTRATION_FILE, type Location } from "./node/registration.js";
