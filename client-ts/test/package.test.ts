@@ -1,10 +1,10 @@
 //! What the package ships and how it finds the daemon: every source map and `sourceMappingURL` in the packed
-//! files points at a file the package ships (checked on `npm pack --dry-run`, which builds `dist/`), and the
-//! binary lookup's order (the option, `$OPENCODE_PTY_BIN`, the platform package, then `PATH`).
+//! files points at a file the package ships (checked on `npm pack --dry-run` of a copy, which builds its own
+//! `dist/`), and the binary lookup's order (the option, `$OPENCODE_PTY_BIN`, the platform package, then `PATH`).
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
@@ -15,9 +15,16 @@ import { tempDir, WAIT_MS } from "./support.js";
 /** The package's folder (`client-ts/`), from `build-test/test/`. */
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
-test("source maps point only at files the package ships", { timeout: 120_000 }, async () => {
+test("source maps point only at files the package ships", { timeout: 120_000 }, async (t) => {
+  // A copy of the package, so its build (`prepack`) cannot race another build of `dist/` here (the cargo test
+  // that packs the client runs beside this one).
+  const copy = tempDir(t);
+  for (const entry of ["package.json", "tsconfig.json", "README.md", "CHANGELOG.md", "src"]) {
+    cpSync(join(root, entry), join(copy, entry), { recursive: true });
+  }
+  symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
   const output = await new Promise<string>((resolve, reject) => {
-    execFile("npm", ["pack", "--dry-run", "--json"], { cwd: root, timeout: 4 * WAIT_MS, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+    execFile("npm", ["pack", "--dry-run", "--json"], { cwd: copy, timeout: 4 * WAIT_MS, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
       error ? reject(new Error(`npm pack --dry-run failed: ${error.message}\n${stderr}`)) : resolve(stdout),
     );
   });
@@ -27,7 +34,7 @@ test("source maps point only at files the package ships", { timeout: 120_000 }, 
   assert.ok(files.has("dist/index.js") && files.has("README.md"), [...files].join(", "));
   let maps = 0;
   for (const path of files) {
-    const text = readFileSync(join(root, path), "utf8");
+    const text = readFileSync(join(copy, path), "utf8");
     if (path.endsWith(".js")) {
       for (const match of text.matchAll(/\/\/# sourceMappingURL=(\S+)/g)) {
         const target = normalize(join(dirname(path), match[1] ?? ""));
