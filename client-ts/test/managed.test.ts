@@ -2,7 +2,8 @@
 //! is killed (`kill -9` of its pid) at every step of that (just started, just claimed, ready), at every step of
 //! using a daemon owned elsewhere (found, in use), and after moving to a fresh runtime directory; it falls back
 //! from a runtime directory it cannot use; two handles racing share one daemon; a handoff moves ownership from
-//! one handle to another. Every wait is on an event, bounded by WAIT_MS.
+//! one handle to another; a daemon owned elsewhere and replaced (its token refused) is rediscovered. Every wait
+//! is on an event, bounded by WAIT_MS.
 
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import {
   ConnectionError,
   Daemon,
   ManagedDaemon,
+  shutdownAndWait,
   VersionMismatchError,
   type ManagedEvent,
   type ManagedOptions,
@@ -163,6 +165,27 @@ test("a daemon owned elsewhere that dies is noticed by the next call, which runs
   assert.deepEqual(after.slice(0, 4), ["discovered", "owned-elsewhere", "ready", "lost(unreachable)"]);
   assert.ok(after.includes("spawned") && after.at(-1) === "ready", after.join(", "));
   await recoveredFrom(subject, elsewhere.daemon.pid);
+});
+
+test("a daemon owned elsewhere that was replaced (its token refused) is rediscovered and the call repeated", limit, async (t) => {
+  const runtimeDir = tempDir(t);
+  const old = await ownedElsewhere(t, runtimeDir);
+  const subject = managed(t, { runtimeDir });
+  await subject.handle.daemon();
+  await shutdownAndWait(old.daemon, { timeoutMs: WAIT_MS });
+  // A new daemon in the same runtime directory listens at the same socket path, with another token.
+  const replacement = await ownedElsewhere(t, runtimeDir);
+  const pong = await subject.handle.use((daemon) => daemon.ping());
+  assert.equal(pong.instance_id, replacement.daemon.instanceId);
+  assert.deepEqual(types(subject.events), [
+    "discovered",
+    "owned-elsewhere",
+    "ready",
+    "lost(authentication)",
+    "discovered",
+    "owned-elsewhere",
+    "ready",
+  ]);
 });
 
 /** A runtime directory whose `managed/` holds the registration of a daemon of protocol 7. */
