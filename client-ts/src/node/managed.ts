@@ -389,8 +389,16 @@ export class ManagedDaemon {
     this.state = null;
     this.emit({ type: "lost", daemon: state.daemon, reason: "owner-closed" });
     if (this.options.eager !== false && !this.handingOff) {
-      // Failures are reported as `failed`; the next call recovers again.
-      this.ready().catch(() => undefined);
+      // Failures are reported as `failed`; the next call recovers again. When the channel closed before the
+      // recovery that installed it finished, a new one starts after that one.
+      const again = (): void => {
+        if (!this.state && !this.closing) this.ready().catch(() => undefined);
+      };
+      if (this.recovering) {
+        void this.recovering.then(again, again);
+      } else {
+        again();
+      }
     }
   }
 
