@@ -3,18 +3,15 @@
 //! and `VersionMismatchError` names the daemon's pid and protocol, from the registration and from `pong`.
 
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer, type Server, type Socket } from "node:net";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 
 import {
   AbortError,
   ConnectionError,
   Daemon,
   DaemonError,
-  encodeControl,
-  FrameDecoder,
   HandoffError,
   OpencodePtyError,
   ProtocolError,
@@ -23,7 +20,7 @@ import {
   type ClientError,
 } from "../src/index.js";
 import { bounded } from "../src/node/connection.js";
-import { tempDir } from "./support.js";
+import { fakeDaemon, tempDir } from "./support.js";
 
 const limit = { timeout: 60_000 };
 
@@ -93,7 +90,7 @@ test("TimeoutError.sent is false when the time ran out before anything was sent"
 });
 
 test("TimeoutError.sent: a daemon that takes the request and never answers; a start that never registers", limit, async (t) => {
-  const runtimeDir = await fakeDaemon(t, 8);
+  const runtimeDir = await fakeDaemon(t, pinging(8));
   const daemon = await Daemon.discover({ runtimeDir, name: "fake" });
   await assert.rejects(daemon.get(1, { timeoutMs: 200 }), (e: unknown) => e instanceof TimeoutError && e.sent && e.what === "get request");
   const sleeper = join(tempDir(t), "sleeper");
@@ -105,47 +102,18 @@ test("TimeoutError.sent: a daemon that takes the request and never answers; a st
 });
 
 test("VersionMismatchError names the daemon's pid and protocol, from the registration and from pong", limit, async (t) => {
-  const registered = await fakeDaemon(t, 8, 7);
+  const registered = await fakeDaemon(t, pinging(8), 7);
   const fromFile = await Daemon.discover({ runtimeDir: registered, name: "fake" }).catch((e: unknown) => e);
   assert.ok(fromFile instanceof VersionMismatchError, String(fromFile));
   assert.deepEqual([fromFile.protocol, fromFile.pid, fromFile.expected, fromFile.found], [7, process.pid, 8, 7]);
   assert.match(fromFile.message, new RegExp(`pid ${process.pid}\\) speaks protocol 7`));
-  const answered = await fakeDaemon(t, 9);
+  const answered = await fakeDaemon(t, pinging(9));
   const fromPong = await Daemon.discover({ runtimeDir: answered, name: "fake" }).catch((e: unknown) => e);
   assert.ok(fromPong instanceof VersionMismatchError, String(fromPong));
   assert.deepEqual([fromPong.protocol, fromPong.pid, fromPong.code, fromPong._tag], [9, process.pid, "VERSION_MISMATCH", "VersionMismatchError"]);
 });
 
-/** A fake daemon in `runtimeDir/fake` that registers `registered` as its protocol, answers `ping` with
- * `answered` and takes every other request without ever answering it. */
-async function fakeDaemon(t: TestContext, answered: number, registered = 8): Promise<string> {
-  const runtimeDir = tempDir(t);
-  const dir = join(runtimeDir, "fake");
-  mkdirSync(dir, { mode: 0o700 });
-  const socket = join(dir, "s.sock");
-  const id = "a".repeat(32);
-  const connections = new Set<Socket>();
-  const server: Server = createServer((connection) => {
-    connections.add(connection);
-    connection.on("close", () => connections.delete(connection));
-    connection.on("error", () => undefined);
-    const decoder = new FrameDecoder();
-    connection.on("data", (chunk: Buffer) => {
-      decoder.push(new Uint8Array(chunk));
-      for (let frame = decoder.next(); frame; frame = decoder.next()) {
-        const request = frame.kind === "control" ? (frame.value["request"] as { op?: unknown } | undefined) : undefined;
-        if (request?.op === "ping") {
-          connection.end(encodeControl({ type: "pong", instance_id: id, pid: process.pid, protocol: answered, features: [] }));
-        }
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
-  t.after(() => {
-    for (const connection of connections) connection.destroy();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  const registration = { instance_id: id, pid: process.pid, protocol: registered, features: [], socket, token: "b".repeat(32) };
-  writeFileSync(join(dir, "service.json"), JSON.stringify(registration), { mode: 0o600 });
-  return runtimeDir;
+/** A fake daemon's answers: `ping` with `pong` naming `protocol`; every other request taken and never answered. */
+function pinging(protocol: number) {
+  return (op: unknown, pong: Record<string, unknown>) => (op === "ping" ? { ...pong, protocol } : undefined);
 }

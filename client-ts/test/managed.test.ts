@@ -19,7 +19,7 @@ import {
   type ManagedEvent,
   type ManagedOptions,
 } from "../src/index.js";
-import { alive, binary, eventually, killAtEnd, tempDir, WAIT_MS } from "./support.js";
+import { alive, binary, eventually, fakeDaemon, killAtEnd, tempDir, WAIT_MS } from "./support.js";
 
 const limit = { timeout: 120_000 };
 
@@ -186,6 +186,42 @@ test("a daemon owned elsewhere that was replaced (its token refused) is rediscov
     "owned-elsewhere",
     "ready",
   ]);
+});
+
+test("a request whose connection closed before its answer gives the daemon up but is not repeated", limit, async (t) => {
+  // A daemon owned elsewhere that closes every connection it takes a request other than ping or own on.
+  const runtimeDir = await fakeDaemon(t, (op, pong) => {
+    if (op === "ping") return pong;
+    if (op === "own") return { type: "error", message: "daemon already has a live owner" };
+    return "close";
+  });
+  const subject = managed(t, { runtimeDir, name: "fake" });
+  let runs = 0;
+  await assert.rejects(
+    subject.handle.use((daemon) => {
+      runs++;
+      return daemon.get(1);
+    }),
+    (e: unknown) => e instanceof ConnectionError && e.reason === "closed",
+  );
+  assert.equal(runs, 1, "it may have been done, so it is not repeated");
+  assert.deepEqual(types(subject.events), ["discovered", "owned-elsewhere", "ready", "lost(closed)"]);
+  assert.equal(subject.handle.current, null);
+  assert.equal((await subject.handle.daemon()).instanceId, "a".repeat(32), "the next call rediscovers");
+});
+
+test("a daemon killed just after a handoff was claimed is replaced", limit, async (t) => {
+  const runtimeDir = tempDir(t);
+  const previous = managed(t, { runtimeDir });
+  await previous.handle.daemon();
+  const handoff = await previous.handle.prepareHandoff();
+  const next = managed(t, { runtimeDir, handoff });
+  const killing = killAt(next.handle, "claimed");
+  await next.handle.daemon().catch(() => undefined);
+  const killed = await killing;
+  await recoveredFrom(next, killed);
+  assert.ok(types(next.events).includes("lost(owner-closed)"), types(next.events).join(", "));
+  assert.ok(!types(previous.events).includes("spawned", 1), "the previous owner, handing off, does not respawn");
 });
 
 /** A runtime directory whose `managed/` holds the registration of a daemon of protocol 7. */
