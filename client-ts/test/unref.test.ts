@@ -1,18 +1,18 @@
-//! `Owner.unref()` and `ref()`: a Node process that owns a daemon and calls `unref()` exits on its own when it
-//! has nothing else to do (and its daemon, having lost its owner, stops); after `ref()` the owner channel keeps
-//! it running until the channel ends (here: the daemon is killed).
+//! `Owner.unref()` and `ref()`: a Node process that owns a daemon and calls `unref()` (on the owner, or on a
+//! `ManagedDaemon`) exits on its own when it has nothing else to do (and its daemon, having lost its owner,
+//! stops); after `ref()` the owner channel keeps it running until the channel ends (here: the daemon is killed).
 
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { test, type TestContext } from "node:test";
 
-import { binary, eventually, killAtEnd, tempDir, WAIT_MS } from "./support.js";
+import { alive, binary, eventually, killAtEnd, tempDir, WAIT_MS } from "./support.js";
 
 const limit = { timeout: 60_000 };
 
 /** Starts the owner child; resolves with it, its daemon's pid and a way to wait for one line of its output. */
-async function ownerChild(t: TestContext, mode: "unref" | "ref") {
+async function ownerChild(t: TestContext, mode: "unref" | "ref" | "managed") {
   const script = fileURLToPath(new URL("./unref-child.js", import.meta.url));
   const child = spawn(process.execPath, [script, tempDir(t), mode], {
     env: { ...process.env, OPENCODE_PTY_BIN: binary() },
@@ -58,20 +58,16 @@ async function exitOf(child: ChildProcess, exited: Promise<number | null>): Prom
   return result as number | null;
 }
 
-test("a process that owns a daemon and calls owner.unref() exits on its own", limit, async (t) => {
-  const { child, pid, exited, lines } = await ownerChild(t, "unref");
-  assert.equal(await exitOf(child, exited), 0);
-  assert.ok(!lines.includes("owner closed"), "it exited without waiting for the owner channel to end");
-  // Its owner channel closed with it, so the daemon stops (SPEC O5).
-  await eventually(`daemon ${pid} stopped after its owner exited`, () => {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
+for (const mode of ["unref", "managed"] as const) {
+  const how = mode === "unref" ? "owner.unref()" : "ManagedDaemon.unref()";
+  test(`a process that owns a daemon and calls ${how} exits on its own`, limit, async (t) => {
+    const { child, pid, exited, lines } = await ownerChild(t, mode);
+    assert.equal(await exitOf(child, exited), 0);
+    assert.ok(!lines.includes("owner closed"), "it exited without waiting for the owner channel to end");
+    // Its owner channel closed with it, so the daemon stops (SPEC O5).
+    await eventually(`daemon ${pid} stopped after its owner exited`, () => !alive(pid));
   });
-});
+}
 
 test("after owner.ref() the owner channel keeps the process running until it ends", limit, async (t) => {
   const { child, pid, line, exited } = await ownerChild(t, "ref");
