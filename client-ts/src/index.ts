@@ -8,12 +8,17 @@ export {
   AUTHENTICATION_FAILED,
   ConnectionError,
   DaemonError,
+  HandoffError,
   OpencodePtyError,
   ProtocolError,
   TimeoutError,
   VersionMismatchError,
+  type ClientError,
   type ConnectionFailure,
   type ErrorCode,
+  type HandoffFound,
+  type HandoffRefusal,
+  type MismatchedDaemon,
 } from "./core/errors.js";
 export {
   encodeControl,
@@ -27,7 +32,24 @@ export {
   type JsonObject,
 } from "./core/frame.js";
 export { problemWith } from "./core/check.js";
-export type { Attached, Exited, Handoff, Replay, Rows, Snapshot, SubscriptionEvent } from "./core/messages.js";
+export type {
+  Attached,
+  DeepReadonly,
+  Exited,
+  Handoff,
+  Replay,
+  RequestInput,
+  Rows,
+  Snapshot,
+  SubscriptionEvent,
+} from "./core/messages.js";
+export {
+  DAEMON_BINARY_NAME,
+  daemonBinary,
+  findOnPath,
+  platformPackage,
+  platformPackageBinary,
+} from "./node/binary.js";
 export { MAX_QUEUED_FRAMES } from "./node/connection.js";
 export {
   connectOrSpawn,
@@ -47,6 +69,15 @@ export {
   type CreatePtyParams,
   type SubscribeParams,
 } from "./node/options.js";
+export {
+  ManagedDaemon,
+  RECOVERY_ATTEMPTS,
+  type LostReason,
+  type ManagedEvent,
+  type ManagedLocation,
+  type ManagedOptions,
+  type ManagedState,
+} from "./node/managed.js";
 export { Owner } from "./node/owner.js";
 export { discoverIfRunning, GONE_POLL_MS, SHUTDOWN_WAIT_MS, shutdownAndWait } from "./node/running.js";
 export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, REGISTRATION_FILE, type Location } from "./node/registration.js";

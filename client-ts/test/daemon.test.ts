@@ -158,7 +158,7 @@ test("DaemonError: the daemon's own messages, and feature probing", limit, async
   releaseAtEnd(t, owner);
   await assert.rejects(daemon.get(9999), (e: unknown) => e instanceof DaemonError && e.code === "DAEMON" && e.message === "process 9999 not found");
   await assert.rejects(daemon.claim(), (e: unknown) => e instanceof DaemonError && e.message === "daemon already has a live owner");
-  await assert.rejects(daemon.call({ op: "teleport" }), (e: unknown) => e instanceof DaemonError && e.unsupportedOp === "teleport");
+  await assert.rejects(daemon.callRaw({ op: "teleport" }), (e: unknown) => e instanceof DaemonError && e.unsupportedOp === "teleport");
   assert.equal(await daemon.supports("teleport"), false);
   assert.equal(await daemon.supports("beam", { timeoutMs: WAIT_MS }), false);
   assert.equal(await daemon.supports("read_rows"), true);

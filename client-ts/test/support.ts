@@ -2,12 +2,21 @@
 //! spawned through the client and always stopped (SIGKILL if it must) when the test ends, and bounded waits.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 
-import { Daemon, type Owner, type Spawned, type Subscription, type SubscriptionEvent } from "../src/index.js";
+import {
+  Daemon,
+  encodeControl,
+  FrameDecoder,
+  type Owner,
+  type Spawned,
+  type Subscription,
+  type SubscriptionEvent,
+} from "../src/index.js";
 
 /** The daemon binary under test. */
 export function binary(): string {
@@ -101,4 +110,45 @@ export function releaseAtEnd(t: TestContext, owner: Owner): void {
 /** The bytes of a string. */
 export function bytes(text: string): Uint8Array {
   return new TextEncoder().encode(text);
+}
+
+/** A fake daemon in `runtimeDir/fake` (the returned `runtimeDir`) whose registration names `registered` as its
+ * protocol and this process as its pid. Each request is given to `respond` with the `pong` an honest daemon
+ * would answer `ping` with: it returns the answer to send (then the connection ends), `"close"` to close the
+ * connection without one, or undefined to take the request and never answer. */
+export async function fakeDaemon(
+  t: TestContext,
+  respond: (op: unknown, pong: Record<string, unknown>) => Record<string, unknown> | "close" | undefined,
+  registered = 8,
+): Promise<string> {
+  const runtimeDir = tempDir(t);
+  const dir = join(runtimeDir, "fake");
+  mkdirSync(dir, { mode: 0o700 });
+  const socket = join(dir, "s.sock");
+  const id = "a".repeat(32);
+  const pong = { type: "pong", instance_id: id, pid: process.pid, protocol: 8, features: [] };
+  const connections = new Set<Socket>();
+  const server = createServer((connection) => {
+    connections.add(connection);
+    connection.on("close", () => connections.delete(connection));
+    connection.on("error", () => undefined);
+    const decoder = new FrameDecoder();
+    connection.on("data", (chunk: Buffer) => {
+      decoder.push(new Uint8Array(chunk));
+      for (let frame = decoder.next(); frame; frame = decoder.next()) {
+        const request = frame.kind === "control" ? (frame.value["request"] as { op?: unknown } | undefined) : undefined;
+        const answer = respond(request?.op, pong);
+        if (answer === "close") connection.destroy();
+        else if (answer) connection.end(encodeControl(answer));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  t.after(() => {
+    for (const connection of connections) connection.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const registration = { instance_id: id, pid: process.pid, protocol: registered, features: [], socket, token: "b".repeat(32) };
+  writeFileSync(join(dir, "service.json"), JSON.stringify(registration), { mode: 0o600 });
+  return runtimeDir;
 }

@@ -34,7 +34,10 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
     let validation = bundle::load(&schema, bundle::Purpose::Validation)?;
     Ok(vec![
         Generated { path: "protocol/src/generated.rs".into(), contents: rust::generate(&types)? },
-        Generated { path: "client-ts/src/generated/protocol.ts".into(), contents: typescript::generate(&types)? },
+        Generated {
+            path: "client-ts/src/generated/protocol.ts".into(),
+            contents: typescript::generate(&types, &validation)?,
+        },
         Generated {
             path: "client-ts/src/generated/schema.ts".into(),
             contents: typescript::generate_schema(&validation)?,

@@ -2,18 +2,22 @@
 //!
 //! Objects become interfaces, string enums become unions of literals, and every `oneOf` of tagged objects
 //! becomes one interface per variant plus a discriminated union (`Request` on `op`, `Response` on `type`,
-//! `Lifecycle` on `status`). A property that is not required is optional (`name?: T`); a nullable one has
-//! `| null`; descriptions become TSDoc comments. The protocol constants close the file.
+//! `Lifecycle` on `status`). An object whose validation-only rule makes members depend on an enum member
+//! (`if {mode: const pty} then {required pty, not pipe} else {...}`, as `ProcessInfo` has) becomes one interface
+//! per enum value plus their union, so the compiler knows `pty` is present when `mode === "pty"`. A property
+//! that is not required is optional (`name?: T`); a nullable one has `| null`; descriptions become TSDoc
+//! comments. The protocol constants close the file.
 
 use std::fmt::Write;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Map, Value};
 
 use crate::bundle::Bundle;
 
-/// The generated TypeScript module.
-pub fn generate(bundle: &Bundle) -> Result<String> {
+/// The generated TypeScript module, from the types bundle and the validation bundle of the same schema (whose
+/// validation-only rules say which objects are unions by an enum member).
+pub fn generate(bundle: &Bundle, validation: &Bundle) -> Result<String> {
     let mut out = String::new();
     out.push_str(
         "/** Generated from `schema/` by `cargo run -p opencode-pty-codegen` (`just codegen`): do not edit by hand. \
@@ -21,7 +25,8 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
     );
     for (name, schema) in bundle.definitions() {
         out.push('\n');
-        definition(&mut out, name, schema).with_context(|| format!("definition {name}"))?;
+        let rules = validation.definitions().get(name);
+        definition(&mut out, bundle, name, schema, rules).with_context(|| format!("definition {name}"))?;
     }
     let list = |items: &[String]| items.iter().map(|i| format!("{i:?}")).collect::<Vec<_>>().join(", ");
     let _ = write!(
@@ -83,9 +88,12 @@ fn strip_annotations(schema: &Value) -> Value {
     }
 }
 
-/// Emits one named definition.
-fn definition(out: &mut String, name: &str, schema: &Value) -> Result<()> {
+/// Emits one named definition; `rules` is the same definition in the validation bundle.
+fn definition(out: &mut String, bundle: &Bundle, name: &str, schema: &Value, rules: Option<&Value>) -> Result<()> {
     doc(out, schema, "");
+    if let Some(union) = discriminated(bundle, schema, rules)? {
+        return discriminated_union(out, name, schema, &union);
+    }
     if let Some(variants) = schema.get("oneOf").and_then(Value::as_array)
         && variants.iter().all(|v| v.get("properties").is_some())
     {
@@ -110,6 +118,100 @@ fn definition(out: &mut String, name: &str, schema: &Value) -> Result<()> {
         return interface(out, name, schema);
     }
     let _ = writeln!(out, "export type {name} = {};", ts_type(schema)?);
+    Ok(())
+}
+
+/// An object read as a union by one of its enum members: for each value of `property`, which other members
+/// that value requires and which it forbids.
+struct Discriminated {
+    property: String,
+    /// `(value, required, forbidden)` in the enum's order.
+    variants: Vec<(String, Vec<String>, Vec<String>)>,
+}
+
+/// The union an object's validation-only `if`/`then`/`else` rule describes, if it has one of this shape:
+/// `if` names one member with a string `const`, that member is an enum, and `then` and `else` only list
+/// `required` members and `not: {required}` members. Any other rule leaves the object a plain interface.
+fn discriminated(bundle: &Bundle, schema: &Value, rules: Option<&Value>) -> Result<Option<Discriminated>> {
+    let Some(entries) = rules.and_then(|r| r.get("allOf")).and_then(Value::as_array) else { return Ok(None) };
+    let names = |value: &Value| -> Option<Vec<String>> {
+        match value {
+            Value::Null => Some(Vec::new()),
+            Value::Array(items) => items.iter().map(|i| i.as_str().map(str::to_owned)).collect(),
+            _ => None,
+        }
+    };
+    let branch = |value: &Value| -> Option<(Vec<String>, Vec<String>)> {
+        let object = value.as_object()?;
+        if object.keys().any(|k| k != "required" && k != "not") {
+            return None;
+        }
+        let not = &value["not"];
+        if not.as_object().is_some_and(|n| n.keys().any(|k| k != "required")) {
+            return None;
+        }
+        Some((names(&value["required"])?, names(&not["required"])?))
+    };
+    for entry in entries {
+        let Some(tested) = entry["if"]["properties"].as_object().filter(|p| p.len() == 1) else { continue };
+        let Some((property, test)) = tested.iter().next() else { continue };
+        let Some(value) = test.get("const").and_then(Value::as_str) else { continue };
+        let (Some(then), Some(otherwise)) = (branch(&entry["then"]), branch(&entry["else"])) else { continue };
+        let member = &schema["properties"][property.as_str()];
+        let enumeration = match member.get("$ref").and_then(Value::as_str) {
+            Some(reference) => {
+                let name = reference.strip_prefix("#/definitions/").context("only local references")?;
+                bundle.definitions().get(name).and_then(|d| d.get("enum")).cloned()
+            }
+            None => member.get("enum").cloned(),
+        };
+        let Some(values) = enumeration.as_ref().and_then(&names) else { continue };
+        ensure!(
+            values.iter().any(|v| v == value),
+            "the rule on `{property}` tests {value:?}, which is not one of its values"
+        );
+        let variants = values
+            .into_iter()
+            .map(|v| {
+                let (required, forbidden) = if v == value { then.clone() } else { otherwise.clone() };
+                (v, required, forbidden)
+            })
+            .collect();
+        return Ok(Some(Discriminated { property: property.clone(), variants }));
+    }
+    Ok(None)
+}
+
+/// `export type Name = NameA | NameB;` and one interface per value of the discriminating member, in which that
+/// member is the value's literal, the members it requires are required and the ones it forbids are `?: never`.
+fn discriminated_union(out: &mut String, name: &str, schema: &Value, union: &Discriminated) -> Result<()> {
+    let member = |value: &str| format!("{name}{}", pascal(value));
+    let members = union.variants.iter().map(|(v, _, _)| member(v)).collect::<Vec<_>>().join(" | ");
+    let _ = writeln!(out, "export type {name} = {members};");
+    let empty = Map::new();
+    let properties = schema["properties"].as_object().unwrap_or(&empty);
+    let required: Vec<&str> =
+        schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    for (value, also_required, forbidden) in &union.variants {
+        let _ = writeln!(out, "\n/** `{name}` when `{}` is `{value}`. */", union.property);
+        let _ = writeln!(out, "export interface {} {{", member(value));
+        for (property, property_schema) in properties {
+            doc(out, property_schema, "  ");
+            if *property == union.property {
+                let _ = writeln!(out, "  {property}: {};", Value::String(value.clone()));
+            } else if forbidden.contains(property) {
+                let _ = writeln!(out, "  {property}?: never;");
+            } else {
+                let present = required.contains(&property.as_str()) || also_required.contains(property);
+                let ty = ts_type(property_schema).with_context(|| format!("{name}.{property}"))?;
+                let _ = writeln!(out, "  {property}{}: {ty};", if present { "" } else { "?" });
+            }
+        }
+        out.push_str(
+            "}
+",
+        );
+    }
     Ok(())
 }
 

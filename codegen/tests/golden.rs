@@ -63,7 +63,11 @@ fn rust_output_matches_the_golden_file() {
 
 #[test]
 fn typescript_output_matches_the_golden_file() {
-    check("expected.ts", &typescript::generate(&types_bundle()).expect("the fixture generates TypeScript"));
+    let validation = bundle::load(&fixture().join("schema"), Purpose::Validation).expect("the fixture bundles");
+    check(
+        "expected.ts",
+        &typescript::generate(&types_bundle(), &validation).expect("the fixture generates TypeScript"),
+    );
 }
 
 /// The golden file could be regenerated from a broken pass without anyone noticing, so the steps of the Rust

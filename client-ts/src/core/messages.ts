@@ -14,6 +14,19 @@ import { checked } from "./check.js";
 import { DaemonError, ProtocolError } from "./errors.js";
 import type { JsonObject } from "./frame.js";
 
+/** `T` read-only all the way down (arrays, records, nested objects): what a caller may pass where the client
+ * only reads, so `readonly` arrays and frozen objects are accepted. */
+export type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** A request of this protocol as a caller may build it for `Daemon.call`: one of the generated `Request`
+ * variants (so an op the protocol does not have, or a missing member, does not compile), read-only all the way
+ * down. */
+export type RequestInput = DeepReadonly<Request>;
+
 /** Builds the envelope `{"token", "request"}` (SPEC E1). */
 export function envelope(token: string, request: Request | JsonObject): JsonObject {
   return { token, request };

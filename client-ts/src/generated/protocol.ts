@@ -63,7 +63,10 @@ export interface PipeInfo {
 }
 
 /** Everything the daemon says about one process. Exactly one of `pty` and `pipe` is present, matching `mode`. */
-export interface ProcessInfo {
+export type ProcessInfo = ProcessInfoPty | ProcessInfoPipe;
+
+/** `ProcessInfo` when `mode` is `pty`. */
+export interface ProcessInfoPty {
   /** The program followed by its arguments. */
   command: string[];
   /** The absolute working directory the child started in. */
@@ -77,7 +80,7 @@ export interface ProcessInfo {
   /** Running, exited or failed. */
   lifecycle: Lifecycle;
   /** Whether this is a PTY or a pipe process; says which of `pty` and `pipe` is present. */
-  mode: Mode;
+  mode: "pty";
   /** The oldest output offset still available for replay (equals `output_tail` for pipe processes, which keep no replay). */
   output_head: number;
   /** The offset just past the last output byte read from the process. */
@@ -85,9 +88,39 @@ export interface ProcessInfo {
   /** The child's process id, or null when it is not known. */
   pid: number | null;
   /** The output file state; present exactly when `mode` is `pipe`. */
-  pipe?: PipeInfo;
+  pipe?: never;
   /** The terminal state; present exactly when `mode` is `pty`. */
-  pty?: PtyInfo;
+  pty: PtyInfo;
+  /** When the process was started. */
+  started_at: number;
+}
+
+/** `ProcessInfo` when `mode` is `pipe`. */
+export interface ProcessInfoPipe {
+  /** The program followed by its arguments. */
+  command: string[];
+  /** The absolute working directory the child started in. */
+  cwd: string;
+  /** When the exit became final (when `exited` was sent), as milliseconds since the Unix epoch; null until then, and never before `started_at`. */
+  exited_at: number | null;
+  /** An opaque grouping key chosen by the client (OpenCode uses the session id). */
+  group_id: string;
+  /** The process id. */
+  id: number;
+  /** Running, exited or failed. */
+  lifecycle: Lifecycle;
+  /** Whether this is a PTY or a pipe process; says which of `pty` and `pipe` is present. */
+  mode: "pipe";
+  /** The oldest output offset still available for replay (equals `output_tail` for pipe processes, which keep no replay). */
+  output_head: number;
+  /** The offset just past the last output byte read from the process. */
+  output_tail: number;
+  /** The child's process id, or null when it is not known. */
+  pid: number | null;
+  /** The output file state; present exactly when `mode` is `pipe`. */
+  pipe: PipeInfo;
+  /** The terminal state; present exactly when `mode` is `pty`. */
+  pty?: never;
   /** When the process was started. */
   started_at: number;
 }

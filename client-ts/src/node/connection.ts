@@ -24,6 +24,9 @@ export class Connection {
   readonly closed: Promise<void>;
   /** Resolves once connected; rejects with `ConnectionError` when the socket fails or is closed first. */
   readonly ready: Promise<void>;
+  /** Whether anything was handed to the socket for the daemon ({@link send} was called): from then on, the
+   * daemon may have received a request (what `TimeoutError.sent` reports). */
+  sent = false;
 
   private constructor(
     private readonly socket: Socket,
@@ -67,6 +70,7 @@ export class Connection {
   /** Sends one JSON object as a control frame. */
   send(value: JsonObject): Promise<void> {
     const frame = encodeControl(value);
+    this.sent = true;
     return new Promise((resolve, reject) => {
       this.socket.write(frame, (error) => {
         if (error) {
@@ -111,6 +115,16 @@ export class Connection {
     this.socket.destroy();
   }
 
+  /** Lets Node's event loop end while this connection is open (it stays open meanwhile). */
+  unref(): void {
+    this.socket.unref();
+  }
+
+  /** Undoes {@link unref}: the open connection keeps Node's event loop alive again. */
+  ref(): void {
+    this.socket.ref();
+  }
+
   private received(chunk: Buffer): void {
     this.decoder.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
     try {
@@ -149,8 +163,15 @@ export interface Limits {
 }
 
 /** Runs `work` until it settles, the timeout passes or the signal fires; in the last two cases `cancel` runs
- * (closing whatever connection `work` uses) and the call rejects with `TimeoutError` or `AbortError`. */
-export function bounded<T>(what: string, limits: Limits, cancel: () => void, work: () => Promise<T>): Promise<T> {
+ * (closing whatever connection `work` uses) and the call rejects with `TimeoutError` or `AbortError`. `sent`
+ * tells, when the time is up, whether the request had been handed to the socket (`TimeoutError.sent`). */
+export function bounded<T>(
+  what: string,
+  limits: Limits,
+  cancel: () => void,
+  work: () => Promise<T>,
+  sent: () => boolean = () => false,
+): Promise<T> {
   const { signal, timeoutMs } = limits;
   if (signal?.aborted) {
     return Promise.reject(new AbortError(what, { cause: signal.reason }));
@@ -173,8 +194,9 @@ export function bounded<T>(what: string, limits: Limits, cancel: () => void, wor
     const timer = setTimeout(
       () =>
         finish(() => {
+          const wasSent = sent();
           cancel();
-          reject(new TimeoutError(what, timeoutMs));
+          reject(new TimeoutError(what, timeoutMs, wasSent));
         }),
       timeoutMs,
     );

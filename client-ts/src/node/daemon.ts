@@ -11,7 +11,7 @@ import {
   VersionMismatchError,
 } from "../core/errors.js";
 import type { JsonObject } from "../core/frame.js";
-import { daemonBinary, platformPackage } from "./binary.js";
+import { DAEMON_BINARY_NAME, daemonBinary, platformPackage } from "./binary.js";
 import { base64Encode } from "../core/bytes.js";
 import {
   attachedOf,
@@ -22,6 +22,7 @@ import {
   expectType,
   type Exited,
   type Replay,
+  type RequestInput,
   type ResponseOf,
   type Rows,
   type Snapshot,
@@ -59,7 +60,7 @@ export interface DiscoverOptions extends Location, CallOptions {}
 /** `Daemon.spawn` and `connectOrSpawn` options. */
 export interface SpawnOptions extends DiscoverOptions {
   /** The `opencode-pty` binary; defaults to `$OPENCODE_PTY_BIN`, then to the installed platform package's
-   * (`opencode-pty-linux-x64`). */
+   * (`opencode-pty-linux-x64`), then to `opencode-pty` on `PATH` (see `daemonBinary`). */
   readonly binary?: string | undefined;
   /** The daemon's environment, which its PTYs inherit; defaults to this process's. */
   readonly env?: NodeJS.ProcessEnv | undefined;
@@ -128,8 +129,11 @@ export class Daemon {
     const binary = daemonBinary(options.binary);
     if (!binary) {
       const platform = platformPackage();
-      const install = platform ? `, or install ${platform}` : "";
-      throw new ConnectionError(`no daemon binary: pass \`binary\`, set OPENCODE_PTY_BIN${install}`, "io");
+      const install = platform ? `, install ${platform}` : "";
+      throw new ConnectionError(
+        `no daemon binary: pass \`binary\`, set OPENCODE_PTY_BIN${install} or put ${DAEMON_BINARY_NAME} on PATH`,
+        "io",
+      );
     }
     const dir = daemonDir(options);
     const runtimeDir = dir.slice(0, dir.length - options.name.length - 1);
@@ -164,9 +168,17 @@ export class Daemon {
     return this.registration.pid;
   }
 
-  /** Sends any request on its own connection and returns the checked answer; an `error` answer rejects with
-   * `DaemonError`. The generic path behind the typed methods, and the way to send ops newer than this client. */
-  async call(request: Request | JsonObject, options?: CallOptions): Promise<Response> {
+  /** Sends a request of this protocol on its own connection and returns the checked answer; an `error` answer
+   * rejects with `DaemonError`. The generic path behind the typed methods. Only the protocol's requests are
+   * accepted (`RequestInput`): an op it does not have, or a request missing a member, does not compile. For an
+   * op newer than this client, use {@link callRaw}. */
+  call(request: RequestInput, options?: CallOptions): Promise<Response> {
+    return this.callRaw(request, options);
+  }
+
+  /** {@link call} for any JSON object, unchecked by the compiler: the way to send an op newer than this client
+   * (see {@link supports}). The answer is still checked against this protocol's schema. */
+  async callRaw(request: JsonObject, options?: CallOptions): Promise<Response> {
     const what = describe(request);
     let connection: Connection | null = null;
     const response = await bounded(what, this.limits(options), () => connection?.destroy(), async () => {
@@ -177,7 +189,7 @@ export class Daemon {
       } finally {
         started.destroy();
       }
-    });
+    }, () => connection?.sent ?? false);
     return this.rejectError(response, request);
   }
 
@@ -188,7 +200,7 @@ export class Daemon {
     if (this.unsupported.has(op)) return false;
     if ((REQUEST_OPS as readonly string[]).includes(op)) return true;
     try {
-      await this.call({ op }, options);
+      await this.callRaw({ op }, options);
       return true;
     } catch (error) {
       if (error instanceof DaemonError) {
@@ -202,7 +214,7 @@ export class Daemon {
   async ping(options?: CallOptions): Promise<PongResponse> {
     const pong = await this.expect({ op: "ping" }, "pong", options);
     if (pong.protocol !== PROTOCOL_VERSION) {
-      throw new VersionMismatchError(PROTOCOL_VERSION, pong.protocol);
+      throw new VersionMismatchError(PROTOCOL_VERSION, pong.protocol, { pid: pong.pid });
     }
     return pong;
   }
@@ -225,7 +237,7 @@ export class Daemon {
         started.destroy();
         throw error;
       }
-    });
+    }, () => connection?.sent ?? false);
     return new Owner(opened, this.registration.token, this.handoffBase(), this.timeoutMs);
   }
 
@@ -256,7 +268,7 @@ export class Daemon {
       const started = (connection = this.start());
       await this.send(started, request);
       return started;
-    });
+    }, () => connection?.sent ?? false);
     try {
       const response = await abortable(what, options?.signal, () => opened.destroy(), readAnswer(opened, what));
       return exitedOf(expectType(this.rejectError(response, request), "exited", what));
@@ -360,7 +372,7 @@ export class Daemon {
         started.destroy();
         throw error;
       }
-    });
+    }, () => connection?.sent ?? false);
   }
 
   /** The constant part of a handoff description. */

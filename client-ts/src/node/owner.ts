@@ -1,5 +1,6 @@
 //! `Owner`: the owner channel of a claimed daemon (SPEC §7.3). It accepts `prepare_handoff` and `shutdown`, one
-//! at a time; closing it stops the daemon unless a handoff was prepared or a successor took over.
+//! at a time; closing it stops the daemon unless a handoff was prepared or a successor took over. Holding it
+//! keeps Node's event loop alive unless `unref()` is called.
 
 import { ConnectionError } from "../core/errors.js";
 import { describe, envelope, expectType, type Handoff } from "../core/messages.js";
@@ -38,6 +39,21 @@ export class Owner {
     await this.request({ op: "shutdown" }, "ok", options);
   }
 
+  /** Lets this process exit while it holds ownership: the owner channel no longer keeps Node's event loop
+   * alive. The channel stays open; when the process ends, it closes and the daemon stops (or waits for the
+   * successor of a prepared handoff), as on {@link release}. A request in flight still keeps the loop alive
+   * until it settles (its timer does). */
+  unref(): this {
+    this.connection.unref();
+    return this;
+  }
+
+  /** Undoes {@link unref}: the open owner channel keeps Node's event loop alive again (the default). */
+  ref(): this {
+    this.connection.ref();
+    return this;
+  }
+
   /** Closes the owner channel: the daemon stops now, or (with a prepared handoff) when its ticket expires
    * unclaimed; a superseded channel's closing changes nothing (SPEC O4, O5). */
   release(): Promise<void> {
@@ -58,10 +74,18 @@ export class Owner {
       const cut = (): void => {
         this.interrupted = true;
       };
-      return bounded(what, limits, cut, async () => {
-        await this.connection.send(envelope(this.token, request));
-        return expectType(await readAnswer(this.connection, what), type, what);
-      });
+      let sent = false;
+      return bounded(
+        what,
+        limits,
+        cut,
+        async () => {
+          sent = true;
+          await this.connection.send(envelope(this.token, request));
+          return expectType(await readAnswer(this.connection, what), type, what);
+        },
+        () => sent,
+      );
     };
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);

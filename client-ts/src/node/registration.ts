@@ -105,9 +105,11 @@ export async function readRegistration(dir: string): Promise<Registration> {
   } catch (error) {
     throw unsafe(`it is not JSON: ${(error as Error).message}`);
   }
-  const protocol = typeof value === "object" && value !== null ? (value as { protocol?: unknown }).protocol : undefined;
+  const fields = typeof value === "object" && value !== null ? (value as { protocol?: unknown; pid?: unknown }) : {};
+  const protocol = fields.protocol;
   if (typeof protocol === "number" && protocol !== PROTOCOL_VERSION) {
-    throw new VersionMismatchError(PROTOCOL_VERSION, protocol);
+    const pid = Number.isSafeInteger(fields.pid) && (fields.pid as number) > 0 ? (fields.pid as number) : null;
+    throw new VersionMismatchError(PROTOCOL_VERSION, protocol, { pid });
   }
   try {
     return checked<Registration>("Registration", value, "the registration");
