@@ -52,6 +52,8 @@ export {
 } from "./node/binary.js";
 export { MAX_QUEUED_FRAMES } from "./node/connection.js";
 export {
+  ALREADY_OWNED,
+  alreadyOwned,
   connectOrSpawn,
   Daemon,
   discover,

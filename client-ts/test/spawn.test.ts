@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { connectOrSpawn, ConnectionError, Daemon } from "../src/index.js";
+import { alreadyOwned, connectOrSpawn, ConnectionError, Daemon, type Owner } from "../src/index.js";
 import { alive, binary, eventually, killAtEnd, releaseAtEnd, spawned, tempDir, WAIT_MS } from "./support.js";
 
 const limit = { timeout: 60_000 };
@@ -55,6 +55,52 @@ test("two connectOrSpawn racing on one runtime directory both get the one daemon
   assert.equal(a.daemon.instanceId, b.daemon.instanceId);
   assert.deepEqual([a.spawned, b.spawned].sort(), [false, true], "exactly one of them started (and owns) it");
   assert.equal([a.owner, b.owner].filter((owner) => owner !== null).length, 1);
+});
+
+/** Claims the daemon of `runtimeDir/name` as soon as it answers, polling every millisecond (ten times as often as
+ * a spawn looks for its registration, so it usually claims first); null when someone else claimed it. */
+async function claimFirst(runtimeDir: string, name: string): Promise<{ daemon: Daemon; owner: Owner } | null> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    let daemon: Daemon | null = null;
+    try {
+      daemon = await Daemon.discover({ runtimeDir, name, timeoutMs: WAIT_MS });
+      return { daemon, owner: await daemon.claim({ timeoutMs: WAIT_MS }) };
+    } catch (error) {
+      if (alreadyOwned(error)) return null;
+      if (daemon !== null || Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+test("a daemon another client claims first is left running by connectOrSpawn, which uses it", limit, async (t) => {
+  let rivalWon = 0;
+  for (let attempt = 0; attempt < 8 && rivalWon === 0; attempt++) {
+    const runtimeDir = tempDir(t);
+    const name = "contested";
+    const [mine, theirs] = await Promise.allSettled([
+      connectOrSpawn({ binary: binary(), runtimeDir, name, timeoutMs: WAIT_MS }),
+      claimFirst(runtimeDir, name),
+    ]);
+    assert.equal(mine.status, "fulfilled", mine.status === "rejected" ? String(mine.reason) : "");
+    assert.equal(theirs.status, "fulfilled", theirs.status === "rejected" ? String(theirs.reason) : "");
+    const connected = (mine as PromiseFulfilledResult<Awaited<ReturnType<typeof connectOrSpawn>>>).value;
+    const rival = (theirs as PromiseFulfilledResult<Awaited<ReturnType<typeof claimFirst>>>).value;
+    killAtEnd(t, connected.daemon.pid);
+    if (connected.owner) releaseAtEnd(t, connected.owner);
+    if (rival === null) {
+      assert.ok(connected.owner, "nobody else claimed it, so the call that started it owns it");
+      continue;
+    }
+    rivalWon += 1;
+    releaseAtEnd(t, rival.owner);
+    assert.equal(connected.owner, null, "the rival owns it");
+    assert.equal(connected.daemon.instanceId, rival.daemon.instanceId, "the same daemon");
+    assert.ok(alive(rival.daemon.pid), "the daemon its rival claimed is still running");
+    await rival.daemon.ping();
+  }
+  assert.ok(rivalWon > 0, "the rival never claimed first in 8 attempts");
 });
 
 test("connectOrSpawn starts a new daemon over the registration of one that was killed", limit, async (t) => {

@@ -77,6 +77,14 @@ export interface Spawned {
   readonly owner: Owner;
 }
 
+/** The daemon's answer to a claim on a daemon that already has its owner (SPEC O2). */
+export const ALREADY_OWNED = "daemon already has a live owner";
+
+/** Whether `error` is the daemon refusing a claim because another client owns it already. */
+export function alreadyOwned(error: unknown): boolean {
+  return error instanceof DaemonError && error.message === ALREADY_OWNED;
+}
+
 /** What `connectOrSpawn` found: a running daemon (no owner: it has one already), or one it started and owns. */
 export type Connected = { readonly daemon: Daemon; readonly owner: Owner | null; readonly spawned: boolean };
 
@@ -124,7 +132,9 @@ export class Daemon {
 
   /** Starts a new daemon (detached, so it outlives this process), waits for its registration, checks it with
    * `ping` and claims it. Each step is bounded by the timeout. When any step fails, the new daemon is stopped
-   * (SIGTERM, then SIGKILL after `STOP_GRACE_MS`) and reaped before the call rejects. */
+   * (SIGTERM, then SIGKILL after `STOP_GRACE_MS`) and reaped before the call rejects, except when another
+   * client claimed it first (the claim is refused with {@link ALREADY_OWNED}, see {@link alreadyOwned}): it is
+   * that client's daemon then, and it is left running. */
   static async spawn(options: SpawnOptions): Promise<Spawned> {
     const binary = daemonBinary(options.binary);
     if (!binary) {
@@ -152,6 +162,11 @@ export class Daemon {
       const owner = await daemon.claim(options);
       return { daemon, owner };
     } catch (error) {
+      // Another client claimed it in the moment before this call did (a rival `ManagedDaemon` or a second
+      // process looking at the same place): stopping it would pull the daemon from under its owner.
+      if (alreadyOwned(error)) {
+        throw error;
+      }
       // A daemon this call started and cannot hand over must not outlive the call.
       await stopLaunched(child);
       throw error;
@@ -425,7 +440,8 @@ export class Daemon {
 /** The lazy path OpenCode takes: discover the daemon of `runtimeDir/name`; if there is none or nothing
  * answers at its registration (a daemon that died), spawn and claim a new one. When the new daemon exits
  * before registering because a rival caller's daemon took the runtime directory at the same moment (SPEC L2),
- * that daemon is discovered and returned instead (no owner: the rival owns it), within the call's timeout.
+ * that daemon is discovered and returned instead (no owner: the rival owns it), within the call's timeout; so
+ * is the daemon it started when another client claimed that one first.
  * Any other failure (an unsafe registration, another protocol, an impostor) is thrown, never papered over by
  * a new daemon. */
 export async function connectOrSpawn(options: SpawnOptions): Promise<Connected> {
@@ -440,6 +456,10 @@ export async function connectOrSpawn(options: SpawnOptions): Promise<Connected> 
     const { daemon, owner } = await Daemon.spawn(options);
     return { daemon, owner, spawned: true };
   } catch (error) {
+    if (alreadyOwned(error)) {
+      // Started by this call, claimed first by another client: theirs, used here without owning it.
+      return { daemon: await Daemon.discover(options), owner: null, spawned: false };
+    }
     if (!(error instanceof ConnectionError && error.reason === "exited")) {
       throw error;
     }

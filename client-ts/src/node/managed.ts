@@ -21,7 +21,7 @@ import {
 } from "../core/errors.js";
 import type { Handoff } from "../core/messages.js";
 import { DAEMON_BINARY_NAME, daemonBinary } from "./binary.js";
-import { Daemon, type SpawnOptions } from "./daemon.js";
+import { alreadyOwned, Daemon, type SpawnOptions } from "./daemon.js";
 import { claimHandoff } from "./handoff.js";
 import { DEFAULT_TIMEOUT_MS, type CallOptions } from "./options.js";
 import type { Owner } from "./owner.js";
@@ -34,9 +34,6 @@ export const RECOVERY_ATTEMPTS = 4;
 
 /** The errors that say no binary can be started: no retry or other place fixes them. */
 const noBinary = new WeakSet<object>();
-
-/** The daemon's answer to a claim on a daemon that already has its owner (SPEC O2). */
-const ALREADY_OWNED = "daemon already has a live owner";
 
 /** A runtime directory, resolved: `runtimeDir/name`. */
 export interface ManagedLocation {
@@ -312,7 +309,7 @@ export class ManagedDaemon {
       try {
         return this.install(found, await found.claim(limits), "discovery");
       } catch (error) {
-        if (error instanceof DaemonError && error.message === ALREADY_OWNED) {
+        if (alreadyOwned(error)) {
           return this.install(found, null, "discovery");
         }
         throw error;
@@ -352,7 +349,7 @@ export class ManagedDaemon {
       daemon = await Daemon.discover({ ...this.place, ...limits });
       return this.install(daemon, await daemon.claim(limits), "spawn");
     } catch (error) {
-      if (daemon && error instanceof DaemonError && error.message === ALREADY_OWNED) {
+      if (daemon && alreadyOwned(error)) {
         // Another client (a rival handle looking at the same place) claimed it first: it is theirs to keep.
         return this.install(daemon, null, "spawn");
       }
