@@ -53,6 +53,7 @@ pub mod limits {
     pub use crate::daemon::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
+    pub use crate::process::session::HANGUP_GRACE;
     pub use crate::procinfo::MAX_WALKED_PROCESSES;
     pub use crate::terminal::{
         COALESCE_TIMER_SLACK_NS, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES,

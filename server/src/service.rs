@@ -13,7 +13,7 @@ use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
 use crate::process::StopReason;
-use crate::process::session::{self, HANGUP_GRACE};
+use crate::process::session;
 use crate::process::thread::join_reporting;
 use crate::process::{InfoAsked, Process};
 use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
@@ -224,7 +224,7 @@ impl ProcessService {
     /// Stops every process and joins them all; afterwards nothing more can be created. Pending pipe waiters are
     /// disconnected without an answer. Every SIGKILL goes out before anything is joined or reaped, from this
     /// thread, so a stop under load does not wait for hundreds of threads to be scheduled first: pipe processes
-    /// are killed and terminals hung up at once, then after at most one [`HANGUP_GRACE`] (less once every
+    /// are killed and terminals hung up at once, then after at most one hangup grace (`TerminalConfig::hangup_grace`, [`session::HANGUP_GRACE`] by default; less once every
     /// terminal's shell has exited) what is left in the terminals' sessions is killed in one look-up, and only
     /// then are the processes' threads joined and their children reaped, in parallel.
     pub fn shutdown(&self) {
@@ -232,7 +232,7 @@ impl ProcessService {
         let stopping: Vec<_> =
             entries.iter().filter(|(_, entry)| entry.process.begin_stop(StopReason::Shutdown)).collect();
         let sessions: Vec<_> = stopping.iter().filter_map(|(_, entry)| entry.process.session()).collect();
-        session::end_sessions(&sessions, Instant::now() + HANGUP_GRACE);
+        session::end_sessions(&sessions, Instant::now() + self.config.hangup_grace);
         let finish = |id: u64, entry: &Entry| {
             entry.process.finish_stop();
             tracing::debug!(id, "process stopped with the daemon");

@@ -73,6 +73,12 @@ enum Command {
         /// deadline must not cut).
         #[arg(long, hide = true, default_value_t = opencode_pty::limits::FIRST_REQUEST_TIMEOUT.as_millis() as u64)]
         first_request_timeout_ms: u64,
+        /// How long a terminal's session has after its hangup before what is left of it is killed, in
+        /// milliseconds, at most 60000 (for tests of the hangup's order on a loaded machine; the stop's watchdog
+        /// grows by what it adds).
+        #[arg(long, hide = true, default_value_t = opencode_pty::limits::HANGUP_GRACE.as_millis() as u64,
+              value_parser = clap::value_parser!(u64).range(0..=60_000))]
+        hangup_grace_ms: u64,
         /// A pause at the start of the stop, in milliseconds (for tests of the cleanup watchdog).
         #[arg(long, hide = true, default_value_t = 0)]
         stop_stall_ms: u64,
@@ -178,6 +184,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             withhold_env,
             handoff_ttl_ms,
             first_request_timeout_ms,
+            hangup_grace_ms,
             stop_stall_ms,
             worker_linger_ms,
             socket_tmp,
@@ -185,7 +192,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let options = DaemonOptions {
                 root: location.root()?,
                 name: location.name.clone(),
-                config: TerminalConfig { withheld_env: withhold_env.into(), ..TerminalConfig::default() },
+                config: TerminalConfig {
+                    withheld_env: withhold_env.into(),
+                    hangup_grace: std::time::Duration::from_millis(hangup_grace_ms),
+                    ..TerminalConfig::default()
+                },
                 handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
                 first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
                 stop_stall: std::time::Duration::from_millis(stop_stall_ms),

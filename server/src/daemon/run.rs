@@ -16,6 +16,7 @@ use super::runtime::{Runtime, RuntimeError};
 use super::server::{DaemonState, accept_loop};
 use super::sweep::SweepReport;
 use super::watch::RuntimeWatch;
+use crate::process::session::HANGUP_GRACE;
 use crate::process::thread::join_reporting;
 use crate::service::{ProcessHook, ProcessService};
 use crate::terminal::TerminalConfig;
@@ -107,9 +108,11 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         let runtime = super::watch::lock(&runtime);
         (runtime.dir().to_path_buf(), runtime.registration().instance_id.clone())
     };
+    // A longer hangup grace than the default (a test's) lengthens the stop by as much.
+    let bound = CLEANUP_WATCHDOG + options.config.hangup_grace.saturating_sub(HANGUP_GRACE);
     let watchdog = std::thread::Builder::new().name("opencode-pty-watchdog".into()).spawn(move || {
-        if finished.recv_timeout(CLEANUP_WATCHDOG).is_err() {
-            tracing::error!(bound = ?CLEANUP_WATCHDOG, "stopping took too long; exiting anyway");
+        if finished.recv_timeout(bound).is_err() {
+            tracing::error!(?bound, "stopping took too long; exiting anyway");
             remove_registration_if_ours(&dir, &instance);
             std::process::exit(1);
         }

@@ -73,6 +73,9 @@ pub struct TerminalConfig {
     pub withheld_env: Arc<[String]>,
     /// The turns at output processing every terminal of the daemon shares (see [`Turns`]).
     pub turns: Turns,
+    /// How long a terminal's session has after its hangup before what is left of it is killed: [`HANGUP_GRACE`]
+    /// (the daemon's hidden `--hangup-grace-ms` changes it, for tests of the hangup's order on a loaded machine).
+    pub hangup_grace: Duration,
 }
 
 impl Default for TerminalConfig {
@@ -82,6 +85,7 @@ impl Default for TerminalConfig {
             scrollback_lines: DEFAULT_SCROLLBACK_LINES,
             withheld_env: Arc::new([]),
             turns: Turns::sized_to_machine(),
+            hangup_grace: HANGUP_GRACE,
         }
     }
 }
@@ -102,6 +106,8 @@ pub struct PtyHandle {
     /// The child's session, ended as a whole when the terminal stops (`None` when `/proc` cannot tell its start
     /// time: then only the child's group is killed).
     session: Option<Reach>,
+    /// How long the session has after the hangup (`TerminalConfig::hangup_grace`).
+    hangup_grace: Duration,
 }
 
 impl PtyHandle {
@@ -156,6 +162,7 @@ impl PtyHandle {
             last_info,
             stopped: stop.clone(),
             session,
+            hangup_grace: config.hangup_grace,
         };
         let threads = &handle.threads;
         let result = (|| {
@@ -336,7 +343,7 @@ impl PtyHandle {
         if !self.begin_stop() {
             return false;
         }
-        self.end_session(std::time::Instant::now() + HANGUP_GRACE);
+        self.end_session(std::time::Instant::now() + self.hangup_grace);
         self.finish_stop();
         true
     }
