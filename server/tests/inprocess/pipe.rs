@@ -752,6 +752,9 @@ fn a_reader_that_cannot_poll_ends_the_output_and_the_exit_is_still_published() {
     let handle = service.pipe(service.create_pipe(spec).expect("create").id).unwrap();
     let waiter = handle.wait();
     eventually("the first line", || (handle.info().output_tail == 7).then_some(()));
+    // The daemon's wait thread must already be in `poll` when the limit drops, or its own next poll fails the same
+    // way and the exit is never seen (it was once still on its way there on a loaded machine).
+    eventually("the wait thread to wait in poll", || wait_thread_in_poll().then_some(()));
     // poll(2) refuses more descriptors than RLIMIT_NOFILE (EINVAL): the reader's next poll fails.
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
     setrlimit(Resource::RLIMIT_NOFILE, 1, hard).unwrap();
@@ -768,6 +771,19 @@ fn a_reader_that_cannot_poll_ends_the_output_and_the_exit_is_still_published() {
     let info = handle.info();
     assert_eq!(info.lifecycle, Lifecycle::Exited { exit_code, signal }, "get agrees with the published exited");
     assert_eq!(info.pipe.unwrap().output_error.as_deref(), Some(failure));
+}
+
+/// Whether this process's wait thread (`opencode-pty-wait`, its name cut to 15 bytes by the kernel) sleeps in
+/// `poll` or `ppoll` (x86-64 system calls 7 and 271; /proc's `syscall` gives the number first).
+fn wait_thread_in_poll() -> bool {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return false };
+    tasks.flatten().any(|task| {
+        let read = |file: &str| std::fs::read_to_string(task.path().join(file)).unwrap_or_default();
+        let sleeping = read("stat").rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S'));
+        let call = read("syscall");
+        let in_poll = matches!(call.split_whitespace().next(), Some("7" | "271"));
+        read("comm").trim_end() == "opencode-pty-wa" && sleeping && in_poll
+    })
 }
 
 /// Type check: a handle is shareable across threads, as the daemon needs.
