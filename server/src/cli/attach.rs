@@ -152,14 +152,9 @@ pub async fn attach(dir: &Path, id: u64, mode: Mode) -> anyhow::Result<ExitCode>
 /// A refused subscription, with what to do about another controller.
 fn refused(error: ClientError, id: u64) -> anyhow::Error {
     match &error {
-        ClientError::Daemon { message } => match message.strip_prefix(opencode_pty::ALREADY_CONTROLLED) {
-            Some(holder) => anyhow!(
-                "process {id} already has a controller (attachment {}): `--takeover` takes control from it, \
-                 `--observe` only watches",
-                holder.trim()
-            ),
-            None => error.into(),
-        },
+        ClientError::Daemon { message } if message.starts_with(opencode_pty::ALREADY_CONTROLLED) => anyhow!(
+            "process {id}: {message}; `--takeover` takes control from it, `--observe` only watches without it"
+        ),
         _ => error.into(),
     }
 }
