@@ -152,9 +152,9 @@ pub async fn attach(dir: &Path, id: u64, mode: Mode) -> anyhow::Result<ExitCode>
 /// A refused subscription, with what to do about another controller.
 fn refused(error: ClientError, id: u64) -> anyhow::Error {
     match &error {
-        ClientError::Daemon { message } if message.starts_with(opencode_pty::ALREADY_CONTROLLED) => anyhow!(
-            "process {id}: {message}; `--takeover` takes control from it, `--observe` only watches without it"
-        ),
+        ClientError::Daemon { message } if message.starts_with(opencode_pty::ALREADY_CONTROLLED) => {
+            anyhow!("process {id}: {message}; `--takeover` takes control from it, `--observe` only watches without it")
+        }
         _ => error.into(),
     }
 }

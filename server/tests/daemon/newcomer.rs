@@ -306,3 +306,31 @@ fn ctrl_c_twice_at_an_empty_prompt_leaves_the_playground() {
     assert!(drawn.contains("daemon stopped"), "{drawn}");
     assert!(!root.path().join("ctrl-c").exists(), "the daemon cleaned up: {drawn}");
 }
+
+#[test]
+fn every_just_recipe_has_a_whole_sentence_for_just_list_and_a_row_in_the_readme() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let justfile = std::fs::read_to_string(root.join("justfile")).unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines: Vec<&str> = justfile.lines().collect();
+    let mut recipes = 0;
+    for (at, line) in lines.iter().enumerate() {
+        let starts = line.chars().next().is_some_and(|c| c.is_ascii_lowercase());
+        let Some((head, _)) = line.split_once(':').filter(|_| starts && !line.starts_with("set ")) else { continue };
+        let name = head.split_whitespace().next().unwrap();
+        recipes += 1;
+        // `just --list` shows the one comment line right above a recipe: it must be a whole sentence, and not
+        // the end of one begun above it.
+        let doc = lines[at - 1].strip_prefix("# ").unwrap_or_else(|| panic!("{name} has no description"));
+        assert!(doc.ends_with('.'), "{name}'s description is cut: {doc:?}");
+        assert!(doc.starts_with(|c: char| c.is_ascii_uppercase() || c == '`'), "{name}: {doc:?}");
+        if let Some(above) = lines[at - 2].strip_prefix("# ") {
+            assert!(above.ends_with('.') || above.ends_with(':'), "{name}'s description continues {above:?}");
+        }
+        let row = if name == "default" { "| `just` |".to_owned() } else { format!("| `just {name}") };
+        assert!(readme.contains(&row), "the README's recipe table has no row for {name}");
+    }
+    assert!(recipes > 20, "{recipes} recipes found");
+    assert!(readme.contains("cargo install just --locked") && readme.contains("rust-just"), "how to get just");
+    assert!(readme.contains("schema/README.md#adding-an-op"), "how to add an op");
+}
