@@ -8,6 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use opencode_pty_client::{Client, ClientError, Event, Response, Role, Subscription, Takeover};
@@ -16,7 +17,7 @@ use rustix::termios::{self, OptionalActions, Termios};
 use tokio::io::AsyncReadExt;
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::observe::discover;
+use super::observe::{discover, process_exists};
 use super::screen::ScreenTracker;
 
 /// The detach key, pressed twice in a row: Ctrl-\ (FS). Once, it reaches the process (with the next key).
@@ -32,6 +33,13 @@ const CLEAR: &[u8] = b"\x1b[H\x1b[2J\x1b[3J";
 
 /// Clears the main screen and homes the cursor, on leaving a full-screen program (the scrollback is kept).
 const CLEAR_MAIN: &[u8] = b"\x1b[H\x1b[2J";
+
+/// How long `attach` looks for why its connection to the daemon ended (the daemon stopping, the process
+/// terminated) before it reports the bare error.
+const END_PROBE: Duration = Duration::from_secs(3);
+
+/// How often it looks meanwhile.
+const END_POLL: Duration = Duration::from_millis(50);
 
 /// How this attachment takes part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,10 +103,11 @@ pub async fn attach(dir: &Path, id: u64, mode: Mode) -> anyhow::Result<ExitCode>
         Mode::Control(takeover) => (Role::Controller, takeover),
         Mode::Observe => (Role::Observer, Takeover::Refuse),
     };
-    let subscription = client
-        .subscribe(id, snapshot.process.output_tail, &attachment, role, takeover)
-        .await
-        .map_err(|error| refused(error, id))?;
+    let subscription = match client.subscribe(id, snapshot.process.output_tail, &attachment, role, takeover).await {
+        Ok(subscription) => subscription,
+        Err(error @ ClientError::Daemon { .. }) => return Err(refused(error, id)),
+        Err(error) => return Err(ended(&client, id, error).await),
+    };
     let raw = RawTerminal::enter()?;
     let mut screen = ScreenTracker::default();
     let mut out = std::io::stdout().lock();
@@ -177,17 +186,31 @@ async fn unless_exited(client: &Client, id: u64, result: Result<(), ClientError>
 }
 
 /// Why the attachment cannot go on after `error`: the process was terminated, the daemon stopped, or the
-/// error itself.
+/// error itself. A stopping daemon may still answer for a moment, so this looks again, for at most
+/// [`END_PROBE`], until the daemon is gone or no longer knows the process.
 async fn ended(client: &Client, id: u64, error: ClientError) -> anyhow::Error {
     if matches!(error, ClientError::Daemon { .. }) {
         return error.into();
     }
-    match client.get(id).await {
-        Err(ClientError::Daemon { message }) if message.ends_with("not found") => {
-            anyhow!("process {id} was terminated")
+    let stopped = || anyhow!("the daemon stopped, and process {id} with it; attach has nothing left to show");
+    let daemon = client.registration().pid;
+    let deadline = tokio::time::Instant::now() + END_PROBE;
+    loop {
+        if !process_exists(daemon) {
+            return stopped();
         }
-        Err(ClientError::Daemon { .. }) | Ok(_) => error.into(),
-        Err(_) => anyhow!("the daemon stopped, and process {id} with it; attach has nothing left to show"),
+        match client.get(id).await {
+            Err(ClientError::Daemon { message }) if message.ends_with("not found") => {
+                return anyhow!("process {id} was terminated");
+            }
+            Err(ClientError::Daemon { .. }) => return error.into(),
+            Err(_) => return stopped(),
+            Ok(_) => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return anyhow::Error::from(error).context(format!("attached to process {id}"));
+        }
+        tokio::time::sleep(END_POLL).await;
     }
 }
 

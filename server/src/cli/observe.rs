@@ -323,7 +323,7 @@ pub async fn stop(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Whether `pid` names a live process (on Linux a zombie counts as gone: it has stopped running).
-fn process_exists(pid: u32) -> bool {
+pub fn process_exists(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         return match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
