@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
+use opencode_pty::DAEMON_STOPPING;
 use opencode_pty_client::{Client, ClientError, Event, Response, Role, Subscription, Takeover};
 use opencode_pty_protocol::Lifecycle;
 use rustix::termios::{self, OptionalActions, Termios};
@@ -187,12 +188,13 @@ async fn unless_exited(client: &Client, id: u64, result: Result<(), ClientError>
 
 /// Why the attachment cannot go on after `error`: the process was terminated, the daemon stopped, or the
 /// error itself. A stopping daemon may still answer for a moment, so this looks again, for at most
-/// [`END_PROBE`], until the daemon is gone or no longer knows the process.
+/// [`END_PROBE`], until the daemon is gone, says it is stopping, or no longer knows the process.
 async fn ended(client: &Client, id: u64, error: ClientError) -> anyhow::Error {
-    if matches!(error, ClientError::Daemon { .. }) {
-        return error.into();
-    }
     let stopped = || anyhow!("the daemon stopped, and process {id} with it; attach has nothing left to show");
+    let stopping = |error: &ClientError| matches!(error, ClientError::Daemon { message } if message == DAEMON_STOPPING);
+    if stopping(&error) {
+        return stopped();
+    }
     let daemon = client.registration().pid;
     let deadline = tokio::time::Instant::now() + END_PROBE;
     loop {
@@ -203,8 +205,11 @@ async fn ended(client: &Client, id: u64, error: ClientError) -> anyhow::Error {
             Err(ClientError::Daemon { message }) if message.ends_with("not found") => {
                 return anyhow!("process {id} was terminated");
             }
-            Err(ClientError::Daemon { .. }) => return error.into(),
+            Err(answer @ ClientError::Daemon { .. }) if !stopping(&answer) => return error.into(),
+            // Not answering, or answering that it stops.
             Err(_) => return stopped(),
+            // The daemon's own refusal stands while it runs on (another attachment took control, say).
+            Ok(_) if matches!(error, ClientError::Daemon { .. }) => return error.into(),
             Ok(_) => {}
         }
         if tokio::time::Instant::now() >= deadline {
