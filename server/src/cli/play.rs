@@ -69,10 +69,15 @@ struct Play {
 /// Runs the playground for a new daemon in `root/name`.
 pub async fn play(root: &Path, name: &str) -> anyhow::Result<ExitCode> {
     let dir = root.join(name);
+    // How the commands `help` (and the refusal below) suggest name this daemon.
+    let mut location = format!("--name {name}");
+    if root != opencode_pty::default_root() {
+        location += &format!(" --runtime-dir {}", shlex::try_quote(&root.display().to_string())?);
+    }
     if let Ok(running) = Client::discover(&dir).await {
         bail!(
             "a daemon already runs in {} (pid {}): play with another `--name`, or stop that one first \
-             (`opencode-pty stop --name {name}`, or `quit` in its playground)",
+             (`opencode-pty stop {location}`, or `quit` in its playground)",
             dir.display(),
             running.registration().pid
         );
@@ -89,10 +94,6 @@ pub async fn play(root: &Path, name: &str) -> anyhow::Result<ExitCode> {
         }
     };
     println!("playground: daemon pid {} in {} (type `help`)", daemon.id(), dir.display());
-    let mut location = format!("--name {name}");
-    if root != opencode_pty::default_root() {
-        location += &format!(" --runtime-dir {}", shlex::try_quote(&root.display().to_string())?);
-    }
     let mut play = Play { client, current: None, location };
     let mut input = Input::new()?;
     loop {

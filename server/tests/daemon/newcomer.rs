@@ -199,7 +199,8 @@ fn a_second_play_of_the_same_name_prints_one_error_saying_what_to_do() {
     assert_eq!(second.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one error: {stderr}");
     assert!(stderr.contains("a daemon already runs in"), "{stderr}");
-    assert!(stderr.contains("`opencode-pty stop --name twice`"), "{stderr}");
+    let stop = format!("`opencode-pty stop --name twice --runtime-dir {}`", root.path().display());
+    assert!(stderr.contains(&stop), "{stderr}");
     end_play(first);
 }
 
