@@ -10,9 +10,9 @@ default:
 play name="playground":
     cargo run --release -- play --name {{name}}
 
-# Run every test, exactly as CI and the README do.
+# Run every test (`cargo test --workspace --locked`, as CI and the README do), ending with one total.
 test:
-    cargo test --workspace --locked
+    bash .ci/test
 
 # Check formatting, then run clippy on every target with warnings denied.
 lint:
@@ -40,8 +40,9 @@ ts-test:
     cargo build -p opencode-pty
     cd client-ts && npm ci --no-audit --no-fund && OPENCODE_PTY_BIN=../target/debug/opencode-pty npm test
 
-# Replay the conformance transcripts against a daemon binary: `just conformance DAEMON=path [FILTER=text]`
-# (or positionally); without DAEMON, our own daemon, built first, with every error message compared as recorded.
+# `just conformance DAEMON=path [FILTER=text]` (or positionally); without DAEMON, our own daemon, built first,
+# with every error message compared as recorded (`--strict-messages`).
+# Replay the conformance transcripts against a daemon binary.
 conformance DAEMON="" FILTER="":
     daemon=''; filter=''; strict=''; \
     for arg in '{{DAEMON}}' '{{FILTER}}'; do case "$arg" in DAEMON=*) daemon="${arg#DAEMON=}";; FILTER=*) filter="${arg#FILTER=}";; "") ;; *) if [ -z "$daemon" ] && [ "$arg" = '{{DAEMON}}' ]; then daemon="$arg"; else filter="$arg"; fi;; esac; done; \
@@ -76,9 +77,10 @@ bench-stop n="1000":
     cargo build --release -p opencode-pty --bins --examples
     cargo run --release -p opencode-pty --example measure_stop -- {{n}}
 
-# The benchmark harness (issue 14): every case through a release daemon's socket against tmux and the limits;
-# writes bench/results.json, BENCHMARKS.md and bench/charts/. `just bench QUICK=1`: a smoke run of under a minute
-# with tiny sizes into a temporary directory (it asserts nothing about speed; `cargo test` runs it too).
+# Every case through a release daemon's socket against tmux and the limits; writes bench/results.json,
+# BENCHMARKS.md and bench/charts/. `just bench QUICK=1`: a smoke run of under a minute with tiny sizes into a
+# temporary directory (it asserts nothing about speed; `cargo test` runs it too).
+# The benchmark harness of issue 14 (`QUICK=1`: a smoke run).
 bench QUICK="":
     cargo build --release -p opencode-pty -p opencode-pty-bench
     case '{{QUICK}}' in ''|0|QUICK=|QUICK=0) quick='';; *) quick=--quick;; esac; \
@@ -125,7 +127,7 @@ install PREFIX:
     archive="$(bash packaging/dist.sh | tail -n 1)"; work="$(mktemp -d)"; \
     tar -xzf "$archive" -C "$work"; bash "$work"/*/install.sh '{{PREFIX}}'; rm -rf "$work"
 
-# The platform package opencode-pty-linux-x64 is made from the release archive.
+# The platform package opencode-pty-linux-x64 is made from the release archive; nothing is left in client-ts/.
 # The npm packages (the platform package and the client's tarball), in target/dist/.
 npm-packages:
     archive="$(bash packaging/dist.sh | tail -n 1)"; bash packaging/npm.sh "$archive"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the release archive opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz: the binary with
-# libghostty-vt.so.0 beside it (the binary finds it through its $ORIGIN run path, so the archive works
-# wherever it is unpacked, with no build tree), LICENSE, NOTICE and the licence texts NOTICE names.
+# Builds the release archive opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz: the binary, stripped, with
+# libghostty-vt.so.0 beside it (the binary finds it through its run path, `$ORIGIN` alone, so the archive works
+# wherever it is unpacked, with no build tree), its debug info in opencode-pty.debug, LICENSE, NOTICE and the
+# licence texts NOTICE names.
 #
 #   packaging/dist.sh [--binary PATH] [--out DIR]
 #
@@ -39,6 +40,13 @@ trap 'rm -rf "$work"' EXIT
 stage="$work/$name"
 mkdir -p "$stage"
 cp "$binary" "$stage/opencode-pty"
+# Shipped stripped, with its debug info in opencode-pty.debug beside it (found through its .gnu_debuglink, by
+# gdb and friends), and a run path of `$ORIGIN` alone: nothing of the build folder.
+objcopy --only-keep-debug "$stage/opencode-pty" "$stage/opencode-pty.debug"
+chmod 644 "$stage/opencode-pty.debug"
+strip --strip-all "$stage/opencode-pty"
+(cd "$stage" && objcopy --add-gnu-debuglink=opencode-pty.debug opencode-pty)
+python3 packaging/runpath.py "$stage/opencode-pty"
 # A real file under the name the binary asks for (SONAME), not a link into the build tree.
 cp "$libdir/libghostty-vt.so" "$stage/libghostty-vt.so.0"
 cp LICENSE "$stage/LICENSE"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs an unpacked opencode-pty archive (the folder this script is in) under PREFIX:
-# PREFIX/lib/opencode-pty/ holds the binary, libghostty-vt.so.0 and the licences; PREFIX/bin/opencode-pty starts
+# PREFIX/lib/opencode-pty/ holds the binary, its debug info, libghostty-vt.so.0 and the licences; PREFIX/bin/opencode-pty starts
 # it. Run from the archive (`./install.sh ~/.local`) or through `just install PREFIX`.
 #
 #   install.sh PREFIX
@@ -24,6 +24,10 @@ mkdir -p "$lib" "$prefix/bin"
 for file in opencode-pty libghostty-vt.so.0 LICENSE NOTICE LICENSE.ghostty LICENSE.apache-2.0; do
     install -m "$([ "$file" = opencode-pty ] && echo 755 || echo 644)" "$from/$file" "$lib/$file"
 done
+# The binary's debug info, for a debugger (it finds it beside the binary through its .gnu_debuglink).
+if [ -f "$from/opencode-pty.debug" ]; then
+    install -m 644 "$from/opencode-pty.debug" "$lib/opencode-pty.debug"
+fi
 # A link would leave $ORIGIN where the link is; a two-line starter keeps the library beside the binary.
 starter="$prefix/bin/opencode-pty"
 printf '#!/bin/sh\nexec "%s/opencode-pty" "$@"\n' "$lib" > "$starter"

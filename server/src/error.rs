@@ -1,6 +1,10 @@
 //! `ServiceError`: every way a request to the process service can fail, each with the message a client sees.
 //! A caller that can act on a kind matches its variant; the text is made only when it is sent.
 
+/// How a refused controller subscription begins (the holder's attachment id follows): the command line recognises
+/// it to say what to do about it.
+pub const ALREADY_CONTROLLED: &str = "terminal already has controller";
+
 /// Why a service request failed. The `Display` text is what the daemon answers in `error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServiceError {

@@ -31,7 +31,8 @@ pub use daemon::error::RuntimeError;
 pub use daemon::guardian::{GuardError, serve as serve_guardian};
 pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
-pub use error::ServiceError;
+pub use daemon::server::DAEMON_STOPPING;
+pub use error::{ALREADY_CONTROLLED, ServiceError};
 pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeSubscription, PipeWait, stalled_output_error};
 pub use process::{
     Event, ExistingController, Message, Output, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,

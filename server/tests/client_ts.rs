@@ -1,7 +1,7 @@
 //! Runs the TypeScript client's tests (`client-ts/`, Node's test runner) against the daemon binary this build
 //! produced, so `cargo test --workspace --locked` covers both clients. `npm ci` runs first when `node_modules`
-//! is missing or older than the lockfile. Node's own output goes straight to this process's stdout, so each
-//! Node test line shows in the cargo output.
+//! is missing or older than the lockfile. A passing run is summed up in one line of the cargo output (Node's
+//! totals); a failing one shows Node's whole output in the failure.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -173,8 +173,62 @@ fn typescript_client_tests_pass_against_the_daemon() {
     ensure_installed(&dir);
     let mut test = Command::new("npm");
     test.args(["test"]).current_dir(&dir).env("OPENCODE_PTY_BIN", env!("CARGO_BIN_EXE_opencode-pty"));
-    // Inherited, not captured: Node's test lines appear in the cargo output whether the test passes or fails.
-    test.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    // Kept, not inherited: a passing run is one line of the cargo output, a failing one shows all of Node's.
+    let log = tempfile::NamedTempFile::new().expect("a log file");
+    test.stdout(log.reopen().expect("log")).stderr(log.reopen().expect("log"));
+    let started = Instant::now();
     let status = run(test, "npm test", TEST_TIMEOUT);
-    assert!(status.success(), "`npm test` in {} failed ({status}); Node's output is above", dir.display());
+    let output = std::fs::read_to_string(log.path()).unwrap_or_default();
+    assert!(status.success(), "`npm test` in {} failed ({status}):\n{output}", dir.display());
+    let totals = node_totals(&output);
+    assert!(totals.tests > 0 && totals.fail == 0, "`npm test` ran no tests, or failed some:\n{output}");
+    // Written past the test harness's capture (which keeps `println!` of a passing test), as Node's lines were.
+    let line = format!(
+        "client-ts: {} Node tests passed ({} skipped) in {:.1} s against {}\n",
+        totals.pass,
+        totals.skipped,
+        started.elapsed().as_secs_f64(),
+        env!("CARGO_BIN_EXE_opencode-pty")
+    );
+    std::io::Write::write_all(&mut std::io::stdout().lock(), line.as_bytes()).expect("stdout");
+}
+
+/// The totals at the end of Node's test runner output.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Totals {
+    tests: u64,
+    pass: u64,
+    fail: u64,
+    skipped: u64,
+}
+
+/// Reads Node's closing totals: `# tests 12` lines (TAP, when the output is not a terminal) or `ℹ tests 12`
+/// (the spec reporter); the last of each wins.
+fn node_totals(output: &str) -> Totals {
+    let mut totals = Totals::default();
+    for line in output.lines() {
+        let Some(rest) = line.strip_prefix("# ").or_else(|| line.strip_prefix("ℹ ")) else { continue };
+        let mut words = rest.split_whitespace();
+        let (Some(name), Some(Ok(count)), None) = (words.next(), words.next().map(str::parse::<u64>), words.next())
+        else {
+            continue;
+        };
+        match name {
+            "tests" => totals.tests = count,
+            "pass" => totals.pass = count,
+            "fail" => totals.fail = count,
+            "skipped" => totals.skipped = count,
+            _ => {}
+        }
+    }
+    totals
+}
+
+#[test]
+fn node_totals_are_read_from_either_reporter() {
+    let tap = "ok 1 - a\n# Subtest: b\n# tests 12\n# suites 2\n# pass 11\n# fail 0\n# skipped 1\n# duration_ms 9\n";
+    assert_eq!(node_totals(tap), Totals { tests: 12, pass: 11, fail: 0, skipped: 1 });
+    let spec = "✔ a (1ms)\nℹ tests 3\nℹ pass 2\nℹ fail 1\nℹ skipped 0\n";
+    assert_eq!(node_totals(spec), Totals { tests: 3, pass: 2, fail: 1, skipped: 0 });
+    assert_eq!(node_totals("# a comment with words\n"), Totals::default());
 }

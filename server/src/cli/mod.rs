@@ -6,6 +6,7 @@ mod escape;
 mod observe;
 mod play;
 mod prompt;
+mod screen;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -96,10 +97,15 @@ enum Command {
         #[command(flatten)]
         location: Location,
     },
-    /// Show the running daemon: pid, instance, socket and process counts.
+    /// Show the running daemon: pid, instance, socket and process counts. Without `--name`, list every daemon
+    /// under the runtime directory: name, pid, processes, whether it has an owner.
     Status {
-        #[command(flatten)]
-        location: Location,
+        /// The runtime directory's name; without it, every daemon is listed.
+        #[arg(long)]
+        name: Option<String>,
+        /// The parent of runtime directories [default: ${XDG_STATE_HOME:-~/.local/state}/opencode/pty].
+        #[arg(long, value_name = "DIR")]
+        runtime_dir: Option<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -211,10 +217,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let played = runtime.block_on(play::play(&location.root()?, &location.name));
             // Its stdin reader may still be blocked in a read nobody wants now: do not wait for a line.
             runtime.shutdown_background();
-            played?
+            return played;
         }
-        Command::Status { location, json } => {
-            client_runtime()?.block_on(observe::status(&location.dir()?, observe::Format::from_json_flag(json)))?
+        Command::Status { name: Some(name), runtime_dir, json } => {
+            let dir = Location { name, runtime_dir }.dir()?;
+            client_runtime()?.block_on(observe::status(&dir, observe::Format::from_json_flag(json)))?
+        }
+        Command::Status { name: None, runtime_dir, json } => {
+            let root = runtime_dir.unwrap_or_else(default_root);
+            client_runtime()?.block_on(observe::status_all(&root, observe::Format::from_json_flag(json)))?
         }
         Command::List { location, json } => {
             client_runtime()?.block_on(observe::list(&location.dir()?, observe::Format::from_json_flag(json)))?

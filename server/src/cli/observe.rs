@@ -19,7 +19,12 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 /// The daemon of `dir`, found and verified.
 pub async fn discover(dir: &Path) -> anyhow::Result<Client> {
     if !dir.join(opencode_pty_client::REGISTRATION_FILE).exists() {
-        bail!("no running daemon found in {} (it has no registration)", dir.display());
+        let name = dir.file_name().map_or_else(|| "NAME".into(), |name| name.to_string_lossy());
+        bail!(
+            "no running daemon found in {} (it has no registration): `opencode-pty play --name {name}` starts one \
+             and plays with it, and `opencode-pty status` without `--name` lists the running ones",
+            dir.display()
+        );
     }
     Client::discover(dir).await.with_context(|| format!("cannot reach the daemon registered in {}", dir.display()))
 }
@@ -61,6 +66,98 @@ pub async fn status(dir: &Path, format: Format) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One daemon found by [`status_all`].
+struct Found {
+    name: String,
+    /// The pid its registration names.
+    pid: Option<u32>,
+    /// Its terminals and pipe processes, or why it could not be asked.
+    counts: Result<(usize, usize), String>,
+    /// Whether it is known to have been claimed: false while it is young enough to be waiting for its first owner.
+    claimed: bool,
+}
+
+/// `status` without `--name`: every daemon whose registration is under `root`, by name, with its pid, its
+/// processes and whether it has an owner.
+pub async fn status_all(root: &Path, format: Format) -> anyhow::Result<()> {
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            println!(
+                "{}",
+                if format == Format::Json { "[]".to_owned() } else { format!("no daemons in {}", root.display()) }
+            );
+            return Ok(());
+        }
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", root.display())),
+    };
+    let mut dirs: Vec<_> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join(opencode_pty_client::REGISTRATION_FILE).is_file())
+        .map(|entry| entry.path())
+        .collect();
+    dirs.sort();
+    let mut found = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        found.push(ask(&dir).await);
+    }
+    if format == Format::Json {
+        let value: Vec<_> = found
+            .iter()
+            .map(|daemon| {
+                let (counts, error) = match &daemon.counts {
+                    Ok((ptys, pipes)) => (serde_json::json!({"pty": ptys, "pipe": pipes}), None),
+                    Err(error) => (serde_json::Value::Null, Some(error)),
+                };
+                serde_json::json!({"name": daemon.name, "pid": daemon.pid, "processes": counts,
+                                   "claimed": daemon.claimed.then_some(true), "error": error})
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(value));
+        return Ok(());
+    }
+    if found.is_empty() {
+        println!("no daemons in {}", root.display());
+        return Ok(());
+    }
+    println!("{:<20} {:<8} {:<6} {:<6} OWNER", "NAME", "PID", "PTYS", "PIPES");
+    for daemon in &found {
+        let pid = daemon.pid.map_or("-".to_owned(), |pid| pid.to_string());
+        let owner = if daemon.claimed { "yes" } else { "not yet known (started under 5 s ago)" };
+        match &daemon.counts {
+            Ok((ptys, pipes)) => println!("{:<20} {pid:<8} {ptys:<6} {pipes:<6} {owner}", daemon.name),
+            Err(error) => println!("{:<20} {pid:<8} -      -      - ({error})", daemon.name),
+        }
+    }
+    Ok(())
+}
+
+/// What one runtime directory's daemon says about itself.
+async fn ask(dir: &Path) -> Found {
+    let name = dir.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let registration = dir.join(opencode_pty_client::REGISTRATION_FILE);
+    let counts = async {
+        let client = Client::discover(dir).await?;
+        Ok::<_, opencode_pty_client::ClientError>((
+            client.registration().pid,
+            client.list(Mode::Pty).await?.len(),
+            client.list(Mode::Pipe).await?.len(),
+        ))
+    }
+    .await;
+    match counts {
+        Ok((pid, ptys, pipes)) => {
+            // A daemon nobody claims stops at its deadline; one running longer has an owner (or, for at most a
+            // handoff's life after its owner left, a successor on the way). The registration is written at the
+            // start.
+            let age = std::fs::metadata(&registration).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+            let claimed = age.is_some_and(|age| age >= opencode_pty_protocol::OWNER_DEADLINE);
+            Found { name, pid: Some(pid), counts: Ok((ptys, pipes)), claimed }
+        }
+        Err(error) => Found { name, pid: None, counts: Err(format!("not answering: {error}")), claimed: false },
+    }
+}
+
 /// `list`: one line per process, PTYs then pipes, each in creation order.
 pub async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     let client = discover(dir).await?;
@@ -78,7 +175,7 @@ pub async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
 }
 
 /// The header of [`table`].
-pub const TABLE_HEADER: &str = "  ID  MODE  PID          SIZE     STATE        OUTPUT         COMMAND";
+pub const TABLE_HEADER: &str = "  ID  MODE  PID          SIZE       STATE        OUTPUT                COMMAND";
 
 /// `processes` as lines for people: a header, then one line each in id order (nothing for none).
 pub fn table(processes: &mut [ProcessInfo]) -> Vec<String> {
@@ -89,8 +186,9 @@ pub fn table(processes: &mut [ProcessInfo]) -> Vec<String> {
     std::iter::once(TABLE_HEADER.to_owned()).chain(processes.iter().map(describe)).collect()
 }
 
-/// One line about a process: id, mode, pid, size or line count, lifecycle, output offsets, and its command
-/// (quoted as a shell would need it), with a PTY's title or a pipe's output file after it.
+/// One line about a process: id, mode, pid, size (a terminal's columns and rows, a pipe's line count),
+/// lifecycle, how many bytes it wrote (and how many of them a terminal still keeps), and its command (quoted as
+/// a shell would need it, control characters spelled out), with a PTY's title or a pipe's output file after it.
 pub fn describe(process: &ProcessInfo) -> String {
     let pid = process.pid.map_or("-".to_owned(), |p| p.to_string());
     let lifecycle = match &process.lifecycle {
@@ -100,17 +198,46 @@ pub fn describe(process: &ProcessInfo) -> String {
         Lifecycle::Exited { .. } => "exited".to_owned(),
         Lifecycle::Failed { message } => format!("failed: {message}"),
     };
-    let offsets = format!("{}..{}", process.output_head, process.output_tail);
-    let command = shlex::try_join(process.command.iter().map(String::as_str)).unwrap_or_else(|_| {
-        // A word with NUL cannot be quoted; the daemon refuses those, so this is only a fallback.
-        process.command.join(" ")
-    });
+    let (head, tail) = (process.output_head, process.output_tail);
+    let output = match head {
+        0 => format!("{tail} bytes"),
+        _ => format!("{tail} bytes, {} kept", tail - head),
+    };
+    let command = process.command.iter().map(|word| quote(word)).collect::<Vec<_>>().join(" ");
     let (mode, size, after) = match (&process.pty, &process.pipe) {
         (Some(pty), _) => ("pty", format!("{}x{}", pty.cols, pty.rows), format!("  [{}]", pty.title)),
-        (_, Some(pipe)) => ("pipe", format!("{}L", pipe.output_lines), format!(" > {}", pipe.output_path)),
+        (_, Some(pipe)) => {
+            let lines = if pipe.output_lines == 1 { "line" } else { "lines" };
+            ("pipe", format!("{} {lines}", pipe.output_lines), format!(" > {}", pipe.output_path))
+        }
         _ => ("?", String::new(), String::new()),
     };
-    format!("{:>4}  {mode:<5} {pid:<12} {size:<8} {lifecycle:<12} {offsets:<14} {command}{after}", process.id)
+    format!("{:>4}  {mode:<5} {pid:<12} {size:<10} {lifecycle:<12} {output:<21} {command}{after}", process.id)
+}
+
+/// `word` as a shell would need it: as it is, or quoted, or, when it holds control characters (a script's
+/// newlines), in `$'...'` with each one spelled out, so that one process stays on one line.
+fn quote(word: &str) -> String {
+    if !word.chars().any(char::is_control) {
+        // Only a word with NUL, which has a control character, could fail here.
+        return shlex::try_quote(word).map_or_else(|_| word.to_owned(), |quoted| quoted.into_owned());
+    }
+    let mut quoted = String::from("$'");
+    for c in word.chars() {
+        match c {
+            '\\' => quoted.push_str("\\\\"),
+            '\'' => quoted.push_str("\\'"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            '\x1b' => quoted.push_str("\\e"),
+            c if c.is_ascii_control() => quoted.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('\'');
+    quoted
 }
 
 /// `watch ID`: the raw output from offset 0 to stdout, until the process exits. A pipe process's output is
@@ -196,7 +323,7 @@ pub async fn stop(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Whether `pid` names a live process (on Linux a zombie counts as gone: it has stopped running).
-fn process_exists(pid: u32) -> bool {
+pub fn process_exists(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         return match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
@@ -205,4 +332,17 @@ fn process_exists(pid: u32) -> bool {
     }
     let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
     !matches!(nix::sys::signal::kill(pid, None), Err(nix::errno::Errno::ESRCH))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn a_word_with_control_characters_is_spelled_out_on_one_line() {
+        assert_eq!(quote("plain"), "plain");
+        assert_eq!(quote("two words"), "'two words'");
+        assert_eq!(quote("echo a\necho 'b'\t\\"), "$'echo a\\necho \\'b\\'\\t\\\\'");
+        assert_eq!(quote("\x1b[1m\x07\u{85}"), "$'\\e[1m\\x07\\u0085'");
+    }
 }

@@ -4,7 +4,7 @@
 use std::num::NonZeroU16;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -28,7 +28,8 @@ const EXIT_WAIT: Duration = Duration::from_secs(10);
 
 const HELP: &str = "commands:
   new [PROGRAM ARGS...]   start a terminal (default: $SHELL or /bin/sh) and use it
-  list                    list the processes
+  list                    list the processes: id, mode, pid, size (a pipe's line count), state, output
+                          bytes, command
   use ID                  make ID the current terminal
   run COMMAND             type COMMAND and Enter, then show the screen
   send TEXT               type TEXT (escapes: \\r \\n \\t \\e \\\\ \\xHH)
@@ -45,28 +46,55 @@ const HELP: &str = "commands:
   signal ID SIGNAL        send SIGTERM, SIGINT or SIGKILL to pipe process ID
   demo                    a program asks the terminal where its cursor is, and the daemon's emulator answers
   help                    this text
-  quit, exit              stop the daemon and leave";
+  quit, exit              stop the daemon and leave (so do Ctrl-D, and Ctrl-C twice at an empty prompt)";
+
+/// The rest of `help`: the commands that use the playground's daemon from another terminal.
+fn elsewhere(location: &str) -> String {
+    format!(
+        "from another terminal, while the playground runs:
+  opencode-pty attach ID {location}   use terminal ID there: its screen, your keys (Ctrl-\\ twice detaches)
+  opencode-pty watch ID {location}    copy process ID's output there as it comes
+  opencode-pty list {location}        the processes (`opencode-pty --help`: every command)"
+    )
+}
 
 /// The playground's state.
 struct Play {
     client: Client,
     current: Option<u64>,
+    /// The daemon's `--name` (and `--runtime-dir` when it is not the default), for the commands `help` suggests.
+    location: String,
 }
 
 /// Runs the playground for a new daemon in `root/name`.
-pub async fn play(root: &Path, name: &str) -> anyhow::Result<()> {
+pub async fn play(root: &Path, name: &str) -> anyhow::Result<ExitCode> {
     let dir = root.join(name);
+    // How the commands `help` (and the refusal below) suggest name this daemon.
+    let mut location = format!("--name {name}");
+    if root != opencode_pty::default_root() {
+        location += &format!(" --runtime-dir {}", shlex::try_quote(&root.display().to_string())?);
+    }
+    if let Ok(running) = Client::discover(&dir).await {
+        bail!(
+            "a daemon already runs in {} (pid {}): play with another `--name`, or stop that one first \
+             (`opencode-pty stop {location}`, or `quit` in its playground)",
+            dir.display(),
+            running.registration().pid
+        );
+    }
     let mut daemon = start_daemon(root, name)?;
     let (client, mut owner) = match connect(&dir, &mut daemon).await {
         Ok(connected) => connected,
+        // It said why on its stderr, which is ours: once is enough.
+        Err(Start::Exited(status)) if status.code() == Some(1) => return Ok(ExitCode::FAILURE),
         Err(error) => {
             let _ = daemon.kill();
             let _ = daemon.wait();
-            return Err(error);
+            return Err(error.into());
         }
     };
     println!("playground: daemon pid {} in {} (type `help`)", daemon.id(), dir.display());
-    let mut play = Play { client, current: None };
+    let mut play = Play { client, current: None, location };
     let mut input = Input::new()?;
     loop {
         // The owner channel closes when the daemon goes (stopped from elsewhere, killed): say so and leave,
@@ -93,7 +121,7 @@ pub async fn play(root: &Path, name: &str) -> anyhow::Result<()> {
     loop {
         if let Some(status) = daemon.try_wait()? {
             println!("daemon stopped ({status})");
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         if Instant::now() >= deadline {
             let _ = daemon.kill();
@@ -125,6 +153,8 @@ fn start_daemon(root: &Path, name: &str) -> anyhow::Result<Child> {
         .process_group(0)
         .args(["daemon", "--name", name, "--runtime-dir"])
         .arg(root)
+        // Its start-up line says it waits for an owner: the playground claims it at once, so only warnings show.
+        .env("RUST_LOG", std::env::var_os("RUST_LOG").unwrap_or_else(|| "warn".into()))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -132,12 +162,23 @@ fn start_daemon(root: &Path, name: &str) -> anyhow::Result<Child> {
         .context("cannot start the daemon")
 }
 
+/// Why the new daemon could not be used.
+#[derive(Debug, thiserror::Error)]
+enum Start {
+    /// It exited first (having said why on stderr).
+    #[error("the daemon exited before it could be used ({0})")]
+    Exited(std::process::ExitStatus),
+    /// Anything else.
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+}
+
 /// Waits for the new daemon's registration, then claims it.
-async fn connect(dir: &Path, daemon: &mut Child) -> anyhow::Result<(Client, Owner)> {
+async fn connect(dir: &Path, daemon: &mut Child) -> Result<(Client, Owner), Start> {
     let deadline = Instant::now() + START_WAIT;
     loop {
-        if let Some(status) = daemon.try_wait()? {
-            bail!("the daemon exited before it could be used ({status})");
+        if let Some(status) = daemon.try_wait().context("cannot wait for the daemon")? {
+            return Err(Start::Exited(status));
         }
         if let Ok(client) = Client::discover(dir).await
             && client.registration().pid == daemon.id()
@@ -146,7 +187,9 @@ async fn connect(dir: &Path, daemon: &mut Child) -> anyhow::Result<(Client, Owne
             return Ok((client, owner));
         }
         if Instant::now() >= deadline {
-            bail!("the daemon did not register in {} within {START_WAIT:?}", dir.display());
+            return Err(
+                anyhow::anyhow!("the daemon did not register in {} within {START_WAIT:?}", dir.display()).into()
+            );
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -164,7 +207,7 @@ impl Play {
         let (word, rest) = line.split_once(' ').map_or((line, ""), |(w, r)| (w, r.trim()));
         let arg = (!rest.is_empty()).then_some(rest);
         match word {
-            "help" => println!("{HELP}"),
+            "help" => println!("{HELP}\n\n{}", elsewhere(&self.location)),
             "new" => {
                 let mut words = words(rest)?.into_iter();
                 let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());

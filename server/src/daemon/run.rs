@@ -95,6 +95,14 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             return Err(error);
         }
     };
+    // Said at once, so that someone who started it by hand does not wait in silence for the deadline's message.
+    tracing::info!(
+        pid = std::process::id(),
+        dir = %runtime.dir().display(),
+        "the daemon is ready and waits for an owner: the program that started it must claim it with `own` within {} s \
+         (OpenCode and `opencode-pty play` do at once), or it stops",
+        OWNER_DEADLINE.as_secs()
+    );
     let Started { state, acceptor, sweeper, stop_accepting } = started;
     let runtime = Arc::new(Mutex::new(runtime));
     let watch = RuntimeWatch::start(runtime.clone(), record.clone(), state.clone())

@@ -16,6 +16,9 @@ use super::ownership::Ownership;
 use super::pool::Pool;
 use crate::service::ProcessService;
 
+/// The answer to a connection accepted while the daemon stops (clients tell a stopping daemon by it).
+pub const DAEMON_STOPPING: &str = "the daemon is stopping";
+
 /// Connections open at once; one more is answered `error` ([`TOO_MANY_CONNECTIONS`]) and closed.
 pub const MAX_CONNECTIONS: usize = 1024;
 
@@ -152,7 +155,7 @@ impl DaemonState {
     fn register(&self, stream: &Arc<UnixStream>) -> Result<u64, &'static str> {
         let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
         if self.is_stopping() {
-            return Err("the daemon is stopping");
+            return Err(DAEMON_STOPPING);
         }
         if connections.len() >= MAX_CONNECTIONS {
             return Err(TOO_MANY_CONNECTIONS);

@@ -189,7 +189,10 @@ fn play_drives_a_terminal_with_every_pty_command() {
     assert!(lines[at].starts_with("  ID  MODE  PID"), "a header first: {}", lines[at]);
     let listed: Vec<&str> = lines[at + 1].split_whitespace().collect();
     assert_eq!((listed[0], listed[1], listed[3]), ("1", "pty", "90x20"), "{}", lines[at + 1]);
-    assert_eq!((listed[4], listed[6], listed.last()), ("running", "sh", Some(&"[my-title]")), "{}", lines[at + 1]);
+    // The output in words: how many bytes it wrote.
+    assert!(listed[5].parse::<u64>().is_ok(), "{}", lines[at + 1]);
+    let words = (listed[4], listed[6], listed[7], listed.last());
+    assert_eq!(words, ("running", "bytes", "sh", Some(&"[my-title]")), "{}", lines[at + 1]);
     assert_eq!(lines[at + 2], "terminated process 1", "{stdout}");
     assert!(lines[at + 3].starts_with("daemon stopped"), "{stdout}");
     assert_eq!(lines.len(), at + 4, "{stdout}");
@@ -363,7 +366,7 @@ sys.stdout.write(seen.decode("utf-8", "replace"))
 "#;
 
 /// `attach` with `args` (the daemon's location added) through a 100x30 PTY; its exit code and what it drew.
-fn attach_through_a_pty(daemon: &Daemon, args: &[&str], actions: serde_json::Value) -> (String, String) {
+pub(crate) fn attach_through_a_pty(daemon: &Daemon, args: &[&str], actions: serde_json::Value) -> (String, String) {
     let mut all: Vec<&str> = vec!["attach"];
     all.extend_from_slice(args);
     let root = daemon.root.path().to_str().unwrap();

@@ -11,6 +11,7 @@ mod guardian;
 mod jobs;
 mod limits;
 mod long_lived;
+mod newcomer;
 mod ownership;
 mod packaging;
 mod pipe;

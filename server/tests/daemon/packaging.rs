@@ -1,6 +1,7 @@
 //! The release archive (`packaging/dist.sh`, `just dist`) works where it is unpacked, with no build tree: the
 //! binary finds the libghostty-vt beside it, answers `--version`, and runs a short session once installed
-//! (`install.sh PREFIX`, `just install PREFIX`); the archive carries the licences NOTICE names.
+//! (`install.sh PREFIX`, `just install PREFIX`); the archive carries the licences NOTICE names, and the binary is
+//! stripped (its debug info in a file beside it) with a run path of `$ORIGIN` alone.
 
 use std::path::Path;
 use std::process::Command;
@@ -38,6 +39,24 @@ fn the_archive_unpacks_installs_and_runs_on_its_own_library() {
     for component in ["Ghostty", "simdutf", "Google Highway", "Wuffs", opencode_pty_vt::ffi::GHOSTTY_REVISION] {
         assert!(notice.contains(component), "NOTICE names {component}:\n{notice}");
     }
+    // Shipped stripped, its debug info beside it, and with no run path but `$ORIGIN`: nothing of the build folder.
+    let sections = |file: &str| {
+        let mut readelf = Command::new("readelf");
+        readelf.arg("-S").arg("-W").arg(folder.join(file));
+        text(&run_bounded(readelf, b"", WAIT).stdout)
+    };
+    let (shipped, debug) = (sections("opencode-pty"), sections("opencode-pty.debug"));
+    assert!(!shipped.contains(".debug_line") && !shipped.contains(".symtab"), "stripped:\n{shipped}");
+    assert!(shipped.contains(".gnu_debuglink"), "linked to its debug info:\n{shipped}");
+    assert!(debug.contains(".debug_line"), "the debug info:\n{debug}");
+    let mut dynamic = Command::new("readelf");
+    dynamic.arg("-d").arg(folder.join("opencode-pty"));
+    let dynamic = text(&run_bounded(dynamic, b"", WAIT).stdout);
+    assert!(dynamic.contains("Library runpath: [$ORIGIN]\n"), "{dynamic}");
+    let bytes = std::fs::read(folder.join("opencode-pty")).unwrap();
+    let build = repository().join("target");
+    let build = build.to_str().unwrap().as_bytes();
+    assert!(!bytes.windows(build.len()).any(|window| window == build), "the binary names the build folder");
     // The library that loads is the one beside the binary, not the build tree's.
     let mut ldd = Command::new("ldd");
     ldd.arg(folder.join("opencode-pty")).env_remove("LD_LIBRARY_PATH");

@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use super::Actor;
-use crate::error::ServiceError;
+use crate::error::{ALREADY_CONTROLLED, ServiceError};
 use crate::process::{Event, ExistingController, ReplayRead};
 use crate::terminal::fanout::{PtySubscription, Subscriber};
 
@@ -102,7 +102,7 @@ impl Actor {
             && *controller != attachment
             && existing_controller == ExistingController::Refuse
         {
-            return Err(ServiceError::invalid(format!("terminal already has controller {controller}")));
+            return Err(ServiceError::invalid(format!("{ALREADY_CONTROLLED} {controller}")));
         }
         let replay = self.replay.read_from(offset)?;
         // Reusing an attachment id replaces its old subscription.
