@@ -160,6 +160,25 @@ pub(crate) fn end_members(reaches: &[Reach]) -> Members {
     Members { killed: killed.len(), spared: spared.len() }
 }
 
+/// SIGHUP, then SIGCONT, to every process `leaders` own in their sessions (each checked again just before, as
+/// [`end_members`] does). An interactive bash that takes the hangup while it runs a command (not at its prompt)
+/// exits without passing it on to its jobs (seen in the suite beside `stress-ng`: the job, reparented, ran on
+/// until the SIGKILL); a job that already had it from its shell gets it twice, which a hangup handler tolerates.
+fn hang_up_members(leaders: &[Reach]) {
+    for (pid, stat, reach) in find(leaders) {
+        if !reach.owns(&stat) {
+            continue;
+        }
+        let unchanged = |now: ProcStat| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session);
+        if proc_stat(pid).is_some_and(unchanged)
+            && let Ok(raw) = i32::try_from(pid)
+        {
+            let _ = kill(Pid::from_raw(raw), Signal::SIGHUP);
+            let _ = kill(Pid::from_raw(raw), Signal::SIGCONT);
+        }
+    }
+}
+
 /// The hangup a closed terminal window gives its session: SIGHUP, then SIGCONT (a stopped shell must run to
 /// act on it), to the session leader `pid`. A job-control shell passes the hangup on to its jobs (stopped ones
 /// get SIGCONT) and exits. The leader must not be reaped yet, so that its pid is still ours.
@@ -201,13 +220,18 @@ pub(crate) fn wait_for_exits(leaders: &[u32], deadline: Instant) {
 /// Ends the sessions of terminal children (not reaped yet) that were hung up ([`hang_up`]): waits until their
 /// sessions are empty or `deadline` passes (for their leaders' exits, then, while the jobs the hangup reached
 /// finish, looking again every [`SESSION_POLL_INTERVAL`]), then sends SIGKILL to each leader's group and
-/// leader, and to every process left in their sessions. Returns what the look-up of members did.
+/// leader, and to every process left in their sessions. Once the leaders have exited, whatever is left in their
+/// sessions is hung up too ([`hang_up_members`]), so the hangup reaches every job even when the shell did not
+/// pass it on. Returns what the look-up of members did.
 pub(crate) fn end_sessions(leaders: &[Reach], deadline: Instant) -> Members {
     if leaders.is_empty() {
         return Members::default();
     }
     let pids: Vec<u32> = leaders.iter().map(|reach| reach.pgid).collect();
     wait_for_exits(&pids, deadline);
+    if Instant::now() < deadline {
+        hang_up_members(leaders);
+    }
     while Instant::now() < deadline && !find(leaders).is_empty() {
         std::thread::sleep(SESSION_POLL_INTERVAL.min(deadline.saturating_duration_since(Instant::now())));
     }

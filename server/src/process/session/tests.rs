@@ -147,3 +147,20 @@ fn the_wait_for_exits_ends_with_the_leaders_and_is_bounded_by_its_deadline() {
     let _ = stays.kill();
     let _ = stays.wait();
 }
+
+/// A leader that exits on the hangup without passing it on (a non-interactive `sh`, as bash is while it runs a
+/// command): the job left in its session is hung up by the stop itself, and its handler runs before any SIGKILL.
+#[test]
+fn jobs_a_leader_did_not_hang_up_are_hung_up_before_the_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let said = dir.path().join("hup");
+    let job = format!("sh -c 'trap \"echo hup > {}; exit 0\" HUP; sleep 1005 & wait'", said.display());
+    let leader = Leader::start(&[&job]);
+    let reach = leader.reach();
+    hang_up(leader.child.id());
+    let began = Instant::now();
+    end_sessions(&[reach], began + WAIT);
+    assert_eq!(std::fs::read_to_string(&said).unwrap_or_default(), "hup\n", "the job's handler ran first");
+    assert!(began.elapsed() < WAIT, "the stop ended once the session was empty, not at its deadline");
+    wait_gone(&leader.jobs);
+}
