@@ -157,6 +157,17 @@ fn jobs_a_leader_did_not_hang_up_are_hung_up_before_the_kill() {
     let job = format!("sh -c 'trap \"echo hup > {}; exit 0\" HUP; sleep 1005 & wait'", said.display());
     let leader = Leader::start(&[&job]);
     let reach = leader.reach();
+    // The job has exec'd its `sh` once it catches SIGHUP (its trap is set): before that, a hangup kills it.
+    let catches_hangup = |pid: u32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status.lines().find_map(|line| line.strip_prefix("SigCgt:")).map(str::trim);
+        caught.and_then(|mask| u64::from_str_radix(mask, 16).ok()).is_some_and(|mask| mask & 1 != 0)
+    };
+    let deadline = Instant::now() + WAIT;
+    while !catches_hangup(leader.jobs[0]) {
+        assert!(Instant::now() < deadline, "the job never set its trap");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     hang_up(leader.child.id());
     let began = Instant::now();
     end_sessions(&[reach], began + WAIT);
