@@ -148,30 +148,52 @@ fn the_wait_for_exits_ends_with_the_leaders_and_is_bounded_by_its_deadline() {
     let _ = stays.wait();
 }
 
-/// A leader that exits on the hangup without passing it on (a non-interactive `sh`, as bash is while it runs a
+/// A session leader that dies of the hangup without passing it on, with one job in a group of its own whose
+/// SIGHUP handler writes `argv[1]` and exits; the job prints its pid once the handler is in place.
+const SILENT_LEADER: &str = "import os, signal, sys, time
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+if os.fork() == 0:
+    os.setpgid(0, 0)
+    def hup(*_):
+        with open(sys.argv[1], 'w') as said:
+            said.write('hup\\n')
+        os._exit(0)
+    signal.signal(signal.SIGHUP, hup)
+    print(os.getpid(), flush=True)
+    while True:
+        time.sleep(1000)
+sys.stdin.read()
+";
+
+/// A leader that exits on the hangup without passing it on (as bash does when the hangup comes while it runs a
 /// command): the job left in its session is hung up by the stop itself, and its handler runs before any SIGKILL.
 #[test]
 fn jobs_a_leader_did_not_hang_up_are_hung_up_before_the_kill() {
     let dir = tempfile::tempdir().unwrap();
     let said = dir.path().join("hup");
-    let job = format!("sh -c 'trap \"echo hup > {}; exit 0\" HUP; sleep 1005 & wait'", said.display());
-    let leader = Leader::start(&[&job]);
-    let reach = leader.reach();
-    // The job has exec'd its `sh` once it catches SIGHUP (its trap is set): before that, a hangup kills it.
-    let catches_hangup = |pid: u32| {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let caught = status.lines().find_map(|line| line.strip_prefix("SigCgt:")).map(str::trim);
-        caught.and_then(|mask| u64::from_str_radix(mask, 16).ok()).is_some_and(|mask| mask & 1 != 0)
-    };
-    let deadline = Instant::now() + WAIT;
-    while !catches_hangup(leader.jobs[0]) {
-        assert!(Instant::now() < deadline, "the job never set its trap");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    hang_up(leader.child.id());
+    // `setsid` (not a group leader here, so it does not fork) makes the leader lead a new session.
+    let mut leader = Command::new("setsid")
+        .args(["python3", "-c", SILENT_LEADER])
+        .arg(&said)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("setsid python3");
+    let mut line = String::new();
+    BufReader::new(leader.stdout.take().unwrap()).read_line(&mut line).expect("the job's pid");
+    let job: u32 = line.trim().parse().expect("a pid");
+    let stat = proc_stat(leader.id()).expect("the leader runs");
+    let reach = Reach { pgid: leader.id(), session: stat.session, start: stat.start };
+    assert!(reach.leads_session());
+    hang_up(leader.id());
     let began = Instant::now();
     end_sessions(&[reach], began + WAIT);
+    let took = began.elapsed();
+    let _ = kill(Pid::from_raw(job as i32), Signal::SIGKILL);
+    let _ = leader.kill();
+    let _ = leader.wait();
     assert_eq!(std::fs::read_to_string(&said).unwrap_or_default(), "hup\n", "the job's handler ran first");
-    assert!(began.elapsed() < WAIT, "the stop ended once the session was empty, not at its deadline");
-    wait_gone(&leader.jobs);
+    assert!(took < WAIT, "the stop ended once the session was empty, not at its deadline");
+    wait_gone(&[job]);
 }
