@@ -143,14 +143,9 @@ pub(crate) fn end_members(reaches: &[Reach]) -> Members {
                 continue;
             }
             found_new = true;
-            let unchanged = |now: ProcStat| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session);
-            if proc_stat(pid).is_some_and(unchanged)
-                && let Ok(raw) = i32::try_from(pid)
-            {
-                match kill(Pid::from_raw(raw), Signal::SIGKILL) {
-                    Ok(()) | Err(Errno::ESRCH) => {}
-                    Err(error) => tracing::warn!(pid, pgid = reach.pgid, %error, "cannot end a process of a child"),
-                }
+            match signal_unchanged(pid, &stat, &[Signal::SIGKILL]) {
+                Ok(()) | Err(Errno::ESRCH) => {}
+                Err(error) => tracing::warn!(pid, pgid = reach.pgid, %error, "cannot end a process of a child"),
             }
         }
         if !found_new {
@@ -169,14 +164,19 @@ fn hang_up_members(leaders: &[Reach]) {
         if !reach.owns(&stat) {
             continue;
         }
-        let unchanged = |now: ProcStat| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session);
-        if proc_stat(pid).is_some_and(unchanged)
-            && let Ok(raw) = i32::try_from(pid)
-        {
-            let _ = kill(Pid::from_raw(raw), Signal::SIGHUP);
-            let _ = kill(Pid::from_raw(raw), Signal::SIGCONT);
-        }
+        let _ = signal_unchanged(pid, &stat, &[Signal::SIGHUP, Signal::SIGCONT]);
     }
+}
+
+/// Sends `signals`, in order, to `pid` if it is still the process `stat` described (same start time, group and
+/// session, looked at again just before); a process that changed or is gone is left alone (`ESRCH`).
+fn signal_unchanged(pid: u32, stat: &ProcStat, signals: &[Signal]) -> Result<(), Errno> {
+    let unchanged = |now: ProcStat| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session);
+    let Ok(raw) = i32::try_from(pid) else { return Err(Errno::ESRCH) };
+    if !proc_stat(pid).is_some_and(unchanged) {
+        return Err(Errno::ESRCH);
+    }
+    signals.iter().try_for_each(|&signal| kill(Pid::from_raw(raw), signal))
 }
 
 /// The hangup a closed terminal window gives its session: SIGHUP, then SIGCONT (a stopped shell must run to
