@@ -33,12 +33,12 @@ pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
 pub use daemon::server::DAEMON_STOPPING;
 pub use error::{ALREADY_CONTROLLED, ServiceError};
-pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeSubscription, PipeWait, stalled_output_error};
+pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeWait, stalled_output_error};
 pub use process::{
     Event, ExistingController, Message, Output, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
 };
 pub use service::{ProcessHook, ProcessService};
-pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig, Turns};
+pub use terminal::{PtyHandle, PtySpec, TerminalConfig, Turns};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {

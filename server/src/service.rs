@@ -269,7 +269,7 @@ mod tests {
 
     use super::*;
     use crate::process::ExistingController;
-    use crate::terminal::PtySubscription;
+    use crate::process::ProcessSubscription;
     use crate::terminal::tests::sh;
 
     /// How long a test waits for a terminal to reach the state it needs.
@@ -277,7 +277,7 @@ mod tests {
 
     /// A terminal whose actor takes no request: its controller never reads, so renames are held back until the
     /// actor holds as many as it keeps, then its command queue fills. Its controller.
-    fn stalled(service: &ProcessService) -> (u64, PtySubscription) {
+    fn stalled(service: &ProcessService) -> (u64, ProcessSubscription) {
         let id = service.create_pty(sh("sleep 60")).expect("create").id;
         let handle = service.pty(id).expect("pty");
         let controller = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();

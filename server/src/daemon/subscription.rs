@@ -3,22 +3,30 @@
 //! and waits, bounded, for the client to close) and a pipe process's `wait` (held until one `exited`). A
 //! client that goes away ends either at once, detaching its subscription or removing its waiter. The router
 //! has attached the subscription or registered the waiter; this is the I/O that follows.
+//!
+//! This is the one owner of a subscription socket's writes: the blocking ones of the connection's thread, and
+//! the socket as the sink of the subscription's delivery ([`SocketSink`]), which the process's actor writes to
+//! itself, without waiting, while this thread has nothing left to write (`process::delivery`).
 
 use std::io::{ErrorKind, IoSlice, Read, Write};
 use std::net::Shutdown;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, bounded, select};
+use nix::errno::Errno;
+use nix::sys::socket::{MsgFlags, sendmsg};
 use opencode_pty_protocol::Response;
 
 use super::connection::send;
 use super::server::DaemonState;
 use crate::pipe::PipeWait;
+use crate::process::ProcessSubscription;
+use crate::process::delivery::Sink;
 use crate::process::thread::join_reporting;
-use crate::process::{Event, ProcessSubscription};
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
 pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(5);
@@ -32,7 +40,32 @@ pub const STALLED_WRITE_CHECK: Duration = Duration::from_secs(1);
 /// together up to this size (the actor gathers its direct writes the same way, `DIRECT_WRITE_BATCH_BYTES`).
 pub const WRITE_BATCH_BYTES: usize = 64 * 1024;
 
-/// Writes `frames` in order, however long the client takes, unless the subscription is given up; false then.
+/// A subscription's socket as the sink of its delivery: what the actor writes to it itself.
+#[derive(Debug)]
+pub(crate) struct SocketSink(pub(crate) Arc<UnixStream>);
+
+impl Sink for SocketSink {
+    /// One vectored `sendmsg` that does not wait (and raises no SIGPIPE), repeated while it takes everything.
+    fn write_now(&self, slices: &mut [IoSlice<'_>]) -> usize {
+        let mut rest = slices;
+        let mut written = 0;
+        while !rest.is_empty() {
+            let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+            match sendmsg::<()>(self.0.as_raw_fd(), rest, &[], flags, None) {
+                Ok(0) => break,
+                Ok(n) => {
+                    written += n;
+                    IoSlice::advance_slices(&mut rest, n);
+                }
+                Err(Errno::EINTR) => {}
+                Err(_) => break,
+            }
+        }
+        written
+    }
+}
+
+/// Writes `slices` in order, however long the client takes, unless the subscription is given up; false then.
 /// The socket's write timeout is [`STALLED_WRITE_CHECK`] (set once by [`serve_subscription`]), so a blocked
 /// write returns that often to look.
 fn write_frames(
@@ -40,10 +73,9 @@ fn write_frames(
     stream: &UnixStream,
     attached: &ProcessSubscription,
     gone: &Receiver<()>,
-    frames: &[&[u8]],
+    slices: &mut [IoSlice<'_>],
 ) -> bool {
-    let mut slices: Vec<IoSlice<'_>> = frames.iter().map(|frame| IoSlice::new(frame)).collect();
-    let mut rest = &mut slices[..];
+    let mut rest = slices;
     let mut writer = stream;
     while !rest.is_empty() {
         match writer.write_vectored(rest) {
@@ -61,26 +93,6 @@ fn write_frames(
         }
     }
     true
-}
-
-/// Whether `event` is the last of its subscription.
-fn is_last(event: &Event) -> bool {
-    // A pipe subscription ends with `error` instead when waiting for the child failed.
-    matches!(event, Event::Message(message)
-        if matches!(message.response(), Response::Exited { .. } | Response::Error { .. }))
-}
-
-/// `first` and whatever else is queued behind it now, up to [`WRITE_BATCH_BYTES`] and never past the last
-/// event.
-fn take_batch(attached: &ProcessSubscription, first: Event) -> Vec<Event> {
-    let mut size = first.frame().len();
-    let mut batch = vec![first];
-    while size < WRITE_BATCH_BYTES && !batch.last().is_some_and(is_last) {
-        let Ok(event) = attached.receiver().try_recv() else { break };
-        size += event.frame().len();
-        batch.push(event);
-    }
-    batch
 }
 
 /// Starts a thread that reads (and discards) whatever the client sends; the returned channel disconnects when
@@ -120,7 +132,7 @@ pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, i
     let _ = stream.set_write_timeout(Some(STALLED_WRITE_CHECK));
     // The actor may write output to the socket itself while this thread has nothing left to write: counted
     // below, so the two never interleave.
-    attached.offer_socket(stream.clone());
+    attached.offer(Arc::new(SocketSink(stream.clone())));
     let mut finished = false;
     loop {
         let event = select! {
@@ -129,16 +141,15 @@ pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, i
         };
         // Disconnected: the process ended this subscription (terminated, or an observer fell behind).
         let Ok(event) = event else { break };
-        let batch = take_batch(&attached, event);
+        // Never past the last event (`exited`, or a pipe subscription's `error` when waiting for the child
+        // failed).
+        let batch = attached.batch(event, WRITE_BATCH_BYTES);
         // Each frame was encoded once for every subscriber; this writes the shared bytes.
-        let frames: Vec<&[u8]> = batch.iter().map(Event::frame).collect();
-        if !write_frames(state, &stream, &attached, &gone, &frames) {
+        if !write_frames(state, &stream, &attached, &gone, &mut batch.slices()) {
             break;
         }
-        for _ in &batch {
-            attached.written();
-        }
-        if batch.last().is_some_and(is_last) {
+        attached.written(&batch);
+        if batch.is_last() {
             finished = true;
             break;
         }
@@ -176,3 +187,6 @@ pub(crate) fn hold_wait(state: &DaemonState, stream: Arc<UnixStream>, id: u64, w
     let _ = stream.shutdown(Shutdown::Both);
     join_reporting(watcher);
 }
+
+#[cfg(test)]
+mod tests;

@@ -29,11 +29,11 @@ use serde_json::{Map, Value};
 pub use budget::{MAX_TOTAL_METADATA_BYTES, MetadataBudget};
 pub use io::{LINGER, stalled_output_error};
 pub(crate) use spawn::{check_echoed, check_metadata, check_outside};
-pub use state::{MAX_PIPE_WAITERS, PipeSubscription, PipeWait};
+pub use state::{MAX_PIPE_WAITERS, PipeWait};
 
 use crate::error::ServiceError;
 use crate::process::thread::Threads;
-use crate::process::{Child, ReplayRead, StopReason};
+use crate::process::{Child, ProcessSubscription, ReplayRead, StopReason};
 use state::{PipeProgress, PipeState};
 
 /// What a pipe process is started with.
@@ -203,8 +203,8 @@ impl PipeHandle {
     /// Attaches an observer: `attached` (with an empty replay), then the final answer when it comes (at once
     /// when it already has): `exited`, or `error` when waiting for the child failed; then the channel
     /// disconnects. No output is ever sent. Refused after terminate. Dropping the subscription detaches it.
-    pub fn subscribe(&self, offset: u64) -> Result<PipeSubscription, ServiceError> {
-        PipeSubscription::new(&self.state, self.id, |progress| {
+    pub fn subscribe(&self, offset: u64) -> Result<ProcessSubscription, ServiceError> {
+        state::subscribe(&self.state, self.id, |progress| {
             let read = empty_replay(offset, progress.tail)?;
             Ok(Response::Attached {
                 process: self.info_locked(progress),

@@ -6,8 +6,9 @@
 //! end of the output are known: `exited`, or an error when waiting for the child failed. From then on the
 //! lifecycle and `exited_at` say so, and waiters and subscribers get the same answer.
 //!
-//! Waiters and subscribers are keyed entries, and each is removed when its guard ([`PipeWait`],
-//! [`PipeSubscription`]) is dropped, so clients that left never count against the caps.
+//! Waiters and subscribers are keyed entries, and each is removed when its guard ([`PipeWait`], the
+//! subscription) is dropped, so clients that left never count against the caps. A subscriber's entry is the
+//! actor side of its delivery (`process::delivery`), as a terminal's subscriber's is.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,15 +18,20 @@ use opencode_pty_protocol::{Lifecycle, Response};
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
+use crate::process::delivery::{self, Delivery, Recipient};
 use crate::process::ending::Ending;
-use crate::process::{Event, ExitStatus, Message, StopReason};
+use crate::process::{Event, ExitStatus, Message, ProcessSubscription, StopReason};
 
 /// Events in one pipe subscription's channel: `attached` and the final answer (`exited`, or `error` when
-/// waiting for the child failed) are all it ever carries, so a send never finds it full.
+/// waiting for the child failed) are all it ever carries, so a send never finds it full (and nothing is held).
 pub(super) const PIPE_SUBSCRIPTION_EVENTS: usize = 2;
 
+/// Nothing a pipe subscription carries is written by anyone but its connection (no output), so nothing is
+/// gathered.
+const NO_GATHERING: usize = 0;
+
 /// Waiters (and, separately, subscribers) one pipe process keeps before it refuses more. Dropping a
-/// [`PipeWait`] or [`PipeSubscription`] removes its entry at once, so this bounds only the clients that are
+/// [`PipeWait`] or a subscription removes its entry at once, so this bounds only the clients that are
 /// still waiting. It matches the daemon's connection limit.
 pub const MAX_PIPE_WAITERS: usize = 1024;
 
@@ -85,7 +91,7 @@ pub(crate) struct PipeProgress {
     pub(crate) terminated: bool,
     next_key: u64,
     waiters: BTreeMap<u64, Sender<WaitResult>>,
-    subscribers: BTreeMap<u64, Sender<Event>>,
+    subscribers: BTreeMap<u64, Delivery<Event>>,
 }
 
 impl PipeProgress {
@@ -137,24 +143,25 @@ impl PipeProgress {
 
     /// A new subscriber whose first event is `attached`; it also gets the final answer at once when that is
     /// known (then it holds no entry).
-    fn add_subscriber(&mut self, id: u64, attached: Response) -> Result<(Receiver<Event>, Option<u64>), ServiceError> {
+    fn add_subscriber(&mut self, id: u64, attached: Response) -> Result<(Recipient<Event>, Option<u64>), ServiceError> {
         if self.terminated {
             return Err(ServiceError::NotFound(id));
         }
         if self.ending.published().is_none() && self.subscribers.len() >= MAX_PIPE_WAITERS {
             return Err(too_many(id, "subscribers"));
         }
-        let (sender, receiver) = bounded(PIPE_SUBSCRIPTION_EVENTS);
-        let _ = sender.try_send(Event::message(attached));
+        let (mut delivery, recipient) = delivery::channel(PIPE_SUBSCRIPTION_EVENTS, NO_GATHERING);
+        delivery.push(Event::message(attached));
         match self.ending.published() {
             Some(published) => {
-                let _ = sender.try_send(published.event());
-                Ok((receiver, None))
+                delivery.push(published.event());
+                delivery.close();
+                Ok((recipient, None))
             }
             None => {
                 let key = self.key();
-                self.subscribers.insert(key, sender);
-                Ok((receiver, Some(key)))
+                self.subscribers.insert(key, delivery);
+                Ok((recipient, Some(key)))
             }
         }
     }
@@ -249,9 +256,11 @@ impl PipeState {
         for (_, waiter) in std::mem::take(waiters) {
             let _ = waiter.try_send(published.wait_result());
         }
-        // Each channel holds at most `attached` so far, so the answer fits; dropping the sender then ends it.
-        for (_, subscriber) in std::mem::take(subscribers) {
-            let _ = subscriber.try_send(published.event());
+        // Each channel holds at most `attached` so far, so the answer fits; closing the delivery then ends it
+        // after the answer.
+        for (_, mut subscriber) in std::mem::take(subscribers) {
+            subscriber.push(published.event());
+            subscriber.close();
         }
     }
 
@@ -266,7 +275,11 @@ impl PipeState {
                 let _ = waiter.try_send(Err(ServiceError::Terminated));
             }
         }
-        state.subscribers.clear();
+        // Their channels end after what they hold; closed rather than let go, as the few bytes of a pipe's
+        // events are still written to a client slow to read them.
+        for (_, subscriber) in std::mem::take(&mut state.subscribers) {
+            subscriber.close();
+        }
         std::mem::take(&mut state.metadata_bytes)
     }
 }
@@ -299,39 +312,23 @@ impl Drop for PipeWait {
     }
 }
 
-/// An attached pipe subscription: [`Self::receiver`] gets `attached`, then the final answer. Dropping it
-/// removes the subscriber at once, so a client that left never counts against [`MAX_PIPE_WAITERS`].
-#[derive(Debug)]
-pub struct PipeSubscription {
-    receiver: Receiver<Event>,
-    entry: Option<(Arc<PipeState>, u64)>,
-}
-
-impl PipeSubscription {
-    /// Subscribes with the `attached` that `attached` builds from the state, under the same lock, so nothing
-    /// can be published in between.
-    pub(crate) fn new(
-        shared: &Arc<PipeState>,
-        id: u64,
-        attached: impl FnOnce(&PipeProgress) -> Result<Response, ServiceError>,
-    ) -> Result<PipeSubscription, ServiceError> {
-        let mut state = shared.lock();
-        let attached = attached(&state)?;
-        let (receiver, key) = state.add_subscriber(id, attached)?;
-        drop(state);
-        Ok(PipeSubscription { receiver, entry: key.map(|key| (shared.clone(), key)) })
-    }
-
-    /// Where the events arrive; it disconnects after the final one, or when the process is terminated.
-    pub fn receiver(&self) -> &Receiver<Event> {
-        &self.receiver
-    }
-}
-
-impl Drop for PipeSubscription {
-    fn drop(&mut self) {
-        if let Some((shared, key)) = self.entry.take() {
+/// Subscribes to pipe process `id` with the `attached` that `attached` builds from the state, under the same
+/// lock, so nothing can be published in between: the subscription gets `attached`, then the final answer.
+/// Dropping it removes the subscriber at once, so a client that left never counts against
+/// [`MAX_PIPE_WAITERS`].
+pub(super) fn subscribe(
+    shared: &Arc<PipeState>,
+    id: u64,
+    attached: impl FnOnce(&PipeProgress) -> Result<Response, ServiceError>,
+) -> Result<ProcessSubscription, ServiceError> {
+    let mut state = shared.lock();
+    let attached = attached(&state)?;
+    let (recipient, key) = state.add_subscriber(id, attached)?;
+    drop(state);
+    let entry = key.map(|key| (shared.clone(), key));
+    Ok(ProcessSubscription::new(recipient, move || {
+        if let Some((shared, key)) = entry {
             shared.lock().subscribers.remove(&key);
         }
-    }
+    }))
 }

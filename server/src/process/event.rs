@@ -9,8 +9,13 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use opencode_pty_protocol::{FRAME_HEADER_BYTES, FrameError, OUTPUT_PREFIX_BYTES, Response, encode_control};
 
+use super::delivery::Item;
+
 /// Where an output frame's payload (the raw bytes) starts: after the frame header and the output prefix.
 const OUTPUT_PAYLOAD_AT: usize = FRAME_HEADER_BYTES + OUTPUT_PREFIX_BYTES;
+
+/// What a JSON event without a large member is counted as when held for a subscriber.
+const SMALL_EVENT_BYTES: usize = 256;
 
 /// What a subscriber receives after `attached`, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +34,7 @@ impl Event {
     }
 
     /// The event's wire frame, encoded at most once however many subscribers send it (for an output whose
-    /// beginning the actor already wrote, see [`Output::rest`], what is left of it).
+    /// beginning the actor already wrote, see [`Output::rest`], what is left of it). The delivery's bytes.
     pub(crate) fn frame(&self) -> &[u8] {
         match self {
             Event::Output(output) => &output.frame[output.written..],
@@ -59,15 +64,10 @@ impl Output {
         Ok(Output { start, frame: Bytes::from(frame), written: 0 })
     }
 
-    /// This output for a subscriber that has already been sent the first `written` bytes of its frame: its
+    /// This output for a subscriber that has already been sent `written` more bytes of its frame: its
     /// connection writes only the rest.
-    pub(crate) fn rest(&self, written: usize) -> Output {
-        Output { written: written.min(self.frame.len()), ..self.clone() }
-    }
-
-    /// The whole frame.
-    pub(crate) fn whole_frame(&self) -> &[u8] {
-        &self.frame
+    pub(crate) fn rest(self, written: usize) -> Output {
+        Output { written: (self.written + written).min(self.frame.len()), ..self }
     }
 
     /// The offset of the first byte.
@@ -124,6 +124,44 @@ impl PartialEq for Message {
 impl fmt::Debug for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.response.fmt(f)
+    }
+}
+
+/// An event as a subscriber's delivery carries it: output may be written by the actor itself, a JSON event
+/// always goes through the subscriber's connection (which must see `exited` to end the subscription).
+impl Item for Event {
+    fn bytes(&self) -> &[u8] {
+        self.frame()
+    }
+
+    fn direct(&self) -> bool {
+        matches!(self, Event::Output(_))
+    }
+
+    fn rest(self, written: usize) -> Event {
+        match self {
+            Event::Output(output) => Event::Output(output.rest(written)),
+            // Never asked: a message is not direct.
+            message @ Event::Message(_) => message,
+        }
+    }
+
+    /// Its output bytes, or the size of a JSON event's large member.
+    fn weight(&self) -> usize {
+        match self {
+            Event::Output(output) => output.bytes().len(),
+            Event::Message(message) => match message.response() {
+                Response::Resized { checkpoint_base64, .. } => checkpoint_base64.len() + SMALL_EVENT_BYTES,
+                Response::Attached { replay_base64, .. } => replay_base64.len() + SMALL_EVENT_BYTES,
+                _ => SMALL_EVENT_BYTES,
+            },
+        }
+    }
+
+    /// `exited`, or `error` (a pipe subscription's end when waiting for the child failed).
+    fn is_last(&self) -> bool {
+        matches!(self, Event::Message(message)
+            if matches!(message.response(), Response::Exited { .. } | Response::Error { .. }))
     }
 }
 

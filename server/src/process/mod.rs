@@ -6,6 +6,7 @@
 //! uses the other.
 
 mod child;
+pub(crate) mod delivery;
 pub(crate) mod ending;
 mod event;
 pub(crate) mod session;
@@ -13,19 +14,18 @@ pub(crate) mod sys;
 pub(crate) mod thread;
 mod waiter;
 
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
-use crossbeam_channel::Receiver;
 use opencode_pty_protocol::{Mode, ProcessInfo, Role};
 
 pub(crate) use child::{Child, ExitStatus};
+pub use delivery::ProcessSubscription;
 pub(crate) use event::response_frame;
 pub use event::{Event, Message, Output};
 
 use crate::error::ServiceError;
-use crate::pipe::{PipeHandle, PipeSubscription};
-use crate::terminal::{InfoRequest, PtyHandle, PtySubscription};
+use crate::pipe::PipeHandle;
+use crate::terminal::{InfoRequest, PtyHandle};
 
 /// The answer to a replay read: the kept bytes from the requested offset (or the oldest kept one) to the tail.
 /// A pipe process keeps none, so its read is always empty, from the tail.
@@ -89,49 +89,6 @@ pub struct SubscribeRequest {
     pub role: Role,
     /// What happens when another attachment controls the terminal.
     pub existing_controller: ExistingController,
-}
-
-/// What keeps a subscription of either kind attached; it detaches when dropped.
-#[derive(Debug)]
-pub enum ProcessSubscription {
-    /// A terminal's subscription: `attached`, output and events, then `exited`.
-    Pty(PtySubscription),
-    /// A pipe process's subscription: `attached`, then its final answer.
-    Pipe(PipeSubscription),
-}
-
-impl ProcessSubscription {
-    /// Where the events arrive.
-    pub fn receiver(&self) -> &Receiver<Event> {
-        match self {
-            ProcessSubscription::Pty(subscription) => subscription.receiver(),
-            ProcessSubscription::Pipe(subscription) => subscription.receiver(),
-        }
-    }
-
-    /// Offers a PTY's actor the connection's socket, for direct writes of output (see `terminal::fanout`);
-    /// nothing for a pipe, whose subscription carries two small events.
-    pub fn offer_socket(&self, socket: Arc<UnixStream>) {
-        if let ProcessSubscription::Pty(subscription) = self {
-            subscription.offer_socket(socket);
-        }
-    }
-
-    /// Says that an event taken from [`Self::receiver`] has been written whole to the connection.
-    pub fn written(&self) {
-        if let ProcessSubscription::Pty(subscription) = self {
-            subscription.written();
-        }
-    }
-
-    /// Whether the process has let go of this subscription. A pipe's subscription holds two small events and
-    /// can never fall behind.
-    pub fn is_ended(&self) -> bool {
-        match self {
-            ProcessSubscription::Pty(subscription) => subscription.is_ended(),
-            ProcessSubscription::Pipe(_) => false,
-        }
-    }
 }
 
 /// A process's info being refreshed for `list` (see [`Process::ask_info`]).
@@ -216,10 +173,10 @@ impl Process {
         // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
         crate::bounds::check_attachment(&request.attachment)?;
         match self {
-            Process::Pty(handle) => handle
-                .subscribe(request.offset, request.attachment, request.role, request.existing_controller)
-                .map(ProcessSubscription::Pty),
-            Process::Pipe(handle) => handle.subscribe(request.offset).map(ProcessSubscription::Pipe),
+            Process::Pty(handle) => {
+                handle.subscribe(request.offset, request.attachment, request.role, request.existing_controller)
+            }
+            Process::Pipe(handle) => handle.subscribe(request.offset),
         }
     }
 

@@ -16,15 +16,12 @@ mod waits;
 
 pub(crate) use screen::initial_info;
 pub use waits::PRECISE_WAKE_MARGIN;
-use waits::{Waits, Wake};
-
-use std::os::fd::OwnedFd;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use waits::{Deadline, Waits, Wake};
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvError, SelectedOperation, Sender, TryRecvError};
 use opencode_pty_protocol::{ProcessInfo, Response};
@@ -35,12 +32,13 @@ use control::Pace;
 use super::coalesce::Coalescer;
 use super::command::Command;
 use super::fanout::{Fanout, Pending};
-use super::io::ReaderOutput;
+use super::io::{PtyMaster, ReaderOutput};
 use super::replay::Replay;
 use super::spawn::PtySpec;
 use super::title::Titles;
 use super::turns::{Allowance, Turn, Turns};
 use crate::error::ServiceError;
+use crate::process::delivery::Delivery;
 use crate::process::ending::Ending;
 use crate::process::{Event, ExitStatus, Message};
 
@@ -68,16 +66,17 @@ pub(crate) struct ActorParts {
     pub(crate) spec: PtySpec,
     pub(crate) pid: u32,
     pub(crate) started_at: u64,
-    /// The PTY master, for resizes and `tcgetpgrp` (the reader and writer have their own duplicates).
-    pub(crate) master_fd: OwnedFd,
+    /// The PTY master, for resizes and `tcgetpgrp` and the input the actor writes itself (the reader and
+    /// writer have their own duplicates).
+    pub(crate) master: Arc<PtyMaster>,
     pub(crate) tty: Option<PathBuf>,
     pub(crate) replay_bytes: usize,
     pub(crate) scrollback_lines: usize,
     /// To hand to subscriptions (their drop detaches them).
     pub(crate) commands: Sender<Command>,
-    pub(crate) writer: Sender<Vec<u8>>,
-    /// Chunks handed to the writer and not yet written (see `io::writer`).
-    pub(crate) in_flight: Arc<AtomicUsize>,
+    /// The delivery of input and the emulator's replies to the PTY: written by the actor itself while the
+    /// writer thread holds nothing, else through the writer (see `io::writer`).
+    pub(crate) input: Delivery<Vec<u8>>,
     pub(crate) stop: Receiver<()>,
     /// Where the actor publishes its info for requests it is too busy to answer (see `PtyHandle::last_info`).
     pub(crate) last_info: Arc<Mutex<ProcessInfo>>,
@@ -100,9 +99,6 @@ struct Actor {
     rows: u16,
     fanout: Fanout,
     batch: Coalescer,
-    /// Input and replies not yet taken by the writer, in order, and their size.
-    pending: VecDeque<Vec<u8>>,
-    pending_bytes: usize,
     /// The attachment id of the controller, if any.
     controller: Option<String>,
     /// Grows each time the controller changes.
@@ -129,8 +125,25 @@ struct Actor {
 struct HeldChunk {
     bytes: Vec<u8>,
     read_at: Instant,
-    /// Whether the actor had caught up with the reader when it took the chunk.
-    caught_up: bool,
+    /// Where the actor stood against the reader when it took the chunk.
+    lag: Lag,
+}
+
+/// Where the actor stood against its reader when it took a chunk: it decides where the chunk's coalescing
+/// window starts, and whether the chunk may go without a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lag {
+    /// Nothing more was queued: the actor keeps up (a quiet terminal, an echo).
+    CaughtUp,
+    /// More chunks were queued behind it.
+    Behind,
+}
+
+impl Lag {
+    /// Where the actor stands against a reader whose queue is `output`.
+    fn of<T>(output: &Receiver<T>) -> Lag {
+        if output.is_empty() { Lag::CaughtUp } else { Lag::Behind }
+    }
 }
 
 /// What the actor waits on.
@@ -141,7 +154,6 @@ struct Inbox {
     exit: Receiver<Command>,
     output: Receiver<ReaderOutput>,
     stop: Receiver<()>,
-    writer: Sender<Vec<u8>>,
     /// The daemon's turns at output processing.
     turns: Turns,
 }
@@ -171,14 +183,7 @@ pub(crate) fn run(
         // Refused sizes are caught at validation; nothing sensible is left to do here.
         Err(_) => return,
     };
-    let inbox = Inbox {
-        commands,
-        exit,
-        output,
-        stop: parts.stop.clone(),
-        writer: parts.writer.clone(),
-        turns: parts.turns.clone(),
-    };
+    let inbox = Inbox { commands, exit, output, stop: parts.stop.clone(), turns: parts.turns.clone() };
     let mut actor = Actor::new(parts, vt);
     // The foreground process as the terminal starts (its child has exec'd by now), learnt before any subscriber
     // can exist, so that the first `get` or `list` does not announce it as a change.
@@ -198,8 +203,6 @@ impl Actor {
             vt,
             fanout: Fanout::default(),
             batch: Coalescer::default(),
-            pending: VecDeque::new(),
-            pending_bytes: 0,
             controller: None,
             generation: 0,
             life: Ending::default(),
@@ -252,6 +255,7 @@ impl Actor {
             self.turn = None;
         }
         let deliveries = self.fanout.pending();
+        let writer = self.parts.input.waiting();
         let mut waits = Waits::new();
         waits.recv(&inbox.stop, Wake::Stop);
         // Output waits while the controller is behind: that is its backpressure on the reader and child. A chunk
@@ -269,14 +273,18 @@ impl Actor {
                 waits.recv(&inbox.exit, Wake::Exit);
             }
         }
-        if !self.pending.is_empty() {
-            waits.send(&inbox.writer, Wake::Writer);
+        if let Some(writer) = &writer {
+            waits.send(writer, Wake::Writer);
         }
         for (n, delivery) in deliveries.iter().enumerate() {
             waits.send(&delivery.sender, Wake::Delivery(n));
         }
-        let precise = self.batch.wants_precise_flush();
-        let Some((ready, operation)) = waits.select(self.batch.deadline(), precise) else {
+        let deadline = match self.batch.deadline() {
+            None => Deadline::Never,
+            Some(at) if self.batch.wants_precise_flush() => Deadline::Exact(at),
+            Some(at) => Deadline::At(at),
+        };
+        let Some((ready, operation)) = waits.select(deadline) else {
             self.flush();
             return Flow::Continue;
         };
@@ -285,20 +293,21 @@ impl Actor {
                 let _ = operation.recv(&inbox.stop);
                 return Flow::Stop;
             }
-            Wake::Writer => self.hand_to_writer(operation, &inbox.writer),
+            Wake::Writer => self.hand_to_writer(operation, writer.as_ref().expect("listed with its sender")),
             Wake::Delivery(n) => self.deliver(operation, &deliveries[n]),
             Wake::Output => {
                 let message = operation.recv(&inbox.output);
-                let caught_up = inbox.output.is_empty();
+                let lag = Lag::of(&inbox.output);
                 match message {
                     // Without a turn, a chunk is processed only by a terminal that had caught up with its reader
                     // (it was quiet, or it keeps up) and within its allowance; otherwise it waits for a turn.
                     Ok(ReaderOutput::Chunk(bytes, read_at))
-                        if self.turn.is_none() && !(caught_up && self.allowance.take(bytes.len(), Instant::now())) =>
+                        if self.turn.is_none()
+                            && !(lag == Lag::CaughtUp && self.allowance.take(bytes.len(), Instant::now())) =>
                     {
-                        self.held = Some(HeldChunk { bytes, read_at, caught_up });
+                        self.held = Some(HeldChunk { bytes, read_at, lag });
                     }
-                    message => self.reader_output(message, caught_up),
+                    message => self.reader_output(message, lag),
                 }
             }
             Wake::Turn => {
@@ -307,7 +316,7 @@ impl Actor {
                     self.turn = Some(inbox.turns.taken());
                 }
                 if let Some(held) = self.held.take() {
-                    self.reader_output(Ok(ReaderOutput::Chunk(held.bytes, held.read_at)), held.caught_up);
+                    self.reader_output(Ok(ReaderOutput::Chunk(held.bytes, held.read_at)), held.lag);
                 }
             }
             // The command channel never closes while this actor holds a sender for subscriptions.
@@ -328,31 +337,22 @@ impl Actor {
 
     /// The oldest pending chunk of input and replies, into the writer's queue.
     fn hand_to_writer(&mut self, operation: SelectedOperation<'_>, writer: &Sender<Vec<u8>>) {
-        let bytes = self.pending.pop_front().unwrap_or_default();
-        self.pending_bytes -= bytes.len();
-        self.parts.in_flight.fetch_add(1, Ordering::AcqRel);
-        if operation.send(writer, bytes).is_err() {
-            // The writer stopped (it failed, and said so): nothing queued can be written.
-            self.pending.clear();
-            self.pending_bytes = 0;
-        }
+        // Gone: the writer stopped (it failed, and said so), and the delivery dropped what it held, which can
+        // never be written.
+        let _ = self.parts.input.send_held(operation, writer);
     }
 
     /// The oldest event held for a subscriber, into its channel; a subscriber that is gone is detached.
     fn deliver(&mut self, operation: SelectedOperation<'_>, target: &Pending) {
         // The deliveries were listed from the fan-out just before this wait, and nothing has changed it since.
-        // (Counted as handed to its connection: `take_pending` adds it to the subscriber's in-flight count.)
-        let event = self.fanout.take_pending(target.key).expect("a held event");
-        if operation.send(&target.sender, event).is_err()
-            && let Some(gone) = self.fanout.remove(target.key)
-        {
+        if let Some(gone) = self.fanout.send_held(operation, target) {
             self.detached(vec![gone]);
         }
     }
 
     /// What the reader sent: a chunk goes down the output path; the end of the output (or the reader's failure,
     /// or its channel closing without either) is one ordered step.
-    fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>, caught_up: bool) {
+    fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>, lag: Lag) {
         let failure = match message {
             // Caught up with the reader: the chunk's window counts from its read. Behind it, from now, so chunks
             // that queued while the actor was busy (or waiting for its turn) still merge into full batches.
@@ -360,7 +360,11 @@ impl Actor {
                 if let Some(turn) = &mut self.turn {
                     turn.bytes += bytes.len();
                 }
-                return self.output(&bytes, if caught_up { read_at } else { Instant::now() });
+                let window_from = match lag {
+                    Lag::CaughtUp => read_at,
+                    Lag::Behind => Instant::now(),
+                };
+                return self.output(&bytes, window_from);
             }
             Ok(ReaderOutput::End) => None,
             Ok(ReaderOutput::Failed(message)) => Some(message),
@@ -454,7 +458,6 @@ impl Actor {
             Command::Subscribe { offset, attachment, role, existing_controller, reply } => {
                 reply.send(self.subscribe(offset, attachment, role, existing_controller));
             }
-            Command::Socket { key, socket } => self.fanout.set_socket(key, socket),
             Command::Detach { key } => {
                 if let Some(subscriber) = self.fanout.remove(key) {
                     self.detached(vec![subscriber]);

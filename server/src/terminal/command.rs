@@ -2,16 +2,13 @@
 //! "one ordered actor command" is one variant, so its ordering guarantee is the order of this queue. (The
 //! reader's output has its own channel and type, `io::ReaderOutput`; stopping is the stop channel's.)
 
-use std::os::unix::net::UnixStream;
-use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use crate::error::ServiceError;
-use crate::process::{ExistingController, ExitStatus, ReplayRead};
-use crate::terminal::fanout::PtySubscription;
+use crate::process::{ExistingController, ExitStatus, ProcessSubscription, ReplayRead};
 
 /// A one-shot reply channel, and when its requester stops waiting for it.
 #[derive(Debug)]
@@ -41,9 +38,6 @@ impl<T> Reply<T> {
 /// Everything a terminal's actor does, in the order it arrives.
 #[derive(Debug)]
 pub(crate) enum Command {
-    /// The socket of subscriber `key`'s connection, which the actor may write output to itself while that
-    /// connection has nothing left to write (see `fanout::Subscriber::deliver`).
-    Socket { key: u64, socket: Arc<UnixStream> },
     /// Writing to the PTY failed (writer thread).
     WriterFailed(String),
     /// The child exited (wait thread).
@@ -72,7 +66,7 @@ pub(crate) enum Command {
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
-        reply: Reply<PtySubscription>,
+        reply: Reply<ProcessSubscription>,
     },
     /// A subscription ended.
     Detach { key: u64 },
@@ -93,11 +87,9 @@ impl Command {
             Command::Replay { reply, .. } => reply.expired(now),
             Command::Subscribe { reply, .. } => reply.expired(now),
             Command::Info { reply } => reply.expired(now),
-            Command::WriterFailed(_)
-            | Command::ChildExited(_)
-            | Command::WaitFailed(_)
-            | Command::Detach { .. }
-            | Command::Socket { .. } => false,
+            Command::WriterFailed(_) | Command::ChildExited(_) | Command::WaitFailed(_) | Command::Detach { .. } => {
+                false
+            }
         }
     }
 
@@ -108,7 +100,6 @@ impl Command {
             self,
             Command::Subscribe { role: Role::Controller, existing_controller: ExistingController::Replace, .. }
                 | Command::Detach { .. }
-                | Command::Socket { .. }
                 | Command::Info { .. }
         )
     }

@@ -1,15 +1,14 @@
 //! The blocking threads around a PTY: the one reader of its output and the one writer of its input (the wait
-//! thread is `process::Child`'s). Neither touches terminal state; they only talk to the actor, the reader
-//! through its own channel of [`ReaderOutput`].
+//! thread is `process::Child`'s), and the master as the actor writes to it itself ([`PtyMaster`], the sink of
+//! the input's delivery). Neither thread touches terminal state; they only talk to the actor, the reader
+//! through its own channel of [`ReaderOutput`], the writer as the connection side of the input's delivery.
 //!
 //! The master descriptor is non-blocking, and the reader and the writer wait in `poll` on it together with
 //! a stop pipe: dropping the pipe's write end wakes both, so a full PTY or a silent child never keeps a
 //! thread from stopping.
 
-use std::io::{Read, Write};
+use std::io::{IoSlice, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, select};
@@ -17,6 +16,7 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::command::Command;
+use crate::process::delivery::{Recipient, Sink};
 
 /// Bytes read from the PTY at a time: one live output event carries at most this much.
 pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
@@ -30,6 +30,42 @@ pub(crate) enum ReaderOutput {
     End,
     /// Reading the PTY failed: the output has ended all the same.
     Failed(String),
+}
+
+/// The PTY master (non-blocking), as the actor holds it: for resizes, `tcgetpgrp`, and the input it writes
+/// itself while the writer holds nothing.
+#[derive(Debug)]
+pub(crate) struct PtyMaster(OwnedFd);
+
+impl PtyMaster {
+    pub(crate) fn new(fd: OwnedFd) -> PtyMaster {
+        PtyMaster(fd)
+    }
+
+    /// The descriptor.
+    pub(crate) fn fd(&self) -> &OwnedFd {
+        &self.0
+    }
+}
+
+impl Sink for PtyMaster {
+    fn write_now(&self, slices: &mut [IoSlice<'_>]) -> usize {
+        let mut rest = slices;
+        let mut written = 0;
+        while !rest.is_empty() {
+            match nix::sys::uio::writev(&self.0, rest) {
+                Ok(0) => break,
+                Ok(n) => {
+                    written += n;
+                    IoSlice::advance_slices(&mut rest, n);
+                }
+                Err(Errno::EINTR) => {}
+                // Full (EAGAIN) or broken: the writer waits for room or reports the failure.
+                Err(_) => break,
+            }
+        }
+        written
+    }
 }
 
 /// What `poll` found.
@@ -124,15 +160,13 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderO
 }
 
 /// The writer thread: the writer to the PTY whenever input would block. Input and the emulator's replies
-/// arrive through one queue, so they reach the child in the order the actor queued them. `in_flight` counts
-/// the chunks handed to it and not yet written (or dropped): the actor adds one before each hand-over, this
-/// thread takes one off after; only while it is zero may the actor write to the PTY itself (see
+/// arrive through one delivery, so they reach the child in the order the actor queued them. It says when it has
+/// written (or dropped) each chunk it took; only while it holds none may the actor write to the PTY itself (see
 /// `Actor::enqueue`), so the two never reorder input.
 pub(crate) fn writer(
     master: OwnedFd,
     stop_pipe: OwnedFd,
-    input: Receiver<Vec<u8>>,
-    in_flight: Arc<AtomicUsize>,
+    input: Recipient<Vec<u8>>,
     commands: Sender<Command>,
     stop: Receiver<()>,
 ) {
@@ -146,7 +180,7 @@ pub(crate) fn writer(
     let mut file = std::fs::File::from(master);
     loop {
         let bytes = select! {
-            recv(input) -> bytes => match bytes { Ok(bytes) => bytes, Err(_) => return },
+            recv(input.receiver()) -> bytes => match bytes { Ok(bytes) => bytes, Err(_) => return },
             recv(stop) -> _ => return,
         };
         let mut rest = &bytes[..];
@@ -173,6 +207,6 @@ pub(crate) fn writer(
                 }
             }
         }
-        in_flight.fetch_sub(1, Ordering::Release);
+        input.written(1);
     }
 }

@@ -15,7 +15,6 @@ pub(crate) mod title;
 mod turns;
 
 use std::os::fd::OwnedFd;
-use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,7 +25,7 @@ pub use actor::{COALESCE_TIMER_SLACK_NS, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_M
 pub use coalesce::PRECISE_FLUSH_BYTES;
 pub use fanout::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES, OBSERVER_BACKLOG_BYTES,
-    OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS, PtySubscription,
+    OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS,
 };
 pub use spawn::PtySpec;
 pub(crate) use spawn::validate;
@@ -35,7 +34,7 @@ pub use turns::{FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, MAX_OUTPU
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
 use crate::process::thread::Threads;
-use crate::process::{Child, ExistingController, ReplayRead};
+use crate::process::{Child, ExistingController, ProcessSubscription, ReplayRead, delivery};
 use command::{Command, Reply};
 
 /// Requests and thread reports queued for one actor before senders wait.
@@ -118,7 +117,8 @@ impl PtyHandle {
         let pid = spawned.pid;
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
         let (output, output_rx) = bounded(OUTPUT_QUEUE_CHUNKS);
-        let (writer, writer_rx) = bounded(WRITER_QUEUE_CHUNKS);
+        // Each chunk is written as it is queued (no gathering): a keystroke's echo waits for nothing.
+        let (input, input_rx) = delivery::channel(WRITER_QUEUE_CHUNKS, 0);
         let (stop_tx, stop) = bounded::<()>(0);
         // From here on a failure must not leave the child behind.
         let child = Child::new(pid);
@@ -134,19 +134,19 @@ impl PtyHandle {
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
         let last_info = Arc::new(Mutex::new(actor::initial_info(id, pid, started_at, &spec)));
         let (exit_tx, exit_rx) = bounded(1);
-        let in_flight = Arc::new(AtomicUsize::new(0));
+        let master = Arc::new(io::PtyMaster::new(spawned.master));
+        input_rx.offer(master.clone());
         let parts = actor::ActorParts {
             id,
             spec,
             pid,
             started_at,
-            master_fd: spawned.master,
+            master,
             tty: spawned.tty,
             replay_bytes: config.replay_bytes,
             scrollback_lines: config.scrollback_lines,
             commands: commands.clone(),
-            writer,
-            in_flight: in_flight.clone(),
+            input,
             stop: stop.clone(),
             last_info: last_info.clone(),
             turns: config.turns.clone(),
@@ -170,7 +170,7 @@ impl PtyHandle {
             let s = stop.clone();
             threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
             let (c, s) = (commands.clone(), stop.clone());
-            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, writer_rx, in_flight, c, s))?;
+            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s))?;
             child.watch(threads, id, move |end| {
                 let report = match end {
                     Ok(exit) => Command::ChildExited(exit),
@@ -299,7 +299,7 @@ impl PtyHandle {
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
-    ) -> Result<PtySubscription, ServiceError> {
+    ) -> Result<ProcessSubscription, ServiceError> {
         crate::bounds::check_attachment(&attachment)?;
         self.request(|reply| Command::Subscribe { offset, attachment, role, existing_controller, reply })
     }

@@ -76,7 +76,7 @@ fn subscribers_share_each_event_s_encoded_frame() {
     let (first, second) = (subscribe("first"), subscribe("second"));
     handle.write(None, b"ok\r".to_vec()).expect("input");
     // Each subscriber's own stream, until its output shows the echo and its resize has arrived.
-    let collect = |subscription: &PtySubscription, resize: bool| {
+    let collect = |subscription: &ProcessSubscription, resize: bool| {
         let (mut output, mut frames, mut resized) = (Vec::new(), Vec::new(), None);
         let mut resize_asked = !resize;
         while !(String::from_utf8_lossy(&output).contains("got-ok") && resized.is_some()) {

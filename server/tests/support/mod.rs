@@ -17,7 +17,7 @@ use std::time::Instant;
 use opencode_pty::ProcessService;
 use opencode_pty::{Event, ExistingController};
 use opencode_pty::{PipeHandle, PipeSpec};
-use opencode_pty::{PtySpec, PtySubscription, TerminalConfig};
+use opencode_pty::{ProcessSubscription, PtySpec, TerminalConfig};
 use opencode_pty_protocol::Response;
 
 /// A service with the default buffers.
@@ -90,7 +90,7 @@ impl Seen {
 }
 
 /// Reads events until `done(seen)` holds; panics after [`WAIT`] or when the subscription ends first.
-pub fn read_until(subscription: &PtySubscription, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
+pub fn read_until(subscription: &ProcessSubscription, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
     let deadline = Instant::now() + WAIT;
     while !done(seen) {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -119,7 +119,7 @@ pub fn read_until(subscription: &PtySubscription, seen: &mut Seen, done: impl Fn
 }
 
 /// An observer subscription from offset 0 to process `id`.
-pub fn observe(service: &ProcessService, id: u64) -> PtySubscription {
+pub fn observe(service: &ProcessService, id: u64) -> ProcessSubscription {
     let handle = service.pty(id).expect("a known process");
     handle
         .subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, ExistingController::Refuse)
@@ -135,7 +135,7 @@ pub fn until_exit(service: &ProcessService, id: u64) -> Seen {
 
 /// Appends events to `log` as `out:<text>` and `msg:<Debug>` until an entry satisfies `done`; panics after
 /// [`WAIT`]. For tests about the order of output and events.
-pub fn log_until(subscription: &PtySubscription, log: &mut Vec<String>, done: impl Fn(&str) -> bool) {
+pub fn log_until(subscription: &ProcessSubscription, log: &mut Vec<String>, done: impl Fn(&str) -> bool) {
     let deadline = Instant::now() + WAIT;
     while !log.iter().any(|e| done(e)) {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -7,8 +7,8 @@ use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use super::Actor;
 use crate::error::{ALREADY_CONTROLLED, ServiceError};
-use crate::process::{Event, ExistingController, ReplayRead};
-use crate::terminal::fanout::{PtySubscription, Subscriber};
+use crate::process::{Event, ExistingController, ProcessSubscription, ReplayRead};
+use crate::terminal::fanout::Subscriber;
 
 /// How the controller keeps up with its events (a stalled controller is also behind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +96,7 @@ impl Actor {
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
-    ) -> Result<PtySubscription, ServiceError> {
+    ) -> Result<ProcessSubscription, ServiceError> {
         if role == Role::Controller
             && let Some(controller) = &self.controller
             && *controller != attachment

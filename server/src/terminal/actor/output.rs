@@ -1,10 +1,8 @@
 //! The actor's output path: each chunk into the replay buffer, the emulator and (batched) the fan-out, and
 //! what goes back to the child (the emulator's replies and client input) through the writer's bounded queue.
 
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crossbeam_channel::TrySendError;
 use opencode_pty_protocol::Response;
 
 use super::{Actor, MAX_PENDING_INPUT_BYTES, WRITE_CHUNK_BYTES};
@@ -49,7 +47,7 @@ impl Actor {
 
     /// Writes the output gathered for direct writes to subscribers' sockets.
     pub(super) fn write_gathered(&mut self) {
-        let removed = self.fanout.write_gathered();
+        let removed = self.fanout.flush();
         if !removed.is_empty() {
             self.detached(removed);
         }
@@ -80,8 +78,9 @@ impl Actor {
     /// Queues client input for the PTY, after everything queued before it. Fails, queuing nothing, when more
     /// than [`MAX_PENDING_INPUT_BYTES`] would be waiting (the child is not reading its input).
     pub(super) fn queue_input(&mut self, bytes: Vec<u8>) -> Result<(), ServiceError> {
-        if self.pending_bytes + bytes.len() > MAX_PENDING_INPUT_BYTES {
-            return Err(ServiceError::InputQueueFull { waiting: self.pending_bytes });
+        let waiting = self.parts.input.held().bytes;
+        if waiting + bytes.len() > MAX_PENDING_INPUT_BYTES {
+            return Err(ServiceError::InputQueueFull { waiting });
         }
         self.batch.input_written();
         self.enqueue(bytes);
@@ -91,50 +90,26 @@ impl Actor {
     /// Queues the emulator's replies; past [`MAX_PENDING_INPUT_BYTES`] they are dropped, since a program
     /// that floods queries without reading the answers cannot be answered anyway.
     pub(super) fn queue_replies(&mut self, bytes: Vec<u8>) {
-        if self.pending_bytes + bytes.len() <= MAX_PENDING_INPUT_BYTES {
+        if self.parts.input.held().bytes + bytes.len() <= MAX_PENDING_INPUT_BYTES {
             self.enqueue(bytes);
         }
     }
 
-    /// Hands bytes to the child, in chunks of at most [`WRITE_CHUNK_BYTES`]: written to the PTY at once when
-    /// nothing is queued before them and the writer is idle (one thread hop less for a keystroke's echo),
-    /// else handed to the writer if its queue has room, else kept (and counted) for the main loop. Whatever
-    /// the PTY does not take at once goes the writer's way, in order.
+    /// Hands bytes to the child, in chunks of at most [`WRITE_CHUNK_BYTES`], through the input's delivery:
+    /// written to the PTY at once when nothing is queued before them and the writer is idle (one thread hop
+    /// less for a keystroke's echo), else handed to the writer if its queue has room, else held (and counted)
+    /// for the main loop. Whatever the PTY does not take at once goes the writer's way, in order. A writer that
+    /// stopped has said why (`WriterFailed`); what reaches it no more is dropped.
     pub(super) fn enqueue(&mut self, bytes: Vec<u8>) {
+        if bytes.len() <= WRITE_CHUNK_BYTES {
+            // An empty reply list is nothing to write.
+            if !bytes.is_empty() {
+                self.parts.input.push(bytes);
+            }
+            return;
+        }
         for chunk in bytes.chunks(WRITE_CHUNK_BYTES) {
-            let mut chunk = chunk;
-            if self.pending.is_empty() && self.parts.in_flight.load(Ordering::Acquire) == 0 {
-                chunk = self.write_now(chunk);
-                if chunk.is_empty() {
-                    continue;
-                }
-            }
-            if self.pending.is_empty() {
-                self.parts.in_flight.fetch_add(1, Ordering::AcqRel);
-                match self.parts.writer.try_send(chunk.to_vec()) {
-                    Ok(()) | Err(TrySendError::Disconnected(_)) => continue,
-                    Err(TrySendError::Full(_)) => {
-                        self.parts.in_flight.fetch_sub(1, Ordering::AcqRel);
-                    }
-                }
-            }
-            self.pending_bytes += chunk.len();
-            self.pending.push_back(chunk.to_vec());
+            self.parts.input.push(chunk.to_vec());
         }
-    }
-
-    /// Writes what the non-blocking PTY takes of `chunk` now; the rest. Any failure leaves the chunk to the
-    /// writer, which waits for room or reports the failure.
-    fn write_now<'b>(&self, chunk: &'b [u8]) -> &'b [u8] {
-        let mut rest = chunk;
-        while !rest.is_empty() {
-            match nix::unistd::write(&self.parts.master_fd, rest) {
-                Ok(0) => break,
-                Ok(n) => rest = &rest[n..],
-                Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => break,
-            }
-        }
-        rest
     }
 }

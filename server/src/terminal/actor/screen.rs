@@ -18,7 +18,7 @@ impl Actor {
     pub(super) fn resize(&mut self, cols: u16, rows: u16) -> Result<(), ServiceError> {
         // The handle checked the size already; this keeps an unchecked one from reaching the PTY or emulator.
         crate::bounds::check_size(cols, rows)?;
-        sys::set_window_size(&self.parts.master_fd, cols, rows)
+        sys::set_window_size(self.parts.master.fd(), cols, rows)
             .map_err(|e| ServiceError::system("resizing the PTY failed", e))?;
         self.vt.resize(cols, rows)?;
         (self.cols, self.rows) = (cols, rows);
@@ -75,7 +75,7 @@ impl Actor {
     /// Re-reads the foreground process and publishes a change.
     pub(super) fn refresh_foreground(&mut self) {
         let current =
-            crate::procinfo::foreground_process(&self.parts.master_fd, self.parts.tty.as_deref(), self.parts.pid);
+            crate::procinfo::foreground_process(self.parts.master.fd(), self.parts.tty.as_deref(), self.parts.pid);
         if current != self.foreground {
             self.foreground = current.clone();
             self.emit(Response::ForegroundProcessChanged { process: current });

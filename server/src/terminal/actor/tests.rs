@@ -9,6 +9,7 @@ use opencode_pty_protocol::Lifecycle;
 
 use super::*;
 use crate::process::Child;
+use crate::process::delivery::{self, Recipient};
 use crate::terminal::command::Reply;
 use crate::terminal::turns::FREE_OUTPUT_BURST_BYTES;
 
@@ -23,41 +24,36 @@ struct Harness {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
     child: Child,
-    /// What the actor hands the writer thread (none runs: the test looks at it).
-    writer: Receiver<Vec<u8>>,
-    /// The writer's count of chunks it holds, which the test sets.
-    in_flight: Arc<AtomicUsize>,
+    /// What the actor hands the writer thread (none runs: the test takes it, and says what it holds).
+    writer: Recipient<Vec<u8>>,
 }
 
 /// The parts of an actor over a real PTY whose child only waits, and that child.
-fn parts(
-    commands: Sender<Command>,
-    writer: Sender<Vec<u8>>,
-    in_flight: Arc<AtomicUsize>,
-    stop: Receiver<()>,
-    turns: Turns,
-) -> (ActorParts, Child) {
+/// The writer's side of the input's delivery is returned too.
+fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorParts, Child, Recipient<Vec<u8>>) {
     let spec = crate::terminal::tests::sh("read never");
     let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
     let last_info = Arc::new(Mutex::new(super::initial_info(1, spawned.pid, 0, &spec)));
     let child = Child::new(spawned.pid);
+    let master = Arc::new(PtyMaster::new(spawned.master));
+    let (input, writer) = delivery::channel(8, 0);
+    writer.offer(master.clone());
     let parts = ActorParts {
         id: 1,
         spec,
         pid: spawned.pid,
         started_at: 0,
-        master_fd: spawned.master,
+        master,
         tty: spawned.tty,
         replay_bytes: 1024,
         scrollback_lines: 100,
         commands,
-        writer,
-        in_flight,
+        input,
         stop,
         last_info,
         turns,
     };
-    (parts, child)
+    (parts, child, writer)
 }
 
 impl Harness {
@@ -69,15 +65,13 @@ impl Harness {
     fn start_with(turns: Turns) -> Harness {
         let (commands, commands_rx) = bounded(8);
         let (output, output_rx) = bounded(8);
-        let (writer, writer_rx) = bounded(8);
         let (stop, stop_rx) = bounded(0);
-        let in_flight = Arc::new(AtomicUsize::new(0));
-        let (parts, child) = parts(commands.clone(), writer, in_flight.clone(), stop_rx, turns);
+        let (parts, child, writer) = parts(commands.clone(), stop_rx, turns);
         // The child's end is sent as a command by these tests; the wait thread's channel stays empty.
         let (_exit, exit_rx) = bounded(1);
         let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx, exit_rx));
         let output = Some(output);
-        Harness { commands, output, stop: Some(stop), thread: Some(thread), child, writer: writer_rx, in_flight }
+        Harness { commands, output, stop: Some(stop), thread: Some(thread), child, writer }
     }
 
     fn send(&self, command: Command) {
@@ -151,11 +145,11 @@ fn input_goes_straight_to_the_pty_while_the_writer_holds_nothing_and_behind_it_o
     let harness = Harness::start();
     // The writer holds nothing: the PTY takes a few bytes at once, from the actor itself.
     write(&harness, b"typed\n");
-    assert!(harness.writer.try_recv().is_err(), "nothing was handed to the writer");
+    assert!(harness.writer.receiver().try_recv().is_err(), "nothing was handed to the writer");
     // The writer holds a chunk: later input must queue behind it, never overtake it.
-    harness.in_flight.store(1, Ordering::Release);
+    harness.writer.pretend_in_flight();
     write(&harness, b"later\n");
-    assert_eq!(harness.writer.recv_timeout(BOUND).expect("handed to the writer"), b"later\n");
+    assert_eq!(harness.writer.receiver().recv_timeout(BOUND).expect("handed to the writer"), b"later\n");
 }
 
 fn exit(code: u32) -> Command {
@@ -204,19 +198,20 @@ fn a_wait_failure_ends_the_child_as_a_failure() {
 fn a_precise_wait_ends_at_its_deadline_not_before_and_takes_what_is_ready() {
     let (sender, receiver) = bounded::<u8>(1);
     for precise in [false, true] {
+        let deadline_at = |at| if precise { Deadline::Exact(at) } else { Deadline::At(at) };
         let steps = [Duration::ZERO, PRECISE_WAKE_MARGIN / 2, PRECISE_WAKE_MARGIN * 2, Duration::from_millis(1)];
         for after in steps {
             let deadline = Instant::now() + after;
             let mut waits = Waits::new();
             waits.recv(&receiver, Wake::Output);
-            assert!(waits.select(Some(deadline), precise).is_none(), "nothing arrived");
+            assert!(waits.select(deadline_at(deadline)).is_none(), "nothing arrived");
             assert!(Instant::now() >= deadline, "precise {precise}: the wait ended before its deadline");
         }
         for after in [PRECISE_WAKE_MARGIN / 2, BOUND] {
             sender.send(7).expect("send");
             let mut waits = Waits::new();
             waits.recv(&receiver, Wake::Output);
-            let (wake, operation) = waits.select(Some(Instant::now() + after), precise).expect("the message");
+            let (wake, operation) = waits.select(deadline_at(Instant::now() + after)).expect("the message");
             assert_eq!(wake, Wake::Output);
             assert_eq!(operation.recv(&receiver), Ok(7));
         }
@@ -229,16 +224,15 @@ fn an_end_seen_while_being_terminated_is_not_published_as_exited() {
     // follows the stop); whichever it takes first, the kill's exit is never published.
     for terminated in [false, true] {
         let (commands, _commands_rx) = bounded(8);
-        let (writer, _writer_rx) = bounded(8);
         let (stop, stop_rx) = bounded::<()>(0);
-        let (parts, child) = parts(commands, writer, Arc::new(AtomicUsize::new(0)), stop_rx, Turns::new(1));
+        let (parts, child, _writer) = parts(commands, stop_rx, Turns::new(1));
         let vt = Terminal::new(80, 24, 100).expect("terminal");
         let mut actor = Actor::new(parts, vt);
         if terminated {
             drop(stop);
         }
         actor.command(exit(0));
-        actor.reader_output(Ok(ReaderOutput::End), true);
+        actor.reader_output(Ok(ReaderOutput::End), Lag::CaughtUp);
         assert_eq!(actor.life.published().is_some(), !terminated, "terminated: {terminated}");
         child.kill_and_reap();
     }

@@ -29,6 +29,18 @@ pub(super) enum Wake {
     Delivery(usize),
 }
 
+/// When a wait ends if nothing is ready first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Deadline {
+    /// It waits for an operation, however long.
+    Never,
+    /// At this instant, or when the timer wakes the thread after it (tens of µs late here).
+    At(Instant),
+    /// At this instant, to the microsecond: the wait ends [`PRECISE_WAKE_MARGIN`] before it, and the rest is
+    /// spent polling the operations (the batch that answers client input).
+    Exact(Instant),
+}
+
 /// One `Select` and, for each operation added to it, what it is: the selected operation's index is looked
 /// up, never computed.
 pub(super) struct Waits<'a> {
@@ -51,14 +63,12 @@ impl<'a> Waits<'a> {
         self.ready.push(ready);
     }
 
-    /// Waits for one operation, until `deadline` when there is one (`None` then, never earlier). A `precise`
-    /// deadline is met to the microsecond rather than when the timer wakes the thread (tens of µs late here):
-    /// the wait ends [`PRECISE_WAKE_MARGIN`] before it, and the rest is spent polling the operations.
-    pub(super) fn select(mut self, deadline: Option<Instant>, precise: bool) -> Option<(Wake, SelectedOperation<'a>)> {
+    /// Waits for one operation, until `deadline` (`None` then, never earlier).
+    pub(super) fn select(mut self, deadline: Deadline) -> Option<(Wake, SelectedOperation<'a>)> {
         let operation = match deadline {
-            None => self.select.select(),
-            Some(deadline) if !precise => self.select.select_deadline(deadline).ok()?,
-            Some(deadline) => {
+            Deadline::Never => self.select.select(),
+            Deadline::At(deadline) => self.select.select_deadline(deadline).ok()?,
+            Deadline::Exact(deadline) => {
                 let wake = deadline.checked_sub(PRECISE_WAKE_MARGIN).unwrap_or(deadline);
                 match self.select.select_deadline(wake) {
                     Ok(operation) => operation,

@@ -1,168 +1,116 @@
-//! Direct writes of output to a subscriber's socket: taken when the connection has nothing left to write,
-//! never ahead of what it still has to write, and a frame the socket takes only in part is finished by the
-//! connection, so the byte stream is every frame, whole and in order. Frames for direct writes are gathered
-//! until the actor writes them, its bound fills, or another event is due to the subscriber.
+//! The fan-out's policy: an observer that outgrows its bound is dropped and its subscription ends after what
+//! its channel holds; a controller is never dropped, and counts as behind, then stalled, as events are held for
+//! it. (How each subscriber's delivery writes, gathers and holds is tested in `process/delivery/tests.rs`, and
+//! with a socket in `daemon/subscription/tests.rs`.)
 
-use std::io::Read;
-use std::os::unix::net::UnixStream;
-use std::sync::Arc;
-use std::time::Duration;
-
-use crossbeam_channel::{bounded, unbounded};
-use opencode_pty_protocol::Role;
+use crossbeam_channel::{TryRecvError, bounded};
+use opencode_pty_protocol::{Response, Role};
 
 use super::*;
 use crate::process::Output;
 
-/// A fan-out with one observer whose connection's socket is given to it, and the peer end of that socket.
-fn with_socket() -> (Fanout, PtySubscription, UnixStream) {
+fn output(start: u64, len: usize) -> Event {
+    Event::Output(Output::new(start, &vec![b'x'; len]).expect("an output frame"))
+}
+
+fn title() -> Event {
+    Event::message(Response::TitleChanged { title: "t".into() })
+}
+
+/// A fan-out with one subscriber in `role`, whose connection reads nothing.
+fn with(role: Role) -> (Fanout, ProcessSubscription) {
     let (commands, _unused) = bounded(8);
     let mut fanout = Fanout::default();
-    let (key, subscription) = fanout.add("o".into(), Role::Observer, commands);
-    let (ours, peer) = UnixStream::pair().expect("a socket pair");
-    fanout.set_socket(key, Arc::new(ours));
-    (fanout, subscription, peer)
-}
-
-fn output(start: u64, byte: u8, len: usize) -> Event {
-    Event::Output(Output::new(start, &vec![byte; len]).expect("an output frame"))
+    let (_key, subscription) = fanout.add("s".into(), role, commands);
+    (fanout, subscription)
 }
 
 #[test]
-fn output_goes_straight_to_the_socket_when_nothing_is_in_flight() {
-    let (mut fanout, subscription, mut peer) = with_socket();
-    let event = output(0, b'a', 100);
-    fanout.publish(&event, None);
-    assert!(fanout.write_gathered().is_empty());
-    assert!(subscription.receiver().is_empty(), "the connection's thread had nothing to do");
-    let mut got = vec![0u8; event.frame().len()];
-    peer.read_exact(&mut got).expect("the frame");
-    assert_eq!(got, event.frame());
+fn an_observer_past_its_event_bound_is_dropped_and_its_subscription_ends_after_its_queue() {
+    let (mut fanout, subscription) = with(Role::Observer);
+    for _ in 0..OBSERVER_QUEUE_EVENTS + OBSERVER_BACKLOG_EVENTS {
+        assert!(fanout.publish(&title(), None).is_empty(), "kept while within its bound");
+    }
+    assert!(fanout.iter().next().is_some_and(Subscriber::is_behind));
+    let removed = fanout.publish(&title(), None);
+    assert_eq!(removed.len(), 1, "one event more and it is too slow to keep");
+    drop(removed);
+    assert!(subscription.is_ended(), "its blocked write may give up");
+    let queued = subscription.receiver().try_iter().count();
+    assert_eq!(queued, OBSERVER_QUEUE_EVENTS, "what its channel held is still delivered");
+    assert_eq!(subscription.receiver().try_recv(), Err(TryRecvError::Disconnected));
 }
 
 #[test]
-fn output_waits_behind_what_the_connection_has_not_yet_written() {
-    let (mut fanout, subscription, _peer) = with_socket();
-    // A JSON event always goes through the connection; until it says it wrote it, output follows it there.
-    fanout.publish(&Event::message(Response::TitleChanged { title: "t".into() }), None);
-    let later = output(0, b'b', 10);
-    fanout.publish(&later, None);
-    assert_eq!(subscription.receiver().len(), 2, "both wait for the connection, in order");
-    let first = subscription.receiver().recv().unwrap();
-    assert!(matches!(first, Event::Message(_)));
-    subscription.written();
-    assert_eq!(subscription.receiver().recv().unwrap(), later);
-    subscription.written();
-    // Now nothing is in flight: the next output is written directly again.
-    fanout.publish(&output(10, b'c', 10), None);
-    assert!(fanout.has_gathered());
-    fanout.write_gathered();
-    assert!(subscription.receiver().is_empty());
-}
-
-#[test]
-fn a_frame_the_socket_takes_in_part_is_finished_by_the_connection_in_order() {
-    let (mut fanout, subscription, mut peer) = with_socket();
-    // The peer does not read yet: the socket buffer fills, one frame goes in part, the rest queue.
-    let mut frames = Vec::new();
+fn an_observer_past_its_byte_bound_is_dropped() {
+    let (mut fanout, _subscription) = with(Role::Observer);
     let mut offset = 0;
-    for n in 0..200u32 {
-        let event = output(offset, b'a' + (n % 26) as u8, 8192);
+    // No socket was offered: every output frame goes through the channel, then into the backlog.
+    for _ in 0..OBSERVER_QUEUE_EVENTS {
+        fanout.publish(&output(offset, 8), None);
+        offset += 8;
+    }
+    let mut published = 0;
+    loop {
+        let removed = fanout.publish(&output(offset, 8192), None);
         offset += 8192;
-        frames.extend_from_slice(event.frame());
-        fanout.publish(&event, None);
-    }
-    fanout.write_gathered();
-    assert!(!subscription.receiver().is_empty(), "the socket did not take everything at once");
-    // The connection's thread writes what it was handed, as `serve_subscription` does; the peer reads it all.
-    let (done, all) = unbounded();
-    let reader = std::thread::spawn(move || {
-        let mut got = vec![0u8; 200 * (8192 + 21)];
-        let mut filled = 0;
-        while filled < got.len() {
-            match peer.read(&mut got[filled..]) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => filled += n,
-            }
-        }
-        got.truncate(filled);
-        let _ = done.send(got);
-    });
-    let socket = fanout.iter().next().unwrap().socket.clone().unwrap();
-    let mut writer: &UnixStream = &socket;
-    while let Ok(event) = subscription.receiver().recv_timeout(Duration::from_millis(100)) {
-        std::io::Write::write_all(&mut writer, event.frame()).unwrap();
-        subscription.written();
-        // Held events move into the channel as it empties, as the actor's wait would do.
-        if let Some(pending) = fanout.pending().first() {
-            let event = fanout.take_pending(pending.key).unwrap();
-            pending.sender.send(event).unwrap();
-        }
-    }
-    assert_eq!(frames.len(), 200 * (8192 + 21), "frame size as counted by the reader");
-    let got = all.recv_timeout(Duration::from_secs(30)).expect("the peer read everything");
-    assert_eq!(got.len(), frames.len());
-    assert!(got == frames, "every frame, whole and in order");
-    reader.join().unwrap();
-}
-
-/// What the peer has received so far, without waiting.
-fn received(peer: &mut UnixStream) -> Vec<u8> {
-    peer.set_nonblocking(true).unwrap();
-    let mut got = Vec::new();
-    let mut buffer = [0u8; 16 * 1024];
-    while let Ok(n) = peer.read(&mut buffer) {
-        if n == 0 {
+        published += 8192;
+        if !removed.is_empty() {
             break;
         }
-        got.extend_from_slice(&buffer[..n]);
+        assert!(published <= OBSERVER_BACKLOG_BYTES, "kept past its byte bound");
     }
-    peer.set_nonblocking(false).unwrap();
-    got
+    assert!(published > OBSERVER_BACKLOG_BYTES, "dropped only past its bound");
 }
 
 #[test]
-fn output_is_gathered_until_the_actor_writes_it_then_goes_in_one_piece_in_order() {
-    let (mut fanout, subscription, mut peer) = with_socket();
-    let events = [output(0, b'a', 10), output(10, b'b', 20), output(30, b'c', 30)];
-    for event in &events {
-        fanout.publish(event, None);
+fn a_controller_is_never_dropped_and_is_behind_then_stalled() {
+    let (mut fanout, subscription) = with(Role::Controller);
+    for _ in 0..CONTROLLER_QUEUE_EVENTS {
+        fanout.publish(&title(), Some("s"));
     }
-    assert!(received(&mut peer).is_empty(), "nothing is written while the actor gathers");
-    assert!(fanout.write_gathered().is_empty());
-    assert!(!fanout.has_gathered());
-    let expected: Vec<u8> = events.iter().flat_map(|e| e.frame().to_vec()).collect();
-    assert_eq!(received(&mut peer), expected);
-    assert!(subscription.receiver().is_empty(), "all of it went straight to the socket");
+    let controller = |fanout: &Fanout| (fanout.get("s").unwrap().is_behind(), fanout.get("s").unwrap().is_stalled());
+    assert_eq!(controller(&fanout), (false, false), "its channel holds them");
+    fanout.publish(&title(), Some("s"));
+    assert_eq!(controller(&fanout), (true, false), "behind once anything is held");
+    for _ in 1..CONTROLLER_BACKLOG_EVENTS {
+        fanout.publish(&title(), Some("s"));
+    }
+    assert_eq!(controller(&fanout), (true, true), "stalled at its bound");
+    for _ in 0..OBSERVER_BACKLOG_EVENTS {
+        assert!(fanout.publish(&title(), Some("s")).is_empty(), "a controller is never dropped");
+    }
+    assert!(!subscription.is_ended());
 }
 
 #[test]
-fn another_event_for_the_subscriber_writes_the_gathered_output_before_it() {
-    let (mut fanout, subscription, mut peer) = with_socket();
-    let first = output(0, b'a', 10);
-    let second = output(10, b'b', 10);
-    fanout.publish(&first, None);
-    fanout.publish(&second, None);
-    fanout.publish(&Event::message(Response::TitleChanged { title: "t".into() }), None);
-    assert!(!fanout.has_gathered());
-    assert_eq!(received(&mut peer), [first.frame(), second.frame()].concat(), "the output first");
-    assert!(matches!(subscription.receiver().try_recv(), Ok(Event::Message(_))), "then the event, in the channel");
+fn a_subscription_dropped_is_pruned_and_the_actor_is_told() {
+    let (commands, told) = bounded(8);
+    let mut fanout = Fanout::default();
+    let (key, subscription) = fanout.add("s".into(), Role::Observer, commands);
+    assert!(fanout.prune_dropped().is_empty());
+    drop(subscription);
+    assert!(matches!(told.try_recv(), Ok(Command::Detach { key: detached }) if detached == key));
+    let pruned = fanout.prune_dropped();
+    assert_eq!(pruned.iter().map(|s| s.key).collect::<Vec<_>>(), [key]);
 }
 
 #[test]
-fn gathering_stops_at_its_bound_and_writes_at_once() {
-    let (mut fanout, _subscription, mut peer) = with_socket();
-    let mut expected = Vec::new();
-    let mut offset = 0;
-    while expected.len() < DIRECT_WRITE_BATCH_BYTES {
-        let event = output(offset, b'x', 8192);
-        offset += 8192;
-        expected.extend_from_slice(event.frame());
-        fanout.publish(&event, None);
+fn held_events_are_listed_for_the_wait_and_sent_in_order() {
+    let (mut fanout, subscription) = with(Role::Observer);
+    for _ in 0..OBSERVER_QUEUE_EVENTS {
+        fanout.publish(&title(), None);
     }
-    assert!(!fanout.has_gathered(), "the bound was reached, so everything gathered was written");
-    assert_eq!(received(&mut peer), expected);
-    // One frame short of the bound stays gathered.
-    fanout.publish(&output(offset, b'y', 8192), None);
-    assert!(fanout.has_gathered());
+    let held = output(0, 10);
+    fanout.publish(&held, None);
+    let pending = fanout.pending();
+    assert_eq!(pending.len(), 1);
+    // The connection takes one; the actor's wait finds room and sends the held event.
+    subscription.receiver().try_recv().expect("an event");
+    let mut select = crossbeam_channel::Select::new();
+    select.send(&pending[0].sender);
+    let operation = select.select();
+    assert!(fanout.send_held(operation, &pending[0]).is_none());
+    assert!(fanout.pending().is_empty());
+    assert_eq!(subscription.receiver().try_iter().last(), Some(held));
 }
