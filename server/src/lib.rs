@@ -2,13 +2,14 @@
 //! in-process before any socket exists.
 //!
 //! Module map: `service` (the registry of PTYs and pipe processes, in creation order), `process` (what both
-//! kinds share: the `Process` enum, events, the exit status and lifecycle, the wait thread, kill-and-reap,
-//! named threads and reporting joins, and every `unsafe` call), `terminal` (one PTY: spawn, the actor that
-//! owns its emulator, the reader and writer threads, replay, fan-out, titles), `pipe` (one pipe process: its
-//! output file and reader), `procinfo` (the foreground process of a PTY), `error` (what a client is told),
-//! `bounds` (client-supplied sizes against the protocol's limits), `listing` (the daemon-wide budget that
-//! keeps `list` within one frame), `daemon` (the persistent service: runtime directory, registration, socket,
-//! ownership, the router that answers every request, the connection that only does I/O).
+//! kinds share: the `Process` enum, events and their delivery to each destination, the exit status and
+//! lifecycle, the wait thread, kill-and-reap, named threads and reporting joins, and every `unsafe` call),
+//! `terminal` (one PTY: spawn, the actor that owns its emulator, the reader and writer threads, replay, the
+//! fan-out's policy, titles), `pipe` (one pipe process: its output file and reader), `procinfo` (the foreground
+//! process of a PTY), `error` (what a client is told), `bounds` (client-supplied sizes against the protocol's
+//! limits), `listing` (the daemon-wide budget that keeps `list` within one frame), `daemon` (the persistent
+//! service: runtime directory, registration, socket, ownership, the router that answers every request, the
+//! connection that only does I/O).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
