@@ -1,5 +1,7 @@
 //! The actor's output path: each chunk into the replay buffer, the emulator and (batched) the fan-out, and
-//! what goes back to the child (the emulator's replies and client input) through the writer's bounded queue.
+//! what goes back to the child (the emulator's replies and client input) through the input's delivery: written
+//! to the PTY by the actor itself while the writer thread holds nothing, else through the writer's bounded
+//! queue, with what does not fit held here up to [`MAX_PENDING_INPUT_BYTES`].
 
 use std::time::Instant;
 
@@ -102,7 +104,7 @@ impl Actor {
     /// stopped has said why (`WriterFailed`); what reaches it no more is dropped.
     pub(super) fn enqueue(&mut self, bytes: Vec<u8>) {
         if bytes.len() <= WRITE_CHUNK_BYTES {
-            // An empty reply list is nothing to write.
+            // Most chunks of output leave no replies: nothing to write.
             if !bytes.is_empty() {
                 self.parts.input.push(bytes);
             }
