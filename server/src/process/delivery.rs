@@ -29,6 +29,10 @@ pub(crate) use recipient::{Batch, Recipient};
 use state::Shared;
 pub use subscription::ProcessSubscription;
 
+/// The gathering list a delivery keeps allocated between writes, in items (a full batch of live output frames
+/// is eight); a longer one, gathered from many small items, is given back after its write.
+const KEPT_GATHERING_ITEMS: usize = 16;
+
 /// What a delivery carries.
 pub(crate) trait Item: Send + 'static {
     /// The bytes the destination takes for it (for an item whose beginning the actor already wrote, the rest).
@@ -168,7 +172,7 @@ impl<T: Item> Delivery<T> {
             None => 0,
         };
         self.gathered_bytes = 0;
-        // Taken out and put back, so the gathering list keeps its allocation.
+        // Taken out, and put back when small, so the gathering list usually keeps its allocation.
         let mut gathered = std::mem::take(&mut self.gathered);
         let mut pushed = Pushed::Delivered;
         for item in gathered.drain(..) {
@@ -181,7 +185,9 @@ impl<T: Item> Delivery<T> {
             pushed = pushed.and(self.send(rest));
             written = 0;
         }
-        self.gathered = gathered;
+        if gathered.capacity() <= KEPT_GATHERING_ITEMS {
+            self.gathered = gathered;
+        }
         pushed
     }
 
