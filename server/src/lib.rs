@@ -28,7 +28,7 @@ mod terminal;
 // `pub(crate)`, and `unreachable_pub` keeps it so.
 
 pub use daemon::error::RuntimeError;
-pub use daemon::guardian::{GuardError, serve as serve_guardian};
+pub use daemon::recovery::guardian::{GuardError, serve as serve_guardian};
 pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
 pub use daemon::server::DAEMON_STOPPING;
@@ -67,7 +67,7 @@ pub mod limits {
 /// What the daemon leaves in its runtime directory and reads from `/proc` about the process groups it started,
 /// for tests that check the guardian's work from outside.
 pub mod inspect {
-    pub use crate::daemon::record::{GROUPS_FILE, Group, RecordFile};
+    pub use crate::daemon::recovery::record::{GROUPS_FILE, Group, RecordFile};
     pub use crate::process::session::{HANGUP_GRACE, ProcStat, proc_stat};
     pub use crate::procinfo::{StatFields, parse_stat, process_start};
 }

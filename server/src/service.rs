@@ -27,7 +27,7 @@ struct Entry {
 }
 
 /// Told when a child starts and once it is reaped, so that a daemon can keep a record of its process groups
-/// outside itself (`daemon::record`). In-process users of the service need none.
+/// outside itself (`daemon::recovery::record`). In-process users of the service need none.
 pub trait ProcessHook: Send + Sync + std::fmt::Debug {
     /// Process `id` started as `pid` (its process group leader); it is not reaped before [`Self::reaped`]. An
     /// error refuses the process: the service stops it at once and answers the error.

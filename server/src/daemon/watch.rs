@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
-use super::record::GroupRecord;
+use super::recovery::record::GroupRecord;
 use super::runtime::{Checked, Runtime};
 use super::server::DaemonState;
 use crate::process::thread::join_reporting;

@@ -1,7 +1,7 @@
 //! Ending everything a child started, not only its process group: a PTY child leads a session of its own, and a
 //! job-control shell puts each job in a group of its own inside that session, so a terminal ends with a hangup
 //! and then SIGKILL to every process of its session. The same look-up serves whoever ends a dead daemon's
-//! children from its record (`daemon::leftovers`): processes are found in `/proc` by group or session, and a
+//! children from its record (`daemon::recovery::leftovers`): processes are found in `/proc` by group or session, and a
 //! process is only signalled once it is known to be ours (same session, started no earlier than the recorded
 //! leader) and checked again just before its signal.
 

@@ -188,7 +188,7 @@ pub(crate) fn try_lock(dir: &Path) -> Option<Flock<File>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::record::GroupRecord;
+    use crate::daemon::recovery::record::GroupRecord;
     use crate::service::ProcessHook;
     use std::io::{BufRead, BufReader};
     use std::os::unix::process::CommandExt;

@@ -1,6 +1,6 @@
 //! The record of a daemon's process groups, kept in its runtime directory (`service.groups`) so that whoever
 //! outlives the daemon (its guardian, the next daemon in that directory, a sibling's sweep) can end them
-//! (`daemon::leftovers`). Each group is listed with its leader's start time and session, which are checked
+//! (`daemon::recovery::leftovers`). Each group is listed with its leader's start time and session, which are checked
 //! before any signal.
 //!
 //! The file is private (0600, in the 0700 runtime directory) and replaced atomically (a temp file renamed over
@@ -21,7 +21,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::daemon::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
 use crate::error::ServiceError;
 use crate::process::session::proc_stat;
 use crate::procinfo::process_start;
@@ -229,7 +229,7 @@ impl GroupRecord {
         }
         let written = self.write(&state);
         if let Err(error) = &written {
-            super::log_limit::limited_warn!(super::log_limit::RECORD_WRITES, %error,
+            crate::daemon::log_limit::limited_warn!(crate::daemon::log_limit::RECORD_WRITES, %error,
                 "cannot update the record of process groups");
             if kind == Change::Start {
                 state.groups.remove(&id);
