@@ -5,7 +5,8 @@
 //! kinds share: the `Process` enum, events, the exit status and lifecycle, the wait thread, kill-and-reap,
 //! named threads and reporting joins, and every `unsafe` call), `terminal` (one PTY: spawn, the actor that
 //! owns its emulator, the reader and writer threads, replay, fan-out, titles), `pipe` (one pipe process: its
-//! output file and reader), `procinfo` (the foreground process of a PTY), `error` (what a client is told),
+//! output file and reader), `procinfo` (what `/proc` says of a process: the
+//! crate's one `stat` parser, and the foreground process of a PTY), `error` (what a client is told),
 //! `bounds` (client-supplied sizes against the protocol's limits), `listing` (the daemon-wide budget that
 //! keeps `list` within one frame), `daemon` (the persistent service: runtime directory, registration, socket,
 //! ownership, the router that answers every request, the connection that only does I/O).
@@ -65,11 +66,12 @@ pub mod limits {
 }
 
 /// What the daemon leaves in its runtime directory and reads from `/proc` about the process groups it started,
-/// for tests that check the guardian's work from outside.
+/// for tests that check the guardian's work from outside (and the command line's `stop`, which waits for the
+/// daemon's process to be gone).
 pub mod inspect {
     pub use crate::daemon::recovery::record::{GROUPS_FILE, Group, RecordFile};
-    pub use crate::process::session::{HANGUP_GRACE, ProcStat, proc_stat};
-    pub use crate::procinfo::{StatFields, parse_stat, process_start};
+    pub use crate::process::session::HANGUP_GRACE;
+    pub use crate::procinfo::stat::{ProcStat, parse_stat, proc_stat};
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).

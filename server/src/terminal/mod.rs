@@ -36,6 +36,7 @@ use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
 use crate::process::thread::Threads;
 use crate::process::{Child, ExistingController, ReplayRead};
+use crate::procinfo::stat::proc_stat;
 use command::{Command, Reply};
 
 /// Requests and thread reports queued for one actor before senders wait.
@@ -152,7 +153,7 @@ impl PtyHandle {
             turns: config.turns.clone(),
         };
         // The child is not reaped before `terminate`, so this is its own start time.
-        let session = session::proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
+        let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
         let handle = PtyHandle {
             id,
             pid,

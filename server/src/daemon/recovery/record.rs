@@ -23,8 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::daemon::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
 use crate::error::ServiceError;
-use crate::process::session::proc_stat;
-use crate::procinfo::process_start;
+use crate::procinfo::stat::proc_stat;
 use crate::service::ProcessHook;
 
 /// The record's file name inside a runtime directory.
@@ -65,8 +64,8 @@ impl RecordFile {
     /// Whether the daemon that wrote this record has exited: no process has its pid, another one does (a
     /// different start time), or it is a zombie.
     pub fn daemon_is_gone(&self) -> bool {
-        match process_start(self.daemon_pid) {
-            Some((state, start)) => start != self.daemon_start || matches!(state, 'Z' | 'X'),
+        match proc_stat(self.daemon_pid) {
+            Some(stat) => stat.start != self.daemon_start || stat.is_dead(),
             None => true,
         }
     }
@@ -164,7 +163,7 @@ impl GroupRecord {
     /// Fails only without `/proc` (no start time to record).
     pub(crate) fn new(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
         let daemon_pid = std::process::id();
-        let (_, daemon_start) = process_start(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?;
+        let daemon_start = proc_stat(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?.start;
         let file = RecordFile { instance_id: instance_id.to_owned(), daemon_pid, daemon_start, groups: Vec::new() };
         let record = GroupRecord {
             path: dir.join(GROUPS_FILE),
@@ -379,7 +378,7 @@ mod tests {
         child.wait().unwrap();
         let dead = RecordFile { daemon_pid: pid, ..record_of(Vec::new()) };
         assert!(dead.daemon_is_gone());
-        let (_, start) = process_start(std::process::id()).unwrap();
+        let start = proc_stat(std::process::id()).unwrap().start;
         let other = RecordFile { daemon_pid: std::process::id(), daemon_start: start + 1, ..dead.clone() };
         assert!(other.daemon_is_gone(), "the pid now belongs to another process");
     }
