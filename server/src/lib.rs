@@ -1,15 +1,17 @@
 //! The opencode-pty daemon as a library: the terminal runtime and its service, used by the binary and tested
 //! in-process before any socket exists.
 //!
-//! Module map: `service` (the registry of PTYs and pipe processes, in creation order), `process` (what both
-//! kinds share: the `Process` enum, events, the exit status and lifecycle, the wait thread, kill-and-reap,
-//! named threads and reporting joins, and every `unsafe` call), `terminal` (one PTY: spawn, the actor that
-//! owns its emulator, the reader and writer threads, replay, fan-out, titles), `pipe` (one pipe process: its
-//! output file and reader), `procinfo` (what `/proc` says of a process: the
-//! crate's one `stat` parser, and the foreground process of a PTY), `error` (what a client is told),
+//! Module map, from the top down: `daemon` (the persistent service: runtime directory, registration, socket,
+//! ownership, the router that answers every request, the connection that only does I/O; and in `recovery`,
+//! the record of process groups, the guardian and the sweep that end what a dead daemon left), `service` (the
+//! registry of PTYs and pipe processes, in creation order, and the `Process` enum that names both kinds),
+//! `terminal` (one PTY: spawn, the actor that owns its emulator, the reader and writer threads, replay,
+//! fan-out, titles), `pipe` (one pipe process: its output file and reader), `process` (what both kinds share,
+//! naming neither: events, the exit status and lifecycle, the wait thread, kill-and-reap, ending a session,
+//! named threads and reporting joins, and every `unsafe` call), `procinfo` (what `/proc` says of a process:
+//! the crate's one `stat` parser, and the foreground process of a PTY), `error` (what a client is told),
 //! `bounds` (client-supplied sizes against the protocol's limits), `listing` (the daemon-wide budget that
-//! keeps `list` within one frame), `daemon` (the persistent service: runtime directory, registration, socket,
-//! ownership, the router that answers every request, the connection that only does I/O).
+//! keeps `list` within one frame).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -35,10 +37,8 @@ pub use daemon::runtime::{default_root, validate_name};
 pub use daemon::server::DAEMON_STOPPING;
 pub use error::{ALREADY_CONTROLLED, ServiceError};
 pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeSubscription, PipeWait, stalled_output_error};
-pub use process::{
-    Event, ExistingController, Message, Output, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
-};
-pub use service::{ProcessHook, ProcessService};
+pub use process::{Event, ExistingController, Message, Output, ReplayRead, StopReason, SubscribeRequest};
+pub use service::{Process, ProcessHook, ProcessService, ProcessSubscription};
 pub use terminal::{PtyHandle, PtySpec, PtySubscription, TerminalConfig, Turns};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).

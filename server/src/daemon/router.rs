@@ -14,7 +14,8 @@ use super::ownership::OwnershipError;
 use super::server::DaemonState;
 use crate::error::ServiceError;
 use crate::pipe::{PipeSpec, PipeWait};
-use crate::process::{ExistingController, ProcessSubscription, SubscribeRequest};
+use crate::process::{ExistingController, SubscribeRequest};
+use crate::service::ProcessSubscription;
 use crate::terminal::PtySpec;
 
 /// The answer to anything a superseded owner channel sends (SPEC O4); the channel closes after it.
