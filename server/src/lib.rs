@@ -11,7 +11,7 @@
 //! named threads and reporting joins, and every `unsafe` call), `procinfo` (what `/proc` says of a process:
 //! the crate's one `stat` parser, and the foreground process of a PTY), `error` (what a client is told),
 //! `bounds` (client-supplied sizes against the protocol's limits), `listing` (the daemon-wide budget that
-//! keeps `list` within one frame).
+//! keeps `list` within one frame), `time` (the wall clock in milliseconds).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -26,6 +26,7 @@ mod process;
 mod procinfo;
 mod service;
 mod terminal;
+mod time;
 
 // The public API is what the binary (`main.rs`, `cli/`), the tests and the examples use; everything else is
 // `pub(crate)`, and `unreachable_pub` keeps it so.
@@ -72,10 +73,4 @@ pub mod inspect {
     pub use crate::daemon::recovery::record::{GROUPS_FILE, Group, RecordFile};
     pub use crate::process::session::HANGUP_GRACE;
     pub use crate::procinfo::stat::{ProcStat, parse_stat, proc_stat};
-}
-
-/// Milliseconds since the Unix epoch (0 if the clock is before it).
-pub(crate) fn now_ms() -> u64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    since.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

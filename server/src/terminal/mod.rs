@@ -115,7 +115,7 @@ impl PtyHandle {
     /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
     pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
         let spawned = spawn::spawn(&spec, &config.withheld_env)?;
-        let started_at = actor::now_ms();
+        let started_at = crate::time::now_ms();
         let pid = spawned.pid;
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
         let (output, output_rx) = bounded(OUTPUT_QUEUE_CHUNKS);
