@@ -35,7 +35,7 @@ pub use daemon::error::RuntimeError;
 pub use daemon::recovery::guardian::{GuardError, serve as serve_guardian};
 pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
-pub use daemon::server::DAEMON_STOPPING;
+pub use daemon::state::DAEMON_STOPPING;
 pub use error::{ALREADY_CONTROLLED, ServiceError};
 pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeSubscription, PipeWait, stalled_output_error};
 pub use process::{Event, ExistingController, Message, Output, ReplayRead, StopReason, SubscribeRequest};
@@ -51,8 +51,8 @@ pub mod limits {
     pub use crate::daemon::lock::LOCK_WAIT;
     pub use crate::daemon::log_limit::LOG_BURST;
     pub use crate::daemon::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
-    pub use crate::daemon::server::{CONNECTION_RESERVE, MAX_CONNECTIONS, MAX_HELD_CONNECTIONS};
     pub use crate::daemon::socket::DEFAULT_SOCKET_TMP;
+    pub use crate::daemon::state::{CONNECTION_RESERVE, MAX_CONNECTIONS, MAX_HELD_CONNECTIONS};
     pub use crate::daemon::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};

@@ -4,6 +4,7 @@
 
 pub(crate) mod connection;
 pub(crate) mod error;
+pub(crate) mod frames;
 pub(crate) mod intake;
 pub(crate) mod lock;
 pub(crate) mod log_limit;
@@ -16,5 +17,6 @@ pub(crate) mod runtime;
 pub(crate) mod server;
 pub(crate) mod signals;
 pub(crate) mod socket;
+pub(crate) mod state;
 pub(crate) mod subscription;
 pub(crate) mod watch;

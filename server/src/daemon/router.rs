@@ -9,9 +9,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use opencode_pty_protocol::{MAX_INPUT_BYTES, PROTOCOL_VERSION, Request, Response};
 
-use super::connection::Incoming;
+use super::frames::Incoming;
 use super::ownership::OwnershipError;
-use super::server::DaemonState;
+use super::state::DaemonState;
 use crate::error::ServiceError;
 use crate::pipe::{PipeSpec, PipeWait};
 use crate::process::{ExistingController, SubscribeRequest};

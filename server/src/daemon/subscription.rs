@@ -14,8 +14,8 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, bounded, select};
 use opencode_pty_protocol::Response;
 
-use super::connection::send;
-use super::server::DaemonState;
+use super::frames::send;
+use super::state::DaemonState;
 use crate::pipe::PipeWait;
 use crate::process::Event;
 use crate::process::thread::join_reporting;

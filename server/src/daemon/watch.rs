@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use super::recovery::record::GroupRecord;
 use super::runtime::{Checked, Runtime};
-use super::server::DaemonState;
+use super::state::DaemonState;
 use crate::process::thread::join_reporting;
 
 /// How often the runtime directory is checked. A removed directory (and with it the record the guardian
