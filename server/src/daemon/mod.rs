@@ -4,6 +4,7 @@
 
 pub(crate) mod connection;
 pub(crate) mod error;
+pub(crate) mod files;
 pub(crate) mod frames;
 pub(crate) mod intake;
 pub(crate) mod lock;

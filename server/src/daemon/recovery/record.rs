@@ -21,7 +21,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::daemon::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::daemon::files::{TEMP_PREFIX, TEMP_SUFFIX};
 use crate::error::ServiceError;
 use crate::procinfo::stat::proc_stat;
 use crate::service::ProcessHook;
