@@ -109,6 +109,31 @@ fn a_session_is_found_whole_and_its_jobs_in_other_groups_are_ended() {
 }
 
 #[test]
+fn the_members_it_killed_are_dead_when_it_returns() {
+    // A job holding 1 GiB it has written takes a while to die after its SIGKILL (the kernel frees its memory
+    // first, tens of milliseconds at least; longer on a loaded machine), so a look right after the signal would
+    // still see it running.
+    let job = "python3 -c 'import sys, time; b = b\"x\" * (1 << 30); time.sleep(600)'";
+    let leader = Leader::start(&[job]);
+    let pid = leader.jobs[0];
+    let deadline = Instant::now() + WAIT;
+    // Resident once the bytes are written (the 1 GiB shows in its VmRSS).
+    while !fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| status.lines().find(|line| line.starts_with("VmRSS:")).map(str::to_owned))
+        .and_then(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .is_some_and(|kib| kib >= 1 << 20)
+    {
+        assert!(Instant::now() < deadline, "the job never held its 1 GiB");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let members = end_members(&[leader.reach()]);
+    assert!(members.killed >= 2, "the leader and the job: {members:?}");
+    assert!(!runs(pid), "the job is dead (a zombie or gone) when end_members returns");
+    assert!(!runs(leader.child.id()), "so is the leader");
+}
+
+#[test]
 fn processes_older_than_the_recorded_leader_are_spared() {
     let leader = Leader::start(&["sleep 1003"]);
     let later = Reach { start: leader.reach().start + 1_000_000, ..leader.reach() };
