@@ -118,12 +118,12 @@ fn the_members_it_killed_are_dead_when_it_returns() {
     let pid = leader.jobs[0];
     let deadline = Instant::now() + WAIT;
     // Resident once the bytes are written (the 1 GiB shows in its VmRSS).
-    while !fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|status| status.lines().find(|line| line.starts_with("VmRSS:")).map(str::to_owned))
-        .and_then(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .is_some_and(|kib| kib >= 1 << 20)
-    {
+    let resident_kib = || {
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    };
+    while resident_kib().unwrap_or(0) < 1 << 20 {
         assert!(Instant::now() < deadline, "the job never held its 1 GiB");
         std::thread::sleep(Duration::from_millis(5));
     }
