@@ -106,7 +106,8 @@ mod tests {
             requested_offset: 0,
             truncated: true,
         };
-        let expected = Replay { available_offset: 1, bytes: b"hi".to_vec(), end_offset: 3, requested_offset: 0, truncated: true };
+        let expected =
+            Replay { available_offset: 1, bytes: b"hi".to_vec(), end_offset: 3, requested_offset: 0, truncated: true };
         assert_eq!(Replay::try_from(replay).expect("replay"), expected);
         let bad = Response::Replay {
             available_offset: 0,

@@ -298,7 +298,8 @@ fn answers(definitions: &Map<String, Value>, ops: &[String], types: &[String]) -
     let mut answers = Vec::new();
     for (op, variant) in ops.iter().zip(variants) {
         let answer = variant.get("x-answer").and_then(Value::as_str);
-        let answer = answer.with_context(|| format!("request {op} needs `x-answer`: the response type that answers it"))?;
+        let answer =
+            answer.with_context(|| format!("request {op} needs `x-answer`: the response type that answers it"))?;
         ensure!(types.iter().any(|t| t == answer), "request {op}: x-answer {answer:?} is not a response type");
         for key in ["x-event", "x-client-view"] {
             ensure!(variant.get(key).is_none(), "request {op}: {key} belongs on responses");
@@ -349,7 +350,9 @@ fn check_bytes(value: &Value, at: &str) -> Result<()> {
                 ensure!(snake_case(bytes), "{path}: x-bytes {bytes:?} must be a snake_case name");
             }
             Some(other) => bail!("{path}: x-bytes must be a name, not {other}"),
-            None => ensure!(!name.ends_with("_base64"), "{path} needs `x-bytes`: the name of the bytes it decodes into"),
+            None => {
+                ensure!(!name.ends_with("_base64"), "{path} needs `x-bytes`: the name of the bytes it decodes into")
+            }
         }
     }
     for (key, child) in object {

@@ -49,7 +49,8 @@ pub fn protocol_file(bundle: &Bundle) -> Result<syn::File> {
     let variants = crate::variants::items(&file, bundle)?;
     file.items.extend(variants);
 
-    let list = |items: &mut dyn Iterator<Item = &String>| items.map(|i| format!("{i:?}")).collect::<Vec<_>>().join(", ");
+    let list =
+        |items: &mut dyn Iterator<Item = &String>| items.map(|i| format!("{i:?}")).collect::<Vec<_>>().join(", ");
     let mut constants = format!(
         "/// The protocol version (`x-protocol-version` of `schema/protocol.json`).
          pub const PROTOCOL_VERSION: u32 = {version};

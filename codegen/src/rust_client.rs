@@ -24,7 +24,8 @@ pub fn generate(bundle: &Bundle, protocol: &syn::File) -> Result<String> {
     let responses = variants(protocol, "Response")?;
     let mut items: Vec<syn::Item> = Vec::new();
     for info in bundle.responses.iter().filter(|r| r.view && !r.bytes.is_empty()) {
-        let variant = responses.iter().find(|v| v.tag == info.tag).with_context(|| format!("no response {}", info.tag))?;
+        let variant =
+            responses.iter().find(|v| v.tag == info.tag).with_context(|| format!("no response {}", info.tag))?;
         let name = &variant.ident;
         let wire = variant.struct_name("Response");
         let docs = &variant.docs;

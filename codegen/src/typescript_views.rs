@@ -19,12 +19,8 @@ use crate::typescript::{doc, pascal, ts_type};
 /// The generated module.
 pub fn generate(bundle: &Bundle) -> Result<String> {
     let variants = bundle.definitions()["Response"]["oneOf"].as_array().context("Response is a oneOf")?;
-    let views: Vec<(&ResponseInfo, &Value)> = bundle
-        .responses
-        .iter()
-        .zip(variants)
-        .filter(|(info, _)| info.view)
-        .collect();
+    let views: Vec<(&ResponseInfo, &Value)> =
+        bundle.responses.iter().zip(variants).filter(|(info, _)| info.view).collect();
     for info in bundle.responses.iter().filter(|r| r.event) {
         ensure!(info.view, "the event {} needs x-client-view: subscriptions hand every event over as a view", info.tag);
     }
@@ -124,7 +120,8 @@ fn view(out: &mut String, imports: &mut BTreeSet<String>, info: &ResponseInfo, v
 fn references(schema: &Value, out: &mut BTreeSet<String>) {
     match schema {
         Value::Object(object) => {
-            if let Some(name) = object.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/definitions/"))
+            if let Some(name) =
+                object.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/definitions/"))
             {
                 out.insert(name.to_owned());
             }
