@@ -25,11 +25,15 @@
 //! typed one-shot requests), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the returned
 //! values), `owner`, `subscription`, `conn` (one framed socket connection), `registration` (reading the file,
 //! checking a `pong`), `error`.
+//!
+//! [`launch`] starts a daemon binary and waits for its registration, for tests, benchmarks and the conformance
+//! runner.
 #![deny(missing_docs)]
 
 mod client;
 mod conn;
 mod error;
+pub mod launch;
 mod ops;
 mod owner;
 mod params;
