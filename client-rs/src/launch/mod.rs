@@ -6,7 +6,9 @@
 //! ```no_run
 //! # fn demo() -> Result<(), opencode_pty_client::launch::LaunchError> {
 //! use opencode_pty_client::launch::Launch;
-//! let daemon = Launch::new("target/debug/opencode-pty", "/tmp/root", "test").arg("--handoff-ttl-ms").arg("2000").start()?;
+//! let daemon = Launch::new("target/debug/opencode-pty", "/tmp/root", "test")
+//!     .args(["--handoff-ttl-ms", "2000"])
+//!     .start()?;
 //! println!("listening on {}", daemon.registration().socket);
 //! # Ok(()) }
 //! ```
