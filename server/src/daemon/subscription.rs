@@ -14,11 +14,12 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, bounded, select};
 use opencode_pty_protocol::Response;
 
-use super::connection::send;
-use super::server::DaemonState;
+use super::frames::send;
+use super::state::DaemonState;
 use crate::pipe::PipeWait;
+use crate::process::Event;
 use crate::process::thread::join_reporting;
-use crate::process::{Event, ProcessSubscription};
+use crate::service::ProcessSubscription;
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
 pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(5);

@@ -1,7 +1,7 @@
 //! Ending everything a child started, not only its process group: a PTY child leads a session of its own, and a
 //! job-control shell puts each job in a group of its own inside that session, so a terminal ends with a hangup
 //! and then SIGKILL to every process of its session. The same look-up serves whoever ends a dead daemon's
-//! children from its record (`daemon::leftovers`): processes are found in `/proc` by group or session, and a
+//! children from its record (`daemon::recovery::leftovers`): processes are found in `/proc` by group or session, and a
 //! process is only signalled once it is known to be ours (same session, started no earlier than the recorded
 //! leader) and checked again just before its signal.
 
@@ -14,6 +14,8 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
+
+use crate::procinfo::stat::{ProcStat, proc_stat};
 
 /// How long a hung-up terminal's processes have to exit on their own before every process left in its session
 /// gets SIGKILL. The wait ends as soon as the session is empty, so only a session with a process that ignores
@@ -29,46 +31,6 @@ pub(crate) const SESSION_POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// between the look-up and its own SIGKILL, which the next round finds. It stops early once a round finds
 /// nobody new.
 pub(crate) const MAX_MEMBER_ROUNDS: usize = 4;
-
-/// The fields of `/proc/<pid>/stat` that tell whose process it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    /// The state letter (field 3).
-    pub state: char,
-    /// The process group id (field 5).
-    pub pgrp: u32,
-    /// The session id (field 6).
-    pub session: u32,
-    /// The start time, in clock ticks since boot (field 22).
-    pub start: u64,
-}
-
-impl ProcStat {
-    /// Whether it is a zombie (or dead): it runs nothing and cannot be signalled into doing anything.
-    pub fn is_dead(&self) -> bool {
-        matches!(self.state, 'Z' | 'X')
-    }
-}
-
-/// Parses the fields of [`ProcStat`] from one `/proc/<pid>/stat` line, reading after the last `)` (the command
-/// name may contain anything); `None` when malformed.
-pub(crate) fn parse_proc_stat(line: &str) -> Option<ProcStat> {
-    let close = line.rfind(')')?;
-    let mut rest = line[close + 1..].split_ascii_whitespace();
-    let state = rest.next()?.chars().next()?;
-    let _ppid = rest.next()?;
-    let pgrp = rest.next()?.parse().ok()?;
-    let session = rest.next()?.parse().ok()?;
-    // Fields 7 to 21 come between the session and the start time.
-    let start = rest.nth(15)?.parse().ok()?;
-    Some(ProcStat { state, pgrp, session, start })
-}
-
-/// The [`ProcStat`] of process `pid`, or `None` when there is no such process.
-pub fn proc_stat(pid: u32) -> Option<ProcStat> {
-    let raw = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    parse_proc_stat(&String::from_utf8_lossy(&raw))
-}
 
 /// Where a child's processes are: its group (the leader's pid), its session, and the leader's start time. A
 /// PTY child leads its own session (`session == pgid`), so its whole session is its reach; a pipe child only
@@ -119,7 +81,10 @@ pub(crate) fn find(reaches: &[Reach]) -> Vec<(u32, ProcStat, Reach)> {
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| Some((pid, proc_stat(pid)?)))
         .filter(|(_, stat)| !stat.is_dead())
-        .filter_map(|(pid, stat)| Some((pid, stat, *reaches.iter().find(|reach| reach.finds(&stat))?)))
+        .filter_map(|(pid, stat)| {
+            let reach = *reaches.iter().find(|reach| reach.finds(&stat))?;
+            Some((pid, stat, reach))
+        })
         .collect()
 }
 

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use opencode_pty::inspect::parse_stat;
 use opencode_pty::inspect::proc_stat;
 use opencode_pty::inspect::{GROUPS_FILE, Group, RecordFile};
-use opencode_pty::inspect::{parse_stat, process_start};
 use opencode_pty_testkit::Sleeper;
 use serde_json::{Value, json};
 use support::{Daemon, WAIT, create_sh, eventually};
@@ -62,7 +62,7 @@ impl Drop for Leftovers {
 
 /// Whether the process `pid` that started at `start` is still there and not a zombie.
 fn running(pid: u32, start: u64) -> bool {
-    process_start(pid).is_some_and(|(state, now)| now == start && state != 'Z')
+    proc_stat(pid).is_some_and(|stat| stat.start == start && stat.state != 'Z')
 }
 
 /// The processes (pid, start time) of group `pgid`, zombies left out.
@@ -72,11 +72,11 @@ fn members_of(pgid: u32) -> Vec<(u32, u64)> {
         let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
         let Ok(raw) = std::fs::read(entry.path().join("stat")) else { continue };
         let line = String::from_utf8_lossy(&raw);
-        if parse_stat(&line).is_some_and(|stat| stat.pgrp == pgid as i32)
-            && let Some((state, start)) = process_start(pid)
-            && state != 'Z'
+        if let Some(stat) = parse_stat(&line)
+            && stat.pgrp == pgid
+            && stat.state != 'Z'
         {
-            members.push((pid, start));
+            members.push((pid, stat.start));
         }
     }
     members
@@ -89,7 +89,7 @@ fn guardian_of(daemon_pid: u32) -> Option<u32> {
         let stat = parse_stat(&std::fs::read_to_string(entry.path().join("stat")).ok()?)?;
         let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
         let is_guard = cmdline.split(|&b| b == 0).nth(1) == Some(b"guard");
-        (stat.ppid == daemon_pid as i32 && is_guard).then_some(pid)
+        (stat.ppid == daemon_pid && is_guard).then_some(pid)
     })
 }
 
@@ -160,7 +160,11 @@ fn the_next_daemon_ends_what_a_killed_daemon_and_guardian_left() {
     assert!(
         leftovers.none_gone(),
         "with daemon and guardian dead, nothing ended the children yet: {:?}",
-        leftovers.0.iter().map(|&(pid, _)| (pid, process_start(pid))).collect::<Vec<_>>()
+        leftovers
+            .0
+            .iter()
+            .map(|&(pid, _)| (pid, proc_stat(pid).map(|stat| (stat.state, stat.start))))
+            .collect::<Vec<_>>()
     );
 
     // A new daemon with the same name, in the same directory; the stale registration goes first, so the
@@ -194,7 +198,7 @@ fn fd_targets(pid: u32) -> Vec<(String, String)> {
 
 /// Whether `pid` exists and is not a zombie.
 fn running_any(pid: u32) -> bool {
-    process_start(pid).is_some_and(|(state, _)| state != 'Z')
+    proc_stat(pid).is_some_and(|stat| stat.state != 'Z')
 }
 
 /// The group a [`Sleeper`] leads, as a record lists it.
@@ -286,7 +290,7 @@ fn the_guardian_holds_nothing_of_the_daemon_and_leaves_with_an_orderly_stop() {
         );
     }
     let group = |pid: u32| parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap()).unwrap().pgrp;
-    assert_eq!(group(guardian), guardian as i32, "it leads its own process group");
+    assert_eq!(group(guardian), guardian, "it leads its own process group");
     assert_ne!(group(guardian), group(pid));
     // SIGHUP and SIGINT blocked (a terminal's), SIGTERM not (the daemon's mask does not carry over).
     // It sets its mask as it starts: wait for that, not for a particular value.

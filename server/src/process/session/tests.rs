@@ -86,16 +86,6 @@ fn wait_gone(pids: &[u32]) {
 }
 
 #[test]
-fn the_stat_line_gives_group_session_and_start() {
-    let line = "42 (a) b) c) S 1 40 39 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
-    let stat = parse_proc_stat(line).unwrap();
-    assert_eq!(stat, ProcStat { state: 'S', pgrp: 40, session: 39, start: 777 });
-    assert_eq!(parse_proc_stat("42 (a) S 1 40"), None);
-    let own = proc_stat(std::process::id()).unwrap();
-    assert_eq!(Some(own.start), crate::procinfo::process_start(std::process::id()).map(|(_, start)| start));
-}
-
-#[test]
 fn a_session_is_found_whole_and_its_jobs_in_other_groups_are_ended() {
     let leader = Leader::start(&["sleep 1001", "sh -c 'trap \"\" HUP; sleep 1002; :'"]);
     let reach = leader.reach();

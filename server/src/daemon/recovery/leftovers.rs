@@ -20,7 +20,8 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::LOCK_FILE;
 
 use super::record::{GROUPS_FILE, Group, RecordError, RecordFile, read};
-use crate::process::session::{self, Reach, proc_stat};
+use crate::process::session::{self, Reach};
+use crate::procinfo::stat::proc_stat;
 
 /// What ending the groups of a record did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +189,7 @@ pub(crate) fn try_lock(dir: &Path) -> Option<Flock<File>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::record::GroupRecord;
+    use crate::daemon::recovery::record::GroupRecord;
     use crate::service::ProcessHook;
     use std::io::{BufRead, BufReader};
     use std::os::unix::process::CommandExt;
@@ -270,7 +271,7 @@ mod tests {
     }
 
     /// Every live process of group `pgid` (no group id is 0, so no session is looked up).
-    fn processes_in_group(pgid: u32) -> Vec<(u32, session::ProcStat)> {
+    fn processes_in_group(pgid: u32) -> Vec<(u32, crate::procinfo::stat::ProcStat)> {
         session::find(&[Reach { pgid, session: 0, start: 0 }]).into_iter().map(|(pid, stat, _)| (pid, stat)).collect()
     }
 

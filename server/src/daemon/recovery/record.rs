@@ -1,6 +1,6 @@
 //! The record of a daemon's process groups, kept in its runtime directory (`service.groups`) so that whoever
 //! outlives the daemon (its guardian, the next daemon in that directory, a sibling's sweep) can end them
-//! (`daemon::leftovers`). Each group is listed with its leader's start time and session, which are checked
+//! (`daemon::recovery::leftovers`). Each group is listed with its leader's start time and session, which are checked
 //! before any signal.
 //!
 //! The file is private (0600, in the 0700 runtime directory) and replaced atomically (a temp file renamed over
@@ -21,10 +21,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::daemon::files::{TEMP_PREFIX, TEMP_SUFFIX};
 use crate::error::ServiceError;
-use crate::process::session::proc_stat;
-use crate::procinfo::process_start;
+use crate::procinfo::stat::proc_stat;
 use crate::service::ProcessHook;
 
 /// The record's file name inside a runtime directory.
@@ -65,8 +64,8 @@ impl RecordFile {
     /// Whether the daemon that wrote this record has exited: no process has its pid, another one does (a
     /// different start time), or it is a zombie.
     pub fn daemon_is_gone(&self) -> bool {
-        match process_start(self.daemon_pid) {
-            Some((state, start)) => start != self.daemon_start || matches!(state, 'Z' | 'X'),
+        match proc_stat(self.daemon_pid) {
+            Some(stat) => stat.start != self.daemon_start || stat.is_dead(),
             None => true,
         }
     }
@@ -164,7 +163,7 @@ impl GroupRecord {
     /// Fails only without `/proc` (no start time to record).
     pub(crate) fn new(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
         let daemon_pid = std::process::id();
-        let (_, daemon_start) = process_start(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?;
+        let daemon_start = proc_stat(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?.start;
         let file = RecordFile { instance_id: instance_id.to_owned(), daemon_pid, daemon_start, groups: Vec::new() };
         let record = GroupRecord {
             path: dir.join(GROUPS_FILE),
@@ -229,7 +228,7 @@ impl GroupRecord {
         }
         let written = self.write(&state);
         if let Err(error) = &written {
-            super::log_limit::limited_warn!(super::log_limit::RECORD_WRITES, %error,
+            crate::daemon::log_limit::limited_warn!(crate::daemon::log_limit::RECORD_WRITES, %error,
                 "cannot update the record of process groups");
             if kind == Change::Start {
                 state.groups.remove(&id);
@@ -364,7 +363,7 @@ mod tests {
         child.wait().unwrap();
         let dead = RecordFile { daemon_pid: pid, ..record_of(Vec::new()) };
         assert!(dead.daemon_is_gone());
-        let (_, start) = process_start(std::process::id()).unwrap();
+        let start = proc_stat(std::process::id()).unwrap().start;
         let other = RecordFile { daemon_pid: std::process::id(), daemon_start: start + 1, ..dead.clone() };
         assert!(other.daemon_is_gone(), "the pid now belongs to another process");
     }
