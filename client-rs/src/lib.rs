@@ -26,6 +26,9 @@
 //! returned values), `generated` (the returned values with base64 members decoded, written by
 //! `opencode-pty-codegen` from `schema/`), `owner`, `subscription`, `conn` (one framed socket connection),
 //! `registration` (reading the file, checking a `pong`), `error`.
+//!
+//! [`launch`] starts a daemon binary and waits for its registration, for tests, benchmarks and the conformance
+//! runner.
 #![deny(missing_docs)]
 
 mod client;
@@ -34,6 +37,7 @@ mod error;
 // Generated code, formatted by its generator.
 #[rustfmt::skip]
 mod generated;
+pub mod launch;
 mod ops;
 mod owner;
 mod params;

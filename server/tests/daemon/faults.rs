@@ -50,7 +50,7 @@ fn pid_of(created: &serde_json::Value) -> u32 {
 
 /// The daemon's open descriptors.
 fn open_fds(daemon: &Daemon) -> usize {
-    std::fs::read_dir(format!("/proc/{}/fd", daemon.child.id())).expect("/proc/PID/fd").count()
+    std::fs::read_dir(format!("/proc/{}/fd", daemon.pid())).expect("/proc/PID/fd").count()
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn a_daemon_frozen_for_ten_seconds_carries_on_where_it_was() {
         .unwrap();
     let (mut stream, attached) = daemon.subscribe(id, "watch", "observer");
     assert_eq!(attached["type"], "attached");
-    let pid = daemon.child.id();
+    let pid = daemon.pid();
     signal(pid, Signal::SIGSTOP);
     // Frozen in every thread before the client connects: a connection the daemon still accepted would have its
     // first-request deadline run out during the freeze.

@@ -137,8 +137,8 @@ fn jobs_end_with_their_terminal(end: End, base: u32) {
                 continue;
             }
             End::KillDaemon => {
-                daemon.child.kill().expect("kill -9 the daemon");
-                daemon.child.wait().expect("reap the daemon");
+                daemon.child_mut().kill().expect("kill -9 the daemon");
+                daemon.child_mut().wait().expect("reap the daemon");
                 eventually(&format!("{shell}'s jobs to be gone after kill -9"), || {
                     jobs.running().is_empty().then_some(())
                 });
