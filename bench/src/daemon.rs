@@ -4,13 +4,12 @@
 //! `subscribe`, and the drain of a subscription up to `exited`.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
-use opencode_pty_client::{Client, Event, Owner, REGISTRATION_FILE, Response, Role, Subscription, Takeover};
+use opencode_pty_client::launch::{Launch, LaunchedDaemon};
+use opencode_pty_client::{Client, Event, Owner, Response, Role, Subscription, Takeover};
 
 use crate::system::{self, ProcStatus};
 
@@ -20,31 +19,15 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long a stopping daemon may take to exit before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// How often the registration file and a stopping daemon are checked (nothing else tells of either).
-const POLL: Duration = Duration::from_millis(1);
-
 /// The runtime directory's name under the root.
 const NAME: &str = "bench";
-
-/// A daemon process, killed and reaped when dropped unless it has exited.
-#[derive(Debug)]
-struct Spawned(Child);
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = kill(Pid::from_raw(i32::try_from(self.0.id()).unwrap_or(0)), Signal::SIGKILL);
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// A daemon this harness started and owns; dropping it kills the daemon (its guardian then ends whatever it
 /// ran).
 #[derive(Debug)]
 pub struct Daemon {
-    /// The daemon process.
-    process: Spawned,
+    /// The daemon process, killed (SIGKILL, no grace) and reaped when dropped unless it has exited.
+    process: LaunchedDaemon,
     /// The owner channel; dropping it stops the daemon.
     owner: Option<Owner>,
     /// The client every request goes through.
@@ -58,32 +41,16 @@ impl Daemon {
     /// registration, connects and claims it. Its log goes to `root/daemon.log`.
     pub async fn start(binary: &Path, root: &Path) -> Result<Daemon> {
         std::fs::create_dir_all(root)?;
-        let log = std::fs::File::create(root.join("daemon.log"))?;
+        let log_path = root.join("daemon.log");
+        let log = std::fs::File::create(&log_path)?;
+        let launch =
+            Launch::new(binary, root, NAME).stderr(Stdio::from(log)).deadline(START_TIMEOUT).stop_grace(Duration::ZERO);
         let started = Instant::now();
-        let child = Command::new(binary)
-            .args(["daemon", "--name", NAME, "--runtime-dir"])
-            .arg(root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting the daemon {}", binary.display()))?;
-        let mut process = Spawned(child);
-        let registration = root.join(NAME).join(REGISTRATION_FILE);
-        loop {
-            if let Some(status) = process.0.try_wait()? {
-                bail!("the daemon exited during start-up ({status}); see {}", root.join("daemon.log").display());
-            }
-            if let Ok(text) = std::fs::read_to_string(&registration)
-                && serde_json::from_str::<opencode_pty_protocol::Registration>(&text).is_ok()
-            {
-                break;
-            }
-            if started.elapsed() > START_TIMEOUT {
-                bail!("no registration within {START_TIMEOUT:?}");
-            }
-            tokio::time::sleep(POLL).await;
-        }
+        // The wait blocks on the daemon's events: off the runtime's threads.
+        let process = tokio::task::spawn_blocking(move || launch.start())
+            .await
+            .context("the start-up wait panicked")?
+            .with_context(|| format!("starting the daemon {} (its log: {})", binary.display(), log_path.display()))?;
         let startup = started.elapsed();
         let client = Client::discover(&root.join(NAME)).await.context("connecting to the daemon")?;
         let owner = client.own(None).await.context("claiming the daemon")?;
@@ -92,7 +59,7 @@ impl Daemon {
 
     /// The daemon's process id.
     pub fn pid(&self) -> u32 {
-        self.process.0.id()
+        self.process.pid()
     }
 
     /// The client for requests.
@@ -107,7 +74,7 @@ impl Daemon {
 
     /// The daemon's resident memory and thread count now.
     pub fn status(&self) -> Result<ProcStatus> {
-        system::status(self.process.0.id())
+        system::status(self.process.pid())
     }
 
     /// Stops the daemon through its owner channel and waits for it to exit (killing it after a bound).
@@ -116,14 +83,15 @@ impl Daemon {
             // A daemon that does not answer is killed below all the same.
             let _ = tokio::time::timeout(STOP_TIMEOUT, owner.shutdown()).await;
         }
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while Instant::now() < deadline {
-            if self.process.0.try_wait()?.is_some() {
-                return Ok(());
-            }
-            tokio::time::sleep(POLL * 10).await;
+        let mut process = self.process;
+        // The wait blocks on the daemon's exit: off the runtime's threads. Dropped, it is killed if still there.
+        let exited = tokio::task::spawn_blocking(move || process.wait_exit(STOP_TIMEOUT))
+            .await
+            .context("the wait for the daemon's exit panicked")??;
+        if exited.is_none() {
+            bail!("the daemon did not exit within {STOP_TIMEOUT:?} of `shutdown`; it is killed")
         }
-        bail!("the daemon did not exit within {STOP_TIMEOUT:?} of `shutdown`; it is killed")
+        Ok(())
     }
 }
 

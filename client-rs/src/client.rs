@@ -1,22 +1,25 @@
 //! [`Client`]: finds a daemon through its registration and runs requests against it, one connection per request
-//! (SPEC E8). This module holds the plumbing (discovery, timeouts, the generic and raw requests) and the three
-//! requests that keep their connection: `own`, `subscribe` and `wait`. The typed one-shot requests are in
+//! (SPEC E8). This module holds the plumbing (discovery, timeouts, the generic, typed and raw requests) and the
+//! three requests that keep their connection: `own`, `subscribe` and `wait`. The typed one-shot requests are in
 //! `ops.rs`.
 
 use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
 
-use opencode_pty_protocol::{REGISTRATION_FILE, Registration, Request, Response, Role};
+use opencode_pty_protocol::{
+    OwnRequest, OwnedResponse, REGISTRATION_FILE, Registration, Request, RequestVariant, Response, Role,
+    SubscribeRequest, WaitRequest,
+};
 use serde_json::{Map, Value};
 
-use crate::conn::{Connection, describe, envelope, refuse, request_value};
+use crate::conn::{Connection, describe, envelope, request_value};
 use crate::error::ClientError;
 use crate::owner::Owner;
 use crate::params::Takeover;
 use crate::registration::{check_identity, read_registration};
 use crate::subscription::Subscription;
-use crate::types::{Attached, Exited, Pong};
+use crate::types::{Attached, Exited, Pong, answer};
 
 /// How long a request waits by default (30 s) for its whole exchange: connecting, sending and reading the
 /// answer. It matches the daemon's own bound on how long a request waits for its terminal, so a busy but healthy
@@ -92,6 +95,18 @@ impl Client {
         self.send_raw(request_value(&request)?).await
     }
 
+    /// Sends a request of any op as its generated type and returns the response the schema says answers it
+    /// ([`RequestVariant::Answer`]), so an op needs no method of its own to be used. Only the first answer is
+    /// read, as for [`Client::request`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::request`]; an `error` answer is [`ClientError::Daemon`], any other unexpected type
+    /// [`ClientError::Unexpected`].
+    pub async fn exchange<R: RequestVariant>(&self, request: R) -> Result<R::Answer, ClientError> {
+        answer(self.request(request.into()).await?)
+    }
+
     /// Sends `{"token": <registration token>, "request": request}` whatever `request` holds, for probing how the
     /// daemon treats malformed requests; otherwise as [`Client::request`].
     ///
@@ -126,14 +141,12 @@ impl Client {
     /// [`ClientError::Unexpected`].
     pub async fn own(&self, ticket: Option<String>) -> Result<Owner, ClientError> {
         let instance_id = self.registration.instance_id.clone();
-        let envelope = self.envelope(&Request::Own { instance_id, ticket })?;
+        let envelope = self.envelope(&OwnRequest { instance_id, ticket }.into())?;
         let connection = self
             .bounded(describe(&envelope), async {
                 let mut connection = self.open(&envelope).await?;
-                match connection.read_response().await? {
-                    Response::Owned => Ok(connection),
-                    other => Err(refuse("owned", other)),
-                }
+                answer::<OwnedResponse>(connection.read_response().await?)?;
+                Ok(connection)
             })
             .await?;
         Ok(Owner::new(connection, self.registration.token.clone(), self.request_timeout))
@@ -157,11 +170,11 @@ impl Client {
         takeover: Takeover,
     ) -> Result<Subscription, ClientError> {
         let takeover = takeover.flag();
-        let request = Request::Subscribe { attachment_id: attachment_id.to_owned(), id, offset, role, takeover };
-        let envelope = self.envelope(&request)?;
+        let request = SubscribeRequest { attachment_id: attachment_id.to_owned(), id, offset, role, takeover };
+        let envelope = self.envelope(&request.into())?;
         self.bounded(describe(&envelope), async {
             let mut connection = self.open(&envelope).await?;
-            let attached = Attached::from_response(connection.read_response().await?)?;
+            let attached = Attached::try_from(connection.read_response().await?)?;
             Ok(Subscription::new(connection, attached))
         })
         .await
@@ -175,9 +188,9 @@ impl Client {
     ///
     /// As [`Client::request`]; a process removed by `terminate` first is [`ClientError::Daemon`] `terminated`.
     pub async fn wait(&self, id: u64) -> Result<Exited, ClientError> {
-        let envelope = self.envelope(&Request::Wait { id })?;
+        let envelope = self.envelope(&WaitRequest { id }.into())?;
         let mut connection = self.bounded(describe(&envelope), self.open(&envelope)).await?;
-        Exited::from_response(connection.read_response().await?)
+        answer::<Exited>(connection.read_response().await?)
     }
 
     /// Wraps a request in an envelope with the registration's token.

@@ -15,7 +15,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 
 use crate::error::ClientError;
-use crate::types::response_type;
 
 /// How many bytes one read from the socket takes at most. Every connection holds one buffer of this size; a
 /// larger frame simply takes several reads.
@@ -136,7 +135,7 @@ pub(crate) fn describe(envelope: &Map<String, Value>) -> String {
 pub(crate) fn refuse(expected: &'static str, response: Response) -> ClientError {
     match response {
         Response::Error { message } => ClientError::Daemon { message },
-        other => ClientError::Unexpected { expected, got: response_type(&other).to_owned() },
+        other => ClientError::Unexpected { expected, got: other.type_tag().to_owned() },
     }
 }
 

@@ -21,15 +21,23 @@
 //! connection: [`Client::subscribe`] returns a [`Subscription`], [`Client::own`] an [`Owner`], and
 //! [`Client::wait`] waits without a limit for its one answer.
 //!
-//! Module map: `client` (discovery, timeouts, generic and raw requests, the long-lived requests), `ops` (the
-//! typed one-shot requests), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the returned
-//! values), `owner`, `subscription`, `conn` (one framed socket connection), `registration` (reading the file,
-//! checking a `pong`), `error`.
+//! Module map: `client` (discovery, timeouts, generic, typed and raw requests, the long-lived requests), `ops`
+//! (the typed one-shot requests), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the
+//! returned values), `generated` (the returned values with base64 members decoded, written by
+//! `opencode-pty-codegen` from `schema/`), `owner`, `subscription`, `conn` (one framed socket connection),
+//! `registration` (reading the file, checking a `pong`), `error`.
+//!
+//! [`launch`] starts a daemon binary and waits for its registration, for tests, benchmarks and the conformance
+//! runner.
 #![deny(missing_docs)]
 
 mod client;
 mod conn;
 mod error;
+// Generated code, formatted by its generator.
+#[rustfmt::skip]
+mod generated;
+pub mod launch;
 mod ops;
 mod owner;
 mod params;
@@ -44,7 +52,7 @@ pub use owner::Owner;
 pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Takeover};
 pub use registration::{MAX_REGISTRATION_BYTES, parse_registration, read_registration};
 pub use subscription::Subscription;
-pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Rows, Snapshot, response_type};
+pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Resized, Rows, Snapshot, response_type};
 
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.
 pub use opencode_pty_protocol as protocol;

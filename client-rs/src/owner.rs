@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use opencode_pty_protocol::{Frame, Request, Response};
+use opencode_pty_protocol::{Frame, OkResponse, PrepareHandoffRequest, Request, Response, ShutdownRequest};
 
 use crate::client::bounded;
 use crate::conn::{Connection, describe, envelope, request_value};
 use crate::error::ClientError;
-use crate::types::{Handoff, expect_ok};
+use crate::types::{Handoff, answer};
 
 /// The open owner channel of a daemon. Dropping it closes the connection.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ impl Owner {
     /// As [`crate::Client::request`], and [`ClientError::Interrupted`] after an earlier request on this channel
     /// was cancelled or timed out.
     pub async fn prepare_handoff(&mut self) -> Result<Handoff, ClientError> {
-        Handoff::from_response(self.exchange(&Request::PrepareHandoff).await?)
+        answer::<Handoff>(self.exchange(&PrepareHandoffRequest.into()).await?)
     }
 
     /// `shutdown` over the owner channel: the daemon answers `ok`, then stops every process and exits.
@@ -48,7 +48,7 @@ impl Owner {
     ///
     /// As [`Owner::prepare_handoff`].
     pub async fn shutdown(&mut self) -> Result<(), ClientError> {
-        expect_ok(self.exchange(&Request::Shutdown).await?)
+        answer::<OkResponse>(self.exchange(&ShutdownRequest.into()).await?).map(drop)
     }
 
     /// Resolves when the daemon closes the channel: after a `shutdown`, when a later `own` with a ticket

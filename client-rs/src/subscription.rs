@@ -9,7 +9,7 @@ use opencode_pty_protocol::{Frame, Response};
 
 use crate::conn::{Connection, decode_response};
 use crate::error::ClientError;
-use crate::types::{Attached, Event, response_type};
+use crate::types::{Attached, Event};
 
 /// A live subscription to one process. Dropping it closes the connection, which ends the attachment.
 #[derive(Debug)]
@@ -68,14 +68,10 @@ impl Subscription {
             Some(Frame::Output { start, bytes }) => self.output(start, bytes),
             Some(Frame::Control(map)) => match decode_response(map)? {
                 Response::Error { message } => Err(ClientError::Daemon { message }),
-                event @ (Response::Resized { .. }
-                | Response::ControllerChanged { .. }
-                | Response::TitleChanged { .. }
-                | Response::ForegroundProcessChanged { .. }
-                | Response::Exited { .. }) => Ok(Event::Message(Box::new(event))),
+                event if event.is_event() => Ok(Event::Message(Box::new(event))),
                 other => Err(ClientError::Protocol(format!(
                     "a subscription carried a `{}`, which is not an event",
-                    response_type(&other)
+                    other.type_tag()
                 ))),
             },
         }

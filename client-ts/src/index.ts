@@ -1,11 +1,13 @@
 //! `opencode-pty-client`: the typed Node.js client of the opencode-pty daemon, protocol 8. The platform-neutral
-//! core (framing, envelopes, schema checks, subscription state) lives in `core/`, the `node:net` transport and
-//! the API in `node/`; the protocol types are generated from `schema/`.
+//! core (framing, envelopes, schema checks, subscription state, the transport seam and an in-memory transport)
+//! lives in `core/`, the `node:net` transport and the API in `node/`; the protocol types, the op table, the
+//! shared wire texts (`REGISTRATION_FILE`, `AUTHENTICATION_FAILED`, `ALREADY_OWNED`, ...) and the caller-facing
+//! answer shapes are generated from `schema/`.
 
 export * from "./generated/protocol.js";
 export {
   AbortError,
-  AUTHENTICATION_FAILED,
+  alreadyOwned,
   ConnectionError,
   DaemonError,
   HandoffError,
@@ -34,15 +36,22 @@ export {
 export { problemWith } from "./core/check.js";
 export type {
   Attached,
+  ControllerChanged,
   DeepReadonly,
+  EventView,
   Exited,
+  ForegroundProcessChanged,
   Handoff,
   Replay,
   RequestInput,
+  Resized,
   Rows,
   Snapshot,
   SubscriptionEvent,
+  TitleChanged,
 } from "./core/messages.js";
+export { memoryTransport, type MemoryDaemon, type MemoryPeer } from "./core/memory.js";
+export type { Channel, Transport } from "./core/transport.js";
 export {
   DAEMON_BINARY_NAME,
   daemonBinary,
@@ -50,15 +59,12 @@ export {
   platformPackage,
   platformPackageBinary,
 } from "./node/binary.js";
-export { MAX_QUEUED_FRAMES } from "./node/connection.js";
+export { MAX_QUEUED_FRAMES, socketTransport } from "./node/connection.js";
+export { connectOrSpawn, discover, type Connected } from "./node/connect.js";
 export {
-  ALREADY_OWNED,
-  alreadyOwned,
-  connectOrSpawn,
   Daemon,
-  discover,
-  type Connected,
   type DiscoverOptions,
+  type FromRegistrationOptions,
   type Spawned,
   type SpawnOptions,
 } from "./node/daemon.js";
@@ -70,6 +76,7 @@ export {
   type CreatePipeParams,
   type CreatePtyParams,
   type SubscribeParams,
+  type Takeover,
 } from "./node/options.js";
 export {
   ManagedDaemon,
@@ -82,6 +89,6 @@ export {
 } from "./node/managed.js";
 export { Owner } from "./node/owner.js";
 export { discoverIfRunning, GONE_POLL_MS, SHUTDOWN_WAIT_MS, shutdownAndWait } from "./node/running.js";
-export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, REGISTRATION_FILE, type Location } from "./node/registration.js";
+export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, type Location } from "./node/registration.js";
 export { REGISTRATION_POLL_MS, STOP_GRACE_MS, type DaemonStderr } from "./node/spawn.js";
 export { Subscription, type EndReason } from "./node/subscription.js";

@@ -1,8 +1,9 @@
 //! Type-level tests: this file is compiled by the test build (`tsc -p tsconfig.test.json`), where every
 //! `@ts-expect-error` must meet an error or the build fails. They prove the compiler rejects the wrong uses:
 //! `pty` of a `ProcessInfo` not narrowed by `mode`, an op the protocol does not have, a request missing a
-//! member, an unknown error `_tag`; and that read-only arrays are accepted as inputs. The one runtime test
-//! narrows a real answer's shape.
+//! member, an unknown error `_tag`, a member the answer `exchange` types by its op does not have, a `takeover`
+//! that is neither the enum nor the older boolean; and that read-only arrays are accepted as inputs. The one
+//! runtime test narrows a real answer's shape.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -45,6 +46,13 @@ export function rejectedUses(info: ProcessInfo, pipe: ProcessInfoPipe, daemon: D
   if (error._tag === "NotAnError") return;
   // Ops newer than this client go through callRaw, unchecked by the compiler.
   void daemon.callRaw({ op: "teleport" });
+  // `exchange` answers `get` with `process`, which has no `processes`.
+  void daemon.exchange({ op: "get", id: 1 }).then((answer) => answer.process.id);
+  // @ts-expect-error `get` is answered with `process`, not `processes`.
+  void daemon.exchange({ op: "get", id: 1 }).then((answer) => answer.processes);
+  // @ts-expect-error `takeover` is `"refuse"`, `"take"` or (deprecated) a boolean.
+  void daemon.subscribe({ id: 1, attachmentId: "a", takeover: "yes" });
+  void daemon.subscribe({ id: 1, attachmentId: "a", takeover: true });
   void title;
   void mode;
 }

@@ -4,6 +4,10 @@
 //! named after its file. Request and response files are copied inline into their unions (so the generators
 //! see tagged variants), `x-inline` definitions are copied into each use, and, for the types bundle,
 //! `x-validation-only` rules are dropped.
+//!
+//! The extensions that describe messages rather than shapes (`x-answer`, `x-event`, `x-client-view`, `x-bytes`
+//! and `protocol.json`'s `x-constants`) are read into [`Bundle`]'s fields and removed from the document, so
+//! validators and the runtime checks never see them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,7 +37,47 @@ pub struct Bundle {
     pub request_ops: Vec<String>,
     /// Response and event types in `protocol.json` order.
     pub response_types: Vec<String>,
+    /// Each request op with the response type that answers it (`x-answer`), in `protocol.json` order.
+    pub answers: Vec<(String, String)>,
+    /// What the schema says about each response beyond its shape, in `protocol.json` order.
+    pub responses: Vec<ResponseInfo>,
+    /// `x-constants` of `protocol.json`, by name.
+    pub constants: Vec<Constant>,
 }
+
+/// A response or event type and its extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseInfo {
+    /// The `type` tag.
+    pub tag: String,
+    /// `x-event`: a subscription carries it after `attached`.
+    pub event: bool,
+    /// `x-client-view`: the clients hand it to callers as a value of its own.
+    pub view: bool,
+    /// `x-bytes` of its members: `(member, name)`, a base64 member the clients decode into bytes called `name`.
+    pub bytes: Vec<(String, String)>,
+}
+
+impl ResponseInfo {
+    /// The name of the bytes a base64 member decodes into, if `member` is one.
+    pub fn bytes_name(&self, member: &str) -> Option<&str> {
+        self.bytes.iter().find(|(m, _)| m == member).map(|(_, name)| name.as_str())
+    }
+}
+
+/// A string constant peers share outside the message types (`x-constants`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Constant {
+    /// `SCREAMING_SNAKE_CASE`.
+    pub name: String,
+    /// The exact text.
+    pub value: String,
+    /// The doc comment.
+    pub description: String,
+}
+
+/// The extension keys read into [`Bundle`]'s fields and removed from the document.
+const MESSAGE_EXTENSIONS: [&str; 4] = ["x-answer", "x-event", "x-client-view", "x-bytes"];
 
 impl Bundle {
     /// The bundled definitions.
@@ -67,6 +111,12 @@ pub fn load(schema_dir: &Path, purpose: Purpose) -> Result<Bundle> {
     let request_ops = union_tags(&definitions, "Request", "op")?;
     let response_types = union_tags(&definitions, "Response", "type")?;
     check_descriptions(&definitions)?;
+    check_bytes(&Value::Object(definitions.clone()), "")?;
+    let answers = answers(&definitions, &request_ops, &response_types)?;
+    let responses = responses(&definitions, &response_types)?;
+    let constants = constants(&root)?;
+    let mut definitions = Value::Object(definitions);
+    strip(&mut definitions, &MESSAGE_EXTENSIONS);
     let protocol_version = root["x-protocol-version"].as_u64().context("protocol.json needs x-protocol-version")?;
     let features = root["x-features"]
         .as_array()
@@ -79,7 +129,7 @@ pub fn load(schema_dir: &Path, purpose: Purpose) -> Result<Bundle> {
         "description": root["description"],
         "definitions": definitions,
     });
-    Ok(Bundle { document, protocol_version, features, request_ops, response_types })
+    Ok(Bundle { document, protocol_version, features, request_ops, response_types, answers, responses, constants })
 }
 
 struct Bundler {
@@ -240,4 +290,106 @@ fn check_descriptions(definitions: &Map<String, Value>) -> Result<()> {
         walk(definition, name)?;
     }
     Ok(())
+}
+
+/// Each op with its `x-answer`, which every request must have and which must name a response type.
+fn answers(definitions: &Map<String, Value>, ops: &[String], types: &[String]) -> Result<Vec<(String, String)>> {
+    let variants = definitions["Request"]["oneOf"].as_array().context("Request must be a oneOf")?;
+    let mut answers = Vec::new();
+    for (op, variant) in ops.iter().zip(variants) {
+        let answer = variant.get("x-answer").and_then(Value::as_str);
+        let answer =
+            answer.with_context(|| format!("request {op} needs `x-answer`: the response type that answers it"))?;
+        ensure!(types.iter().any(|t| t == answer), "request {op}: x-answer {answer:?} is not a response type");
+        for key in ["x-event", "x-client-view"] {
+            ensure!(variant.get(key).is_none(), "request {op}: {key} belongs on responses");
+        }
+        answers.push((op.clone(), answer.to_owned()));
+    }
+    Ok(answers)
+}
+
+/// Each response's `x-event`, `x-client-view` and the `x-bytes` of its members.
+fn responses(definitions: &Map<String, Value>, types: &[String]) -> Result<Vec<ResponseInfo>> {
+    let variants = definitions["Response"]["oneOf"].as_array().context("Response must be a oneOf")?;
+    let flag = |variant: &Value, tag: &str, key: &str| -> Result<bool> {
+        match variant.get(key) {
+            None => Ok(false),
+            Some(Value::Bool(set)) => Ok(*set),
+            Some(other) => bail!("response {tag}: {key} must be true or false, not {other}"),
+        }
+    };
+    let mut infos = Vec::new();
+    for (tag, variant) in types.iter().zip(variants) {
+        ensure!(variant.get("x-answer").is_none(), "response {tag}: x-answer belongs on requests");
+        let mut bytes = Vec::new();
+        for (member, property) in variant["properties"].as_object().into_iter().flatten() {
+            if let Some(name) = property.get("x-bytes").and_then(Value::as_str) {
+                bytes.push((member.clone(), name.to_owned()));
+            }
+        }
+        let (event, view) = (flag(variant, tag, "x-event")?, flag(variant, tag, "x-client-view")?);
+        infos.push(ResponseInfo { tag: tag.clone(), event, view, bytes });
+    }
+    Ok(infos)
+}
+
+/// Every `*_base64` member carries `x-bytes` (the name of what it decodes into), and only string members do.
+fn check_bytes(value: &Value, at: &str) -> Result<()> {
+    let Some(object) = value.as_object() else {
+        for (i, item) in value.as_array().into_iter().flatten().enumerate() {
+            check_bytes(item, &format!("{at}[{i}]"))?;
+        }
+        return Ok(());
+    };
+    for (name, property) in object.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        let path = format!("{at}.{name}");
+        match property.get("x-bytes") {
+            Some(Value::String(bytes)) => {
+                ensure!(property["type"] == "string", "{path}: x-bytes is for string members");
+                ensure!(snake_case(bytes), "{path}: x-bytes {bytes:?} must be a snake_case name");
+            }
+            Some(other) => bail!("{path}: x-bytes must be a name, not {other}"),
+            None => {
+                ensure!(!name.ends_with("_base64"), "{path} needs `x-bytes`: the name of the bytes it decodes into")
+            }
+        }
+    }
+    for (key, child) in object {
+        let path = if key == "properties" { at.to_owned() } else { format!("{at}.{key}") };
+        check_bytes(child, &path)?;
+    }
+    Ok(())
+}
+
+fn snake_case(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `x-constants` of `protocol.json`: `{"NAME": {"value": "...", "description": "..."}}`; none is fine.
+fn constants(root: &Value) -> Result<Vec<Constant>> {
+    let mut constants = Vec::new();
+    for (name, constant) in root.get("x-constants").and_then(Value::as_object).into_iter().flatten() {
+        let screaming = name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        ensure!(screaming && !name.is_empty(), "x-constants: {name:?} must be SCREAMING_SNAKE_CASE");
+        let value = constant["value"].as_str().with_context(|| format!("x-constants.{name} needs a string value"))?;
+        let description =
+            constant["description"].as_str().with_context(|| format!("x-constants.{name} needs a description"))?;
+        constants.push(Constant { name: name.clone(), value: value.to_owned(), description: description.to_owned() });
+    }
+    Ok(constants)
+}
+
+/// Removes `keys` from every object in `value`.
+fn strip(value: &mut Value, keys: &[&str]) {
+    match value {
+        Value::Object(object) => {
+            for key in keys {
+                object.remove(*key);
+            }
+            object.values_mut().for_each(|child| strip(child, keys));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|child| strip(child, keys)),
+        _ => {}
+    }
 }

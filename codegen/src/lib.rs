@@ -1,13 +1,18 @@
 //! `opencode-pty-codegen`: turns `schema/` into the committed protocol code.
 //!
 //! [`generate`] is the one function the CLI (`cargo run -p opencode-pty-codegen`, `just codegen`) and the
-//! drift test share. It bundles the schema ([`bundle`]), emits the Rust types with typify ([`rust`]), the
-//! TypeScript types ([`typescript`]) and the bundled validation schema, and returns each file's path and
-//! contents without touching the disk.
+//! drift test share. It bundles the schema ([`bundle`]), emits the Rust types with typify ([`rust`]) plus a
+//! named type per request and response variant ([`variants`]), the Rust client's decoded values
+//! ([`rust_client`]), the TypeScript types ([`typescript`]) and the TypeScript client's camelCase values
+//! ([`typescript_views`]), and the bundled validation schema, and returns each file's path and contents without
+//! touching the disk.
 
 pub mod bundle;
 pub mod rust;
+pub mod rust_client;
 pub mod typescript;
+pub mod typescript_views;
+pub mod variants;
 
 use std::path::{Path, PathBuf};
 
@@ -32,12 +37,18 @@ pub fn generate(root: &Path) -> Result<Vec<Generated>> {
     let schema = root.join("schema");
     let types = bundle::load(&schema, bundle::Purpose::Types)?;
     let validation = bundle::load(&schema, bundle::Purpose::Validation)?;
+    let protocol = rust::protocol_file(&types)?;
     Ok(vec![
-        Generated { path: "protocol/src/generated.rs".into(), contents: rust::generate(&types)? },
+        Generated {
+            path: "protocol/src/generated.rs".into(),
+            contents: format!("{}\n\n{}", header("//"), prettyplease::unparse(&protocol)),
+        },
+        Generated { path: "client-rs/src/generated.rs".into(), contents: rust_client::generate(&types, &protocol)? },
         Generated {
             path: "client-ts/src/generated/protocol.ts".into(),
             contents: typescript::generate(&types, &validation)?,
         },
+        Generated { path: "client-ts/src/generated/views.ts".into(), contents: typescript_views::generate(&types)? },
         Generated {
             path: "client-ts/src/generated/schema.ts".into(),
             contents: typescript::generate_schema(&validation)?,

@@ -10,7 +10,8 @@
 //!   "always present, may be null" member and an integer above 2^53 − 1 are refused when decoding
 //!   (typify would accept both).
 //!
-//! The protocol constants are appended.
+//! The named types of the request and response variants ([`crate::variants`]) and the protocol constants are
+//! appended.
 
 use std::collections::BTreeMap;
 
@@ -24,6 +25,12 @@ use crate::bundle::Bundle;
 
 /// The generated Rust module, formatted, with its "do not edit" header.
 pub fn generate(bundle: &Bundle) -> Result<String> {
+    let file = protocol_file(bundle)?;
+    Ok(format!("{}\n\n{}", crate::header("//"), prettyplease::unparse(&file)))
+}
+
+/// The generated module's syntax tree: typify's output, tidied, with the variants' types and the constants.
+pub fn protocol_file(bundle: &Bundle) -> Result<syn::File> {
     let mut settings = typify::TypeSpaceSettings::default();
     settings.with_derive("PartialEq".into());
     let mut space = typify::TypeSpace::new(&settings);
@@ -39,11 +46,12 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
     space.add_ref_types(definitions).context("typify refused the schema")?;
     let mut file: syn::File = syn::parse2(space.to_stream()).context("typify emitted invalid Rust")?;
     Tidy { variant_docs: variant_docs(bundle) }.visit_file_mut(&mut file);
+    let variants = crate::variants::items(&file, bundle)?;
+    file.items.extend(variants);
 
-    let ops = bundle.request_ops.iter().map(|op| format!("{op:?}")).collect::<Vec<_>>().join(", ");
-    let types = bundle.response_types.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
-    let features = bundle.features.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
-    let constants = format!(
+    let list =
+        |items: &mut dyn Iterator<Item = &String>| items.map(|i| format!("{i:?}")).collect::<Vec<_>>().join(", ");
+    let mut constants = format!(
         "/// The protocol version (`x-protocol-version` of `schema/protocol.json`).
          pub const PROTOCOL_VERSION: u32 = {version};
          /// Additive capabilities of this protocol version (`x-features`).
@@ -51,14 +59,26 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
          /// Every request `op`, in schema order.
          pub const REQUEST_OPS: &[&str] = &[{ops}];
          /// Every response and event `type`, in schema order.
-         pub const RESPONSE_TYPES: &[&str] = &[{types}];",
+         pub const RESPONSE_TYPES: &[&str] = &[{types}];
+         /// The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order.
+         pub const EVENT_TYPES: &[&str] = &[{events}];",
         version = bundle.protocol_version,
+        features = list(&mut bundle.features.iter()),
+        ops = list(&mut bundle.request_ops.iter()),
+        types = list(&mut bundle.response_types.iter()),
+        events = list(&mut bundle.responses.iter().filter(|r| r.event).map(|r| &r.tag)),
     );
+    for constant in &bundle.constants {
+        let doc = format!(" {}", constant.description.replace('\n', " "));
+        constants.push_str(&format!(
+            "\n#[doc = {doc:?}]\npub const {name}: &str = {value:?};",
+            name = constant.name,
+            value = constant.value
+        ));
+    }
     let constants: syn::File = syn::parse_str(&constants).context("constants")?;
     file.items.extend(constants.items);
-
-    let body = prettyplease::unparse(&file);
-    Ok(format!("{}\n\n{body}", crate::header("//")))
+    Ok(file)
 }
 
 /// The tidying pass over typify's output (see the module docs).
@@ -147,7 +167,7 @@ impl VisitMut for Tidy {
 }
 
 /// The value of `#[serde(rename = "...")]`, if present.
-fn serde_rename(attributes: &[syn::Attribute]) -> Option<String> {
+pub(crate) fn serde_rename(attributes: &[syn::Attribute]) -> Option<String> {
     attributes.iter().filter(|a| a.path().is_ident("serde")).find_map(|a| {
         let mut rename = None;
         let _ = a.parse_nested_meta(|meta| {

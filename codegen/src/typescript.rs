@@ -6,7 +6,9 @@
 //! (`if {mode: const pty} then {required pty, not pipe} else {...}`, as `ProcessInfo` has) becomes one interface
 //! per enum value plus their union, so the compiler knows `pty` is present when `mode === "pty"`. A property
 //! that is not required is optional (`name?: T`); a nullable one has `| null`; descriptions become TSDoc
-//! comments. The protocol constants close the file.
+//! comments. The protocol constants close the file: the version, the op and type lists, the op table (`ANSWERS`:
+//! the response type that answers each op, from `x-answer`, and `AnswerTo<Op>`), the subscription events
+//! (`EVENT_TYPES`, from `x-event`) and the texts peers share (`x-constants`).
 
 use std::fmt::Write;
 
@@ -44,6 +46,30 @@ pub fn generate(bundle: &Bundle, validation: &Bundle) -> Result<String> {
         list(&bundle.request_ops),
         list(&bundle.response_types),
     );
+    out.push_str(
+        "\n/** The `type` of the response that answers each op (`x-answer`); an `error` may answer any request instead. */\n\
+         export const ANSWERS = {\n",
+    );
+    for (op, answer) in &bundle.answers {
+        let _ = writeln!(out, "  {op}: {answer:?},");
+    }
+    out.push_str(
+        "} as const satisfies { readonly [Op in Request[\"op\"]]: Response[\"type\"] };\n\n\
+         /** The response that answers the op `Op`. */\n\
+         export type AnswerTo<Op extends Request[\"op\"]> = Extract<Response, { type: (typeof ANSWERS)[Op] }>;\n",
+    );
+    let events: Vec<String> = bundle.responses.iter().filter(|r| r.event).map(|r| r.tag.clone()).collect();
+    let _ = write!(
+        out,
+        "\n/** The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order. */\n\
+         export const EVENT_TYPES = [{}] as const;\n",
+        list(&events)
+    );
+    for constant in &bundle.constants {
+        out.push('\n');
+        doc(&mut out, &Value::String(constant.description.clone()), "");
+        let _ = writeln!(out, "export const {} = {:?};", constant.name, constant.value);
+    }
     Ok(out)
 }
 
@@ -245,7 +271,7 @@ fn interface(out: &mut String, name: &str, schema: &Value) -> Result<()> {
 }
 
 /// The TypeScript type of a schema used in place.
-fn ts_type(schema: &Value) -> Result<String> {
+pub(crate) fn ts_type(schema: &Value) -> Result<String> {
     if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
         return reference.strip_prefix("#/definitions/").map(str::to_owned).context("only local references");
     }
@@ -288,9 +314,11 @@ fn single_type(name: &str, schema: &Value) -> Result<String> {
     })
 }
 
-/// A TSDoc comment from the schema's description, if it has one.
-fn doc(out: &mut String, schema: &Value, indent: &str) {
-    let Some(description) = schema.get("description").and_then(Value::as_str) else { return };
+/// A TSDoc comment from the schema's description, if it has one (or from a string standing for one).
+pub(crate) fn doc(out: &mut String, schema: &Value, indent: &str) {
+    let Some(description) = schema.as_str().or_else(|| schema.get("description").and_then(Value::as_str)) else {
+        return;
+    };
     let text = description.replace("*/", "* /");
     let lines: Vec<&str> = text.lines().collect();
     if lines.len() == 1 {
@@ -305,7 +333,7 @@ fn doc(out: &mut String, schema: &Value, indent: &str) {
 }
 
 /// `read_rows` -> `ReadRows`.
-fn pascal(name: &str) -> String {
+pub(crate) fn pascal(name: &str) -> String {
     name.split('_')
         .map(|part| {
             let mut chars = part.chars();

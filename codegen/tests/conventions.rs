@@ -44,7 +44,7 @@ fn write(path: &Path, value: &Value) {
 }
 
 fn request(op: &str) -> Value {
-    json!({ "description": op, "type": "object", "required": ["op"],
+    json!({ "description": op, "x-answer": "ok", "type": "object", "required": ["op"],
             "properties": { "op": { "type": "string", "const": op } } })
 }
 
@@ -54,6 +54,7 @@ fn a_well_formed_schema_bundles() {
     let bundle = load(&scratch.0, Purpose::Types).expect("bundles");
     assert_eq!(bundle.request_ops, ["ping"]);
     assert_eq!(bundle.response_types, ["ok"]);
+    assert_eq!(bundle.answers, [("ping".to_owned(), "ok".to_owned())]);
 }
 
 #[test]
@@ -82,4 +83,49 @@ fn validation_only_rules_stay_out_of_the_types_bundle() {
     let validation = load(&scratch.0, Purpose::Validation).expect("bundles");
     assert!(types.definitions()["Request"]["oneOf"][0].get("allOf").is_none());
     assert_eq!(validation.definitions()["Request"]["oneOf"][0]["allOf"][0], json!({ "required": ["id"] }));
+}
+
+#[test]
+fn a_request_without_its_answer_is_refused() {
+    let mut schema = request("ping");
+    schema.as_object_mut().expect("an object").remove("x-answer");
+    let scratch = Scratch::new("unanswered", &[("ping", schema)]);
+    let error = load(&scratch.0, Purpose::Types).expect_err("refused").to_string();
+    assert!(error.contains("request ping needs `x-answer`"), "{error}");
+
+    let mut schema = request("ping");
+    schema["x-answer"] = json!("pong");
+    let scratch = Scratch::new("misanswered", &[("ping", schema)]);
+    let error = load(&scratch.0, Purpose::Types).expect_err("refused").to_string();
+    assert!(error.contains("x-answer \"pong\" is not a response type"), "{error}");
+}
+
+#[test]
+fn a_base64_member_without_its_bytes_name_is_refused() {
+    let mut schema = request("write");
+    schema["properties"]["data_base64"] = json!({ "type": "string", "description": "bytes" });
+    let scratch = Scratch::new("base64", &[("write", schema.clone())]);
+    let error = load(&scratch.0, Purpose::Types).expect_err("refused").to_string();
+    assert!(error.contains("data_base64 needs `x-bytes`"), "{error}");
+
+    schema["properties"]["data_base64"]["x-bytes"] = json!("data");
+    let scratch = Scratch::new("base64-named", &[("write", schema)]);
+    load(&scratch.0, Purpose::Types).expect("bundles");
+}
+
+#[test]
+fn message_extensions_are_read_and_kept_out_of_both_bundles() {
+    let mut schema = request("write");
+    schema["properties"]["data_base64"] = json!({ "type": "string", "description": "bytes", "x-bytes": "data" });
+    let scratch = Scratch::new("extensions", &[("write", schema)]);
+    for purpose in [Purpose::Types, Purpose::Validation] {
+        let bundle = load(&scratch.0, purpose).expect("bundles");
+        let text = bundle.document.to_string();
+        for key in ["x-answer", "x-bytes", "x-event", "x-client-view"] {
+            assert!(!text.contains(key), "{key} left in the {purpose:?} bundle: {text}");
+        }
+        assert_eq!(bundle.answers, [("write".to_owned(), "ok".to_owned())]);
+        assert_eq!(bundle.responses.len(), 1);
+        assert!(!bundle.responses[0].event && !bundle.responses[0].view);
+    }
 }

@@ -3,14 +3,16 @@
 //! of the Rust tidying pass and the TypeScript writer does, on one example of every shape they treat specially,
 //! so a change in their output (or in typify's, after an upgrade) shows up as a readable diff.
 //!
-//! The expected output is committed beside the fixture (`expected.rs`, `expected.ts`). After an intended
+//! The expected output is committed beside the fixture (`expected.rs` and `expected.ts` for the protocol
+//! modules, `expected_client.rs` and `expected_views.ts` for the clients' decoded and camelCase values). After an
+//! intended
 //! change, regenerate it with `UPDATE_GOLDEN=1 cargo test -p opencode-pty-codegen --test golden`, read the
 //! diff, and commit it.
 
 use std::path::{Path, PathBuf};
 
 use opencode_pty_codegen::bundle::{self, Bundle, Purpose};
-use opencode_pty_codegen::{rust, typescript};
+use opencode_pty_codegen::{rust, rust_client, typescript, typescript_views};
 
 /// At most this many differing lines are shown from each side.
 const SHOWN_LINES: usize = 20;
@@ -68,6 +70,55 @@ fn typescript_output_matches_the_golden_file() {
         "expected.ts",
         &typescript::generate(&types_bundle(), &validation).expect("the fixture generates TypeScript"),
     );
+}
+
+#[test]
+fn rust_client_output_matches_the_golden_file() {
+    let bundle = types_bundle();
+    let protocol = rust::protocol_file(&bundle).expect("the fixture generates Rust");
+    check("expected_client.rs", &rust_client::generate(&bundle, &protocol).expect("the fixture generates the client"));
+}
+
+#[test]
+fn typescript_views_match_the_golden_file() {
+    check("expected_views.ts", &typescript_views::generate(&types_bundle()).expect("the fixture generates views"));
+}
+
+/// Each variant gets a named type with its conversions and its place in the op table; the checks name them on
+/// the output, as for the tidying pass below.
+#[test]
+fn every_variant_gets_a_named_type_and_a_row_of_the_op_table() {
+    let rust = rust::generate(&types_bundle()).expect("the fixture generates Rust");
+    for expected in [
+        "pub struct PingRequest;",
+        "pub struct ReadRequest {",
+        "pub struct OkResponse;",
+        "pub struct DoneResponse {",
+        "impl ::std::convert::From<ReadRequest> for Request",
+        "impl ::std::convert::TryFrom<Response> for DoneResponse",
+        "type Answer = DoneResponse;",
+        "const EVENT: bool = true;",
+        "Request::Read { .. } => \"done\"",
+        "matches!(self, Response::Done { .. })",
+        r#"pub const EVENT_TYPES: &[&str] = &["done"];"#,
+        r#"pub const SAMPLE_TEXT: &str = "sample text";"#,
+    ] {
+        assert!(rust.contains(expected), "no `{expected}` in the Rust output");
+    }
+    let derive_before = |name: &str| {
+        let at = rust.find(&format!("pub struct {name}")).unwrap_or_else(|| panic!("no {name}"));
+        rust[..at].rfind("#[derive(").map(|d| rust[d..at].to_owned()).expect("a derive")
+    };
+    assert!(derive_before("ReadRequest").contains(" Eq)"), "every member of read is Eq");
+    assert!(!derive_before("DoneResponse").contains(" Eq)"), "`Item` is not Eq, so neither is done");
+
+    let client = rust_client::generate(&types_bundle(), &rust::protocol_file(&types_bundle()).expect("Rust"))
+        .expect("the fixture generates the client");
+    assert!(client.contains("pub data: ::std::vec::Vec<u8>"), "the base64 member is decoded:\n{client}");
+    assert!(client.contains("::opencode_pty_protocol::Item"), "protocol types are named through the crate");
+    let views = typescript_views::generate(&types_bundle()).expect("views");
+    assert!(views.contains("readonly data: Uint8Array;") && views.contains("readonly type: \"done\";"), "{views}");
+    assert!(views.contains("...(response.lines === undefined ? {} : { lines: response.lines }),"), "{views}");
 }
 
 /// The golden file could be regenerated from a broken pass without anyone noticing, so the steps of the Rust

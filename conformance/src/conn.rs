@@ -6,11 +6,32 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use opencode_pty_protocol::{Frame, FrameDecoder, encode_control_json};
+use opencode_pty_protocol::{Frame, FrameDecoder, FrameError, encode_control_json};
 use serde_json::Value;
 
 /// How much is read from the socket at once.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Why a connection failed. The operating system's error is part of the text, not also a `source()`, so that a
+/// chain printed whole says it once.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnError {
+    #[error("cannot connect to {socket}: {cause}")]
+    Connect { socket: String, cause: std::io::Error },
+    #[error("cannot encode the frame: {0}")]
+    Encode(FrameError),
+    #[error("send failed: {0}")]
+    Send(std::io::Error),
+    #[error("shutdown failed: {0}")]
+    Shutdown(std::io::Error),
+    #[error("the daemon sent a malformed frame: {0}")]
+    Malformed(FrameError),
+    /// The read deadline could not be set on the socket.
+    #[error("{0}")]
+    Deadline(std::io::Error),
+    #[error("read failed: {0}")]
+    Read(std::io::Error),
+}
 
 /// What arrived on a connection.
 #[derive(Debug)]
@@ -18,6 +39,30 @@ pub enum Received {
     Control(Value),
     Output { start: u64, bytes: Vec<u8> },
     Eof,
+}
+
+impl std::fmt::Display for Received {
+    /// What arrived, in words, for a message saying it was not what was expected.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Received::Control(value) => write!(f, "the control frame {value}"),
+            Received::Output { start, bytes } => write!(f, "output at {start}: {}", show(bytes)),
+            Received::Eof => f.write_str("the end of the stream"),
+        }
+    }
+}
+
+/// Bytes as text when they are UTF-8, else as hex.
+pub fn show(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => format!("{text:?}"),
+        Err(_) => format!("hex {}", encode_hex(bytes)),
+    }
+}
+
+/// Bytes as lowercase hex digits.
+pub fn encode_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A connection and what was received on it but not yet expected.
@@ -33,39 +78,40 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn connect(socket: &str) -> Result<Conn, String> {
-        let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect to {socket}: {e}"))?;
+    pub fn connect(socket: &str) -> Result<Conn, ConnError> {
+        let stream =
+            UnixStream::connect(socket).map_err(|cause| ConnError::Connect { socket: socket.to_owned(), cause })?;
         Ok(Conn { stream, decoder: FrameDecoder::new(), eof: false, pending_output: None, output_end: None })
     }
 
     /// Sends a control frame whose payload is `json` (compact text of one object).
-    pub fn send_json(&mut self, json: &[u8]) -> Result<(), String> {
-        let frame = encode_control_json(json).map_err(|e| format!("cannot encode the frame: {e}"))?;
+    pub fn send_json(&mut self, json: &[u8]) -> Result<(), ConnError> {
+        let frame = encode_control_json(json).map_err(ConnError::Encode)?;
         self.send_raw(&frame)
     }
 
     /// Sends bytes as they are, headers included.
-    pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), ConnError> {
         // A daemon that already closed the connection is not a send failure: the next expectation reports it.
         match self.stream.write_all(bytes) {
             Ok(()) => Ok(()),
             Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => Ok(()),
-            Err(e) => Err(format!("send failed: {e}")),
+            Err(e) => Err(ConnError::Send(e)),
         }
     }
 
     /// Shuts down the sending half: the daemon reads the end of the stream.
-    pub fn close_write(&mut self) -> Result<(), String> {
-        self.stream.shutdown(std::net::Shutdown::Write).map_err(|e| format!("shutdown failed: {e}"))
+    pub fn close_write(&mut self) -> Result<(), ConnError> {
+        self.stream.shutdown(std::net::Shutdown::Write).map_err(ConnError::Shutdown)
     }
 
     /// The next frame, the end of the stream, or `None` when nothing arrived before `deadline`. A framing
     /// error from the daemon is an error.
-    pub fn receive(&mut self, deadline: Instant) -> Result<Option<Received>, String> {
+    pub fn receive(&mut self, deadline: Instant) -> Result<Option<Received>, ConnError> {
         let mut chunk = vec![0u8; READ_CHUNK_BYTES];
         loop {
             let decoded = if self.eof { self.decoder.decode_eof() } else { self.decoder.next_frame() };
-            match decoded.map_err(|e| format!("the daemon sent a malformed frame: {e}"))? {
+            match decoded.map_err(ConnError::Malformed)? {
                 Some(Frame::Control(map)) => return Ok(Some(Received::Control(Value::Object(map)))),
                 Some(Frame::Output { start, bytes }) => return Ok(Some(Received::Output { start, bytes })),
                 None if self.eof => return Ok(Some(Received::Eof)),
@@ -75,15 +121,33 @@ impl Conn {
             if left.is_zero() {
                 return Ok(None);
             }
-            self.stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))).map_err(|e| e.to_string())?;
+            self.stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))).map_err(ConnError::Deadline)?;
             match self.stream.read(&mut chunk) {
                 Ok(0) => self.eof = true,
                 Ok(n) => self.decoder.push(&chunk[..n]),
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return Ok(None),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::ConnectionReset => self.eof = true,
-                Err(e) => return Err(format!("read failed: {e}")),
+                Err(e) => return Err(ConnError::Read(e)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_was_received_is_described_as_before() {
+        assert_eq!(
+            Received::Control(serde_json::json!({"type": "ok"})).to_string(),
+            "the control frame {\"type\":\"ok\"}"
+        );
+        assert_eq!(Received::Output { start: 4, bytes: b"a\n".to_vec() }.to_string(), "output at 4: \"a\\n\"");
+        assert_eq!(Received::Output { start: 0, bytes: vec![0xc3] }.to_string(), "output at 0: hex c3");
+        assert_eq!(Received::Eof.to_string(), "the end of the stream");
+        let error = Conn::connect("/nonexistent/socket").unwrap_err().to_string();
+        assert!(error.starts_with("cannot connect to /nonexistent/socket: "), "{error}");
     }
 }

@@ -1,74 +1,84 @@
-//! The daemon under test: started from a binary in a temporary runtime directory and claimed, or found
-//! through a registration someone else wrote. Whatever this module starts it also stops, on drop.
+//! The daemon under test: started from a binary in a temporary runtime directory (by the client's launcher)
+//! and claimed, or found through a registration someone else wrote. Whatever this module starts it also stops,
+//! on drop.
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use opencode_pty_client::launch::{Launch, LaunchError, LaunchedDaemon};
 use opencode_pty_protocol::Registration;
 use serde_json::json;
 
-use crate::conn::{Conn, Received};
+use crate::conn::{Conn, ConnError, Received};
 
 /// The runtime name the runner gives every daemon it starts.
 pub const RUNTIME_NAME: &str = "conformance";
 /// How long a daemon sent SIGTERM gets to exit before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
-/// How often the runner looks for the registration of a daemon it started.
-const REGISTRATION_POLL: Duration = Duration::from_millis(10);
 /// The longest the runner waits for the answer to its own `own`.
 const CLAIM_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest registration file the runner reads.
 const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
 
+/// Why a daemon to run transcripts against could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The registration file could not be read.
+    #[error("{}: {cause}", path.display())]
+    Unreadable { path: PathBuf, cause: std::io::Error },
+    #[error("{} is over {MAX_REGISTRATION_BYTES} bytes", path.display())]
+    TooLarge { path: PathBuf },
+    #[error("{} is not a registration: {cause}", path.display())]
+    NotARegistration { path: PathBuf, cause: serde_json::Error },
+    #[error("cannot make a runtime directory: {0}")]
+    RuntimeDir(std::io::Error),
+    /// Starting the binary, or waiting for its registration, failed.
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// The runner's own connection failed.
+    #[error(transparent)]
+    Conn(#[from] ConnError),
+    /// The runner's `own` was answered with something other than `owned` (described).
+    #[error("the runner's own was answered {answer}")]
+    Refused { answer: String },
+    #[error("the runner's own got no answer within {CLAIM_TIMEOUT:?}")]
+    Unanswered,
+}
+
 /// A daemon to run transcripts against.
 #[derive(Debug)]
 pub struct Daemon {
     pub registration: Registration,
-    /// The daemon process, when the runner started it.
-    child: Option<Child>,
+    /// The daemon process, when the runner started it: SIGTERM, [`STOP_GRACE`], SIGKILL when dropped.
+    process: Option<LaunchedDaemon>,
     /// The owner channel, when the runner claimed it.
     owner: Option<Conn>,
-    /// The temporary root holding the runtime directory, removed on drop.
+    /// The temporary root holding the runtime directory, removed on drop (after the daemon is stopped).
     _root: Option<tempfile::TempDir>,
 }
 
 /// Reads and parses a registration file.
-pub fn read_registration(path: &Path) -> Result<Registration, String> {
-    let size = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+pub fn read_registration(path: &Path) -> Result<Registration, DaemonError> {
+    let unreadable = |cause| DaemonError::Unreadable { path: path.to_owned(), cause };
+    let size = std::fs::metadata(path).map_err(unreadable)?.len();
     if size > MAX_REGISTRATION_BYTES {
-        return Err(format!("{} is over {MAX_REGISTRATION_BYTES} bytes", path.display()));
+        return Err(DaemonError::TooLarge { path: path.to_owned() });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is not a registration: {e}", path.display()))
+    let text = std::fs::read_to_string(path).map_err(unreadable)?;
+    serde_json::from_str(&text).map_err(|cause| DaemonError::NotARegistration { path: path.to_owned(), cause })
 }
 
 impl Daemon {
-    /// Starts `binary daemon --name conformance --runtime-dir <temp>`, waits at most `start_timeout` for its
-    /// registration and, when `claim`, sends `own` on a channel it keeps until the daemon is dropped.
-    pub fn start(binary: &Path, start_timeout: Duration, claim: bool) -> Result<Daemon, String> {
-        let root = tempfile::Builder::new()
-            .prefix("opencode-pty-conformance.")
-            .tempdir()
-            .map_err(|e| format!("cannot make a runtime directory: {e}"))?;
-        let child = Command::new(binary)
-            .args(["daemon", "--name", RUNTIME_NAME, "--runtime-dir"])
-            .arg(root.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let mut daemon = Daemon { registration: placeholder(), child: Some(child), owner: None, _root: None };
-        let file = root.path().join(RUNTIME_NAME).join(opencode_pty_protocol::REGISTRATION_FILE);
-        daemon._root = Some(root);
-        match daemon.await_registration(&file, start_timeout) {
-            Ok(registration) => daemon.registration = registration,
-            Err(message) => {
-                daemon.kill();
-                return Err(message);
-            }
-        }
+    /// Starts `binary daemon --name conformance --runtime-dir <temp>`, waits at most `start_timeout` for the
+    /// registration naming its pid and, when `claim`, sends `own` on a channel it keeps until the daemon is
+    /// dropped.
+    pub fn start(binary: &Path, start_timeout: Duration, claim: bool) -> Result<Daemon, DaemonError> {
+        let root =
+            tempfile::Builder::new().prefix("opencode-pty-conformance.").tempdir().map_err(DaemonError::RuntimeDir)?;
+        let process =
+            Launch::new(binary, root.path(), RUNTIME_NAME).deadline(start_timeout).stop_grace(STOP_GRACE).start()?;
+        let registration = process.registration().clone();
+        let mut daemon = Daemon { registration, process: Some(process), owner: None, _root: Some(root) };
         if claim {
             daemon.claim()?;
         }
@@ -76,36 +86,12 @@ impl Daemon {
     }
 
     /// A daemon someone else started and owns.
-    pub fn external(registration_file: &Path) -> Result<Daemon, String> {
+    pub fn external(registration_file: &Path) -> Result<Daemon, DaemonError> {
         let registration = read_registration(registration_file)?;
-        Ok(Daemon { registration, child: None, owner: None, _root: None })
+        Ok(Daemon { registration, process: None, owner: None, _root: None })
     }
 
-    fn await_registration(&mut self, file: &Path, timeout: Duration) -> Result<Registration, String> {
-        let deadline = Instant::now() + timeout;
-        let pid = self.child.as_ref().map(Child::id).unwrap_or_default();
-        loop {
-            if let Ok(registration) = read_registration(file)
-                && registration.pid == pid
-            {
-                return Ok(registration);
-            }
-            if let Some(child) = self.child.as_mut()
-                && let Ok(Some(status)) = child.try_wait()
-            {
-                return Err(format!("the daemon exited ({status}) before writing its registration"));
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "no registration naming the daemon's pid {pid} appeared at {} within {timeout:?}",
-                    file.display()
-                ));
-            }
-            std::thread::sleep(REGISTRATION_POLL);
-        }
-    }
-
-    fn claim(&mut self) -> Result<(), String> {
+    fn claim(&mut self) -> Result<(), DaemonError> {
         let mut conn = Conn::connect(&self.registration.socket)?;
         let own = json!({"token": self.registration.token,
                          "request": {"op": "own", "instance_id": self.registration.instance_id}});
@@ -115,48 +101,41 @@ impl Daemon {
                 self.owner = Some(conn);
                 Ok(())
             }
-            Some(Received::Control(v)) => Err(format!("the runner's own was answered {v}")),
-            Some(other) => Err(format!("the runner's own was answered {other:?}")),
-            None => Err(format!("the runner's own got no answer within {CLAIM_TIMEOUT:?}")),
-        }
-    }
-
-    /// Kills a daemon that never became usable, at once.
-    fn kill(&mut self) {
-        if let Some(child) = self.child.as_mut() {
-            let _ = child.kill();
-            let _ = child.wait();
+            Some(Received::Control(v)) => Err(DaemonError::Refused { answer: v.to_string() }),
+            Some(other) => Err(DaemonError::Refused { answer: format!("{other:?}") }),
+            None => Err(DaemonError::Unanswered),
         }
     }
 }
 
 impl Drop for Daemon {
-    /// Closes the owner channel (which alone stops the daemon, O5, unless a handoff is pending), sends
-    /// SIGTERM (X1), and kills a daemon that has not exited within [`STOP_GRACE`].
+    /// Closes the owner channel (which alone stops the daemon, O5, unless a handoff is pending); then the
+    /// launcher sends SIGTERM (X1) and kills a daemon that has not exited within [`STOP_GRACE`].
     fn drop(&mut self) {
         self.owner = None;
-        let Some(child) = self.child.as_mut() else { return };
-        if matches!(child.try_wait(), Ok(None))
-            && let Ok(pid) = i32::try_from(child.id())
-        {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGTERM);
-        }
-        let deadline = Instant::now() + STOP_GRACE;
-        while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(REGISTRATION_POLL);
-        }
-        let _ = child.kill();
-        let _ = child.wait();
+        self.process = None;
     }
 }
 
-fn placeholder() -> Registration {
-    Registration {
-        instance_id: String::new(),
-        pid: 0,
-        protocol: 0,
-        features: Vec::new(),
-        socket: String::new(),
-        token: String::new(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A registration that cannot be used is named with what is wrong, as the runner has always said it.
+    #[test]
+    fn registration_messages_keep_their_wording() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.json");
+        let error = read_registration(&missing).unwrap_err().to_string();
+        assert!(error.starts_with(&format!("{}: ", missing.display())), "{error}");
+        let junk = dir.path().join("junk.json");
+        std::fs::write(&junk, "{").unwrap();
+        let error = read_registration(&junk).unwrap_err().to_string();
+        assert!(error.starts_with(&format!("{} is not a registration: ", junk.display())), "{error}");
+        let large = dir.path().join("large.json");
+        std::fs::write(&large, vec![b' '; 64 * 1024 + 1]).unwrap();
+        let error = read_registration(&large).unwrap_err().to_string();
+        assert_eq!(error, format!("{} is over 65536 bytes", large.display()));
+        assert_eq!(DaemonError::Unanswered.to_string(), "the runner's own got no answer within 10s");
     }
 }

@@ -1,9 +1,11 @@
 //! `opencode-pty-conformance`: replays recorded frame transcripts against any daemon binary of protocol 8 and
 //! reports each one that differs (`--daemon PATH [FILTER]`), and records new transcripts from scripts
-//! (`record`). It depends on `opencode-pty-protocol` only: a daemon is a black box behind its socket.
+//! (`record`). It depends on `opencode-pty-protocol`, and on the Rust client only for its launcher: a daemon is
+//! a black box behind its socket.
 
 mod conn;
 mod daemon;
+mod failure;
 mod matching;
 mod record;
 mod runner;

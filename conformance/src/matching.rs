@@ -12,6 +12,38 @@ pub const ANY_VALUE: &str = "{...}";
 /// The string pattern that matches any run of characters.
 pub const ANY_TEXT: &str = "[..]";
 
+/// Why a value could not be filled in, or does not match what a transcript expects. Each names where, by a
+/// JSON path from `$`, when it is about a frame.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    /// `${` without its closing `}` in `text`.
+    #[error("unclosed ${{ in {text:?}")]
+    Unclosed { text: String },
+    /// `${name}` inside a string, with nothing bound to `name`.
+    #[error("${{{name}}} is not bound")]
+    UnboundInText { name: String },
+    /// A whole value `$name`, with nothing bound to `name`.
+    #[error("${name} is not bound")]
+    Unbound { name: String },
+    /// A pattern at `path` could not be filled in.
+    #[error("{path}: {error}")]
+    InPattern { path: String, error: Box<MatchError> },
+    #[error("{path}: expected ${name} = {bound}, got {actual}")]
+    CaptureDiffers { path: String, name: String, bound: Value, actual: Value },
+    #[error("{path}: expected {expected}, got {actual}")]
+    Differs { path: String, expected: Value, actual: Value },
+    #[error("{path}: expected an array, got {actual}")]
+    NotAnArray { path: String, actual: Value },
+    #[error("{path}: expected {expected} items, got {got}")]
+    Length { path: String, expected: usize, got: usize },
+    #[error("{path}: expected an object, got {actual}")]
+    NotAnObject { path: String, actual: Value },
+    #[error("{path}: member `{member}` is missing")]
+    Missing { path: String, member: String },
+    #[error("{path}: unexpected member `{member}`")]
+    Unexpected { path: String, member: String },
+}
+
 /// Named values: the runner's own (`token`, `instance_id`, `daemon_pid`, `tmp`) and captures.
 pub type Bindings = BTreeMap<String, Value>;
 
@@ -35,7 +67,7 @@ fn text_of(value: &Value) -> String {
 }
 
 /// Replaces each `${name}` in `s` by its bound value; `$$` stands for one `$`.
-pub fn interpolate(s: &str, vars: &Bindings) -> Result<String, String> {
+pub fn interpolate(s: &str, vars: &Bindings) -> Result<String, MatchError> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(at) = rest.find('$') {
@@ -45,9 +77,9 @@ pub fn interpolate(s: &str, vars: &Bindings) -> Result<String, String> {
             out.push('$');
             rest = tail;
         } else if let Some(inner) = after.strip_prefix('{') {
-            let Some(close) = inner.find('}') else { return Err(format!("unclosed ${{ in {s:?}")) };
+            let Some(close) = inner.find('}') else { return Err(MatchError::Unclosed { text: s.to_owned() }) };
             let name = &inner[..close];
-            let value = vars.get(name).ok_or_else(|| format!("${{{name}}} is not bound"))?;
+            let value = vars.get(name).ok_or_else(|| MatchError::UnboundInText { name: name.to_owned() })?;
             out.push_str(&text_of(value));
             rest = &inner[close + 1..];
         } else {
@@ -60,15 +92,15 @@ pub fn interpolate(s: &str, vars: &Bindings) -> Result<String, String> {
 }
 
 /// The value to send for a value written in a transcript: variables replaced by what they are bound to.
-pub fn substitute(value: &Value, vars: &Bindings) -> Result<Value, String> {
+pub fn substitute(value: &Value, vars: &Bindings) -> Result<Value, MatchError> {
     Ok(match value {
         Value::String(s) => match whole_variable(s) {
-            Some(name) => vars.get(name).cloned().ok_or_else(|| format!("${name} is not bound"))?,
+            Some(name) => vars.get(name).cloned().ok_or_else(|| MatchError::Unbound { name: name.to_owned() })?,
             None => Value::String(interpolate(s, vars)?),
         },
         Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, vars)).collect::<Result<_, _>>()?),
         Value::Object(map) => Value::Object(
-            map.iter().map(|(k, v)| Ok((k.clone(), substitute(v, vars)?))).collect::<Result<_, String>>()?,
+            map.iter().map(|(k, v)| Ok((k.clone(), substitute(v, vars)?))).collect::<Result<_, MatchError>>()?,
         ),
         other => other.clone(),
     })
@@ -130,34 +162,46 @@ fn glob(pattern: &str, actual: &str) -> bool {
 
 /// Matches `actual` against `expected`, binding new captures into `vars`. Objects must have exactly the
 /// expected members (a member left out must stay left out). The error names the first difference by path.
-pub fn match_value(expected: &Value, actual: &Value, vars: &mut Bindings) -> Result<(), String> {
+pub fn match_value(expected: &Value, actual: &Value, vars: &mut Bindings) -> Result<(), MatchError> {
     match_at("$", expected, actual, vars)
 }
 
-fn match_at(path: &str, expected: &Value, actual: &Value, vars: &mut Bindings) -> Result<(), String> {
+fn match_at(path: &str, expected: &Value, actual: &Value, vars: &mut Bindings) -> Result<(), MatchError> {
     match expected {
         Value::String(s) if s == ANY_VALUE => Ok(()),
         Value::String(s) => {
             if let Some(name) = whole_variable(s) {
                 return match vars.get(name) {
                     Some(bound) if bound == actual => Ok(()),
-                    Some(bound) => Err(format!("{path}: expected ${name} = {bound}, got {actual}")),
+                    Some(bound) => Err(MatchError::CaptureDiffers {
+                        path: path.to_owned(),
+                        name: name.to_owned(),
+                        bound: bound.clone(),
+                        actual: actual.clone(),
+                    }),
                     None => {
                         vars.insert(name.to_owned(), actual.clone());
                         Ok(())
                     }
                 };
             }
-            let pattern = interpolate(s, vars).map_err(|e| format!("{path}: {e}"))?;
+            let pattern = interpolate(s, vars)
+                .map_err(|e| MatchError::InPattern { path: path.to_owned(), error: Box::new(e) })?;
             match actual {
                 Value::String(text) if glob(&pattern, text) => Ok(()),
-                _ => Err(format!("{path}: expected {}, got {actual}", Value::String(pattern))),
+                _ => Err(MatchError::Differs {
+                    path: path.to_owned(),
+                    expected: Value::String(pattern),
+                    actual: actual.clone(),
+                }),
             }
         }
         Value::Array(items) => {
-            let Value::Array(got) = actual else { return Err(format!("{path}: expected an array, got {actual}")) };
+            let Value::Array(got) = actual else {
+                return Err(MatchError::NotAnArray { path: path.to_owned(), actual: actual.clone() });
+            };
             if items.len() != got.len() {
-                return Err(format!("{path}: expected {} items, got {}", items.len(), got.len()));
+                return Err(MatchError::Length { path: path.to_owned(), expected: items.len(), got: got.len() });
             }
             for (index, (e, a)) in items.iter().zip(got).enumerate() {
                 match_at(&format!("{path}[{index}]"), e, a, vars)?;
@@ -165,23 +209,25 @@ fn match_at(path: &str, expected: &Value, actual: &Value, vars: &mut Bindings) -
             Ok(())
         }
         Value::Object(map) => {
-            let Value::Object(got) = actual else { return Err(format!("{path}: expected an object, got {actual}")) };
+            let Value::Object(got) = actual else {
+                return Err(MatchError::NotAnObject { path: path.to_owned(), actual: actual.clone() });
+            };
             // The tag first, so that a frame of another type is reported as such rather than by a member.
             let tag_first =
                 map.iter().filter(|(key, _)| *key == "type").chain(map.iter().filter(|(key, _)| *key != "type"));
             for (key, e) in tag_first {
                 match got.get(key) {
                     Some(a) => match_at(&format!("{path}.{key}"), e, a, vars)?,
-                    None => return Err(format!("{path}: member `{key}` is missing")),
+                    None => return Err(MatchError::Missing { path: path.to_owned(), member: key.clone() }),
                 }
             }
             if let Some(extra) = got.keys().find(|key| !map.contains_key(*key)) {
-                return Err(format!("{path}: unexpected member `{extra}`"));
+                return Err(MatchError::Unexpected { path: path.to_owned(), member: extra.clone() });
             }
             Ok(())
         }
         other if other == actual => Ok(()),
-        other => Err(format!("{path}: expected {other}, got {actual}")),
+        other => Err(MatchError::Differs { path: path.to_owned(), expected: other.clone(), actual: actual.clone() }),
     }
 }
 
@@ -198,7 +244,7 @@ mod tests {
         match_value(&expected, &json!({"a": [1], "b": "xyyz", "c": 7, "d": "n 7 !"}), &mut vars).unwrap();
         assert_eq!(vars["id"], json!(7));
         let err = match_value(&json!({"c": "$id"}), &json!({"c": 8}), &mut vars).unwrap_err();
-        assert!(err.contains("$.c"), "{err}");
+        assert!(err.to_string().contains("$.c"), "{err}");
         assert!(match_value(&json!({"a": 1}), &json!({"a": 1, "b": 2}), &mut vars).is_err());
         assert!(match_value(&json!({"a": 1, "b": 2}), &json!({"a": 1}), &mut vars).is_err());
         assert_eq!(substitute(&json!({"id": "$id", "s": "$$x ${id}"}), &vars).unwrap(), json!({"id": 7, "s": "$x 7"}));
@@ -231,7 +277,7 @@ mod tests {
     }
 
     /// Runs the expectation `expected` (with its mark) against `actual`, as the runner does.
-    fn check(expected: &Value, fixed_message: bool, strict: bool, actual: &Value) -> Result<(), String> {
+    fn check(expected: &Value, fixed_message: bool, strict: bool, actual: &Value) -> Result<(), MatchError> {
         let mut vars = Bindings::new();
         vars.insert("id1".into(), json!(7));
         match_value(&demanded(expected, fixed_message, strict), actual, &mut vars)
@@ -243,7 +289,7 @@ mod tests {
         let reworded = json!({"type": "error", "message": "the working directory tmp is not absolute"});
         check(&expected, false, false, &reworded).expect("any wording passes without --strict-messages");
         let err = check(&expected, false, true, &reworded).expect_err("--strict-messages compares the text");
-        assert!(err.contains("$.message"), "{err}");
+        assert!(err.to_string().contains("$.message"), "{err}");
         check(&expected, false, true, &json!({"type": "error", "message": "cwd must be an absolute path (got tmp)"}))
             .expect("the recorded text passes under --strict-messages");
         let captured = json!({"type": "error", "message": "process ${id1} not found"});
@@ -271,7 +317,7 @@ mod tests {
             for strict in [false, true] {
                 let err = check(&expected, true, strict, &json!({"type": "error", "message": changed}))
                     .expect_err(&format!("{changed:?} against {recorded:?}, strict {strict}"));
-                assert!(err.contains("$.message"), "{err}");
+                assert!(err.to_string().contains("$.message"), "{err}");
             }
         }
         // The detail after a fixed prefix is the implementation's, in both modes.
@@ -291,5 +337,26 @@ mod tests {
         assert_eq!(demanded(&error, true, false), error);
         assert_eq!(demanded(&error, false, true), error);
         assert_eq!(demanded(&json!(ANY_VALUE), false, false), json!(ANY_VALUE));
+    }
+
+    /// Every message reads as the runner has always printed it.
+    #[test]
+    fn messages_keep_their_wording() {
+        let none = Bindings::new();
+        assert_eq!(interpolate("a ${x", &none).unwrap_err().to_string(), "unclosed ${ in \"a ${x\"");
+        assert_eq!(interpolate("${x}", &none).unwrap_err().to_string(), "${x} is not bound");
+        assert_eq!(substitute(&json!("$x"), &none).unwrap_err().to_string(), "$x is not bound");
+        let mut vars = Bindings::from([("id".to_owned(), json!(7))]);
+        let mut error =
+            |expected: Value, actual: Value| match_value(&expected, &actual, &mut vars).unwrap_err().to_string();
+        assert_eq!(error(json!({"c": "$id"}), json!({"c": 8})), "$.c: expected $id = 7, got 8");
+        assert_eq!(error(json!("x ${y}"), json!("x")), "$: ${y} is not bound");
+        assert_eq!(error(json!("a[..]"), json!("b")), "$: expected \"a[..]\", got \"b\"");
+        assert_eq!(error(json!([1]), json!(1)), "$: expected an array, got 1");
+        assert_eq!(error(json!([1]), json!([1, 2])), "$: expected 1 items, got 2");
+        assert_eq!(error(json!({"a": 1}), json!([])), "$: expected an object, got []");
+        assert_eq!(error(json!({"a": 1}), json!({})), "$: member `a` is missing");
+        assert_eq!(error(json!({}), json!({"b": 1})), "$: unexpected member `b`");
+        assert_eq!(error(json!({"a": [true]}), json!({"a": [false]})), "$.a[0]: expected true, got false");
     }
 }

@@ -128,13 +128,13 @@ pub fn record_all(
 ) -> anyhow::Result<()> {
     use anyhow::Context;
 
-    let schema = crate::schema::Schema::load().map_err(anyhow::Error::msg)?;
+    let schema = crate::schema::Schema::load()?;
     let loaded = crate::runner::load(scripts, filter)?;
     anyhow::ensure!(!loaded.is_empty(), "no script under {} matches", scripts.display());
     for script in loaded {
         let claim = script.header.owner == crate::transcript::Owner::Runner;
-        let daemon = crate::daemon::Daemon::start(binary, start_timeout, claim).map_err(anyhow::Error::msg)?;
-        let mut session = crate::session::Session::new(&daemon, &schema).map_err(anyhow::Error::msg)?;
+        let daemon = crate::daemon::Daemon::start(binary, start_timeout, claim)?;
+        let mut session = crate::session::Session::new(&daemon, &schema)?;
         let tmp = session.vars["tmp"].as_str().unwrap_or_default().to_owned();
         let registration = &daemon.registration;
         session.generalizer =
@@ -148,7 +148,7 @@ pub fn record_all(
                     "{}:{line}: {}: {}{}",
                     script.path.display(),
                     crate::runner::summary(step),
-                    failure.message,
+                    failure.error,
                     failure.diff.map(|d| format!("\n{d}")).unwrap_or_default()
                 ),
             }

@@ -4,12 +4,13 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::daemon::Daemon;
+use crate::daemon::{Daemon, DaemonError};
+use crate::failure::{Failure, StepError};
 use crate::schema::Schema;
-use crate::session::{Failure, Session};
+use crate::session::Session;
 use crate::transcript::{Owner, Step, Transcript, discover};
 
 /// The most transcripts the runner replays at once.
@@ -69,7 +70,7 @@ fn pauses(transcript: &Transcript) -> u64 {
 
 /// Runs every transcript; returns whether all passed (skipped ones do not count as failures).
 pub fn run(options: &Options) -> anyhow::Result<bool> {
-    let schema = Schema::load().map_err(anyhow::Error::msg)?;
+    let schema = Schema::load()?;
     let mut transcripts = load(&options.transcripts, options.filter.as_deref())?;
     if transcripts.is_empty() {
         anyhow::bail!("no transcript under {} matches", options.transcripts.display());
@@ -111,26 +112,27 @@ pub fn run(options: &Options) -> anyhow::Result<bool> {
 }
 
 /// The daemon shared by the shareable transcripts: the external one, or one the runner starts.
-fn shared_daemon(options: &Options, transcripts: &[Transcript]) -> Option<Result<Daemon, String>> {
-    match &options.target {
-        Target::Registration(file) => Some(Daemon::external(file)),
+fn shared_daemon(options: &Options, transcripts: &[Transcript]) -> Option<Result<Daemon, Arc<DaemonError>>> {
+    let shared = match &options.target {
+        Target::Registration(file) => Daemon::external(file),
         Target::Binary(binary) if transcripts.iter().any(|t| t.header.shareable) => {
-            Some(Daemon::start(binary, options.start_timeout, true))
+            Daemon::start(binary, options.start_timeout, true)
         }
-        Target::Binary(_) => None,
-    }
+        Target::Binary(_) => return None,
+    };
+    Some(shared.map_err(Arc::new))
 }
 
 fn run_one(
     options: &Options,
     schema: &Schema,
-    shared: Option<&Result<Daemon, String>>,
+    shared: Option<&Result<Daemon, Arc<DaemonError>>>,
     transcript: &Transcript,
 ) -> Outcome {
     let fresh;
     let daemon = match (&options.target, transcript.header.shareable, shared) {
         (_, true, Some(Ok(daemon))) => daemon,
-        (_, true, Some(Err(message))) => return setup_failure(format!("the shared daemon is not usable: {message}")),
+        (_, true, Some(Err(error))) => return setup_failure(StepError::SharedDaemon(error.clone())),
         (Target::Registration(_), false, _) => {
             return Outcome::Skip("needs a fresh daemon, and --registration gives one shared daemon".to_owned());
         }
@@ -141,14 +143,14 @@ fn run_one(
                     fresh = daemon;
                     &fresh
                 }
-                Err(message) => return setup_failure(format!("cannot start the daemon: {message}")),
+                Err(error) => return setup_failure(StepError::DaemonStart(error)),
             }
         }
-        (Target::Registration(_), true, None) => return setup_failure("no shared daemon".to_owned()),
+        (Target::Registration(_), true, None) => return setup_failure(StepError::NoSharedDaemon),
     };
     let mut session = match Session::new(daemon, schema) {
         Ok(session) => session,
-        Err(message) => return setup_failure(message),
+        Err(error) => return setup_failure(error),
     };
     session.strict_messages = options.strict_messages;
     for (line, step) in &transcript.steps {
@@ -159,8 +161,8 @@ fn run_one(
     Outcome::Pass
 }
 
-fn setup_failure(message: String) -> Outcome {
-    Outcome::Fail { line: 0, step: "setup".to_owned(), failure: Failure { message, diff: None } }
+fn setup_failure(error: StepError) -> Outcome {
+    Outcome::Fail { line: 0, step: "setup".to_owned(), failure: Failure { error: Box::new(error), diff: None } }
 }
 
 /// A step in a few words, for the failure line.
@@ -182,7 +184,7 @@ fn report(transcript: &Transcript, outcome: &Outcome, took: Duration) {
         Outcome::Fail { line, step, failure } => {
             let _ = writeln!(out, "FAIL  {:<40} {secs:6.2}s", transcript.id);
             let _ = writeln!(out, "      {}:{line}: {step}", transcript.path.display());
-            let _ = writeln!(out, "      {}", failure.message);
+            let _ = writeln!(out, "      {}", failure.error);
             if let Some(diff) = &failure.diff {
                 for line in diff.lines() {
                     let _ = writeln!(out, "      {line}");

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::conn::{Conn, Received};
+use crate::conn::{Conn, Received, encode_hex, show};
 use crate::daemon::Daemon;
+use crate::failure::{Failure, StepError};
 use crate::matching::{Bindings, demanded, interpolate, is_error, match_value, protocol_fixes, substitute};
 use crate::record::{Generalizer, MAX_RECORDED_OUTPUT_BYTES};
 use crate::schema::Schema;
@@ -30,19 +31,6 @@ const CHUNK_PAUSE: Duration = Duration::from_millis(5);
 /// How often a `run` helper is checked for its exit.
 const HELPER_POLL: Duration = Duration::from_millis(5);
 
-/// Why a step failed: a message, and for a frame that differs, a diff of expected and received.
-#[derive(Debug)]
-pub struct Failure {
-    pub message: String,
-    pub diff: Option<String>,
-}
-
-impl From<String> for Failure {
-    fn from(message: String) -> Failure {
-        Failure { message, diff: None }
-    }
-}
-
 /// The state of one transcript's run.
 #[derive(Debug)]
 pub struct Session<'a> {
@@ -59,12 +47,10 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub fn new(daemon: &'a Daemon, schema: &'a Schema) -> Result<Session<'a>, String> {
-        let scratch = tempfile::Builder::new()
-            .prefix("opencode-pty-conformance-tmp.")
-            .tempdir()
-            .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
-        let tmp = scratch.path().to_str().ok_or("the scratch directory's path is not UTF-8")?.to_owned();
+    pub fn new(daemon: &'a Daemon, schema: &'a Schema) -> Result<Session<'a>, StepError> {
+        let scratch =
+            tempfile::Builder::new().prefix("opencode-pty-conformance-tmp.").tempdir().map_err(StepError::Scratch)?;
+        let tmp = scratch.path().to_str().ok_or(StepError::ScratchNotUtf8)?.to_owned();
         let registration = &daemon.registration;
         let mut vars = Bindings::new();
         vars.insert("token".into(), json!(registration.token));
@@ -83,8 +69,8 @@ impl<'a> Session<'a> {
         })
     }
 
-    fn conn(&mut self, name: &str) -> Result<&mut Conn, String> {
-        self.conns.get_mut(name).ok_or_else(|| format!("connection `{name}` is not open"))
+    fn conn(&mut self, name: &str) -> Result<&mut Conn, StepError> {
+        self.conns.get_mut(name).ok_or_else(|| StepError::NotOpen(name.to_owned()))
     }
 
     /// Carries out one step; returns the step as it should be recorded (the same step when checking).
@@ -95,14 +81,16 @@ impl<'a> Session<'a> {
                 self.conns.insert(conn.clone(), opened);
             }
             Step::Close { conn } => {
-                self.conns.remove(conn).ok_or_else(|| format!("connection `{conn}` is not open"))?;
+                self.conns.remove(conn).ok_or_else(|| StepError::NotOpen(conn.clone()))?;
             }
             Step::Send { conn, frame, text, hex, chunk } => {
                 let bytes = match (frame, text, hex) {
                     (Some(frame), None, None) => control_frame(substitute(frame, &self.vars)?.to_string().as_bytes())?,
                     (None, Some(text), None) => control_frame(interpolate(text, &self.vars)?.as_bytes())?,
                     (None, None, Some(hex)) => decode_hex(hex)?,
-                    _ => return Err("a send step needs exactly one of frame, text and hex".to_owned().into()),
+                    _ => {
+                        return Err(StepError::Malformed("a send step needs exactly one of frame, text and hex").into());
+                    }
                 };
                 let size = chunk.and_then(|n| usize::try_from(n).ok()).filter(|n| *n > 0).unwrap_or(bytes.len().max(1));
                 let c = self.conn(conn)?;
@@ -125,13 +113,13 @@ impl<'a> Session<'a> {
                                 && expected.get("message").and_then(Value::as_str).is_some_and(protocol_fixes);
                             (expected, fixed)
                         }
-                        None => return Err("an expect step needs a frame".to_owned().into()),
+                        None => return Err(StepError::Malformed("an expect step needs a frame").into()),
                     },
                 };
                 let demanded = demanded(&expected, fixed_message, self.strict_messages);
-                if let Err(message) = match_value(&demanded, &actual, &mut self.vars) {
+                if let Err(error) = match_value(&demanded, &actual, &mut self.vars) {
                     let shown = resolve(&demanded, &self.vars);
-                    return Err(Failure { message, diff: Some(diff(&shown, &actual)) });
+                    return Err(Failure { error: Box::new(error.into()), diff: Some(diff(&shown, &actual)) });
                 }
                 let frame = Some(expected);
                 return Ok(Step::Expect { conn: conn.clone(), fixed_message, frame, within_ms: *within_ms });
@@ -145,32 +133,29 @@ impl<'a> Session<'a> {
             Step::ExpectEof { conn, within_ms } => {
                 let within = within_ms.map_or(EOF_TIMEOUT, Duration::from_millis).min(MAX_PAUSE);
                 let c = self.conn(conn)?;
-                if let Some((start, bytes)) = &c.pending_output {
-                    return Err(
-                        format!("expected the end of the stream, got output at {start}: {}", show(bytes)).into()
-                    );
+                if let Some((start, bytes)) = c.pending_output.clone() {
+                    return Err(StepError::NotTheEnd(Received::Output { start, bytes }).into());
                 }
                 match self.receive(conn, Instant::now() + within)? {
                     Some(Received::Eof) => {}
-                    Some(other) => {
-                        return Err(format!("expected the end of the stream, got {}", describe(&other)).into());
-                    }
-                    None => return Err(format!("expected the end of the stream within {within:?}").into()),
+                    Some(other) => return Err(StepError::NotTheEnd(other).into()),
+                    None => return Err(StepError::NoEnd(within).into()),
                 }
             }
             Step::ExpectNone { conn, ms } => {
                 let pause = Duration::from_millis(*ms).min(MAX_PAUSE);
-                if let Some((start, bytes)) = &self.conn(conn)?.pending_output {
-                    return Err(format!("expected nothing, got output at {start}: {}", show(bytes)).into());
+                if let Some((start, bytes)) = self.conn(conn)?.pending_output.clone() {
+                    return Err(StepError::Pending(Received::Output { start, bytes }).into());
                 }
                 if let Some(got) = self.receive(conn, Instant::now() + pause)? {
-                    return Err(format!("expected nothing for {pause:?}, got {}", describe(&got)).into());
+                    return Err(StepError::Something { pause, got }.into());
                 }
             }
             Step::Run { program, args } => self.run(program, args)?,
             Step::Spawn { program, args } => {
                 let child = self.command(program, args)?.stderr(Stdio::null()).spawn();
-                self.helpers.push(child.map_err(|e| format!("cannot start helper {program}: {e}"))?);
+                let child = child.map_err(|cause| StepError::HelperStart { program: program.clone(), cause })?;
+                self.helpers.push(child);
             }
             Step::Sleep { ms } => std::thread::sleep(Duration::from_millis(*ms).min(MAX_PAUSE)),
         }
@@ -178,7 +163,7 @@ impl<'a> Session<'a> {
     }
 
     /// Receives one frame, validating it against the schema and keeping output offsets contiguous.
-    fn receive(&mut self, conn: &str, deadline: Instant) -> Result<Option<Received>, String> {
+    fn receive(&mut self, conn: &str, deadline: Instant) -> Result<Option<Received>, StepError> {
         let schema = self.schema;
         let c = self.conn(conn)?;
         let got = c.receive(deadline)?;
@@ -194,7 +179,7 @@ impl<'a> Session<'a> {
                 if let Some(end) = c.output_end
                     && end != *start
                 {
-                    return Err(format!("an output frame starts at {start}, but the stream so far ended at {end}"));
+                    return Err(StepError::Gap { start: *start, end });
                 }
                 c.output_end = Some(start + bytes.len() as u64);
             }
@@ -204,13 +189,13 @@ impl<'a> Session<'a> {
     }
 
     fn expect_control(&mut self, conn: &str, deadline: Instant) -> Result<Value, Failure> {
-        if let Some((start, bytes)) = &self.conn(conn)?.pending_output {
-            return Err(format!("expected a control frame, got output at {start}: {}", show(bytes)).into());
+        if let Some((start, bytes)) = self.conn(conn)?.pending_output.clone() {
+            return Err(StepError::NotControl(Received::Output { start, bytes }).into());
         }
         match self.receive(conn, deadline)? {
             Some(Received::Control(value)) => Ok(value),
-            Some(other) => Err(format!("expected a control frame, got {}", describe(&other)).into()),
-            None => Err("expected a control frame, got nothing before the deadline".to_owned().into()),
+            Some(other) => Err(StepError::NotControl(other).into()),
+            None => Err(StepError::NoControl.into()),
         }
     }
 
@@ -226,12 +211,12 @@ impl<'a> Session<'a> {
             (Some(text), None) => Some(text.as_bytes().to_vec()),
             (None, Some(hex)) => Some(decode_hex(hex)?),
             (None, None) => None,
-            _ => return Err("an expect_output step takes text or hex, not both".to_owned().into()),
+            _ => return Err(StepError::Malformed("an expect_output step takes text or hex, not both").into()),
         };
         let count = match (&wanted, bytes) {
             (Some(w), _) => w.len(),
-            (None, Some(n)) => usize::try_from(n).map_err(|_| "byte count too large".to_owned())?,
-            (None, None) => return Err("an expect_output step needs text, hex or bytes".to_owned().into()),
+            (None, Some(n)) => usize::try_from(n).map_err(|_| StepError::Malformed("byte count too large"))?,
+            (None, None) => return Err(StepError::Malformed("an expect_output step needs text, hex or bytes").into()),
         };
         let deadline = Instant::now() + EXPECT_TIMEOUT;
         let mut got: Vec<u8> = Vec::with_capacity(count);
@@ -242,21 +227,10 @@ impl<'a> Session<'a> {
                 None => match self.receive(conn, deadline)? {
                     Some(Received::Output { start, bytes }) => (start, bytes),
                     Some(other) => {
-                        return Err(format!(
-                            "expected {count} output bytes, got {} first, after {} bytes: {}",
-                            describe(&other),
-                            got.len(),
-                            show(&got)
-                        )
-                        .into());
+                        return Err(StepError::OutputInterrupted { count, got: other, so_far: got }.into());
                     }
                     None => {
-                        return Err(format!(
-                            "expected {count} output bytes within {EXPECT_TIMEOUT:?}, got {}: {}",
-                            got.len(),
-                            show(&got)
-                        )
-                        .into());
+                        return Err(StepError::OutputShort { count, within: EXPECT_TIMEOUT, so_far: got }.into());
                     }
                 },
             };
@@ -272,9 +246,7 @@ impl<'a> Session<'a> {
             Some(expected) => {
                 let expected = substitute(expected, &self.vars)?;
                 if expected != json!(first) {
-                    return Err(
-                        format!("expected output starting at {expected}, got output starting at {first}").into()
-                    );
+                    return Err(StepError::OutputStart { expected, first }.into());
                 }
                 start.cloned()
             }
@@ -285,7 +257,7 @@ impl<'a> Session<'a> {
             && *wanted != got
         {
             return Err(Failure {
-                message: format!("output from {first} differs"),
+                error: Box::new(StepError::OutputDiffers(first)),
                 diff: Some(
                     similar_asserts::SimpleDiff::from_str(&show(wanted), &show(&got), "expected", "received")
                         .to_string(),
@@ -310,7 +282,7 @@ impl<'a> Session<'a> {
         Ok(recorded)
     }
 
-    fn command(&self, program: &str, args: &[String]) -> Result<Command, String> {
+    fn command(&self, program: &str, args: &[String]) -> Result<Command, StepError> {
         let mut command = Command::new(interpolate(program, &self.vars)?);
         for arg in args {
             command.arg(interpolate(arg, &self.vars)?);
@@ -319,21 +291,23 @@ impl<'a> Session<'a> {
         Ok(command)
     }
 
-    fn run(&mut self, program: &str, args: &[String]) -> Result<(), String> {
+    fn run(&mut self, program: &str, args: &[String]) -> Result<(), StepError> {
         let mut child = self
             .command(program, args)?
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start helper {program}: {e}"))?;
+            .map_err(|cause| StepError::HelperStart { program: program.to_owned(), cause })?;
         let deadline = Instant::now() + HELPER_TIMEOUT;
         loop {
-            match child.try_wait().map_err(|e| e.to_string())? {
+            match child.try_wait().map_err(StepError::HelperWait)? {
                 Some(status) if status.success() => return Ok(()),
-                Some(status) => return Err(format!("helper {program} {args:?} failed: {status}")),
+                Some(status) => {
+                    return Err(StepError::HelperFailed { program: program.to_owned(), args: args.to_vec(), status });
+                }
                 None if Instant::now() >= deadline => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(format!("helper {program} did not finish within {HELPER_TIMEOUT:?}"));
+                    return Err(StepError::HelperLate { program: program.to_owned(), within: HELPER_TIMEOUT });
                 }
                 None => std::thread::sleep(HELPER_POLL),
             }
@@ -368,39 +342,19 @@ pub fn diff(expected: &Value, actual: &Value) -> String {
     similar_asserts::SimpleDiff::from_str(&left, &right, "expected", "received").to_string()
 }
 
-fn describe(received: &Received) -> String {
-    match received {
-        Received::Control(value) => format!("the control frame {value}"),
-        Received::Output { start, bytes } => format!("output at {start}: {}", show(bytes)),
-        Received::Eof => "the end of the stream".to_owned(),
-    }
-}
-
-/// Bytes as text when they are UTF-8, else as hex.
-fn show(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => format!("{text:?}"),
-        Err(_) => format!("hex {}", encode_hex(bytes)),
-    }
-}
-
 /// A frame (header and payload) holding `payload` as it is: not checked, so a transcript can send text that
 /// is not a JSON object.
-fn control_frame(payload: &[u8]) -> Result<Vec<u8>, String> {
-    let len = u32::try_from(payload.len()).map_err(|_| "a payload over 4 GiB".to_owned())?;
+fn control_frame(payload: &[u8]) -> Result<Vec<u8>, StepError> {
+    let len = u32::try_from(payload.len()).map_err(|_| StepError::PayloadTooLarge)?;
     let mut frame = len.to_be_bytes().to_vec();
     frame.extend_from_slice(payload);
     Ok(frame)
 }
 
-pub fn encode_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-pub fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
+pub fn decode_hex(hex: &str) -> Result<Vec<u8>, StepError> {
     let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     if !digits.len().is_multiple_of(2) {
-        return Err(format!("odd number of hex digits in {hex:?}"));
+        return Err(StepError::OddHex(hex.to_owned()));
     }
     digits
         .chunks(2)
@@ -408,7 +362,7 @@ pub fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
             std::str::from_utf8(pair)
                 .ok()
                 .and_then(|p| u8::from_str_radix(p, 16).ok())
-                .ok_or_else(|| format!("not hex: {hex:?}"))
+                .ok_or_else(|| StepError::NotHex(hex.to_owned()))
         })
         .collect()
 }

@@ -21,25 +21,15 @@ fn our_daemon_passes_every_transcript() {
 fn a_registered_daemon_runs_the_shareable_transcripts() {
     use std::io::Write;
     use std::os::unix::net::UnixStream;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     let root = tempfile::tempdir().expect("tempdir");
-    let mut daemon = std::process::Command::new(support::daemon_binary())
-        .args(["daemon", "--name", "ext", "--runtime-dir"])
-        .arg(root.path())
-        .stderr(std::process::Stdio::null())
-        .spawn()
+    // Stopped (and reaped) when the test ends, however it ends.
+    let daemon = opencode_pty_client::launch::Launch::new(support::daemon_binary(), root.path(), "ext")
+        .start()
         .expect("start the daemon");
-    let _guard = support::KillOnDrop(&mut daemon);
+    let registration = daemon.registration().clone();
     let file = root.path().join("ext/service.json");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let registration: opencode_pty_protocol::Registration = loop {
-        if let Some(registration) = std::fs::read_to_string(&file).ok().and_then(|t| serde_json::from_str(&t).ok()) {
-            break registration;
-        }
-        assert!(Instant::now() < deadline, "no registration within 10 s");
-        std::thread::sleep(Duration::from_millis(10));
-    };
     let mut owner = UnixStream::connect(&registration.socket).expect("connect");
     let own = serde_json::json!({"token": registration.token,
                                  "request": {"op": "own", "instance_id": registration.instance_id}});
@@ -55,4 +45,5 @@ fn a_registered_daemon_runs_the_shareable_transcripts() {
     assert!(out.stdout.contains("SKIP  ownership/handoff "), "{}", out.stdout);
     assert!(support::process_exists(registration.pid), "the runner stopped a daemon it did not start");
     drop(owner);
+    drop(daemon);
 }

@@ -15,9 +15,8 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::value::RawValue;
 
 use crate::FrameError;
-use crate::generated::{REQUEST_OPS, Request};
+use crate::generated::{AUTHENTICATION_FAILED, REQUEST_OPS, Request, UNSUPPORTED_REQUEST_PREFIX};
 use crate::unique::{Key, cut, first_duplicate, validate};
-use crate::wire::{AUTHENTICATION_FAILED, UNSUPPORTED_REQUEST_PREFIX};
 
 /// The longest unknown `op` an `unsupported request: <op>` answer repeats; a longer one is cut (and ends in
 /// `...`), so the answer stays small whatever the client sent.

@@ -820,6 +820,1462 @@ impl ::std::convert::TryFrom<::std::string::String> for Signal {
         value.parse()
     }
 }
+///Checks that the daemon answers and asks who it is. Answered with `pong`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PingRequest;
+impl ::std::convert::From<PingRequest> for Request {
+    fn from(_: PingRequest) -> Self {
+        Request::Ping
+    }
+}
+impl ::std::convert::TryFrom<Request> for PingRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Ping => Ok(PingRequest),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for PingRequest {
+    const OP: &'static str = "ping";
+    type Answer = PongResponse;
+}
+///Claims ownership of the daemon. Without a ticket it claims a daemon that has had no owner since it started; with a handoff ticket it takes over from the previous owner, even one still connected. Answered with `owned`, after which this connection is the owner channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnRequest {
+    ///The instance id read from the registration; a claim naming a different instance is refused.
+    pub instance_id: ::std::string::String,
+    ///The ticket from an earlier `handoff`, when taking over from a previous owner; omitted or null for the first claim after startup.
+    pub ticket: ::std::option::Option<::std::string::String>,
+}
+impl ::std::convert::From<OwnRequest> for Request {
+    fn from(value: OwnRequest) -> Self {
+        let OwnRequest { instance_id, ticket } = value;
+        Request::Own {
+            instance_id,
+            ticket,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for OwnRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Own { instance_id, ticket } => {
+                Ok(OwnRequest { instance_id, ticket })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for OwnRequest {
+    const OP: &'static str = "own";
+    type Answer = OwnedResponse;
+}
+///Owner channel only: prepares a handoff so that a replacement server can claim this daemon with `own` before the deadline. Answered with `handoff`; asking again returns the same ticket and deadline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrepareHandoffRequest;
+impl ::std::convert::From<PrepareHandoffRequest> for Request {
+    fn from(_: PrepareHandoffRequest) -> Self {
+        Request::PrepareHandoff
+    }
+}
+impl ::std::convert::TryFrom<Request> for PrepareHandoffRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::PrepareHandoff => Ok(PrepareHandoffRequest),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for PrepareHandoffRequest {
+    const OP: &'static str = "prepare_handoff";
+    type Answer = HandoffResponse;
+}
+///Starts a program in a new pseudo-terminal whose screen the daemon keeps. Answered with `created`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreatePtyRequest {
+    ///The arguments after the program name, in order: at most 4096 (`MAX_ARGS`), each at most 131072 characters (`MAX_ARG_CHARS`), and with the program at most 262144 bytes as the JSON array `command` (`MAX_COMMAND_BYTES`, checked by the daemon).
+    pub args: ::std::vec::Vec<::std::string::String>,
+    ///The terminal width in columns.
+    pub cols: ::std::num::NonZeroU16,
+    ///The absolute directory the child starts in. At most 4096 characters (`MAX_PATH_CHARS`).
+    pub cwd: ::std::string::String,
+    ///Environment variables for the child.
+    pub env: ::std::collections::HashMap<::std::string::String, ::std::string::String>,
+    ///An opaque grouping key chosen by the client, reported back as `group_id`. At most 256 characters (`MAX_GROUP_ID_CHARS`).
+    pub group_id: ::std::string::String,
+    ///The program to start. At most 4096 characters (`MAX_PATH_CHARS`).
+    pub program: ::std::string::String,
+    ///The terminal height in rows.
+    pub rows: ::std::num::NonZeroU16,
+    ///The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`).
+    pub title: ::std::string::String,
+}
+impl ::std::convert::From<CreatePtyRequest> for Request {
+    fn from(value: CreatePtyRequest) -> Self {
+        let CreatePtyRequest { args, cols, cwd, env, group_id, program, rows, title } = value;
+        Request::CreatePty {
+            args,
+            cols,
+            cwd,
+            env,
+            group_id,
+            program,
+            rows,
+            title,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for CreatePtyRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::CreatePty {
+                args,
+                cols,
+                cwd,
+                env,
+                group_id,
+                program,
+                rows,
+                title,
+            } => {
+                Ok(CreatePtyRequest {
+                    args,
+                    cols,
+                    cwd,
+                    env,
+                    group_id,
+                    program,
+                    rows,
+                    title,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for CreatePtyRequest {
+    const OP: &'static str = "create_pty";
+    type Answer = CreatedResponse;
+}
+///Starts a program without a terminal (Unix only): stdin reads /dev/null, and stdout and stderr share one pipe whose bytes the daemon writes to `output_path`. Answered with `created`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreatePipeRequest {
+    ///The arguments after the program name, in order: at most 4096 (`MAX_ARGS`), each at most 131072 characters (`MAX_ARG_CHARS`), and with the program at most 262144 bytes as the JSON array `command` (`MAX_COMMAND_BYTES`, checked by the daemon).
+    pub args: ::std::vec::Vec<::std::string::String>,
+    ///The absolute directory the child starts in. At most 4096 characters (`MAX_PATH_CHARS`).
+    pub cwd: ::std::string::String,
+    ///The child's whole environment: nothing is inherited from the daemon and no terminal variables are added.
+    pub env: ::std::collections::HashMap<::std::string::String, ::std::string::String>,
+    ///An opaque grouping key chosen by the client, reported back as `group_id`. At most 256 characters (`MAX_GROUP_ID_CHARS`).
+    pub group_id: ::std::string::String,
+    ///An opaque JSON object to keep with the process and report as `pipe.metadata`; left out, the process starts with an empty object.
+    pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ///The absolute path of the file that receives the output. It is truncated, or created, before the child starts; a symlink as its last component is refused. At most 4096 characters (`MAX_PATH_CHARS`).
+    pub output_path: ::std::string::String,
+    ///The program to start. At most 4096 characters (`MAX_PATH_CHARS`).
+    pub program: ::std::string::String,
+}
+impl ::std::convert::From<CreatePipeRequest> for Request {
+    fn from(value: CreatePipeRequest) -> Self {
+        let CreatePipeRequest {
+            args,
+            cwd,
+            env,
+            group_id,
+            metadata,
+            output_path,
+            program,
+        } = value;
+        Request::CreatePipe {
+            args,
+            cwd,
+            env,
+            group_id,
+            metadata,
+            output_path,
+            program,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for CreatePipeRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::CreatePipe {
+                args,
+                cwd,
+                env,
+                group_id,
+                metadata,
+                output_path,
+                program,
+            } => {
+                Ok(CreatePipeRequest {
+                    args,
+                    cwd,
+                    env,
+                    group_id,
+                    metadata,
+                    output_path,
+                    program,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for CreatePipeRequest {
+    const OP: &'static str = "create_pipe";
+    type Answer = CreatedResponse;
+}
+///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListRequest {
+    ///Which kind of process to list.
+    pub mode: Mode,
+}
+impl ::std::convert::From<ListRequest> for Request {
+    fn from(value: ListRequest) -> Self {
+        let ListRequest { mode } = value;
+        Request::List { mode }
+    }
+}
+impl ::std::convert::TryFrom<Request> for ListRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::List { mode } => Ok(ListRequest { mode }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for ListRequest {
+    const OP: &'static str = "list";
+    type Answer = ProcessesResponse;
+}
+///Describes one process of either mode, refreshing a PTY's foreground process first. Answered with `process`, or with `error` when the id is unknown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GetRequest {
+    ///The process to describe.
+    pub id: u64,
+}
+impl ::std::convert::From<GetRequest> for Request {
+    fn from(value: GetRequest) -> Self {
+        let GetRequest { id } = value;
+        Request::Get { id }
+    }
+}
+impl ::std::convert::TryFrom<Request> for GetRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Get { id } => Ok(GetRequest { id }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for GetRequest {
+    const OP: &'static str = "get";
+    type Answer = ProcessResponse;
+}
+///Pipe processes only: keeps the connection open until the process has exited, then answers with one `exited` and closes. A process that already exited is answered at once; one removed by `terminate` first is answered with `error` `terminated`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitRequest {
+    ///The pipe process to wait for.
+    pub id: u64,
+}
+impl ::std::convert::From<WaitRequest> for Request {
+    fn from(value: WaitRequest) -> Self {
+        let WaitRequest { id } = value;
+        Request::Wait { id }
+    }
+}
+impl ::std::convert::TryFrom<Request> for WaitRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Wait { id } => Ok(WaitRequest { id }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for WaitRequest {
+    const OP: &'static str = "wait";
+    type Answer = ExitedResponse;
+}
+///Pipe processes only: sends a signal to the process group and to the child, which stays listed (unlike `terminate`). Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignalRequest {
+    ///The pipe process to signal.
+    pub id: u64,
+    ///Which signal to send.
+    pub signal: Signal,
+}
+impl ::std::convert::From<SignalRequest> for Request {
+    fn from(value: SignalRequest) -> Self {
+        let SignalRequest { id, signal } = value;
+        Request::Signal { id, signal }
+    }
+}
+impl ::std::convert::TryFrom<Request> for SignalRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Signal { id, signal } => Ok(SignalRequest { id, signal }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for SignalRequest {
+    const OP: &'static str = "signal";
+    type Answer = OkResponse;
+}
+///Pipe processes only: replaces the metadata kept with the process. Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetMetadataRequest {
+    ///The pipe process whose metadata is replaced.
+    pub id: u64,
+    ///The new metadata; the previous object is dropped, not merged.
+    pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl ::std::convert::From<SetMetadataRequest> for Request {
+    fn from(value: SetMetadataRequest) -> Self {
+        let SetMetadataRequest { id, metadata } = value;
+        Request::SetMetadata {
+            id,
+            metadata,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for SetMetadataRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::SetMetadata { id, metadata } => {
+                Ok(SetMetadataRequest { id, metadata })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for SetMetadataRequest {
+    const OP: &'static str = "set_metadata";
+    type Answer = OkResponse;
+}
+///PTY only: sends bytes to the terminal's input. Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteRequest {
+    ///The writing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+    pub attachment_id: ::std::option::Option<::std::string::String>,
+    ///The bytes to send, standard base64 with padding.
+    pub data_base64: ::std::string::String,
+    ///The PTY to write to.
+    pub id: u64,
+}
+impl ::std::convert::From<WriteRequest> for Request {
+    fn from(value: WriteRequest) -> Self {
+        let WriteRequest { attachment_id, data_base64, id } = value;
+        Request::Write {
+            attachment_id,
+            data_base64,
+            id,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for WriteRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Write { attachment_id, data_base64, id } => {
+                Ok(WriteRequest {
+                    attachment_id,
+                    data_base64,
+                    id,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for WriteRequest {
+    const OP: &'static str = "write";
+    type Answer = OkResponse;
+}
+///PTY only: resizes the terminal and its screen in one ordered step and always publishes `resized` with a checkpoint, even when the size does not change. Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResizeRequest {
+    ///The resizing attachment, which must be the terminal's controller; null is accepted only while the terminal has no controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+    pub attachment_id: ::std::option::Option<::std::string::String>,
+    ///The new width in columns.
+    pub cols: ::std::num::NonZeroU16,
+    ///The PTY to resize.
+    pub id: u64,
+    ///The new height in rows.
+    pub rows: ::std::num::NonZeroU16,
+}
+impl ::std::convert::From<ResizeRequest> for Request {
+    fn from(value: ResizeRequest) -> Self {
+        let ResizeRequest { attachment_id, cols, id, rows } = value;
+        Request::Resize {
+            attachment_id,
+            cols,
+            id,
+            rows,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for ResizeRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Resize { attachment_id, cols, id, rows } => {
+                Ok(ResizeRequest {
+                    attachment_id,
+                    cols,
+                    id,
+                    rows,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for ResizeRequest {
+    const OP: &'static str = "resize";
+    type Answer = OkResponse;
+}
+///PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlRequest {
+    ///The attachment to promote; it must have an open subscription to this terminal. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+    pub attachment_id: ::std::string::String,
+    ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
+    pub cols: ::std::num::NonZeroU16,
+    ///The PTY to take control of.
+    pub id: u64,
+    ///The attachment's height in rows.
+    pub rows: ::std::num::NonZeroU16,
+}
+impl ::std::convert::From<ControlRequest> for Request {
+    fn from(value: ControlRequest) -> Self {
+        let ControlRequest { attachment_id, cols, id, rows } = value;
+        Request::Control {
+            attachment_id,
+            cols,
+            id,
+            rows,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for ControlRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Control { attachment_id, cols, id, rows } => {
+                Ok(ControlRequest {
+                    attachment_id,
+                    cols,
+                    id,
+                    rows,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for ControlRequest {
+    const OP: &'static str = "control";
+    type Answer = OkResponse;
+}
+///PTY only: does what `control` does, then sends the bytes, all in one ordered step, so a size report caused by the resize reaches the child before the input. Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputRequest {
+    ///The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+    pub attachment_id: ::std::string::String,
+    ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
+    pub cols: ::std::num::NonZeroU16,
+    ///The bytes to send after any promotion and resize, standard base64 with padding; may be empty.
+    pub data_base64: ::std::string::String,
+    ///The PTY to type into.
+    pub id: u64,
+    ///The attachment's height in rows.
+    pub rows: ::std::num::NonZeroU16,
+}
+impl ::std::convert::From<InputRequest> for Request {
+    fn from(value: InputRequest) -> Self {
+        let InputRequest { attachment_id, cols, data_base64, id, rows } = value;
+        Request::Input {
+            attachment_id,
+            cols,
+            data_base64,
+            id,
+            rows,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for InputRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Input { attachment_id, cols, data_base64, id, rows } => {
+                Ok(InputRequest {
+                    attachment_id,
+                    cols,
+                    data_base64,
+                    id,
+                    rows,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for InputRequest {
+    const OP: &'static str = "input";
+    type Answer = OkResponse;
+}
+///PTY only: captures the visible screen as text, a VT checkpoint and the cursor in one step. Answered with `snapshot`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotRequest {
+    ///The PTY to capture.
+    pub id: u64,
+}
+impl ::std::convert::From<SnapshotRequest> for Request {
+    fn from(value: SnapshotRequest) -> Self {
+        let SnapshotRequest { id } = value;
+        Request::Snapshot { id }
+    }
+}
+impl ::std::convert::TryFrom<Request> for SnapshotRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Snapshot { id } => Ok(SnapshotRequest { id }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for SnapshotRequest {
+    const OP: &'static str = "snapshot";
+    type Answer = SnapshotResponse;
+}
+///Reads the last physical rows of a PTY's active screen, history included, as plain text. Answered with `rows`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadRowsRequest {
+    ///The PTY process to read.
+    pub id: u64,
+    ///How many rows to read (1 to 65535); omitted or null reads the terminal's current height.
+    pub rows: ::std::option::Option<::std::num::NonZeroU16>,
+}
+impl ::std::convert::From<ReadRowsRequest> for Request {
+    fn from(value: ReadRowsRequest) -> Self {
+        let ReadRowsRequest { id, rows } = value;
+        Request::ReadRows { id, rows }
+    }
+}
+impl ::std::convert::TryFrom<Request> for ReadRowsRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::ReadRows { id, rows } => Ok(ReadRowsRequest { id, rows }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for ReadRowsRequest {
+    const OP: &'static str = "read_rows";
+    type Answer = RowsResponse;
+}
+///PTY only: sets or clears the user title, which wins over titles set by programs. `title_changed` is published only if the effective title changes. Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenameRequest {
+    ///The PTY to rename.
+    pub id: u64,
+    ///The new user title; null or an empty string clears it, so the latest program title or the creation title shows again. At most 256 characters (`MAX_TITLE_CHARS`).
+    pub title: ::std::option::Option<::std::string::String>,
+}
+impl ::std::convert::From<RenameRequest> for Request {
+    fn from(value: RenameRequest) -> Self {
+        let RenameRequest { id, title } = value;
+        Request::Rename { id, title }
+    }
+}
+impl ::std::convert::TryFrom<Request> for RenameRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Rename { id, title } => Ok(RenameRequest { id, title }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for RenameRequest {
+    const OP: &'static str = "rename";
+    type Answer = OkResponse;
+}
+///Reads the kept raw output from an offset onwards. Answered with `replay`; a pipe process keeps no output, so its answer has the right offsets and no bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayRequest {
+    ///The process whose output is read.
+    pub id: u64,
+    ///The first offset wanted; an offset past the current output tail is an error.
+    pub offset: u64,
+}
+impl ::std::convert::From<ReplayRequest> for Request {
+    fn from(value: ReplayRequest) -> Self {
+        let ReplayRequest { id, offset } = value;
+        Request::Replay { id, offset }
+    }
+}
+impl ::std::convert::TryFrom<Request> for ReplayRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Replay { id, offset } => Ok(ReplayRequest { id, offset }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for ReplayRequest {
+    const OP: &'static str = "replay";
+    type Answer = ReplayResponse;
+}
+///Attaches to a process and keeps the connection open: answered with `attached` (carrying the replay from `offset`), then live output frames and events (`resized`, `controller_changed`, `title_changed`, `foreground_process_changed`, `exited`) until the process exits or the connection closes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubscribeRequest {
+    ///A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+    pub attachment_id: ::std::string::String,
+    ///The process to attach to.
+    pub id: u64,
+    ///Where the replay starts; an offset past the current output tail is an error.
+    pub offset: u64,
+    ///The role to attach with.
+    pub role: Role,
+    ///For the controller role: whether to demote a different existing controller (which stays subscribed as an observer); when false, such a conflict fails the request.
+    pub takeover: bool,
+}
+impl ::std::convert::From<SubscribeRequest> for Request {
+    fn from(value: SubscribeRequest) -> Self {
+        let SubscribeRequest { attachment_id, id, offset, role, takeover } = value;
+        Request::Subscribe {
+            attachment_id,
+            id,
+            offset,
+            role,
+            takeover,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for SubscribeRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Subscribe { attachment_id, id, offset, role, takeover } => {
+                Ok(SubscribeRequest {
+                    attachment_id,
+                    id,
+                    offset,
+                    role,
+                    takeover,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for SubscribeRequest {
+    const OP: &'static str = "subscribe";
+    type Answer = AttachedResponse;
+}
+///Stops a process and forgets it: a PTY's runtime is shut down; a pipe process's group and child get SIGKILL and the child is reaped. Pending `wait`s get `error` `terminated`. Answered with `ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerminateRequest {
+    ///The process to stop and remove.
+    pub id: u64,
+}
+impl ::std::convert::From<TerminateRequest> for Request {
+    fn from(value: TerminateRequest) -> Self {
+        let TerminateRequest { id } = value;
+        Request::Terminate { id }
+    }
+}
+impl ::std::convert::TryFrom<Request> for TerminateRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Terminate { id } => Ok(TerminateRequest { id }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for TerminateRequest {
+    const OP: &'static str = "terminate";
+    type Answer = OkResponse;
+}
+///Stops the daemon and every process it runs. Accepted from the current owner channel and from any authenticated ordinary connection. Answered with `ok`, then the daemon stops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShutdownRequest;
+impl ::std::convert::From<ShutdownRequest> for Request {
+    fn from(_: ShutdownRequest) -> Self {
+        Request::Shutdown
+    }
+}
+impl ::std::convert::TryFrom<Request> for ShutdownRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Shutdown => Ok(ShutdownRequest),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for ShutdownRequest {
+    const OP: &'static str = "shutdown";
+    type Answer = OkResponse;
+}
+///The answer to `ping`: who the daemon is and what it speaks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PongResponse {
+    ///Names of the additive capabilities the daemon has beyond its protocol version; empty for plain protocol 8.
+    pub features: ::std::vec::Vec<::std::string::String>,
+    ///The daemon's instance id, the same as in its registration.
+    pub instance_id: ::std::string::String,
+    ///The daemon's own process id.
+    pub pid: u32,
+    ///The protocol version the daemon speaks: 8 for this schema. Clients refuse any other value.
+    pub protocol: u32,
+}
+impl ::std::convert::From<PongResponse> for Response {
+    fn from(value: PongResponse) -> Self {
+        let PongResponse { features, instance_id, pid, protocol } = value;
+        Response::Pong {
+            features,
+            instance_id,
+            pid,
+            protocol,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for PongResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Pong { features, instance_id, pid, protocol } => {
+                Ok(PongResponse {
+                    features,
+                    instance_id,
+                    pid,
+                    protocol,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for PongResponse {
+    const TYPE: &'static str = "pong";
+    const EVENT: bool = false;
+}
+///The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnedResponse;
+impl ::std::convert::From<OwnedResponse> for Response {
+    fn from(_: OwnedResponse) -> Self {
+        Response::Owned
+    }
+}
+impl ::std::convert::TryFrom<Response> for OwnedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Owned => Ok(OwnedResponse),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for OwnedResponse {
+    const TYPE: &'static str = "owned";
+    const EVENT: bool = false;
+}
+///The answer to `prepare_handoff`: the ticket a replacement server gives to `own`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandoffResponse {
+    ///When the ticket stops being accepted, as milliseconds since the Unix epoch: 120 seconds after the handoff was first prepared.
+    pub expires_at: u64,
+    ///The secret to pass as `own.ticket`: 32 lowercase hex characters, consumed by the first successful claim.
+    pub ticket: ::std::string::String,
+}
+impl ::std::convert::From<HandoffResponse> for Response {
+    fn from(value: HandoffResponse) -> Self {
+        let HandoffResponse { expires_at, ticket } = value;
+        Response::Handoff {
+            expires_at,
+            ticket,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for HandoffResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Handoff { expires_at, ticket } => {
+                Ok(HandoffResponse {
+                    expires_at,
+                    ticket,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for HandoffResponse {
+    const TYPE: &'static str = "handoff";
+    const EVENT: bool = false;
+}
+///The answer to `create_pty` and `create_pipe`: the new process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreatedResponse {
+    ///The process just started.
+    pub process: ProcessInfo,
+}
+impl ::std::convert::From<CreatedResponse> for Response {
+    fn from(value: CreatedResponse) -> Self {
+        let CreatedResponse { process } = value;
+        Response::Created { process }
+    }
+}
+impl ::std::convert::TryFrom<Response> for CreatedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Created { process } => Ok(CreatedResponse { process }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for CreatedResponse {
+    const TYPE: &'static str = "created";
+    const EVENT: bool = false;
+}
+///The answer to `list`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessesResponse {
+    ///Every process of the requested mode, in creation order.
+    pub processes: ::std::vec::Vec<ProcessInfo>,
+}
+impl ::std::convert::From<ProcessesResponse> for Response {
+    fn from(value: ProcessesResponse) -> Self {
+        let ProcessesResponse { processes } = value;
+        Response::Processes { processes }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ProcessesResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Processes { processes } => Ok(ProcessesResponse { processes }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ProcessesResponse {
+    const TYPE: &'static str = "processes";
+    const EVENT: bool = false;
+}
+///The answer to `get`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessResponse {
+    ///The process asked for.
+    pub process: ProcessInfo,
+}
+impl ::std::convert::From<ProcessResponse> for Response {
+    fn from(value: ProcessResponse) -> Self {
+        let ProcessResponse { process } = value;
+        Response::Process { process }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ProcessResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Process { process } => Ok(ProcessResponse { process }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ProcessResponse {
+    const TYPE: &'static str = "process";
+    const EVENT: bool = false;
+}
+///The request succeeded and has nothing to return.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OkResponse;
+impl ::std::convert::From<OkResponse> for Response {
+    fn from(_: OkResponse) -> Self {
+        Response::Ok
+    }
+}
+impl ::std::convert::TryFrom<Response> for OkResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Ok => Ok(OkResponse),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for OkResponse {
+    const TYPE: &'static str = "ok";
+    const EVENT: bool = false;
+}
+///The request failed. Unknown ops and malformed requests are answered this way too (once the token has been checked), so clients can probe for an op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorResponse {
+    ///What went wrong, for people, such as `unsupported request: <op>`, `invalid <op> request: ...` or `terminated`.
+    pub message: ::std::string::String,
+}
+impl ::std::convert::From<ErrorResponse> for Response {
+    fn from(value: ErrorResponse) -> Self {
+        let ErrorResponse { message } = value;
+        Response::Error { message }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ErrorResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Error { message } => Ok(ErrorResponse { message }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ErrorResponse {
+    const TYPE: &'static str = "error";
+    const EVENT: bool = false;
+}
+///The answer to `snapshot`: the screen, its checkpoint and the cursor, captured in one step with the process info.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotResponse {
+    ///A VT checkpoint, standard base64 with padding: written into a fresh terminal of the same size, it rebuilds the screen, its modes and the cursor position.
+    pub checkpoint_base64: ::std::string::String,
+    ///The cursor column, zero-based.
+    pub cursor_x: u16,
+    ///The cursor row within the visible screen, zero-based.
+    pub cursor_y: u16,
+    ///The process info, captured in the same step as the screen.
+    pub process: ProcessInfo,
+    ///The plain text of the visible screen, one line per row, soft wraps not joined and trailing whitespace trimmed.
+    pub text: ::std::string::String,
+}
+impl ::std::convert::From<SnapshotResponse> for Response {
+    fn from(value: SnapshotResponse) -> Self {
+        let SnapshotResponse { checkpoint_base64, cursor_x, cursor_y, process, text } = value;
+        Response::Snapshot {
+            checkpoint_base64,
+            cursor_x,
+            cursor_y,
+            process,
+            text,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for SnapshotResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Snapshot {
+                checkpoint_base64,
+                cursor_x,
+                cursor_y,
+                process,
+                text,
+            } => {
+                Ok(SnapshotResponse {
+                    checkpoint_base64,
+                    cursor_x,
+                    cursor_y,
+                    process,
+                    text,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for SnapshotResponse {
+    const TYPE: &'static str = "snapshot";
+    const EVENT: bool = false;
+}
+///The answer to `read_rows`: the rows and the cursor, captured in one step with the process info.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowsResponse {
+    ///The cursor column, zero-based.
+    pub cursor_x: u16,
+    ///The cursor row within the active area (not the returned rows), zero-based.
+    pub cursor_y: u16,
+    ///One string per physical row, oldest first: soft wraps not joined, trailing whitespace trimmed, blank rows as empty strings.
+    pub lines: ::std::vec::Vec<::std::string::String>,
+    ///The process info, captured in the same step as the rows.
+    pub process: ProcessInfo,
+}
+impl ::std::convert::From<RowsResponse> for Response {
+    fn from(value: RowsResponse) -> Self {
+        let RowsResponse { cursor_x, cursor_y, lines, process } = value;
+        Response::Rows {
+            cursor_x,
+            cursor_y,
+            lines,
+            process,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for RowsResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Rows { cursor_x, cursor_y, lines, process } => {
+                Ok(RowsResponse {
+                    cursor_x,
+                    cursor_y,
+                    lines,
+                    process,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for RowsResponse {
+    const TYPE: &'static str = "rows";
+    const EVENT: bool = false;
+}
+///The answer to `replay`: the kept output from the requested offset (or from the oldest kept byte) to the tail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayResponse {
+    ///Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back.
+    pub available_offset: u64,
+    ///The bytes from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output.
+    pub data_base64: ::std::string::String,
+    ///The offset just past the returned bytes: the output tail when the replay was read.
+    pub end_offset: u64,
+    ///The offset the request asked for.
+    pub requested_offset: u64,
+    ///True when the requested offset was older than the oldest kept byte, so the bytes from `requested_offset` to `available_offset` are lost.
+    pub truncated: bool,
+}
+impl ::std::convert::From<ReplayResponse> for Response {
+    fn from(value: ReplayResponse) -> Self {
+        let ReplayResponse {
+            available_offset,
+            data_base64,
+            end_offset,
+            requested_offset,
+            truncated,
+        } = value;
+        Response::Replay {
+            available_offset,
+            data_base64,
+            end_offset,
+            requested_offset,
+            truncated,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ReplayResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Replay {
+                available_offset,
+                data_base64,
+                end_offset,
+                requested_offset,
+                truncated,
+            } => {
+                Ok(ReplayResponse {
+                    available_offset,
+                    data_base64,
+                    end_offset,
+                    requested_offset,
+                    truncated,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ReplayResponse {
+    const TYPE: &'static str = "replay";
+    const EVENT: bool = false;
+}
+///The first frame of a subscription: the process, the role obtained and the replay. Live output frames and events follow, starting at `end_offset`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttachedResponse {
+    ///Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back.
+    pub available_offset: u64,
+    ///The offset just past the returned bytes: the output tail when the replay was read.
+    pub end_offset: u64,
+    ///The controller generation after attaching: a counter that grows each time the terminal's controller changes.
+    pub generation: u64,
+    ///The process info, captured in the same step as the replay.
+    pub process: ProcessInfo,
+    ///The kept output from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output.
+    pub replay_base64: ::std::string::String,
+    ///The offset the request asked for.
+    pub requested_offset: u64,
+    ///The role this attachment has now.
+    pub role: Role,
+    ///True when the requested offset was older than the oldest kept byte, so the bytes from `requested_offset` to `available_offset` are lost.
+    pub truncated: bool,
+}
+impl ::std::convert::From<AttachedResponse> for Response {
+    fn from(value: AttachedResponse) -> Self {
+        let AttachedResponse {
+            available_offset,
+            end_offset,
+            generation,
+            process,
+            replay_base64,
+            requested_offset,
+            role,
+            truncated,
+        } = value;
+        Response::Attached {
+            available_offset,
+            end_offset,
+            generation,
+            process,
+            replay_base64,
+            requested_offset,
+            role,
+            truncated,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for AttachedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Attached {
+                available_offset,
+                end_offset,
+                generation,
+                process,
+                replay_base64,
+                requested_offset,
+                role,
+                truncated,
+            } => {
+                Ok(AttachedResponse {
+                    available_offset,
+                    end_offset,
+                    generation,
+                    process,
+                    replay_base64,
+                    requested_offset,
+                    role,
+                    truncated,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for AttachedResponse {
+    const TYPE: &'static str = "attached";
+    const EVENT: bool = false;
+}
+///Subscription event: the terminal was resized. Later output is laid out for the new size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResizedResponse {
+    ///A VT checkpoint of the screen just after the resize, standard base64 with padding; a client resets its terminal to the new size and writes it before any later output.
+    pub checkpoint_base64: ::std::string::String,
+    ///The new width in columns.
+    pub cols: ::std::num::NonZeroU16,
+    ///The controller generation when the resize happened (not a count of resizes).
+    pub generation: u64,
+    ///The new height in rows.
+    pub rows: ::std::num::NonZeroU16,
+}
+impl ::std::convert::From<ResizedResponse> for Response {
+    fn from(value: ResizedResponse) -> Self {
+        let ResizedResponse { checkpoint_base64, cols, generation, rows } = value;
+        Response::Resized {
+            checkpoint_base64,
+            cols,
+            generation,
+            rows,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ResizedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Resized { checkpoint_base64, cols, generation, rows } => {
+                Ok(ResizedResponse {
+                    checkpoint_base64,
+                    cols,
+                    generation,
+                    rows,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ResizedResponse {
+    const TYPE: &'static str = "resized";
+    const EVENT: bool = true;
+}
+///Subscription event: the terminal's controller changed (through takeover, promotion by `control` or `input`, or a detach). Sent to every subscriber, the new controller included.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControllerChangedResponse {
+    ///The attachment that controls the terminal now, or null when none does.
+    pub attachment_id: ::std::option::Option<::std::string::String>,
+    ///The controller generation after the change.
+    pub generation: u64,
+}
+impl ::std::convert::From<ControllerChangedResponse> for Response {
+    fn from(value: ControllerChangedResponse) -> Self {
+        let ControllerChangedResponse { attachment_id, generation } = value;
+        Response::ControllerChanged {
+            attachment_id,
+            generation,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ControllerChangedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::ControllerChanged { attachment_id, generation } => {
+                Ok(ControllerChangedResponse {
+                    attachment_id,
+                    generation,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ControllerChangedResponse {
+    const TYPE: &'static str = "controller_changed";
+    const EVENT: bool = true;
+}
+///Subscription event: the effective title changed, through `rename` or an OSC 0/2 sequence not hidden by a user title.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TitleChangedResponse {
+    ///The new effective title, at most 256 characters (`MAX_TITLE_CHARS`).
+    pub title: ::std::string::String,
+}
+impl ::std::convert::From<TitleChangedResponse> for Response {
+    fn from(value: TitleChangedResponse) -> Self {
+        let TitleChangedResponse { title } = value;
+        Response::TitleChanged { title }
+    }
+}
+impl ::std::convert::TryFrom<Response> for TitleChangedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::TitleChanged { title } => Ok(TitleChangedResponse { title }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for TitleChangedResponse {
+    const TYPE: &'static str = "title_changed";
+    const EVENT: bool = true;
+}
+///Subscription event: the process in the terminal's foreground changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForegroundProcessChangedResponse {
+    ///The name of the deepest terminal-attached process in the foreground process group, or null when it is not known.
+    pub process: ::std::option::Option<::std::string::String>,
+}
+impl ::std::convert::From<ForegroundProcessChangedResponse> for Response {
+    fn from(value: ForegroundProcessChangedResponse) -> Self {
+        let ForegroundProcessChangedResponse { process } = value;
+        Response::ForegroundProcessChanged {
+            process,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ForegroundProcessChangedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::ForegroundProcessChanged { process } => {
+                Ok(ForegroundProcessChangedResponse {
+                    process,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ForegroundProcessChangedResponse {
+    const TYPE: &'static str = "foreground_process_changed";
+    const EVENT: bool = true;
+}
+///The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExitedResponse {
+    ///The exit status, or null when a signal killed the process.
+    pub exit_code: ::std::option::Option<u32>,
+    ///When the exit became final, as milliseconds since the Unix epoch; the same value as `exited_at` in the process info from then on.
+    pub exited_at: u64,
+    ///The output tail at exit: the offset just past the last byte the process wrote.
+    pub final_offset: u64,
+    ///Pipe processes only: why writing the output file stopped; left out when it never did.
+    pub output_error: ::std::option::Option<::std::string::String>,
+    ///Pipe processes only: how many newline bytes went to the output file; left out for PTYs.
+    pub output_lines: ::std::option::Option<u64>,
+    ///The name of the signal that killed the process, such as `SIGTERM`; left out when no signal did.
+    pub signal: ::std::option::Option<::std::string::String>,
+}
+impl ::std::convert::From<ExitedResponse> for Response {
+    fn from(value: ExitedResponse) -> Self {
+        let ExitedResponse {
+            exit_code,
+            exited_at,
+            final_offset,
+            output_error,
+            output_lines,
+            signal,
+        } = value;
+        Response::Exited {
+            exit_code,
+            exited_at,
+            final_offset,
+            output_error,
+            output_lines,
+            signal,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for ExitedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Exited {
+                exit_code,
+                exited_at,
+                final_offset,
+                output_error,
+                output_lines,
+                signal,
+            } => {
+                Ok(ExitedResponse {
+                    exit_code,
+                    exited_at,
+                    final_offset,
+                    output_error,
+                    output_lines,
+                    signal,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for ExitedResponse {
+    const TYPE: &'static str = "exited";
+    const EVENT: bool = true;
+}
+impl Request {
+    /// The `op` tag, as on the wire.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Request::Ping => "ping",
+            Request::Own { .. } => "own",
+            Request::PrepareHandoff => "prepare_handoff",
+            Request::CreatePty { .. } => "create_pty",
+            Request::CreatePipe { .. } => "create_pipe",
+            Request::List { .. } => "list",
+            Request::Get { .. } => "get",
+            Request::Wait { .. } => "wait",
+            Request::Signal { .. } => "signal",
+            Request::SetMetadata { .. } => "set_metadata",
+            Request::Write { .. } => "write",
+            Request::Resize { .. } => "resize",
+            Request::Control { .. } => "control",
+            Request::Input { .. } => "input",
+            Request::Snapshot { .. } => "snapshot",
+            Request::ReadRows { .. } => "read_rows",
+            Request::Rename { .. } => "rename",
+            Request::Replay { .. } => "replay",
+            Request::Subscribe { .. } => "subscribe",
+            Request::Terminate { .. } => "terminate",
+            Request::Shutdown => "shutdown",
+        }
+    }
+    /// The `type` of the response that answers this request (`x-answer` in the schema); an `error` may
+    /// answer any request instead.
+    pub fn answer_type(&self) -> &'static str {
+        match self {
+            Request::Ping => "pong",
+            Request::Own { .. } => "owned",
+            Request::PrepareHandoff => "handoff",
+            Request::CreatePty { .. } => "created",
+            Request::CreatePipe { .. } => "created",
+            Request::List { .. } => "processes",
+            Request::Get { .. } => "process",
+            Request::Wait { .. } => "exited",
+            Request::Signal { .. } => "ok",
+            Request::SetMetadata { .. } => "ok",
+            Request::Write { .. } => "ok",
+            Request::Resize { .. } => "ok",
+            Request::Control { .. } => "ok",
+            Request::Input { .. } => "ok",
+            Request::Snapshot { .. } => "snapshot",
+            Request::ReadRows { .. } => "rows",
+            Request::Rename { .. } => "ok",
+            Request::Replay { .. } => "replay",
+            Request::Subscribe { .. } => "attached",
+            Request::Terminate { .. } => "ok",
+            Request::Shutdown => "ok",
+        }
+    }
+}
+impl Response {
+    /// The `type` tag, as on the wire.
+    pub fn type_tag(&self) -> &'static str {
+        match self {
+            Response::Pong { .. } => "pong",
+            Response::Owned => "owned",
+            Response::Handoff { .. } => "handoff",
+            Response::Created { .. } => "created",
+            Response::Processes { .. } => "processes",
+            Response::Process { .. } => "process",
+            Response::Ok => "ok",
+            Response::Error { .. } => "error",
+            Response::Snapshot { .. } => "snapshot",
+            Response::Rows { .. } => "rows",
+            Response::Replay { .. } => "replay",
+            Response::Attached { .. } => "attached",
+            Response::Resized { .. } => "resized",
+            Response::ControllerChanged { .. } => "controller_changed",
+            Response::TitleChanged { .. } => "title_changed",
+            Response::ForegroundProcessChanged { .. } => "foreground_process_changed",
+            Response::Exited { .. } => "exited",
+        }
+    }
+    /// Whether a subscription carries this after `attached` (`x-event` in the schema).
+    pub fn is_event(&self) -> bool {
+        matches!(
+            self, Response::Resized { .. } | Response::ControllerChanged { .. } |
+            Response::TitleChanged { .. } | Response::ForegroundProcessChanged { .. } |
+            Response::Exited { .. }
+        )
+    }
+}
 /// The protocol version (`x-protocol-version` of `schema/protocol.json`).
 pub const PROTOCOL_VERSION: u32 = 8;
 /// Additive capabilities of this protocol version (`x-features`).
@@ -868,3 +2324,21 @@ pub const RESPONSE_TYPES: &[&str] = &[
     "foreground_process_changed",
     "exited",
 ];
+/// The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order.
+pub const EVENT_TYPES: &[&str] = &[
+    "resized",
+    "controller_changed",
+    "title_changed",
+    "foreground_process_changed",
+    "exited",
+];
+/// The whole `message` of the `error` answering a claim without a ticket on a daemon that was claimed before (SPEC O2): another client owns it, so this one can use it but not own it.
+pub const ALREADY_OWNED: &str = "daemon already has a live owner";
+/// The whole `message` of the `error` a daemon answers a missing or wrong token with (SPEC E3). A client that gets it re-reads the registration, since the daemon may have been replaced.
+pub const AUTHENTICATION_FAILED: &str = "authentication failed";
+/// The service lock inside a runtime directory (SPEC L2): held exclusively by the daemon for its whole life, so a second daemon, or a sweep, can tell that the directory is in use.
+pub const LOCK_FILE: &str = "service.lock";
+/// The registration file inside a runtime directory `DIR/NAME` (SPEC L4, CL1): the daemon writes it, clients read it to find the socket and the token.
+pub const REGISTRATION_FILE: &str = "service.json";
+/// What the `message` of the `error` answering an unknown op starts with; the op follows (SPEC E5). A client can therefore probe whether a daemon knows a request.
+pub const UNSUPPORTED_REQUEST_PREFIX: &str = "unsupported request: ";

@@ -1,12 +1,15 @@
 //! Wire-level pieces of protocol 8 shared by the daemon, both clients and the conformance runner: the message
-//! types generated from `schema/`, the version constants, the frame codec, two-step request decoding and the
-//! limits. It knows nothing of terminals or sockets.
+//! types generated from `schema/` (the `Request` and `Response` enums, a named type per variant, the op table),
+//! the version constants and the file names and error texts peers share, the frame codec, two-step request
+//! decoding and the limits. It knows nothing of terminals or sockets.
 //!
-//! Module map: `generated` (committed output of `opencode-pty-codegen`, never edited by hand), `envelope`
-//! (token first, then `op`, then fields), `unique` (duplicate members), `frame` and `frame_error` (the codec), `limits`, `serde_rules`
-//! (decoding rules the generated types point at), `wire` (file names and error texts peers share).
+//! Module map: `generated` (committed output of `opencode-pty-codegen`, never edited by hand), `variant` (the
+//! traits of the generated per-variant types), `defaults` (`CreatePtyRequest::new`, `CreatePipeRequest::new`),
+//! `envelope` (token first, then `op`, then fields), `unique` (duplicate members), `frame` and `frame_error`
+//! (the codec), `limits`, `serde_rules` (decoding rules the generated types point at).
 #![deny(missing_docs)]
 
+mod defaults;
 mod envelope;
 mod frame;
 mod frame_error;
@@ -17,17 +20,18 @@ mod generated;
 mod limits;
 mod serde_rules;
 mod unique;
-mod wire;
+mod variant;
 
 /// The JSON Schema of protocol 8, bundled into one draft-07 document (generated from `schema/`).
 pub const SCHEMA_JSON: &str = include_str!("schema.json");
 
+pub use defaults::{DEFAULT_COLS, DEFAULT_ROWS};
 pub use envelope::{MAX_REPORTED_DETAIL_CHARS, MAX_REPORTED_OP_CHARS, RequestEnvelope, RequestError};
 pub use generated::*;
 pub use limits::*;
 pub use serde_rules::MAX_EXACT_INTEGER;
 pub use unique::{MAX_REPORTED_MEMBER_CHARS, RESERVED_MEMBER, first_duplicate};
-pub use wire::{AUTHENTICATION_FAILED, LOCK_FILE, REGISTRATION_FILE, UNSUPPORTED_REQUEST_PREFIX};
+pub use variant::{RequestVariant, ResponseVariant};
 
 pub use frame::{
     FRAME_HEADER_BYTES, Frame, FrameDecoder, MAX_OUTPUT_BYTES, OUTPUT_PREFIX_BYTES, OUTPUT_TAG, decode_payload,

@@ -8,9 +8,10 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use opencode_pty_client::launch::{Launch, LaunchedDaemon};
 use opencode_pty_protocol::{Frame, MAX_FRAME_BYTES, Registration, encode_control, read_frame};
 use serde_json::{Value, json};
 
@@ -25,22 +26,12 @@ fn daemon_binary() -> PathBuf {
     release.join("opencode-pty")
 }
 
-fn start(root: &Path) -> (Child, Registration, UnixStream) {
-    let child = Command::new(daemon_binary())
-        .args(["daemon", "--name", "measure", "--runtime-dir"])
-        .arg(root)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("start the daemon (build it with `cargo build --release -p opencode-pty`)");
-    let path = root.join("measure/service.json");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let registration: Registration = loop {
-        if let Some(registration) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
-            break registration;
-        }
-        assert!(Instant::now() < deadline, "no registration");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+fn start(root: &Path) -> (LaunchedDaemon, Registration, UnixStream) {
+    let launch = Launch::new(daemon_binary(), root, "measure").stderr(Stdio::inherit());
+    let child = launch
+        .start()
+        .unwrap_or_else(|e| panic!("{e} (build the daemon with `cargo build --release -p opencode-pty`)"));
+    let registration = child.registration().clone();
     let mut owner = UnixStream::connect(&registration.socket).expect("connect");
     let own = json!({"token": registration.token, "request": {"op": "own", "instance_id": registration.instance_id}});
     let Value::Object(map) = own else { unreachable!() };
@@ -101,7 +92,7 @@ fn resident_memory(pid: u32) -> u64 {
 fn held_partial_frames(count: usize) {
     let root = tempfile::tempdir().expect("tempdir");
     let (mut child, registration, owner) = start(root.path());
-    let pid = child.id();
+    let pid = child.pid();
     let mut frame = u32::try_from(MAX_FRAME_BYTES).expect("fits").to_be_bytes().to_vec();
     frame.extend_from_slice(br#"{"token":"wrong","x":""#);
     frame.resize(MAX_FRAME_BYTES + 4 - 1, b'a');
@@ -145,8 +136,7 @@ fn held_partial_frames(count: usize) {
     );
     drop(streams);
     drop(owner);
-    let _ = child.kill();
-    let _ = child.wait();
+    child.kill();
 }
 
 fn main() {
@@ -155,7 +145,7 @@ fn main() {
 
     // While the daemon's peak memory is still its start-up figure.
     for count in [1, 6] {
-        let grown = unauthenticated_frames(&registration, child.id(), count);
+        let grown = unauthenticated_frames(&registration, child.pid(), count);
         let frames = (count * MAX_FRAME_BYTES) as f64;
         println!(
             "{count} unauthenticated 8 MiB frame(s) at once: peak memory +{:.1} MiB, {:.2}x their size",
@@ -164,7 +154,7 @@ fn main() {
         );
     }
     drop(owner);
-    let _ = child.wait();
+    let _ = child.child_mut().wait();
     for count in [300, 400] {
         held_partial_frames(count);
     }

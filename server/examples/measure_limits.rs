@@ -10,10 +10,12 @@
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use opencode_pty_client::launch::{Launch, LaunchedDaemon};
 use opencode_pty_protocol::{Frame, MAX_CELLS, MAX_COLS, MAX_ROWS, Registration, encode_control, read_frame};
+use opencode_pty_testkit::screens::{self, EVERY_ATTRIBUTE, StyledCells};
 use serde_json::{Value, json};
 
 /// Runs of each repeated operation; the median is reported.
@@ -46,22 +48,12 @@ fn request(registration: &Registration, request: Value) -> (Value, usize) {
 }
 
 /// Starts a release daemon in `root` and owns it (dropping the returned stream stops it).
-fn start(root: &Path) -> (Child, Registration, UnixStream) {
-    let child = Command::new(daemon_binary())
-        .args(["daemon", "--name", "measure", "--runtime-dir"])
-        .arg(root)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("start the daemon (build it with `cargo build --release -p opencode-pty`)");
-    let path = root.join("measure/service.json");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let registration: Registration = loop {
-        if let Some(registration) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
-            break registration;
-        }
-        assert!(Instant::now() < deadline, "no registration");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+fn start(root: &Path) -> (LaunchedDaemon, Registration, UnixStream) {
+    let launch = Launch::new(daemon_binary(), root, "measure").stderr(Stdio::inherit());
+    let child = launch
+        .start()
+        .unwrap_or_else(|e| panic!("{e} (build the daemon with `cargo build --release -p opencode-pty`)"));
+    let registration = child.registration().clone();
     let mut owner = UnixStream::connect(&registration.socket).expect("connect");
     let own = json!({"token": registration.token, "request": {"op": "own", "instance_id": registration.instance_id}});
     let Value::Object(map) = own else { unreachable!() };
@@ -80,42 +72,18 @@ fn write_file(path: &Path, text: &[u8]) -> u64 {
     text.len() as u64
 }
 
-/// The coloured text of [`write_text`].
+/// The coloured text of [`write_text`]: each line ends in a reset and `\n` (the PTY adds the `\r`).
 fn coloured_text(cols: u16, lines: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for line in 0..lines {
-        for col in 0..usize::from(cols) {
-            if col % 8 == 0 {
-                text.extend_from_slice(format!("\x1b[38;5;{}m", (line + col) % 256).as_bytes());
-            }
-            text.push(b'a' + ((line + col) % 26) as u8);
-        }
-        text.extend_from_slice(b"\x1b[0m\n");
-    }
-    text
+    screens::coloured_lines(usize::from(cols), lines, b"\x1b[0m\n")
 }
 
 /// The worst screen for a checkpoint's exact form: every cell in its own style (truecolour foreground,
 /// background and underline colour, every attribute, curly underline) with two combining marks, and every
 /// third cell a wide character with one.
 fn adversarial_text(cols: u16, lines: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for y in 0..lines {
-        let mut x = 0;
-        while x < usize::from(cols) {
-            let (r, g, b) = ((x * 7 + y) % 256, (x * 13 + y * 3) % 256, (x + y * 11) % 256);
-            let style = format!("\x1b[0;1;2;3;5;7;9;53;38;2;{r};{g};{b};48;2;{g};{b};{r};58;2;{b};{r};{g}m\x1b[4:3m");
-            text.extend_from_slice(style.as_bytes());
-            if x % 3 == 2 && x + 1 < usize::from(cols) {
-                text.extend_from_slice("\u{6f22}\u{0301}".as_bytes());
-                x += 2;
-            } else {
-                text.extend_from_slice("e\u{0301}\u{0302}".as_bytes());
-                x += 1;
-            }
-        }
-        text.extend_from_slice(b"\x1b[0m\n");
-    }
+    let cells = StyledCells { attributes: EVERY_ATTRIBUTE, wide: true, between_rows: b"\x1b[0m\n" };
+    let mut text = cells.screen(usize::from(cols), lines);
+    text.extend_from_slice(b"\x1b[0m\n");
     text
 }
 
@@ -252,5 +220,5 @@ fn main() {
     }
 
     drop(owner);
-    let _ = child.wait();
+    let _ = child.child_mut().wait();
 }

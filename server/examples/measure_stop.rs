@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use opencode_pty_client::launch::{Launch, LaunchedDaemon};
 use opencode_pty_protocol::{Frame, Registration, encode_control, read_frame};
 use serde_json::{Value, json};
 
@@ -153,7 +154,7 @@ fn busy(ptys: usize, pipes: usize) {
     let started = Instant::now();
     let answer = send(&mut owner, &registration, json!({"op": "shutdown"}));
     assert_eq!(answer["type"], "ok", "{answer}");
-    let status = child.wait().expect("wait");
+    let status = child.child_mut().wait().expect("wait");
     let took = started.elapsed();
     let left = children.iter().chain(&members).filter(|&&pid| runs(pid)).count();
     let lock = dir.join(opencode_pty_protocol::LOCK_FILE).exists();
@@ -171,26 +172,11 @@ fn busy(ptys: usize, pipes: usize) {
 }
 
 /// Starts a daemon in a new root, waits for its registration and claims it.
-fn start() -> (tempfile::TempDir, std::process::Child, Registration, UnixStream) {
+fn start() -> (tempfile::TempDir, LaunchedDaemon, Registration, UnixStream) {
     let root = tempfile::tempdir().expect("tempdir");
-    let child = Command::new(daemon_binary())
-        .args(["daemon", "--name", "measure", "--runtime-dir"])
-        .arg(root.path())
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("start the daemon (build it first)");
-    let dir = root.path().join("measure");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let registration: Registration = loop {
-        if let Some(found) = std::fs::read(dir.join(opencode_pty_protocol::REGISTRATION_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-        {
-            break found;
-        }
-        assert!(Instant::now() < deadline, "no registration");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let launch = Launch::new(daemon_binary(), root.path(), "measure").stderr(Stdio::inherit());
+    let child = launch.start().unwrap_or_else(|e| panic!("{e} (build the daemon first)"));
+    let registration = child.registration().clone();
     let mut owner = UnixStream::connect(&registration.socket).expect("connect");
     let owned = send(&mut owner, &registration, json!({"op": "own", "instance_id": registration.instance_id}));
     assert_eq!(owned["type"], "owned", "{owned}");

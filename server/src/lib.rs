@@ -1,15 +1,18 @@
 //! The opencode-pty daemon as a library: the terminal runtime and its service, used by the binary and tested
 //! in-process before any socket exists.
 //!
-//! Module map: `service` (the registry of PTYs and pipe processes, in creation order), `process` (what both
-//! kinds share: the `Process` enum, events and their delivery to each destination, the exit status and
-//! lifecycle, the wait thread, kill-and-reap, named threads and reporting joins, and every `unsafe` call),
+//! Module map, from the top down: `daemon` (the persistent service: runtime directory, registration, socket,
+//! ownership, the router that answers every request, the connection that only does I/O; and in `recovery`,
+//! the record of process groups, the guardian and the sweep that end what a dead daemon left), `service` (the
+//! registry of PTYs and pipe processes, in creation order, and the `Process` enum that names both kinds),
 //! `terminal` (one PTY: spawn, the actor that owns its emulator, the reader and writer threads, replay, the
-//! fan-out's policy, titles), `pipe` (one pipe process: its output file and reader), `procinfo` (the foreground
-//! process of a PTY), `error` (what a client is told), `bounds` (client-supplied sizes against the protocol's
-//! limits), `listing` (the daemon-wide budget that keeps `list` within one frame), `daemon` (the persistent
-//! service: runtime directory, registration, socket, ownership, the router that answers every request, the
-//! connection that only does I/O).
+//! fan-out's policy, titles), `pipe` (one pipe process: its output file and reader), `process` (what both
+//! kinds share, naming neither: events and their delivery to each destination, the exit status and
+//! lifecycle, the wait thread, kill-and-reap, ending a session, named threads and reporting joins, and every
+//! `unsafe` call), `procinfo` (what `/proc` says of a process: the crate's one `stat` parser, and the
+//! foreground process of a PTY), `error` (what a client is told), `bounds` (client-supplied sizes against the
+//! protocol's limits), `listing` (the daemon-wide budget that keeps `list` within one frame), `time` (the wall
+//! clock in milliseconds).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -24,21 +27,22 @@ mod process;
 mod procinfo;
 mod service;
 mod terminal;
+mod time;
 
 // The public API is what the binary (`main.rs`, `cli/`), the tests and the examples use; everything else is
 // `pub(crate)`, and `unreachable_pub` keeps it so.
 
 pub use daemon::error::RuntimeError;
-pub use daemon::guardian::{GuardError, serve as serve_guardian};
+pub use daemon::recovery::guardian::{GuardError, serve as serve_guardian};
 pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
-pub use daemon::server::DAEMON_STOPPING;
+pub use daemon::state::DAEMON_STOPPING;
 pub use error::{ALREADY_CONTROLLED, ServiceError};
 pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeWait, stalled_output_error};
 pub use process::{
-    Event, ExistingController, Message, Output, Process, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
+    Event, ExistingController, Message, Output, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
 };
-pub use service::{ProcessHook, ProcessService};
+pub use service::{Process, ProcessHook, ProcessService};
 pub use terminal::{PtyHandle, PtySpec, TerminalConfig, Turns};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
@@ -50,8 +54,8 @@ pub mod limits {
     pub use crate::daemon::lock::LOCK_WAIT;
     pub use crate::daemon::log_limit::LOG_BURST;
     pub use crate::daemon::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
-    pub use crate::daemon::server::{CONNECTION_RESERVE, MAX_CONNECTIONS, MAX_HELD_CONNECTIONS};
     pub use crate::daemon::socket::DEFAULT_SOCKET_TMP;
+    pub use crate::daemon::state::{CONNECTION_RESERVE, MAX_CONNECTIONS, MAX_HELD_CONNECTIONS};
     pub use crate::daemon::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
@@ -66,15 +70,10 @@ pub mod limits {
 }
 
 /// What the daemon leaves in its runtime directory and reads from `/proc` about the process groups it started,
-/// for tests that check the guardian's work from outside.
+/// for tests that check the guardian's work from outside (and the command line's `stop`, which waits for the
+/// daemon's process to be gone).
 pub mod inspect {
-    pub use crate::daemon::record::{GROUPS_FILE, Group, RecordFile};
-    pub use crate::process::session::{HANGUP_GRACE, ProcStat, proc_stat};
-    pub use crate::procinfo::{StatFields, parse_stat, process_start};
-}
-
-/// Milliseconds since the Unix epoch (0 if the clock is before it).
-pub(crate) fn now_ms() -> u64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    since.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    pub use crate::daemon::recovery::record::{GROUPS_FILE, Group, RecordFile};
+    pub use crate::process::session::HANGUP_GRACE;
+    pub use crate::procinfo::stat::{ProcStat, parse_stat, proc_stat};
 }

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use opencode_pty_testkit::screens::{self, EVERY_ATTRIBUTE, StyledCells};
 use opencode_pty_vt::Terminal;
 
 /// Runs of each operation; the median is reported.
@@ -12,45 +13,14 @@ const RUNS: usize = 5;
 /// Scrollback lines kept, as the daemon does.
 const SCROLLBACK: usize = 10_000;
 
-/// `lines` lines exactly `cols` wide, a new 256-colour pen every 8 characters.
+/// `lines` lines exactly `cols` wide, a new 256-colour pen every 8 characters, each ending in a reset and CRLF.
 fn coloured_lines(cols: usize, lines: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for line in 0..lines {
-        for col in 0..cols {
-            if col % 8 == 0 {
-                text.extend_from_slice(format!("\x1b[38;5;{}m", (line + col) % 256).as_bytes());
-            }
-            text.push(b'a' + ((line + col) % 26) as u8);
-        }
-        text.extend_from_slice(b"\x1b[0m\r\n");
-    }
-    text
+    screens::coloured_lines(cols, lines, b"\x1b[0m\r\n")
 }
 
 /// Every cell in its own style with two combining marks; every third cell a wide character instead.
 fn adversarial_screen(cols: usize, rows: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for y in 0..rows {
-        let mut x = 0;
-        while x < cols {
-            let (r, g, b) = ((x * 7 + y) % 256, (x * 13 + y * 3) % 256, (x + y * 11) % 256);
-            text.extend_from_slice(
-                format!("\x1b[0;1;2;3;5;7;9;53;38;2;{r};{g};{b};48;2;{g};{b};{r};58;2;{b};{r};{g}m\x1b[4:3m")
-                    .as_bytes(),
-            );
-            if x % 3 == 2 && x + 1 < cols {
-                text.extend_from_slice("漢\u{0301}".as_bytes());
-                x += 2;
-            } else {
-                text.extend_from_slice("e\u{0301}\u{0302}".as_bytes());
-                x += 1;
-            }
-        }
-        if y + 1 < rows {
-            text.extend_from_slice(b"\r\n");
-        }
-    }
-    text
+    StyledCells { attributes: EVERY_ATTRIBUTE, wide: true, between_rows: b"\r\n" }.screen(cols, rows)
 }
 
 fn median(mut samples: Vec<Duration>) -> f64 {

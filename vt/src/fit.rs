@@ -209,29 +209,11 @@ mod tests {
     use crate::emit::{self, EXACT_BYTES, Entry, Form};
     use crate::inspect::ROWS_READ;
     use crate::terminal::Terminal;
+    use opencode_pty_testkit::screens::StyledCells;
 
     /// Every cell in its own style with two combining marks; every third cell a wide character with one.
     fn adversarial_screen(cols: usize, rows: usize) -> Vec<u8> {
-        let mut text = Vec::new();
-        for y in 0..rows {
-            let mut x = 0;
-            while x < cols {
-                let (r, g, b) = ((x * 7 + y) % 256, (x * 13 + y * 3) % 256, (x + y * 11) % 256);
-                let style = format!("\x1b[0;1;3;9;38;2;{r};{g};{b};48;2;{g};{b};{r};58;2;{b};{r};{g}m\x1b[4:3m");
-                text.extend_from_slice(style.as_bytes());
-                if x % 3 == 2 && x + 1 < cols {
-                    text.extend_from_slice("漢\u{0301}".as_bytes());
-                    x += 2;
-                } else {
-                    text.extend_from_slice("e\u{0301}\u{0302}".as_bytes());
-                    x += 1;
-                }
-            }
-            if y + 1 < rows {
-                text.extend_from_slice(b"\r\n");
-            }
-        }
-        text
+        StyledCells { attributes: "0;1;3;9", wide: true, between_rows: b"\r\n" }.screen(cols, rows)
     }
 
     /// A screen whose exact form is ten times the limit: the checkpoint emits exactly only about what the

@@ -2,50 +2,21 @@
 //! the exact rows), and a screen too large even alone keeps its bottom rows exact and its top rows as text;
 //! what is kept replays exactly as the source's most recent rows.
 
+use opencode_pty_testkit::screens::{self, StyledCells};
 use opencode_pty_vt::{CellInfo, MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES, Style, Terminal};
 
 const SCROLLBACK: usize = 10_000;
 
-/// `lines` lines exactly `cols` wide, a new 256-colour pen every 8 characters.
+/// `lines` lines exactly `cols` wide, a new 256-colour pen every 8 characters, each ending in a reset and CRLF.
 fn coloured_lines(cols: usize, lines: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for line in 0..lines {
-        for col in 0..cols {
-            if col % 8 == 0 {
-                text.extend_from_slice(format!("\x1b[38;5;{}m", (line + col) % 256).as_bytes());
-            }
-            text.push(b'a' + ((line + col) % 26) as u8);
-        }
-        text.extend_from_slice(b"\x1b[0m\r\n");
-    }
-    text
+    screens::coloured_lines(cols, lines, b"\x1b[0m\r\n")
 }
 
 /// The worst case for the exact form: every cell in its own style (three truecolour colours, every
-/// attribute, curly underline), with two combining marks; every third cell a wide character instead.
+/// attribute, concealed too, curly underline), with two combining marks; every third cell a wide character
+/// instead.
 fn adversarial_screen(cols: usize, rows: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for y in 0..rows {
-        let mut x = 0;
-        while x < cols {
-            let (r, g, b) = ((x * 7 + y) % 256, (x * 13 + y * 3) % 256, (x + y * 11) % 256);
-            text.extend_from_slice(
-                format!("\x1b[0;1;2;3;5;7;8;9;53;38;2;{r};{g};{b};48;2;{g};{b};{r};58;2;{b};{r};{g}m\x1b[4:3m")
-                    .as_bytes(),
-            );
-            if x % 3 == 2 && x + 1 < cols {
-                text.extend_from_slice("漢\u{0301}".as_bytes());
-                x += 2;
-            } else {
-                text.extend_from_slice("e\u{0301}\u{0302}".as_bytes());
-                x += 1;
-            }
-        }
-        if y + 1 < rows {
-            text.extend_from_slice(b"\r\n");
-        }
-    }
-    text
+    StyledCells { attributes: "0;1;2;3;5;7;8;9;53", wide: true, between_rows: b"\r\n" }.screen(cols, rows)
 }
 
 fn terminal(cols: u16, rows: u16, input: &[u8]) -> Terminal {

@@ -1,5 +1,7 @@
 //! UTF-8 and base64 over `Uint8Array`, without any platform's types: the core runs on Node, Bun and Deno alike.
 
+import { ProtocolError } from "./errors.js";
+
 /** The subset of the WHATWG `TextEncoder` the core uses; every supported runtime has it as a global. */
 interface Utf8Encoder {
   encode(input: string): Uint8Array;
@@ -115,4 +117,14 @@ export function base64Decode(text: string): Uint8Array | null {
     }
   }
   return out;
+}
+
+/** Decodes a base64 member of a response (which the schema only types as a string); `member` names it
+ * (`snapshot.checkpoint_base64`) in the `ProtocolError` for anything but standard base64 with padding. */
+export function bytesOf(text: string, member: string): Uint8Array {
+  const bytes = base64Decode(text);
+  if (bytes === null) {
+    throw new ProtocolError(`${member} is not standard base64 with padding`);
+  }
+  return bytes;
 }

@@ -1,11 +1,7 @@
 //! The error classes every call of the client rejects with, each with a stable `code` to branch on and a
 //! `_tag` (the class name as a string literal) that typed-effect libraries match on without wrapping.
 
-/** The exact message a daemon answers a missing or wrong token with (SPEC E3): re-read the registration. */
-export const AUTHENTICATION_FAILED = "authentication failed";
-
-/** The prefix of a daemon's answer to an op it does not know (SPEC E5). */
-export const UNSUPPORTED_PREFIX = "unsupported request: ";
+import { ALREADY_OWNED, AUTHENTICATION_FAILED, UNSUPPORTED_REQUEST_PREFIX } from "../generated/protocol.js";
 
 /** The stable codes of the error classes. */
 export type ErrorCode = "DAEMON" | "CONNECTION" | "PROTOCOL" | "TIMEOUT" | "VERSION_MISMATCH" | "ABORTED" | "HANDOFF";
@@ -32,7 +28,8 @@ export class DaemonError extends OpencodePtyError {
 
   /** The op named by an `unsupported request: <op>` answer (SPEC E5), or null for any other message. */
   get unsupportedOp(): string | null {
-    return this.message.startsWith(UNSUPPORTED_PREFIX) ? this.message.slice(UNSUPPORTED_PREFIX.length) : null;
+    const prefix = UNSUPPORTED_REQUEST_PREFIX;
+    return this.message.startsWith(prefix) ? this.message.slice(prefix.length) : null;
   }
 }
 
@@ -193,3 +190,9 @@ export type ClientError =
   | VersionMismatchError
   | AbortError
   | HandoffError;
+
+/** Whether `error` is the daemon refusing a claim because another client owns it already ({@link ALREADY_OWNED},
+ * SPEC O2). */
+export function alreadyOwned(error: unknown): boolean {
+  return error instanceof DaemonError && error.message === ALREADY_OWNED;
+}

@@ -1,19 +1,11 @@
 //! What a subscription has seen (SPEC D11, N4): turns its frames into events, checks that output continues
 //! exactly where the previous frame (or the `attached` replay) ended, and knows when the stream is over.
 
-import type { Response } from "../generated/protocol.js";
+import { EVENT_TYPES } from "../generated/protocol.js";
+import { eventOf } from "../generated/views.js";
 import { DaemonError, ProtocolError } from "./errors.js";
 import type { Frame } from "./frame.js";
-import { bytesOf, checkResponse, exitedOf, type SubscriptionEvent } from "./messages.js";
-
-/** The events a subscription may carry after `attached` (SPEC §5.3). */
-const EVENT_TYPES: ReadonlySet<Response["type"]> = new Set([
-  "resized",
-  "controller_changed",
-  "title_changed",
-  "foreground_process_changed",
-  "exited",
-]);
+import { checkResponse, type SubscriptionEvent } from "./messages.js";
 
 /** The state of one subscription after `attached`. */
 export class SubscriptionState {
@@ -48,38 +40,23 @@ export class SubscriptionState {
       this.expected = frame.end;
       return { type: "output", start: frame.start, end: frame.end, bytes: frame.bytes };
     }
-    const event = checkResponse(frame.value, "subscription");
-    switch (event.type) {
-      case "resized":
-        return {
-          type: "resized",
-          cols: event.cols,
-          rows: event.rows,
-          generation: event.generation,
-          checkpoint: bytesOf(event.checkpoint_base64, "resized.checkpoint_base64"),
-        };
-      case "controller_changed":
-        return { type: "controller_changed", attachmentId: event.attachment_id, generation: event.generation };
-      case "title_changed":
-        return { type: "title_changed", title: event.title };
-      case "foreground_process_changed":
-        return { type: "foreground_process_changed", process: event.process };
-      case "exited": {
-        this.done = true;
-        if (event.final_offset !== this.expected && event.output_lines === undefined) {
-          // A PTY's final offset is where its output ended; a pipe process sends no output frames (SPEC Q7).
-          throw new ProtocolError(`exited at offset ${event.final_offset}, but output reached ${this.expected}`);
-        }
-        return exitedOf(event);
-      }
-      default:
-        if (event.type === "error") {
-          // A pipe process whose exit can never be known ends its subscriptions this way (SPEC Q11).
-          throw new DaemonError(event.message);
-        }
-        throw new ProtocolError(
-          `a \`${event.type}\` arrived on a subscription; only ${[...EVENT_TYPES].join(", ")} may`,
-        );
+    const response = checkResponse(frame.value, "subscription");
+    if (response.type === "error") {
+      // A pipe process whose exit can never be known ends its subscriptions this way (SPEC Q11).
+      throw new DaemonError(response.message);
     }
+    // The events a subscription may carry after `attached` (SPEC §5.3) are the schema's (`x-event`).
+    const event = eventOf(response);
+    if (event === null) {
+      throw new ProtocolError(`a \`${response.type}\` arrived on a subscription; only ${EVENT_TYPES.join(", ")} may`);
+    }
+    if (event.type === "exited") {
+      this.done = true;
+      if (event.finalOffset !== this.expected && event.outputLines === undefined) {
+        // A PTY's final offset is where its output ended; a pipe process sends no output frames (SPEC Q7).
+        throw new ProtocolError(`exited at offset ${event.finalOffset}, but output reached ${this.expected}`);
+      }
+    }
+    return event;
   }
 }

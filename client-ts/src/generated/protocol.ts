@@ -604,3 +604,49 @@ export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "cre
 
 /** Every response and event `type`, in schema order. */
 export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "exited"] as const;
+
+/** The `type` of the response that answers each op (`x-answer`); an `error` may answer any request instead. */
+export const ANSWERS = {
+  ping: "pong",
+  own: "owned",
+  prepare_handoff: "handoff",
+  create_pty: "created",
+  create_pipe: "created",
+  list: "processes",
+  get: "process",
+  wait: "exited",
+  signal: "ok",
+  set_metadata: "ok",
+  write: "ok",
+  resize: "ok",
+  control: "ok",
+  input: "ok",
+  snapshot: "snapshot",
+  read_rows: "rows",
+  rename: "ok",
+  replay: "replay",
+  subscribe: "attached",
+  terminate: "ok",
+  shutdown: "ok",
+} as const satisfies { readonly [Op in Request["op"]]: Response["type"] };
+
+/** The response that answers the op `Op`. */
+export type AnswerTo<Op extends Request["op"]> = Extract<Response, { type: (typeof ANSWERS)[Op] }>;
+
+/** The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order. */
+export const EVENT_TYPES = ["resized", "controller_changed", "title_changed", "foreground_process_changed", "exited"] as const;
+
+/** The whole `message` of the `error` answering a claim without a ticket on a daemon that was claimed before (SPEC O2): another client owns it, so this one can use it but not own it. */
+export const ALREADY_OWNED = "daemon already has a live owner";
+
+/** The whole `message` of the `error` a daemon answers a missing or wrong token with (SPEC E3). A client that gets it re-reads the registration, since the daemon may have been replaced. */
+export const AUTHENTICATION_FAILED = "authentication failed";
+
+/** The service lock inside a runtime directory (SPEC L2): held exclusively by the daemon for its whole life, so a second daemon, or a sweep, can tell that the directory is in use. */
+export const LOCK_FILE = "service.lock";
+
+/** The registration file inside a runtime directory `DIR/NAME` (SPEC L4, CL1): the daemon writes it, clients read it to find the socket and the token. */
+export const REGISTRATION_FILE = "service.json";
+
+/** What the `message` of the `error` answering an unknown op starts with; the op follows (SPEC E5). A client can therefore probe whether a daemon knows a request. */
+export const UNSUPPORTED_REQUEST_PREFIX = "unsupported request: ";

@@ -1,20 +1,21 @@
 //! The Node transport: one framed connection over `node:net` to the daemon's Unix socket, with a bounded queue
 //! of decoded frames (the socket is paused while it is full, which is how a slow reader pushes back), and the
-//! deadline and abort handling every call shares.
+//! deadline and abort handling every call shares. `socketTransport` is the client's default {@link Transport}.
 
 import { connect, type Socket } from "node:net";
 
 import { AbortError, ConnectionError, OpencodePtyError, ProtocolError, TimeoutError } from "../core/errors.js";
 import { encodeControl, FrameDecoder, type Frame, type JsonObject } from "../core/frame.js";
 import { checkResponse } from "../core/messages.js";
+import type { Channel, Transport } from "../core/transport.js";
 import type { Response } from "../generated/protocol.js";
 
 /** Decoded frames a connection holds before it stops reading from the socket (64). With frames of at most
  * 8 MiB that bounds what one connection buffers; a live PTY frame is at most 8 KiB (SPEC D6). */
 export const MAX_QUEUED_FRAMES = 64;
 
-/** One framed connection. Reads are taken one at a time with {@link read}. */
-export class Connection {
+/** One framed connection over a Unix socket. Reads are taken one at a time with {@link read}. */
+export class Connection implements Channel {
   private readonly decoder = new FrameDecoder();
   private readonly queue: Frame[] = [];
   /** Set when the stream ended (null: cleanly) or failed; later reads see it after the queued frames. */
@@ -156,6 +157,9 @@ export class Connection {
   }
 }
 
+/** The default transport: a Unix socket connection per channel. */
+export const socketTransport: Transport = (socket) => Connection.start(socket);
+
 /** How a call may be cut short: by the caller's signal, and by a timeout in milliseconds. */
 export interface Limits {
   readonly signal?: AbortSignal | undefined;
@@ -240,7 +244,7 @@ export function abortable<T>(what: string, signal: AbortSignal | undefined, canc
 
 /** Reads one checked answer; an end of stream before it is a `ConnectionError` and an output frame a
  * `ProtocolError` (only subscriptions carry them, SPEC F8). */
-export async function readAnswer(connection: Connection, what: string): Promise<Response> {
+export async function readAnswer(connection: Channel, what: string): Promise<Response> {
   const frame = await connection.read();
   if (frame === null) {
     throw new ConnectionError(`the daemon closed the connection before answering the ${what}`, "closed");

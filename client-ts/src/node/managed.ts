@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 
 import {
   AbortError,
+  alreadyOwned,
   ConnectionError,
   DaemonError,
   HandoffError,
@@ -21,7 +22,7 @@ import {
 } from "../core/errors.js";
 import type { Handoff } from "../core/messages.js";
 import { DAEMON_BINARY_NAME, daemonBinary } from "./binary.js";
-import { alreadyOwned, Daemon, type SpawnOptions } from "./daemon.js";
+import { Daemon, type SpawnOptions } from "./daemon.js";
 import { claimHandoff } from "./handoff.js";
 import { DEFAULT_TIMEOUT_MS, type CallOptions } from "./options.js";
 import type { Owner } from "./owner.js";

@@ -44,6 +44,11 @@ export interface CreatePipeParams {
   readonly metadata?: Readonly<Record<string, unknown>> | undefined;
 }
 
+/** What a controller subscription does when the terminal already has a different controller (SPEC D12), as the
+ * Rust client's `Takeover`: `"refuse"` leaves it in place and fails the subscription (`terminal already has
+ * controller <id>`); `"take"` demotes it to an observer, which stays subscribed. An observer ignores it. */
+export type Takeover = "refuse" | "take";
+
 /** `subscribe` parameters. */
 export interface SubscribeParams {
   readonly id: number;
@@ -52,8 +57,9 @@ export interface SubscribeParams {
   /** Names this attachment; reusing a subscribed name replaces that subscription. */
   readonly attachmentId: string;
   readonly role?: Role | undefined;
-  /** For a controller: demote a different existing controller instead of failing. */
-  readonly takeover?: boolean | undefined;
+  /** For a controller: what to do about a different existing controller; defaults to `"refuse"`. The boolean of
+   * earlier versions is deprecated but still accepted: `true` is `"take"`, `false` is `"refuse"`. */
+  readonly takeover?: Takeover | boolean | undefined;
 }
 
 /** Parameters of the requests that act as an attachment with its terminal size (`control`, `input`). */
@@ -92,4 +98,10 @@ export function createPipeRequest(params: CreatePipeParams): CreatePipeRequest {
     request.metadata = { ...params.metadata };
   }
   return request;
+}
+
+/** The wire's `takeover` flag for a {@link SubscribeParams.takeover}: only `"take"` (or the deprecated `true`)
+ * sets it. */
+export function takeoverFlag(takeover: Takeover | boolean | undefined): boolean {
+  return takeover === "take" || takeover === true;
 }

@@ -3,9 +3,10 @@
 //! keeps Node's event loop alive unless `unref()` is called.
 
 import { ConnectionError } from "../core/errors.js";
-import { describe, envelope, expectType, type Handoff } from "../core/messages.js";
-import type { Request } from "../generated/protocol.js";
-import { bounded, readAnswer, type Connection } from "./connection.js";
+import { describe, envelope, expectAnswer, type Handoff } from "../core/messages.js";
+import type { AnswerTo } from "../generated/protocol.js";
+import type { Channel } from "../core/transport.js";
+import { bounded, readAnswer } from "./connection.js";
 import type { CallOptions } from "./options.js";
 
 /** A claimed daemon's owner channel. */
@@ -19,7 +20,7 @@ export class Owner {
 
   /** @internal Created by `Daemon.claim`. */
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: Channel,
     private readonly token: string,
     private readonly base: { readonly runtimeDir: string; readonly name: string; readonly instanceId: string },
     private readonly timeoutMs: number,
@@ -30,13 +31,13 @@ export class Owner {
   /** Prepares a handoff (SPEC O3): what a successor passes to `claimHandoff`. Asking again returns the same
    * ticket and deadline. */
   async prepareHandoff(options?: CallOptions): Promise<Handoff> {
-    const answer = await this.request({ op: "prepare_handoff" }, "handoff", options);
+    const answer = await this.request({ op: "prepare_handoff" }, options);
     return { ...this.base, ticket: answer.ticket, expiresAt: answer.expires_at };
   }
 
   /** Stops the daemon and every process it runs. */
   async shutdown(options?: CallOptions): Promise<void> {
-    await this.request({ op: "shutdown" }, "ok", options);
+    await this.request({ op: "shutdown" }, options);
   }
 
   /** Lets this process exit while it holds ownership: the owner channel no longer keeps Node's event loop
@@ -61,7 +62,11 @@ export class Owner {
     return this.closed;
   }
 
-  private request<T extends "handoff" | "ok">(request: Request, type: T, options: CallOptions | undefined) {
+  /** Sends one of the owner channel's requests and reads the answer the schema says it gets. */
+  private request<Op extends "prepare_handoff" | "shutdown">(
+    request: { readonly op: Op },
+    options: CallOptions | undefined,
+  ): Promise<AnswerTo<Op>> {
     const what = describe(request);
     const run = async () => {
       if (this.interrupted) {
@@ -82,7 +87,7 @@ export class Owner {
         async () => {
           sent = true;
           await this.connection.send(envelope(this.token, request));
-          return expectType(await readAnswer(this.connection, what), type, what);
+          return expectAnswer(await readAnswer(this.connection, what), request.op, what);
         },
         () => sent,
       );

@@ -8,10 +8,7 @@ import { isAbsolute, join, resolve } from "node:path";
 
 import { checked } from "../core/check.js";
 import { ConnectionError, VersionMismatchError } from "../core/errors.js";
-import { PROTOCOL_VERSION, type Registration } from "../generated/protocol.js";
-
-/** The registration file inside a daemon's runtime directory. */
-export const REGISTRATION_FILE = "service.json";
+import { PROTOCOL_VERSION, REGISTRATION_FILE, type Registration } from "../generated/protocol.js";
 
 /** The largest registration file read (64 KiB); a real one is a few hundred bytes. */
 export const MAX_REGISTRATION_BYTES = 64 * 1024;
@@ -105,6 +102,13 @@ export async function readRegistration(dir: string): Promise<Registration> {
   } catch (error) {
     throw unsafe(`it is not JSON: ${(error as Error).message}`);
   }
+  return checkRegistration(value, path);
+}
+
+/** Checks a registration read from `where`: another protocol version is refused with `VersionMismatchError`
+ * before anything else in it is looked at (SPEC V3), then it must fit the schema (`ConnectionError`
+ * `registration` otherwise). */
+export function checkRegistration(value: unknown, where: string): Registration {
   const fields = typeof value === "object" && value !== null ? (value as { protocol?: unknown; pid?: unknown }) : {};
   const protocol = fields.protocol;
   if (typeof protocol === "number" && protocol !== PROTOCOL_VERSION) {
@@ -114,6 +118,6 @@ export async function readRegistration(dir: string): Promise<Registration> {
   try {
     return checked<Registration>("Registration", value, "the registration");
   } catch (error) {
-    throw unsafe((error as Error).message);
+    throw new ConnectionError(`cannot use the registration ${where}: ${(error as Error).message}`, "registration");
   }
 }

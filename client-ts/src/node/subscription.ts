@@ -5,7 +5,7 @@
 import { AbortError, ConnectionError } from "../core/errors.js";
 import type { Attached, SubscriptionEvent } from "../core/messages.js";
 import { SubscriptionState } from "../core/subscription-state.js";
-import type { Connection } from "./connection.js";
+import type { Channel } from "../core/transport.js";
 
 /** Why a subscription ended. */
 export type EndReason = "exited" | "closed" | "detached";
@@ -26,7 +26,7 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
 
   /** @internal Created by `Daemon.subscribe`. */
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: Channel,
     /** The `attached` answer, with the replay as bytes. */
     readonly attached: Attached,
     private readonly signal?: AbortSignal | undefined,

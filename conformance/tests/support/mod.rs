@@ -100,14 +100,3 @@ pub fn process_exists(pid: u32) -> bool {
 pub fn read_pid(path: &Path) -> u32 {
     std::fs::read_to_string(path).expect("pid file").trim().parse().expect("a pid")
 }
-
-/// Kills and reaps a child when dropped, also on panic.
-#[derive(Debug)]
-pub struct KillOnDrop<'a>(pub &'a mut std::process::Child);
-
-impl Drop for KillOnDrop<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}

@@ -325,10 +325,7 @@ pub async fn stop(dir: &Path) -> anyhow::Result<()> {
 /// Whether `pid` names a live process (on Linux a zombie counts as gone: it has stopped running).
 pub fn process_exists(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
-        return match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-            Err(_) => false,
-        };
+        return opencode_pty::inspect::proc_stat(pid).is_some_and(|stat| !stat.is_dead());
     }
     let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
     !matches!(nix::sys::signal::kill(pid, None), Err(nix::errno::Errno::ESRCH))

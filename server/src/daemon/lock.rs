@@ -17,7 +17,7 @@ use nix::unistd::geteuid;
 use opencode_pty_protocol::LOCK_FILE;
 
 use super::error::RuntimeError;
-use super::runtime::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_private_dir, kind_of, read_registration, set_mode};
+use super::files::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_private_dir, kind_of, read_registration, set_mode};
 
 /// How many times taking the service lock starts over when the lock file it locked was removed meanwhile (by a
 /// daemon finishing its cleanup, or by a sweep) and so no longer guards the directory.

@@ -10,7 +10,7 @@ use opencode_pty_protocol::OWNER_DEADLINE;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum OwnershipError {
     /// A claim without a ticket while an owner is connected (or was, and left a handoff).
-    #[error("daemon already has a live owner")]
+    #[error("{}", opencode_pty_protocol::ALREADY_OWNED)]
     LiveOwner,
     /// The daemon is stopping (its deadline passed or it was shut down).
     #[error("daemon ownership deadline expired or daemon is stopping")]

@@ -9,9 +9,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use opencode_pty_protocol::{MAX_INPUT_BYTES, PROTOCOL_VERSION, Request, Response};
 
-use super::connection::Incoming;
+use super::frames::Incoming;
 use super::ownership::OwnershipError;
-use super::server::DaemonState;
+use super::state::DaemonState;
 use crate::error::ServiceError;
 use crate::pipe::{PipeSpec, PipeWait};
 use crate::process::{ExistingController, ProcessSubscription, SubscribeRequest};
@@ -217,7 +217,8 @@ fn own<'a>(state: &'a DaemonState, instance_id: &str, ticket: Option<&str>) -> O
 
 /// `prepare_handoff` on the owner channel (SPEC O3).
 fn prepare_handoff(state: &DaemonState, generation: u64) -> Outcome<'static> {
-    let prepared = state.ownership().prepare(generation, Instant::now(), crate::now_ms(), super::runtime::random_hex);
+    let prepared =
+        state.ownership().prepare(generation, Instant::now(), crate::time::now_ms(), super::runtime::random_hex);
     state.notify();
     Outcome::ReplyAndRead(match prepared {
         Ok(handoff) => Response::Handoff { ticket: handoff.ticket, expires_at: handoff.expires_at },

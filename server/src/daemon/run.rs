@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use opencode_pty_protocol::{OWNER_DEADLINE, REGISTRATION_FILE};
 
-use super::guardian::Guardian;
-use super::record::{GROUPS_FILE, GroupRecord};
+use super::recovery::guardian::Guardian;
+use super::recovery::record::{GROUPS_FILE, GroupRecord};
+use super::recovery::sweep::SweepReport;
 use super::runtime::{Runtime, RuntimeError};
-use super::server::{DaemonState, accept_loop};
-use super::sweep::SweepReport;
+use super::server::accept_loop;
+use super::state::DaemonState;
 use super::watch::RuntimeWatch;
 use crate::process::session::HANGUP_GRACE;
 use crate::process::thread::join_reporting;
@@ -172,7 +173,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 /// (the runtime watch writes it again).
 fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
     let path = runtime.dir().join(GROUPS_FILE);
-    match super::leftovers::end_predecessor(&path) {
+    match super::recovery::leftovers::end_predecessor(&path) {
         Ok(Some(ended)) => tracing::warn!(
             signalled = ended.signalled,
             recycled = ended.recycled,
@@ -227,7 +228,7 @@ fn start(
     let protected = own_dir.clone();
     let sweeper = std::thread::Builder::new()
         .name("opencode-pty-sweep".into())
-        .spawn(move || super::sweep::sweep_siblings(&root, &own_dir))
+        .spawn(move || super::recovery::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| fail("starting the sweep", &e))?;
     let service = match hook {
         Some(hook) => ProcessService::with_hook(options.config.clone(), hook),

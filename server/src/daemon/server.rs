@@ -1,197 +1,15 @@
-//! The daemon's shared state and its socket: the accept loop, the registry of open connections (bounded, and
-//! shut down at exit so none can hold the daemon), and the stop signal every part waits on.
+//! The accept loop: each accepted connection is checked (another user's process gets nothing), registered in
+//! the daemon's state or refused (one too many, or the daemon stopping), and served on the thread that
+//! accepted it (`pool.rs`, then `connection.rs`).
 
-use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use opencode_pty_protocol::Registration;
-
-use super::intake::{Budget, Kind, MAX_AUTHENTICATED_PARTIAL_BYTES, MAX_UNAUTHENTICATED_BYTES};
 use super::log_limit::FOREIGN_PEERS;
-use super::ownership::Ownership;
 use super::pool::Pool;
-use crate::service::ProcessService;
-
-/// The answer to a connection accepted while the daemon stops (clients tell a stopping daemon by it).
-pub const DAEMON_STOPPING: &str = "the daemon is stopping";
-
-/// Connections open at once; one more is answered `error` ([`TOO_MANY_CONNECTIONS`]) and closed.
-pub const MAX_CONNECTIONS: usize = 1024;
-
-/// The refusal of one connection too many (it names [`MAX_CONNECTIONS`]).
-const TOO_MANY_CONNECTIONS: &str = "too many connections: the daemon serves at most 1024 at once";
-
-/// Connections kept for requests that are answered at once (and for `own`): held connections (subscriptions
-/// and `wait`s) never take them (SPEC N11).
-pub const CONNECTION_RESERVE: usize = 64;
-
-/// Subscriptions and `wait`s held at once; one more is answered `error` ([`TOO_MANY_HELD`]) and closed. The owner
-/// channel does not count.
-pub const MAX_HELD_CONNECTIONS: usize = MAX_CONNECTIONS - CONNECTION_RESERVE;
-
-/// The refusal of one held connection too many (it names [`MAX_HELD_CONNECTIONS`] and [`CONNECTION_RESERVE`]).
-pub(crate) const TOO_MANY_HELD: &str = "too many held connections: the daemon holds at most 960 subscriptions and \
-                                        waits at once, keeping 64 connections for other requests";
-
-/// Everything the daemon's threads share.
-#[derive(Debug)]
-pub(crate) struct DaemonState {
-    /// The processes.
-    pub service: ProcessService,
-    /// What the daemon published (its token authenticates every envelope).
-    pub registration: Registration,
-    /// How long a new connection may take to send its first request ([`super::connection::FIRST_REQUEST_TIMEOUT`],
-    /// shorter only in tests of what it must not cut).
-    pub first_request_timeout: Duration,
-    ownership: Mutex<Ownership>,
-    /// Signalled whenever ownership changes or the daemon starts stopping.
-    changed: Condvar,
-    stopping: AtomicBool,
-    /// The open connections, shared with their handlers (no duplicated descriptors).
-    connections: Mutex<HashMap<u64, Arc<UnixStream>>>,
-    /// Signalled when a connection ends.
-    connection_ended: Condvar,
-    next_connection: AtomicU64,
-    /// The room for frames before their token is checked (`intake.rs`).
-    unauthenticated: Budget,
-    /// The room for the owner channel's partial frames.
-    authenticated: Budget,
-    /// Subscriptions and waits held now (at most [`MAX_HELD_CONNECTIONS`]).
-    held: AtomicUsize,
-}
-
-impl DaemonState {
-    /// The state of a daemon that starts now, whose handoff tickets last `handoff_ttl`.
-    pub(crate) fn new(
-        service: ProcessService,
-        registration: Registration,
-        handoff_ttl: Duration,
-        first_request_timeout: Duration,
-    ) -> Arc<DaemonState> {
-        Arc::new(DaemonState {
-            service,
-            registration,
-            first_request_timeout,
-            ownership: Mutex::new(Ownership::with_handoff_ttl(Instant::now(), handoff_ttl)),
-            changed: Condvar::new(),
-            stopping: AtomicBool::new(false),
-            connections: Mutex::new(HashMap::new()),
-            connection_ended: Condvar::new(),
-            next_connection: AtomicU64::new(0),
-            unauthenticated: Budget::new(MAX_UNAUTHENTICATED_BYTES),
-            authenticated: Budget::new(MAX_AUTHENTICATED_PARTIAL_BYTES),
-            held: AtomicUsize::new(0),
-        })
-    }
-
-    /// The budget frames of `kind` draw on.
-    pub(crate) fn budget(&self, kind: Kind) -> &Budget {
-        match kind {
-            Kind::Unauthenticated => &self.unauthenticated,
-            Kind::Authenticated => &self.authenticated,
-        }
-    }
-
-    /// Counts one more held connection (a subscription or a `wait`) for as long as the returned guard lives;
-    /// `None` when [`MAX_HELD_CONNECTIONS`] are held already.
-    pub(crate) fn hold(&self) -> Option<Held<'_>> {
-        let counted = self
-            .held
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_HELD_CONNECTIONS).then_some(n + 1));
-        counted.ok().map(|_| Held { state: self })
-    }
-
-    /// The ownership state, locked. Whoever changes it calls [`Self::notify`].
-    pub(crate) fn ownership(&self) -> MutexGuard<'_, Ownership> {
-        self.ownership.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Wakes the supervisor to look at ownership again.
-    pub(crate) fn notify(&self) {
-        self.changed.notify_all();
-    }
-
-    /// Starts an orderly stop (shutdown request, signal, owner loss).
-    pub(crate) fn stop(&self) {
-        self.ownership().stop();
-        self.stopping.store(true, Ordering::Release);
-        self.notify();
-    }
-
-    /// Whether the daemon is stopping.
-    pub(crate) fn is_stopping(&self) -> bool {
-        self.stopping.load(Ordering::Acquire)
-    }
-
-    /// Whether the daemon stopped because no owner claimed it in time.
-    pub(crate) fn never_claimed(&self) -> bool {
-        self.ownership().was_never_claimed()
-    }
-
-    /// Blocks until the daemon must stop: asked to, or an ownership deadline passed.
-    pub(crate) fn wait_for_stop(&self) {
-        let mut ownership = self.ownership();
-        loop {
-            if self.is_stopping() || ownership.tick(Instant::now()) {
-                drop(ownership);
-                self.stop();
-                return;
-            }
-            ownership = match ownership.next_deadline() {
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    self.changed.wait_timeout(ownership, left).unwrap_or_else(|e| e.into_inner()).0
-                }
-                None => self.changed.wait(ownership).unwrap_or_else(|e| e.into_inner()),
-            };
-        }
-    }
-
-    /// Registers an accepted connection, or says why it cannot be served.
-    fn register(&self, stream: &Arc<UnixStream>) -> Result<u64, &'static str> {
-        let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
-        if self.is_stopping() {
-            return Err(DAEMON_STOPPING);
-        }
-        if connections.len() >= MAX_CONNECTIONS {
-            return Err(TOO_MANY_CONNECTIONS);
-        }
-        let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        connections.insert(id, stream.clone());
-        Ok(id)
-    }
-
-    fn unregister(&self, id: u64) {
-        // (Called once per registered connection: by `Registered`'s drop, or when its thread cannot start.)
-        self.connections.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-        self.connection_ended.notify_all();
-    }
-
-    /// Shuts every open connection down (both directions), so no handler stays blocked on its socket.
-    pub(crate) fn close_connections(&self) {
-        for stream in self.connections.lock().unwrap_or_else(|e| e.into_inner()).values() {
-            let _ = stream.shutdown(std::net::Shutdown::Both);
-        }
-    }
-
-    /// Waits (at most `bound`) until every connection handler has finished.
-    pub(crate) fn wait_connections(&self, bound: Duration) -> bool {
-        let deadline = Instant::now() + bound;
-        let mut connections = self.connections.lock().unwrap_or_else(|e| e.into_inner());
-        while !connections.is_empty() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            connections = self.connection_ended.wait_timeout(connections, left).unwrap_or_else(|e| e.into_inner()).0;
-        }
-        true
-    }
-}
+use super::state::DaemonState;
 
 /// Accepts connections until the stop pipe closes, each served on the connection thread that accepted it (see
 /// `pool.rs`). The listener is closed when this returns; connections still open are the caller's to close.
@@ -209,77 +27,13 @@ fn serve_accepted(state: &DaemonState, stream: UnixStream) {
         return;
     }
     let stream = Arc::new(stream);
-    let id = match state.register(&stream) {
-        Ok(id) => id,
+    // Unregistered when the guard drops, so a handler that panics still frees its slot.
+    let _registered = match state.register(&stream) {
+        Ok(registered) => registered,
         Err(reason) => {
-            super::connection::refuse(&stream, reason);
+            super::frames::refuse(&stream, reason);
             return;
         }
     };
-    // Unregistered when the guard drops, so a handler that panics still frees its slot.
-    let registered = Registered { state, id };
-    super::connection::serve(registered.state, stream);
-}
-
-/// One held connection counted; dropping it gives its place back.
-#[derive(Debug)]
-pub(crate) struct Held<'a> {
-    state: &'a DaemonState,
-}
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        self.state.held.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// A registered connection; dropping it (when its handler returns or unwinds) unregisters it.
-struct Registered<'a> {
-    state: &'a DaemonState,
-    id: u64,
-}
-
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        self.state.unregister(self.id);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::terminal::TerminalConfig;
-
-    #[test]
-    fn the_refusals_name_the_bounds() {
-        assert!(TOO_MANY_CONNECTIONS.contains(&MAX_CONNECTIONS.to_string()));
-        assert!(TOO_MANY_HELD.contains(&format!("at most {MAX_HELD_CONNECTIONS} subscriptions")));
-        assert!(TOO_MANY_HELD.contains(&format!("keeping {CONNECTION_RESERVE} connections")));
-    }
-
-    #[test]
-    fn a_connection_handler_that_panics_still_frees_its_slot() {
-        let registration = Registration {
-            features: Vec::new(),
-            instance_id: "0123456789abcdef".into(),
-            pid: std::process::id(),
-            protocol: opencode_pty_protocol::PROTOCOL_VERSION,
-            socket: "/nonexistent/server-test.sock".into(),
-            token: "fedcba9876543210fedcba9876543210".into(),
-        };
-        let service = ProcessService::new(TerminalConfig::default());
-        let state = DaemonState::new(service, registration, Duration::from_secs(120), Duration::from_secs(10));
-        let (ours, _theirs) = UnixStream::pair().expect("a socket pair");
-        let id = state.register(&Arc::new(ours)).expect("a free slot");
-        let handler = std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    let _registered = Registered { state: &state, id };
-                    panic!("a handler that fails");
-                })
-                .join()
-        });
-        assert!(handler.is_err(), "the handler panicked");
-        assert!(state.wait_connections(Duration::ZERO), "its connection is no longer counted");
-    }
+    super::connection::serve(state, stream);
 }

@@ -16,7 +16,7 @@ use nix::unistd::geteuid;
 use sha2::{Digest, Sha256};
 
 use super::error::RuntimeError;
-use super::runtime::{PRIVATE_DIR_MODE, check_private_dir, set_mode};
+use super::files::{PRIVATE_DIR_MODE, check_private_dir, set_mode};
 
 /// Where the usual socket directory `opencode-pty-<euid>` is made when there is no `$XDG_RUNTIME_DIR`: a short
 /// fixed path (the hidden `--socket-tmp` option moves it, for tests of a squatted one).

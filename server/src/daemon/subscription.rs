@@ -21,8 +21,8 @@ use nix::errno::Errno;
 use nix::sys::socket::{MsgFlags, sendmsg};
 use opencode_pty_protocol::Response;
 
-use super::connection::send;
-use super::server::DaemonState;
+use super::frames::send;
+use super::state::DaemonState;
 use crate::pipe::PipeWait;
 use crate::process::ProcessSubscription;
 use crate::process::delivery::Sink;

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
-use super::record::GroupRecord;
+use super::recovery::record::GroupRecord;
 use super::runtime::{Checked, Runtime};
-use super::server::DaemonState;
+use super::state::DaemonState;
 use crate::process::thread::join_reporting;
 
 /// How often the runtime directory is checked. A removed directory (and with it the record the guardian

@@ -119,7 +119,7 @@ impl PipeHandle {
                     return Err(error);
                 }
             };
-        let started_at = crate::now_ms();
+        let started_at = crate::time::now_ms();
         let pid = spawned.pid;
         let PipeSpec { program, args, cwd, group_id, output_path, metadata, .. } = spec;
         let state = Arc::new(PipeState::new(started_at, metadata, metadata_bytes));

@@ -236,7 +236,7 @@ impl PipeState {
         let PipeProgress { ending, tail, lines, output_error, exited_at, waiters, subscribers, .. } = state;
         let published = ending.settle(|child| match child {
             ChildEnd::Exited(exit) => {
-                let at = crate::now_ms().max(self.started_at);
+                let at = crate::time::now_ms().max(self.started_at);
                 *exited_at = Some(at);
                 Published::Exited(Arc::new(Message::new(Response::Exited {
                     exit_code: exit.exit_code,

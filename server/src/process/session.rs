@@ -1,7 +1,7 @@
 //! Ending everything a child started, not only its process group: a PTY child leads a session of its own, and a
 //! job-control shell puts each job in a group of its own inside that session, so a terminal ends with a hangup
 //! and then SIGKILL to every process of its session. The same look-up serves whoever ends a dead daemon's
-//! children from its record (`daemon::leftovers`): processes are found in `/proc` by group or session, and a
+//! children from its record (`daemon::recovery::leftovers`): processes are found in `/proc` by group or session, and a
 //! process is only signalled once it is known to be ours (same session, started no earlier than the recorded
 //! leader) and checked again just before its signal.
 
@@ -14,6 +14,8 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
+
+use crate::procinfo::stat::{ProcStat, proc_stat};
 
 /// How long a hung-up terminal's processes have to exit on their own before every process left in its session
 /// gets SIGKILL. The wait ends as soon as the session is empty, so only a session with a process that ignores
@@ -30,45 +32,11 @@ pub(crate) const SESSION_POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// nobody new.
 pub(crate) const MAX_MEMBER_ROUNDS: usize = 4;
 
-/// The fields of `/proc/<pid>/stat` that tell whose process it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    /// The state letter (field 3).
-    pub state: char,
-    /// The process group id (field 5).
-    pub pgrp: u32,
-    /// The session id (field 6).
-    pub session: u32,
-    /// The start time, in clock ticks since boot (field 22).
-    pub start: u64,
-}
-
-impl ProcStat {
-    /// Whether it is a zombie (or dead): it runs nothing and cannot be signalled into doing anything.
-    pub fn is_dead(&self) -> bool {
-        matches!(self.state, 'Z' | 'X')
-    }
-}
-
-/// Parses the fields of [`ProcStat`] from one `/proc/<pid>/stat` line, reading after the last `)` (the command
-/// name may contain anything); `None` when malformed.
-pub(crate) fn parse_proc_stat(line: &str) -> Option<ProcStat> {
-    let close = line.rfind(')')?;
-    let mut rest = line[close + 1..].split_ascii_whitespace();
-    let state = rest.next()?.chars().next()?;
-    let _ppid = rest.next()?;
-    let pgrp = rest.next()?.parse().ok()?;
-    let session = rest.next()?.parse().ok()?;
-    // Fields 7 to 21 come between the session and the start time.
-    let start = rest.nth(15)?.parse().ok()?;
-    Some(ProcStat { state, pgrp, session, start })
-}
-
-/// The [`ProcStat`] of process `pid`, or `None` when there is no such process.
-pub fn proc_stat(pid: u32) -> Option<ProcStat> {
-    let raw = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    parse_proc_stat(&String::from_utf8_lossy(&raw))
-}
+/// How long [`end_members`] waits for the processes it killed to be dead (a SIGKILL takes effect only once the
+/// process is scheduled again, which on a loaded machine is not at once), so that whoever answers after it (a
+/// `terminate`, a stop) can say they are gone. Only a process stuck in an uninterruptible sleep (a hung network
+/// file system) waits it out, and is then left to die on its own.
+pub(crate) const KILLED_MEMBER_WAIT: Duration = Duration::from_secs(5);
 
 /// Where a child's processes are: its group (the leader's pid), its session, and the leader's start time. A
 /// PTY child leads its own session (`session == pgid`), so its whole session is its reach; a pipe child only
@@ -119,16 +87,21 @@ pub(crate) fn find(reaches: &[Reach]) -> Vec<(u32, ProcStat, Reach)> {
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| Some((pid, proc_stat(pid)?)))
         .filter(|(_, stat)| !stat.is_dead())
-        .filter_map(|(pid, stat)| Some((pid, stat, *reaches.iter().find(|reach| reach.finds(&stat))?)))
+        .filter_map(|(pid, stat)| {
+            let reach = *reaches.iter().find(|reach| reach.finds(&stat))?;
+            Some((pid, stat, reach))
+        })
         .collect()
 }
 
 /// Kills, one by one, every process one of `reaches` finds and owns (see [`Reach`]), each checked again just
 /// before its SIGKILL (same start time, group and session); spares the others. Repeats (at most
-/// [`MAX_MEMBER_ROUNDS`] times) while a round finds someone new.
+/// [`MAX_MEMBER_ROUNDS`] times) while a round finds someone new, then waits (at most [`KILLED_MEMBER_WAIT`])
+/// until every process it killed is dead, so none is still running when it returns.
 pub(crate) fn end_members(reaches: &[Reach]) -> Members {
     let mut killed = BTreeSet::new();
     let mut spared = BTreeSet::new();
+    let mut dying = Vec::new();
     if reaches.is_empty() {
         return Members::default();
     }
@@ -143,8 +116,9 @@ pub(crate) fn end_members(reaches: &[Reach]) -> Members {
                 continue;
             }
             found_new = true;
-            match signal_unchanged(pid, &stat, &[Signal::SIGKILL]) {
-                Ok(()) | Err(Errno::ESRCH) => {}
+            match kill_unchanged(pid, &stat) {
+                Ok(pidfd) => dying.push(pidfd),
+                Err(Errno::ESRCH) => {}
                 Err(error) => tracing::warn!(pid, pgid = reach.pgid, %error, "cannot end a process of a child"),
             }
         }
@@ -152,7 +126,27 @@ pub(crate) fn end_members(reaches: &[Reach]) -> Members {
             break;
         }
     }
+    let left = wait_for_pidfds(dying, Instant::now() + KILLED_MEMBER_WAIT);
+    if left > 0 {
+        tracing::warn!(left, "processes of a child were killed but are not dead yet");
+    }
     Members { killed: killed.len(), spared: spared.len() }
+}
+
+/// SIGKILL to `pid` if it is still the process `stat` described (as [`signal_unchanged`] checks), through a
+/// pidfd opened before the check, so the signal reaches exactly the process checked even if its pid is reused
+/// at once; returns the pidfd to wait for its death on.
+fn kill_unchanged(pid: u32, stat: &ProcStat) -> Result<OwnedFd, Errno> {
+    let raw = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw).ok_or(Errno::ESRCH)?;
+    let pidfd = rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty())
+        .map_err(|error| Errno::from_raw(error.raw_os_error()))?;
+    let unchanged = |now: ProcStat| (now.start, now.pgrp, now.session) == (stat.start, stat.pgrp, stat.session);
+    if !proc_stat(pid).is_some_and(unchanged) {
+        return Err(Errno::ESRCH);
+    }
+    rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL)
+        .map_err(|error| Errno::from_raw(error.raw_os_error()))?;
+    Ok(pidfd)
 }
 
 /// SIGHUP, then SIGCONT, to every process `leaders` own in their sessions (each checked again just before, as
@@ -192,15 +186,21 @@ pub(crate) fn hang_up(pid: u32) {
 /// Waits until every one of `leaders` (children not reaped yet) has exited, or `deadline` passes, whichever
 /// comes first. A leader whose pidfd cannot be opened counts as exited.
 pub(crate) fn wait_for_exits(leaders: &[u32], deadline: Instant) {
-    let mut pidfds: Vec<OwnedFd> = leaders
+    let pidfds: Vec<OwnedFd> = leaders
         .iter()
         .filter_map(|&pid| rustix::process::Pid::from_raw(i32::try_from(pid).ok()?))
         .filter_map(|pid| rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok())
         .collect();
+    wait_for_pidfds(pidfds, deadline);
+}
+
+/// Waits until the process of every one of `pidfds` has exited (a zombie counts), or `deadline` passes; returns
+/// how many had not exited by then.
+fn wait_for_pidfds(mut pidfds: Vec<OwnedFd>, deadline: Instant) -> usize {
     while !pidfds.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return;
+            return pidfds.len();
         }
         // Whole milliseconds, rounded up, so the wait never ends just before the deadline and spins.
         let millis = u16::try_from(left.as_millis() + 1).unwrap_or(u16::MAX);
@@ -208,13 +208,14 @@ pub(crate) fn wait_for_exits(leaders: &[u32], deadline: Instant) {
             let mut fds: Vec<PollFd> = pidfds.iter().map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)).collect();
             match poll(&mut fds, PollTimeout::from(millis)) {
                 Ok(_) | Err(Errno::EINTR) => {}
-                Err(_) => return,
+                Err(_) => return pidfds.len(),
             }
             fds.iter().map(|fd| fd.revents().is_some_and(|events| !events.is_empty())).collect()
         };
         let mut ready = ready.into_iter();
         pidfds.retain(|_| !ready.next().unwrap_or(true));
     }
+    0
 }
 
 /// Ends the sessions of terminal children (not reaped yet) that were hung up ([`hang_up`]): waits until their

@@ -54,7 +54,7 @@ pub(super) const MAX_DEFERRED_COMMANDS: usize = 128;
 /// (`WRITER_QUEUE_CHUNKS` chunks) holds at most 1 MiB beyond [`MAX_PENDING_INPUT_BYTES`].
 pub(super) const WRITE_CHUNK_BYTES: usize = 8 * 1024;
 
-pub(crate) use crate::now_ms;
+use crate::time::now_ms;
 
 /// The actor thread's timer slack: how late the kernel may wake it after the output batch's deadline (1 µs;
 /// the default is 50 µs, which every echo would pay on top of the coalescing window).

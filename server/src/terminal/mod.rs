@@ -35,6 +35,7 @@ use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
 use crate::process::thread::Threads;
 use crate::process::{Child, ExistingController, ProcessSubscription, ReplayRead, delivery};
+use crate::procinfo::stat::proc_stat;
 use command::{Command, Reply};
 
 /// Requests and thread reports queued for one actor before senders wait.
@@ -113,7 +114,7 @@ impl PtyHandle {
     /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
     pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
         let spawned = spawn::spawn(&spec, &config.withheld_env)?;
-        let started_at = actor::now_ms();
+        let started_at = crate::time::now_ms();
         let pid = spawned.pid;
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
         let (output, output_rx) = bounded(OUTPUT_QUEUE_CHUNKS);
@@ -152,7 +153,7 @@ impl PtyHandle {
             turns: config.turns.clone(),
         };
         // The child is not reaped before `terminate`, so this is its own start time.
-        let session = session::proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
+        let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
         let handle = PtyHandle {
             id,
             pid,

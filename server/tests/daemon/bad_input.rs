@@ -60,7 +60,7 @@ fn duplicate_members_are_refused_at_every_level_with_no_effect() {
     );
     assert_eq!(error_of(&answer(&daemon, &env)), "invalid request: duplicate member `A`");
     // Nothing happened: the daemon runs and started no process.
-    assert!(daemon.child.try_wait().unwrap().is_none(), "the daemon must not have stopped");
+    assert!(daemon.child_mut().try_wait().unwrap().is_none(), "the daemon must not have stopped");
     assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
     assert_eq!(daemon.request(json!({"op": "list", "mode": "pty"}))["processes"], json!([]));
     drop(_owner);
@@ -79,7 +79,7 @@ fn the_owner_channel_refuses_duplicates_and_goes_on() {
     assert_eq!(error_of(&recv(&mut owner).unwrap()), "invalid request: duplicate member `request`");
     send_text(&mut owner, &format!(r#"{{"token":"wrong","token":"{token}","request":{{"op":"shutdown"}}}}"#));
     assert_eq!(error_of(&recv(&mut owner).unwrap()), "invalid request: duplicate member `token`");
-    assert!(daemon.child.try_wait().unwrap().is_none(), "neither stopped the daemon");
+    assert!(daemon.child_mut().try_wait().unwrap().is_none(), "neither stopped the daemon");
     send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
     assert_eq!(recv(&mut owner).unwrap()["type"], "ok");
     assert!(daemon.wait_exit().success());
@@ -111,7 +111,7 @@ fn zeros_frame() -> Vec<u8> {
 fn an_unauthenticated_frame_costs_about_its_size() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
-    let pid = daemon.child.id();
+    let pid = daemon.pid();
     let frame = zeros_frame();
     let before = peak_memory(pid);
     const AT_ONCE: u64 = 6;
@@ -193,14 +193,14 @@ fn with_debug_logs_each_process_event_is_one_line_naming_its_id() {
 fn text_a_json_tree_would_refuse_cannot_slip_a_second_request_past_the_duplicate_check() {
     let mut daemon = Daemon::start();
     let _owner = daemon.own();
-    let token = &daemon.registration.token;
+    let token = daemon.registration.token.clone();
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     for x in [deep.as_str(), "1e400", r#""\udc00""#] {
         let text = format!(r#"{{"token":"{token}","x":{x},"request":{{"op":"ping"}},"request":{{"op":"shutdown"}}}}"#);
         let mut stream = daemon.connect();
         send_text(&mut stream, &text);
         assert!(recv(&mut stream).is_none(), "a malformed frame is closed unanswered (x = {x})");
-        assert!(daemon.child.try_wait().unwrap().is_none(), "the daemon must not have stopped (x = {x})");
+        assert!(daemon.child_mut().try_wait().unwrap().is_none(), "the daemon must not have stopped (x = {x})");
     }
     assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
     drop(_owner);

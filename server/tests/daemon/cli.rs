@@ -38,7 +38,7 @@ fn status_list_watch_and_stop_operate_a_running_daemon() {
     let status = run_at(&root, &daemon.name, &["status", "--json"], b"");
     assert!(status.status.success(), "{}", text(&status.stderr));
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert_eq!(status["pid"], daemon.child.id());
+    assert_eq!(status["pid"], daemon.pid());
     assert_eq!(status["protocol"], 8);
     assert_eq!(status["processes"], json!({"pty": 1, "pipe": 0}));
 
@@ -123,7 +123,7 @@ fn status_without_json_names_the_daemon_and_counts_its_processes() {
     let status = run_at(daemon.root.path(), &daemon.name, &["status"], b"");
     let stdout = text(&status.stdout);
     assert!(status.status.success(), "{stdout}\n{}", text(&status.stderr));
-    let first = format!("daemon pid {} instance {} (protocol 8)", daemon.child.id(), daemon.registration.instance_id);
+    let first = format!("daemon pid {} instance {} (protocol 8)", daemon.pid(), daemon.registration.instance_id);
     assert_eq!(stdout.lines().next(), Some(first.as_str()), "{stdout}");
     assert!(stdout.lines().any(|line| line == "1 pty and 0 pipe processes"), "{stdout}");
 }

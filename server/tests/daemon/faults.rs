@@ -33,13 +33,24 @@ fn signal(pid: u32, signal: Signal) {
     kill(Pid::from_raw(pid as i32), signal).expect("signal");
 }
 
+/// Whether every thread of process `pid` is stopped (state `T`): a SIGSTOP takes effect only once each thread
+/// next runs, which on a loaded machine is not at once.
+fn all_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    tasks.flatten().all(|task| {
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let state = stat.rfind(')').and_then(|end| stat[end + 1..].split_whitespace().next());
+        state == Some("T")
+    })
+}
+
 fn pid_of(created: &serde_json::Value) -> u32 {
     created["process"]["pid"].as_u64().expect("a pid") as u32
 }
 
 /// The daemon's open descriptors.
 fn open_fds(daemon: &Daemon) -> usize {
-    std::fs::read_dir(format!("/proc/{}/fd", daemon.child.id())).expect("/proc/PID/fd").count()
+    std::fs::read_dir(format!("/proc/{}/fd", daemon.pid())).expect("/proc/PID/fd").count()
 }
 
 #[test]
@@ -73,8 +84,11 @@ fn a_daemon_frozen_for_ten_seconds_carries_on_where_it_was() {
         .unwrap();
     let (mut stream, attached) = daemon.subscribe(id, "watch", "observer");
     assert_eq!(attached["type"], "attached");
-    let pid = daemon.child.id();
+    let pid = daemon.pid();
     signal(pid, Signal::SIGSTOP);
+    // Frozen in every thread before the client connects: a connection the daemon still accepted would have its
+    // first-request deadline run out during the freeze.
+    eventually("every thread of the daemon to stop", || all_stopped(pid).then_some(()));
     // A client that connects while the daemon is frozen is served once it wakes.
     let registration = daemon.registration.clone();
     let waiting = std::thread::spawn(move || {

@@ -6,18 +6,18 @@
 
 use crate::support;
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use opencode_pty::inspect::parse_stat;
 use opencode_pty::inspect::proc_stat;
 use opencode_pty::inspect::{GROUPS_FILE, Group, RecordFile};
-use opencode_pty::inspect::{parse_stat, process_start};
+use opencode_pty_testkit::Sleeper;
 use serde_json::{Value, json};
-use support::{Daemon, create_sh, eventually};
+use support::{Daemon, WAIT, create_sh, eventually};
 
 /// The pipe process: a shell whose two children stay in its group.
 const PIPE_SCRIPT: &str = "sleep 1014 & sleep 1015; wait";
@@ -62,7 +62,7 @@ impl Drop for Leftovers {
 
 /// Whether the process `pid` that started at `start` is still there and not a zombie.
 fn running(pid: u32, start: u64) -> bool {
-    process_start(pid).is_some_and(|(state, now)| now == start && state != 'Z')
+    proc_stat(pid).is_some_and(|stat| stat.start == start && stat.state != 'Z')
 }
 
 /// The processes (pid, start time) of group `pgid`, zombies left out.
@@ -72,11 +72,11 @@ fn members_of(pgid: u32) -> Vec<(u32, u64)> {
         let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
         let Ok(raw) = std::fs::read(entry.path().join("stat")) else { continue };
         let line = String::from_utf8_lossy(&raw);
-        if parse_stat(&line).is_some_and(|stat| stat.pgrp == pgid as i32)
-            && let Some((state, start)) = process_start(pid)
-            && state != 'Z'
+        if let Some(stat) = parse_stat(&line)
+            && stat.pgrp == pgid
+            && stat.state != 'Z'
         {
-            members.push((pid, start));
+            members.push((pid, stat.start));
         }
     }
     members
@@ -89,7 +89,7 @@ fn guardian_of(daemon_pid: u32) -> Option<u32> {
         let stat = parse_stat(&std::fs::read_to_string(entry.path().join("stat")).ok()?)?;
         let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
         let is_guard = cmdline.split(|&b| b == 0).nth(1) == Some(b"guard");
-        (stat.ppid == daemon_pid as i32 && is_guard).then_some(pid)
+        (stat.ppid == daemon_pid && is_guard).then_some(pid)
     })
 }
 
@@ -113,8 +113,8 @@ pub(crate) fn start_children(daemon: &Daemon, out: &Path, leftovers: &mut Leftov
 
 /// SIGKILLs the daemon and reaps it.
 pub(crate) fn kill_daemon(daemon: &mut Daemon) {
-    daemon.child.kill().expect("SIGKILL the daemon");
-    daemon.child.wait().expect("reap the daemon");
+    daemon.child_mut().kill().expect("SIGKILL the daemon");
+    daemon.child_mut().wait().expect("reap the daemon");
 }
 
 /// Polls until every remembered process is gone, and returns how long that took.
@@ -131,7 +131,7 @@ fn the_guardian_ends_everything_when_the_daemon_is_killed() {
     let mut daemon = Daemon::start();
     let _owner = daemon.own();
     start_children(&daemon, &out.path().join("out.log"), &mut leftovers);
-    let guardian = guardian_of(daemon.child.id()).expect("the daemon has a guardian");
+    let guardian = guardian_of(daemon.pid()).expect("the daemon has a guardian");
 
     kill_daemon(&mut daemon);
     let took = wait_all_gone(&leftovers, "every child and descendant to be gone after kill -9");
@@ -148,19 +148,23 @@ fn the_next_daemon_ends_what_a_killed_daemon_and_guardian_left() {
     let mut daemon = Daemon::start();
     let _owner = daemon.own();
     start_children(&daemon, &out.path().join("out.log"), &mut leftovers);
-    let guardian = guardian_of(daemon.child.id()).expect("the daemon has a guardian");
+    let guardian = guardian_of(daemon.pid()).expect("the daemon has a guardian");
     let guardian_pid = Pid::from_raw(guardian as i32);
 
     // The daemon, stopped, cannot start a new guardian; the guardian dies first, then the daemon. (A stopped
     // guardian would not do: once the daemon is gone its group is orphaned, and the kernel resumes it.)
-    kill(Pid::from_raw(daemon.child.id() as i32), Signal::SIGSTOP).unwrap();
+    kill(Pid::from_raw(daemon.pid() as i32), Signal::SIGSTOP).unwrap();
     kill(guardian_pid, Signal::SIGKILL).unwrap();
     eventually("the guardian to die", || (!running_any(guardian)).then_some(()));
     kill_daemon(&mut daemon);
     assert!(
         leftovers.none_gone(),
         "with daemon and guardian dead, nothing ended the children yet: {:?}",
-        leftovers.0.iter().map(|&(pid, _)| (pid, process_start(pid))).collect::<Vec<_>>()
+        leftovers
+            .0
+            .iter()
+            .map(|&(pid, _)| (pid, proc_stat(pid).map(|stat| (stat.state, stat.start))))
+            .collect::<Vec<_>>()
     );
 
     // A new daemon with the same name, in the same directory; the stale registration goes first, so the
@@ -194,37 +198,18 @@ fn fd_targets(pid: u32) -> Vec<(String, String)> {
 
 /// Whether `pid` exists and is not a zombie.
 fn running_any(pid: u32) -> bool {
-    process_start(pid).is_some_and(|(state, _)| state != 'Z')
+    proc_stat(pid).is_some_and(|stat| stat.state != 'Z')
 }
 
-/// A `sleep` leading its own group, started by the test: SIGKILLed and reaped on drop.
-struct Sleeper(Child);
-
-impl Sleeper {
-    fn start() -> Sleeper {
-        Sleeper(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap())
-    }
-
-    fn group(&self) -> Group {
-        let stat = proc_stat(self.0.id()).unwrap();
-        Group { pgid: self.0.id(), start: stat.start, session: stat.session }
-    }
-
-    fn running(&mut self) -> bool {
-        self.0.try_wait().unwrap().is_none()
-    }
-
-    /// Waits (bounded) for it to be killed by someone else.
-    fn wait_killed(&mut self, what: &str) {
-        eventually(what, || self.0.try_wait().unwrap());
-    }
+/// The group a [`Sleeper`] leads, as a record lists it.
+fn group(sleeper: &Sleeper) -> Group {
+    let stat = proc_stat(sleeper.pid()).unwrap();
+    Group { pgid: sleeper.pid(), start: stat.start, session: stat.session }
 }
 
-impl Drop for Sleeper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// Waits (bounded, on its end) for `sleeper` to be killed by someone else.
+fn wait_killed(sleeper: &mut Sleeper, what: &str) {
+    assert!(sleeper.wait_exit(WAIT).is_some(), "{what}: not within {WAIT:?}");
 }
 
 /// A record of a dead daemon listing `groups`.
@@ -240,14 +225,14 @@ fn dead_record(groups: Vec<Group>) -> Vec<u8> {
 fn a_recorded_group_whose_start_time_does_not_match_is_never_signalled() {
     let (mut recycled, mut control) = (Sleeper::start(), Sleeper::start());
     // Its pid, with the start time of an earlier process that had it: a pid reused since the record was written.
-    let wrong = Group { start: recycled.group().start - 1, ..recycled.group() };
+    let wrong = Group { start: group(&recycled).start - 1, ..group(&recycled) };
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("test");
     std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join(GROUPS_FILE), dead_record(vec![wrong, control.group()])).unwrap();
+    std::fs::write(dir.join(GROUPS_FILE), dead_record(vec![wrong, group(&control)])).unwrap();
 
     let daemon = Daemon::start_in(root, "test", &[]);
-    control.wait_killed("the matching group to be ended");
+    wait_killed(&mut control, "the matching group to be ended");
     // The leftovers are handled before the new record replaces the old one.
     let record: RecordFile = serde_json::from_slice(&std::fs::read(daemon.dir().join(GROUPS_FILE)).unwrap()).unwrap();
     assert_eq!(record.instance_id, daemon.registration.instance_id);
@@ -261,13 +246,13 @@ fn the_sweep_ends_what_a_stale_siblings_record_lists() {
     let stale = root.path().join("stale");
     std::fs::create_dir(&stale).unwrap();
     std::fs::write(stale.join("service.lock"), "").unwrap();
-    std::fs::write(stale.join(GROUPS_FILE), dead_record(vec![sleeper.group()])).unwrap();
+    std::fs::write(stale.join(GROUPS_FILE), dead_record(vec![group(&sleeper)])).unwrap();
     // Old enough to be swept, so the directory goes too once its processes are ended.
     let old = SystemTime::now() - Duration::from_secs(3600);
     std::fs::File::open(&stale).unwrap().set_modified(old).unwrap();
 
     let _daemon = Daemon::start_in(root, "sweeper", &[]);
-    sleeper.wait_killed("the sweep to end the stale record's group");
+    wait_killed(&mut sleeper, "the sweep to end the stale record's group");
     eventually("the stale directory to be removed", || (!stale.exists()).then_some(()));
 }
 
@@ -278,10 +263,10 @@ fn the_sweep_ends_what_a_fresh_siblings_record_lists_and_removes_the_record() {
     let fresh = root.path().join("fresh");
     std::fs::create_dir(&fresh).unwrap();
     std::fs::write(fresh.join("service.lock"), "").unwrap();
-    std::fs::write(fresh.join(GROUPS_FILE), dead_record(vec![sleeper.group()])).unwrap();
+    std::fs::write(fresh.join(GROUPS_FILE), dead_record(vec![group(&sleeper)])).unwrap();
 
     let _daemon = Daemon::start_in(root, "sweeper", &[]);
-    sleeper.wait_killed("the sweep to end the fresh record's group");
+    wait_killed(&mut sleeper, "the sweep to end the fresh record's group");
     // Removed after the groups are ended, so a later sweep or daemon start signals nothing.
     eventually("the record to be removed", || (!fresh.join(GROUPS_FILE).exists()).then_some(()));
     assert!(fresh.join("service.lock").exists(), "a fresh directory is kept");
@@ -290,7 +275,7 @@ fn the_sweep_ends_what_a_fresh_siblings_record_lists_and_removes_the_record() {
 #[test]
 fn the_guardian_holds_nothing_of_the_daemon_and_leaves_with_an_orderly_stop() {
     let mut daemon = Daemon::start();
-    let pid = daemon.child.id();
+    let pid = daemon.pid();
     // The registration is written just before the guardian starts.
     let guardian = eventually("the guardian", || guardian_of(pid));
     // Beyond its stdin, it holds only what the daemon itself inherited from its launcher (here: this test):
@@ -305,7 +290,7 @@ fn the_guardian_holds_nothing_of_the_daemon_and_leaves_with_an_orderly_stop() {
         );
     }
     let group = |pid: u32| parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap()).unwrap().pgrp;
-    assert_eq!(group(guardian), guardian as i32, "it leads its own process group");
+    assert_eq!(group(guardian), guardian, "it leads its own process group");
     assert_ne!(group(guardian), group(pid));
     // SIGHUP and SIGINT blocked (a terminal's), SIGTERM not (the daemon's mask does not carry over).
     // It sets its mask as it starts: wait for that, not for a particular value.
@@ -331,9 +316,9 @@ fn a_guardian_that_dies_is_replaced() {
     let mut daemon = Daemon::start();
     let _owner = daemon.own();
     start_children(&daemon, &out.path().join("out.log"), &mut leftovers);
-    let first = guardian_of(daemon.child.id()).expect("the daemon has a guardian");
+    let first = guardian_of(daemon.pid()).expect("the daemon has a guardian");
     kill(Pid::from_raw(first as i32), Signal::SIGKILL).unwrap();
-    let second = eventually("a new guardian", || guardian_of(daemon.child.id()).filter(|&pid| pid != first));
+    let second = eventually("a new guardian", || guardian_of(daemon.pid()).filter(|&pid| pid != first));
 
     kill_daemon(&mut daemon);
     wait_all_gone(&leftovers, "the new guardian to end everything");

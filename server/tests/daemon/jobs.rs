@@ -12,7 +12,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use opencode_pty::inspect::{proc_stat, process_start};
+use opencode_pty::inspect::proc_stat;
 use serde_json::json;
 use support::{Daemon, eventually};
 
@@ -48,7 +48,7 @@ impl Drop for Jobs {
 
 /// Whether the process `pid` that started at `start` is still there and not a zombie.
 fn runs(pid: u32, start: u64) -> bool {
-    process_start(pid).is_some_and(|(state, now)| now == start && state != 'Z')
+    proc_stat(pid).is_some_and(|stat| stat.start == start && stat.state != 'Z')
 }
 
 /// Panics with a clear message unless `shell` can be run.
@@ -137,8 +137,8 @@ fn jobs_end_with_their_terminal(end: End, base: u32) {
                 continue;
             }
             End::KillDaemon => {
-                daemon.child.kill().expect("kill -9 the daemon");
-                daemon.child.wait().expect("reap the daemon");
+                daemon.child_mut().kill().expect("kill -9 the daemon");
+                daemon.child_mut().wait().expect("reap the daemon");
                 eventually(&format!("{shell}'s jobs to be gone after kill -9"), || {
                     jobs.running().is_empty().then_some(())
                 });

@@ -11,6 +11,7 @@ use opencode_pty_protocol::{
     Frame, MAX_ARG_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_FRAME_BYTES, MAX_GROUP_ID_CHARS,
     MAX_METADATA_BYTES, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
 };
+use opencode_pty_testkit::screens::{EVERY_ATTRIBUTE, StyledCells, coloured_lines};
 use opencode_pty_vt::{MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 use serde_json::{Value, json};
 use support::{Daemon, create_sh, eventually, frames_until, message, recv_frame, replay_of};
@@ -247,38 +248,10 @@ fn list_get_snapshot_and_subscribe_answer_at_the_largest_sizes() {
     assert!(daemon.request(pipe(99))["process"]["id"].is_u64(), "room again after a terminate");
 }
 
-/// `lines` lines of `cols` characters, a new 256-colour pen every 8 characters.
-fn coloured_text(cols: usize, lines: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for line in 0..lines {
-        for col in 0..cols {
-            if col % 8 == 0 {
-                text.extend_from_slice(format!("\x1b[38;5;{}m", (line + col) % 256).as_bytes());
-            }
-            text.push(b'a' + ((line + col) % 26) as u8);
-        }
-        text.extend_from_slice(b"\n");
-    }
-    text
-}
-
-/// A screen of `rows` lines of `cols` cells, each in its own style (truecolour foreground, background and
-/// underline colour, every attribute) with combining marks: its exact form is far over the checkpoint limit.
-fn adversarial_text(cols: usize, rows: usize) -> Vec<u8> {
-    let mut text = Vec::new();
-    for y in 0..rows {
-        for x in 0..cols {
-            let (r, g, b) = ((x * 7 + y) % 256, (x * 13 + y * 3) % 256, (x + y * 11) % 256);
-            let style = format!("\x1b[0;1;2;3;5;7;9;53;38;2;{r};{g};{b};48;2;{g};{b};{r};58;2;{b};{r};{g}m\x1b[4:3m");
-            text.extend_from_slice(style.as_bytes());
-            text.extend_from_slice("e\u{0301}\u{0302}".as_bytes());
-        }
-        if y + 1 < rows {
-            text.extend_from_slice(b"\x1b[0m\n");
-        }
-    }
-    text
-}
+/// The worst screen for the checkpoint's exact form: every cell in its own style (truecolour foreground,
+/// background and underline colour, every attribute) with combining marks, far over the checkpoint limit at the
+/// largest size. Rows end with `\n`, which the PTY turns into `\r\n`.
+const ADVERSARIAL: StyledCells = StyledCells { attributes: EVERY_ATTRIBUTE, wide: false, between_rows: b"\x1b[0m\n" };
 
 /// Starts `cat` of `text` in a terminal of `cols` x `rows` and waits until the terminal has parsed it all: polled
 /// with `get`, since the event (the output frames) would be the whole text streamed once more.
@@ -306,7 +279,7 @@ fn the_largest_terminal_with_full_coloured_history_snapshots_and_resizes() {
     let _owner = daemon.own();
     // A full-width screen and history of coloured text, more than a 5 MiB checkpoint can hold whole.
     let dir = tempfile::tempdir().expect("tempdir");
-    let id = cat_into_terminal(&daemon, dir.path(), "text", &coloured_text(1000, 6000), 1000, 500);
+    let id = cat_into_terminal(&daemon, dir.path(), "text", &coloured_lines(1000, 6000, b"\n"), 1000, 500);
     let (mut stream, attached) = daemon.subscribe(id, "watcher", "observer");
     assert_eq!(attached["type"], "attached", "{attached}");
     let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
@@ -322,7 +295,7 @@ fn the_largest_terminal_with_full_coloured_history_snapshots_and_resizes() {
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
 
     // The worst screen for the checkpoint's exact form, at the largest size.
-    let id = cat_into_terminal(&daemon, dir.path(), "adversarial", &adversarial_text(1000, 500), 1000, 500);
+    let id = cat_into_terminal(&daemon, dir.path(), "adversarial", &ADVERSARIAL.screen(1000, 500), 1000, 500);
     let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
     assert!(checkpoint_len(&snapshot, "snapshot") <= MAX_CHECKPOINT_BYTES);
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");

@@ -34,7 +34,7 @@ fn short_daemon() -> Daemon {
 
 /// The daemon's connection threads (the kernel keeps 15 bytes of `opencode-pty-conn`).
 fn connection_threads(daemon: &Daemon) -> usize {
-    let tasks = std::fs::read_dir(format!("/proc/{}/task", daemon.child.id())).expect("the daemon's threads");
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", daemon.pid())).expect("the daemon's threads");
     let names = tasks.filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok());
     names.filter(|name| name.trim_end() == "opencode-pty-co").count()
 }

@@ -221,11 +221,11 @@ fn status_without_a_name_lists_every_daemon() {
     assert_eq!(lines[0], ["NAME", "PID", "PTYS", "PIPES", "OWNER"], "{stdout}");
     let (first, second) = (&lines[1], &lines[2]);
     assert_eq!(first[..4], ["other", &other.to_string(), "0", "0"], "{stdout}");
-    assert_eq!(second[..4], [daemon.name.as_str(), &daemon.child.id().to_string(), "1", "0"], "{stdout}");
+    assert_eq!(second[..4], [daemon.name.as_str(), &daemon.pid().to_string(), "1", "0"], "{stdout}");
     let json = run_in(root, None, &["status", "--json"], b"");
     let json: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(json[1]["name"], daemon.name.as_str(), "{json}");
-    assert_eq!(json[1]["pid"], daemon.child.id(), "{json}");
+    assert_eq!(json[1]["pid"], daemon.pid(), "{json}");
     assert_eq!(json[1]["processes"], json!({"pty": 1, "pipe": 0}), "{json}");
     assert!(matches!(&json[1]["claimed"], Value::Null | Value::Bool(true)), "{json}");
     end_play(play);

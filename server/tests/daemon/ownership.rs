@@ -47,7 +47,7 @@ fn ping_says_who_answers() {
     assert_eq!(pong["protocol"], 8);
     assert_eq!(pong["features"], json!([]));
     assert_eq!(pong["instance_id"], daemon.registration.instance_id.as_str());
-    assert_eq!(pong["pid"], daemon.child.id());
+    assert_eq!(pong["pid"], daemon.pid());
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn signal_stops_the_daemon_in_order(signal: nix::sys::signal::Signal) {
     let mut daemon = Daemon::start();
     let _owner = daemon.own();
     let pid = daemon.request(create_sh("sleep 60"))["process"]["pid"].as_u64().unwrap() as u32;
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon.child.id() as i32), signal).unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon.pid() as i32), signal).unwrap();
     assert!(daemon.wait_exit().success());
     assert!(!process_exists(pid));
     assert!(!daemon.dir().exists());
@@ -474,8 +474,8 @@ fn a_daemon_with_a_relative_runtime_dir_still_takes_its_children_when_it_is_kill
         }
     }
     let mut group = KillGroup(Some(pid));
-    daemon.child.kill().unwrap();
-    daemon.child.wait().unwrap();
+    daemon.child_mut().kill().unwrap();
+    daemon.child_mut().wait().unwrap();
     // The guardian runs in `/`: it finds the record only if the daemon handed it an absolute path.
     eventually("the pipe child to be ended by the guardian", || {
         (!matches!(support::proc_state(pid), Some(state) if state != 'Z')).then_some(())

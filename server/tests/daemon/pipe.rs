@@ -50,7 +50,7 @@ fn a_pipe_process_runs_into_its_file_and_wait_answers_its_exit() {
     let id = process["id"].as_u64().unwrap();
     // Two waiters on one process, both held while it runs, both get the answer.
     let (mut first, mut second) = (start_wait(&daemon, id), start_wait(&daemon, id));
-    let pid = daemon.child.id();
+    let pid = daemon.pid();
     eventually("both waits to be held", || (threads_named(pid, PEER_THREAD) == 2).then_some(()));
     let running = daemon.request(json!({"op": "get", "id": id}));
     assert_eq!(running["process"]["lifecycle"], json!({"status": "running"}), "still running while both wait");
@@ -85,7 +85,7 @@ fn wait_errors_terminated_and_daemon_stop() {
     let id = daemon.request(create_pipe(out.path(), "sleep 60"))["process"]["id"].as_u64().unwrap();
     let mut waiting = start_wait(&daemon, id);
     // The daemon starts a peer-watching thread once it holds the wait: that is the event to wait for.
-    let pid = daemon.child.id();
+    let pid = daemon.pid();
     eventually("the wait to be held", || (threads_named(pid, "opencode-pty-peer") == 1).then_some(()));
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
     assert_eq!(message(&recv(&mut waiting).unwrap()), "terminated");
@@ -188,7 +188,7 @@ fn a_live_subscription_receives_exited_while_attached() {
     let (mut stream, attached) = daemon.subscribe(id, "s", "observer");
     assert_eq!(attached["type"], "attached", "{attached}");
     assert_eq!(attached["process"]["lifecycle"], json!({"status": "running"}), "attached before the exit");
-    eventually("the subscription to be held", || (threads_named(daemon.child.id(), PEER_THREAD) == 1).then_some(()));
+    eventually("the subscription to be held", || (threads_named(daemon.pid(), PEER_THREAD) == 1).then_some(()));
     std::fs::write(out.path().join("go"), "").unwrap();
     let Some(Frame::Control(exited)) = recv_frame(&mut stream) else { panic!("no exited") };
     assert_eq!(exited["type"], "exited", "{exited:?}");
@@ -205,7 +205,7 @@ fn waiters_and_subscribers_that_closed_their_connections_never_fill_the_caps() {
     let _owner = daemon.own();
     let out = tempfile::tempdir().unwrap();
     let id = daemon.request(create_pipe(out.path(), "exec sleep 60"))["process"]["id"].as_u64().unwrap();
-    let pid = daemon.child.id();
+    let pid = daemon.pid();
     for _ in 0..CYCLES.div_ceil(BATCH) {
         let held: Vec<UnixStream> = (0..BATCH).map(|_| start_wait(&daemon, id)).collect();
         eventually("the batch of waits to be held", || (threads_named(pid, PEER_THREAD) == BATCH).then_some(()));

@@ -177,7 +177,7 @@ fn a_restart_right_after_kill_9_waits_for_the_locks_passing_holder() {
     });
     let next = Daemon::start_configured(root, &name, &[], &[], log.path());
     releaser.join().unwrap();
-    assert_eq!(ping(&next)["pid"], next.child.id());
+    assert_eq!(ping(&next)["pid"], next.pid());
     log_holds(log.path(), "took the service lock after waiting for it", 1);
 }
 

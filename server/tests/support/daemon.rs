@@ -1,22 +1,25 @@
-//! Helpers for tests of the real daemon binary: a daemon in a temporary runtime directory, raw framed
-//! requests over its socket, and bounded waits. Every daemon is killed when its guard drops.
+//! Helpers for tests of the real daemon binary: a daemon in a temporary runtime directory (started by the
+//! client's launcher), raw framed requests over its socket, and bounded waits. Every daemon is stopped when its
+//! guard drops.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 
+use opencode_pty_client::launch::{Launch, LaunchedDaemon};
 use opencode_pty_protocol::{Frame, Registration, read_frame};
 use serde_json::{Value, json};
 
-use super::poll::{WAIT, eventually, poll_for};
+use super::poll::WAIT;
 
 /// A daemon process and its runtime directory.
 pub struct Daemon {
     pub root: tempfile::TempDir,
     pub name: String,
-    pub child: Child,
     pub registration: Registration,
+    /// The daemon process, stopped (SIGTERM, then SIGKILL after [`WAIT`]) and reaped when the guard drops.
+    process: LaunchedDaemon,
     /// Where its log (stderr) goes when the test does not take it: shown only if the test fails.
     log: Option<tempfile::NamedTempFile>,
 }
@@ -40,9 +43,18 @@ impl Daemon {
 
     /// Starts a daemon named `name` under `root`.
     pub fn start_in(root: tempfile::TempDir, name: &str, extra: &[&str]) -> Daemon {
-        let mut command = Command::new(binary());
-        command.args(["daemon", "--name", name, "--runtime-dir"]).arg(root.path()).args(extra);
-        Daemon::launch(command, root, name)
+        let launch = Launch::new(binary(), root.path(), name).args(extra);
+        Daemon::launch(launch, root, name)
+    }
+
+    /// The daemon's process id.
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// The daemon process, to kill and reap it by hand or to write to its stdin.
+    pub fn child_mut(&mut self) -> &mut Child {
+        self.process.child_mut()
     }
 
     /// The runtime directory.
@@ -77,9 +89,10 @@ impl Daemon {
         json!({"token": self.registration.token, "request": request})
     }
 
-    /// Waits (bounded) for the daemon to exit.
+    /// Waits (bounded, on the exit itself) for the daemon to exit.
     pub fn wait_exit(&mut self) -> ExitStatus {
-        eventually("the daemon to exit", || self.child.try_wait().expect("try_wait"))
+        let status = self.process.wait_exit(WAIT).expect("wait for the daemon");
+        status.unwrap_or_else(|| panic!("the daemon to exit: not within {WAIT:?}"))
     }
 }
 
@@ -87,16 +100,8 @@ impl Drop for Daemon {
     /// Stops the daemon the orderly way (SIGTERM), so it takes its children and files with it; kills it if
     /// that takes too long, and then removes the socket it could not.
     fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::SIGTERM);
-            let _ = poll_for(WAIT, || self.child.try_wait().ok().flatten());
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        if !self.registration.socket.is_empty() {
-            let _ = std::fs::remove_file(&self.registration.socket);
-        }
+        let _ = self.process.stop(WAIT);
+        let _ = std::fs::remove_file(&self.registration.socket);
         if std::thread::panicking()
             && let Some(log) = &self.log
             && let Ok(text) = std::fs::read_to_string(log.path())
@@ -105,17 +110,6 @@ impl Drop for Daemon {
             // Captured with the failing test's output, and shown with it.
             eprintln!("--- the daemon's log ---\n{text}--- end of the daemon's log ---");
         }
-    }
-}
-
-fn placeholder() -> Registration {
-    Registration {
-        instance_id: String::new(),
-        pid: 0,
-        protocol: 0,
-        features: Vec::new(),
-        socket: String::new(),
-        token: String::new(),
     }
 }
 
@@ -172,10 +166,11 @@ impl Daemon {
     /// The same with extra daemon arguments.
     pub fn start_with_env_and(vars: &[(&str, &str)], extra: &[&str]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
-        let mut command = Command::new(binary());
-        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path()).args(extra);
-        command.envs(vars.iter().copied());
-        Daemon::launch(command, root, "test")
+        let mut launch = Launch::new(binary(), root.path(), "test").args(extra);
+        for (variable, value) in vars {
+            launch = launch.env(variable, value);
+        }
+        Daemon::launch(launch, root, "test")
     }
 
     /// Starts `opencode-pty daemon` in a fresh root with `signals` ignored, as a careless launcher would leave
@@ -187,36 +182,30 @@ impl Daemon {
                       for name in sys.argv[1].split(','): signal.signal(getattr(signal, 'SIG' + name), signal.SIG_IGN)\n\
                       os.execv(sys.argv[2], sys.argv[2:])";
         require_python3("start a daemon with signals ignored");
-        let mut command = Command::new("python3");
-        command.args(["-c", script, &signals.join(",")]).arg(binary());
-        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
-        Daemon::launch(command, root, "test")
+        let launch =
+            Launch::new(binary(), root.path(), "test").exec_through("python3", ["-c", script, &signals.join(",")]);
+        Daemon::launch(launch, root, "test")
     }
 
     /// Starts `opencode-pty daemon` in a fresh root with its stdin a pipe that already holds `data` and stays
-    /// open (the write end lives in `child.stdin` until the guard drops), and waits for its registration.
+    /// open (the write end lives in the child's stdin until the guard drops), and waits for its registration.
     pub fn start_with_stdin_data(data: &[u8]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
-        let mut command = Command::new(binary());
-        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
-        let mut daemon = Daemon::launch_with_stdin(command, root, "test", Stdio::piped());
+        let launch = Launch::new(binary(), root.path(), "test").stdin(Stdio::piped());
+        let mut daemon = Daemon::launch(launch, root, "test");
         // Far less than a pipe's capacity, so this never blocks, whether or not anything reads.
-        daemon.child.stdin.as_mut().expect("the stdin pipe").write_all(data).expect("fill the daemon's stdin");
+        let stdin = daemon.child_mut().stdin.as_mut().expect("the stdin pipe");
+        stdin.write_all(data).expect("fill the daemon's stdin");
         daemon
     }
 
-    /// Spawns `command` (a daemon named `name` under `root`, possibly through an `exec`ing wrapper) and waits for
-    /// its registration.
-    fn launch(command: Command, root: tempfile::TempDir, name: &str) -> Daemon {
-        Daemon::launch_with_stdin(command, root, name, Stdio::null())
-    }
-
-    /// [`Daemon::launch`] with `stdin` as the daemon's standard input.
-    fn launch_with_stdin(command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio) -> Daemon {
-        // Its log is kept aside and shown only for a failing test, not mixed into every test's output.
+    /// Starts `launch` (a daemon named `name` under `root`, possibly through an `exec`ing wrapper) and waits for
+    /// its registration; its log is kept aside and shown only for a failing test, not mixed into every test's
+    /// output.
+    fn launch(launch: Launch, root: tempfile::TempDir, name: &str) -> Daemon {
         let log = tempfile::NamedTempFile::new().expect("a log file");
         let stderr = Stdio::from(log.reopen().expect("the log file"));
-        let mut daemon = Daemon::launch_with(command, root, name, stdin, stderr);
+        let mut daemon = Daemon::launch_with(launch.stderr(stderr), root, name);
         daemon.log = Some(log);
         daemon
     }
@@ -225,9 +214,8 @@ impl Daemon {
     /// root), and waits for its registration.
     pub fn start_relative() -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
-        let mut command = Command::new(binary());
-        command.args(["daemon", "--name", "test", "--runtime-dir", "."]).current_dir(root.path());
-        Daemon::launch(command, root, "test")
+        let launch = Launch::new(binary(), ".", "test").current_dir(root.path());
+        Daemon::launch(launch, root, "test")
     }
 
     /// Starts `opencode-pty daemon` in a fresh root with its log (stderr) written to `log`, and waits for its
@@ -239,33 +227,23 @@ impl Daemon {
     /// [`Daemon::start_logging_to`] with `filter` as its `RUST_LOG` (when given).
     pub fn start_logging_at(log: &Path, filter: Option<&str>) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
-        let mut command = Command::new(binary());
-        command.args(["daemon", "--name", "test", "--runtime-dir"]).arg(root.path());
+        let mut launch = Launch::new(binary(), root.path(), "test");
         if let Some(filter) = filter {
-            command.env("RUST_LOG", filter);
+            launch = launch.env("RUST_LOG", filter);
         }
         let file = std::fs::File::create(log).expect("create the log file");
-        Daemon::launch_with(command, root, "test", Stdio::null(), Stdio::from(file))
+        Daemon::launch_with(launch.stderr(Stdio::from(file)), root, "test")
     }
 
-    /// Spawns `command` with `stdin` and `stderr`, and waits for the registration.
-    fn launch_with(mut command: Command, root: tempfile::TempDir, name: &str, stdin: Stdio, stderr: Stdio) -> Daemon {
+    /// Starts `launch` and waits (bounded by [`WAIT`]) for the registration.
+    fn launch_with(mut launch: Launch, root: tempfile::TempDir, name: &str) -> Daemon {
         // Only warnings and errors from test daemons, unless the run asks for more.
-        let chosen = command.get_envs().any(|(name, _)| name == "RUST_LOG");
-        if !chosen && std::env::var_os("RUST_LOG").is_none() {
-            command.env("RUST_LOG", "warn");
+        if !launch.sets_env("RUST_LOG") && std::env::var_os("RUST_LOG").is_none() {
+            launch = launch.env("RUST_LOG", "warn");
         }
-        let child = command.stdin(stdin).stdout(Stdio::null()).stderr(stderr).spawn().expect("spawn the daemon");
-        let path = root.path().join(name).join("service.json");
-        let mut daemon = Daemon { root, name: name.into(), child, registration: placeholder(), log: None };
-        daemon.registration = eventually("the registration", || {
-            if let Some(status) = daemon.child.try_wait().expect("try_wait") {
-                panic!("the daemon exited at startup: {status}");
-            }
-            let bytes = std::fs::read(&path).ok()?;
-            serde_json::from_slice(&bytes).ok()
-        });
-        daemon
+        let process = launch.deadline(WAIT).stop_grace(WAIT).start().unwrap_or_else(|e| panic!("{e}"));
+        let registration = process.registration().clone();
+        Daemon { root, name: name.into(), registration, process, log: None }
     }
 }
 
@@ -352,15 +330,14 @@ impl Daemon {
         env: &[(&str, Option<&str>)],
         log: &Path,
     ) -> Daemon {
-        let mut command = Command::new(binary());
-        command.args(["daemon", "--name", name, "--runtime-dir"]).arg(root.path()).args(extra);
+        let mut launch = Launch::new(binary(), root.path(), name).args(extra);
         for (variable, value) in env {
-            match value {
-                Some(value) => command.env(variable, value),
-                None => command.env_remove(variable),
+            launch = match value {
+                Some(value) => launch.env(variable, value),
+                None => launch.env_remove(variable),
             };
         }
         let file = std::fs::File::create(log).expect("create the log file");
-        Daemon::launch_with(command, root, name, Stdio::null(), Stdio::from(file))
+        Daemon::launch_with(launch.stderr(Stdio::from(file)), root, name)
     }
 }

@@ -72,6 +72,22 @@ impl Running {
         names.filter(|name| name.trim_end() == self.name).count()
     }
 
+    /// Whether every thread of the pool is blocked (state `S`: waiting to lead, or leading in `accept`), none
+    /// runnable: what a thread that finished a connection does next has happened.
+    fn settled(&self) -> bool {
+        let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+        tasks.flatten().all(|task| {
+            let named =
+                std::fs::read_to_string(task.path().join("comm")).is_ok_and(|name| name.trim_end() == self.name);
+            // The state is the first field after the name's closing parenthesis.
+            let state = || {
+                let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+                stat[stat.rfind(')')? + 1..].split_whitespace().next().map(str::to_owned)
+            };
+            !named || state().is_none_or(|state| state == "S")
+        })
+    }
+
     /// Stops accepting and waits until the listener is closed.
     fn stop(&mut self) {
         drop(self.stop.take());
@@ -126,11 +142,15 @@ fn connections_one_after_another_are_served_by_the_same_few_threads() {
     let running = Running::start("pool-test-seq", IDLE_WORKER_LINGER, false);
     let mut threads = std::collections::HashSet::new();
     for _ in 0..12 {
+        // One after another: the thread that served the last connection has gone back to wait (on a loaded
+        // machine it may otherwise not have run since, and the next connection rightly gets a new leader).
+        wait_until("the pool's threads to wait", || running.settled());
         let (mut stream, thread) = running.connect();
         assert_ne!(thread, std::thread::current().id());
         echo(&mut stream);
         threads.insert(thread);
     }
+    wait_until("the pool's threads to wait", || running.settled());
     // Finished threads lead again: no thread per connection. (A connection that arrives before the thread that
     // served the previous one waits again gets a new leader, so it is not always the same two.)
     assert!(threads.len() <= MAX_IDLE_WORKERS + 1, "{} threads served 12 connections one after another", threads.len());

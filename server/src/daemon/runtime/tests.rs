@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::daemon::socket::{SOCKET_PATH_LIMIT, socket_path_in};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use tempfile::TempDir;
 
 /// Binds `name` in `root`, its socket directory under `root/tmp` (unless `$XDG_RUNTIME_DIR` serves).

@@ -86,16 +86,6 @@ fn wait_gone(pids: &[u32]) {
 }
 
 #[test]
-fn the_stat_line_gives_group_session_and_start() {
-    let line = "42 (a) b) c) S 1 40 39 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
-    let stat = parse_proc_stat(line).unwrap();
-    assert_eq!(stat, ProcStat { state: 'S', pgrp: 40, session: 39, start: 777 });
-    assert_eq!(parse_proc_stat("42 (a) S 1 40"), None);
-    let own = proc_stat(std::process::id()).unwrap();
-    assert_eq!(Some(own.start), crate::procinfo::process_start(std::process::id()).map(|(_, start)| start));
-}
-
-#[test]
 fn a_session_is_found_whole_and_its_jobs_in_other_groups_are_ended() {
     let leader = Leader::start(&["sleep 1001", "sh -c 'trap \"\" HUP; sleep 1002; :'"]);
     let reach = leader.reach();
@@ -116,6 +106,31 @@ fn a_session_is_found_whole_and_its_jobs_in_other_groups_are_ended() {
     let members = end_members(&[reach]);
     assert!(members.killed >= 3, "the leader and both jobs (and the jobs' own children): {members:?}");
     wait_gone(&leader.jobs);
+}
+
+#[test]
+fn the_members_it_killed_are_dead_when_it_returns() {
+    // A job holding 1 GiB it has written takes a while to die after its SIGKILL (the kernel frees its memory
+    // first, tens of milliseconds at least; longer on a loaded machine), so a look right after the signal would
+    // still see it running.
+    let job = "python3 -c 'import sys, time; b = b\"x\" * (1 << 30); time.sleep(600)'";
+    let leader = Leader::start(&[job]);
+    let pid = leader.jobs[0];
+    let deadline = Instant::now() + WAIT;
+    // Resident once the bytes are written (the 1 GiB shows in its VmRSS).
+    let resident_kib = || {
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    };
+    while resident_kib().unwrap_or(0) < 1 << 20 {
+        assert!(Instant::now() < deadline, "the job never held its 1 GiB");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let members = end_members(&[leader.reach()]);
+    assert!(members.killed >= 2, "the leader and the job: {members:?}");
+    assert!(!runs(pid), "the job is dead (a zombie or gone) when end_members returns");
+    assert!(!runs(leader.child.id()), "so is the leader");
 }
 
 #[test]

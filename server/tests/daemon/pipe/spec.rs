@@ -120,7 +120,7 @@ fn the_output_file_is_created_0666_minus_the_daemons_umask_and_an_existing_one_i
     let _owner = daemon.own();
     let dir = tempfile::tempdir().unwrap();
     // The daemon inherited the test's umask; /proc shows it without changing it.
-    let umask = u32::from_str_radix(&status_field(daemon.child.id(), "Umask"), 8).expect("an octal umask");
+    let umask = u32::from_str_radix(&status_field(daemon.pid(), "Umask"), 8).expect("an octal umask");
     let output = dir.path().join("out.log");
     let (id, _) = created(&daemon.request(create_sh(&output, "exit 0")));
     let mode = std::fs::metadata(&output).expect("created before the answer").permissions().mode() & 0o777;
@@ -188,7 +188,7 @@ fn the_child_gets_exactly_env_and_nothing_of_the_daemons() {
     const LEAK: &str = "OPENCODE_PTY_SPEC_DAEMON_ONLY";
     let daemon = Daemon::start_with_env(&[(LEAK, "leaked")]);
     let _owner = daemon.own();
-    let environ = std::fs::read(format!("/proc/{}/environ", daemon.child.id())).expect("the daemon's environ");
+    let environ = std::fs::read(format!("/proc/{}/environ", daemon.pid())).expect("the daemon's environ");
     let marker = format!("{LEAK}=leaked");
     assert!(environ.split(|&b| b == 0).any(|var| var == marker.as_bytes()), "the daemon has {LEAK}");
     let dir = tempfile::tempdir().unwrap();
@@ -203,7 +203,7 @@ fn the_child_starts_with_an_empty_signal_mask() {
     let daemon = Daemon::start();
     let _owner = daemon.own();
     // The daemon blocks SIGTERM and SIGINT itself, so an empty mask in the child proves the reset.
-    let daemon_mask = u64::from_str_radix(&status_field(daemon.child.id(), "SigBlk"), 16).unwrap();
+    let daemon_mask = u64::from_str_radix(&status_field(daemon.pid(), "SigBlk"), 16).unwrap();
     assert_ne!(daemon_mask, 0, "the daemon blocks its termination signals");
     let dir = tempfile::tempdir().unwrap();
     // grep changes no signal state (a shell might clear its mask at startup and hide a leak).
@@ -225,7 +225,7 @@ fn the_child_gets_default_dispositions_even_for_signals_the_daemon_inherited_ign
     // may have left others ignored, which `exec` keeps: here SIGUSR1 and SIGWINCH.
     let daemon = Daemon::start_ignoring(&["USR1", "WINCH"]);
     let _owner = daemon.own();
-    let ignored = u64::from_str_radix(&status_field(daemon.child.id(), "SigIgn"), 16).unwrap();
+    let ignored = u64::from_str_radix(&status_field(daemon.pid(), "SigIgn"), 16).unwrap();
     let bit = |signal: Signal| 1u64 << (signal as i32 - 1);
     let expected = bit(SIGUSR1) | bit(SIGWINCH) | bit(SIGPIPE);
     assert_eq!(ignored & expected, expected, "the daemon runs with them ignored: {ignored:016x}");
@@ -387,7 +387,7 @@ fn terminate_never_waits_on_a_descendant_that_left_the_group() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(5), "terminate took {took:?}");
     assert!(!process_exists(pid), "the child is killed and reaped");
-    assert_eq!(threads_named(daemon.child.id(), "opencode-pty-pipe"), 0, "both threads were joined");
+    assert_eq!(threads_named(daemon.pid(), "opencode-pty-pipe"), 0, "both threads were joined");
     assert!(matches!(proc_state(escaped), Some(state) if state != 'Z'), "the escaped descendant still runs");
     drop(cleanup);
     eventually("the escaped descendant to die", || matches!(proc_state(escaped), None | Some('Z')).then_some(()));
@@ -503,7 +503,7 @@ fn terminate_kills_the_other_members_of_the_group() {
 fn the_childs_stdin_is_dev_null_even_when_the_daemons_is_not() {
     let daemon = Daemon::start_with_stdin_data(b"leaked\n");
     let _owner = daemon.own();
-    let daemon_stdin = std::fs::read_link(format!("/proc/{}/fd/0", daemon.child.id())).expect("the daemon's fd 0");
+    let daemon_stdin = std::fs::read_link(format!("/proc/{}/fd/0", daemon.pid())).expect("the daemon's fd 0");
     assert!(daemon_stdin.to_string_lossy().starts_with("pipe:"), "the daemon reads a pipe: {daemon_stdin:?}");
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("cat.log");

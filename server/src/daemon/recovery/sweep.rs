@@ -14,10 +14,10 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::{LOCK_FILE, REGISTRATION_FILE};
 
 use super::leftovers::{Sibling, end_sibling, try_lock};
-use super::lock::socket_answers;
 use super::record::GROUPS_FILE;
-use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX, read_registration};
-use super::socket::socket_file_name;
+use crate::daemon::files::{TEMP_PREFIX, TEMP_SUFFIX, read_registration};
+use crate::daemon::lock::socket_answers;
+use crate::daemon::socket::socket_file_name;
 
 /// A sibling directory is only considered once it has not been modified for this long, so a daemon that is
 /// just starting (and has not taken its lock yet) is never swept.

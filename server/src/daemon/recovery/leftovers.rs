@@ -20,7 +20,8 @@ use nix::unistd::Pid;
 use opencode_pty_protocol::LOCK_FILE;
 
 use super::record::{GROUPS_FILE, Group, RecordError, RecordFile, read};
-use crate::process::session::{self, Reach, proc_stat};
+use crate::process::session::{self, Reach};
+use crate::procinfo::stat::proc_stat;
 
 /// What ending the groups of a record did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -188,36 +189,19 @@ pub(crate) fn try_lock(dir: &Path) -> Option<Flock<File>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::record::GroupRecord;
+    use crate::daemon::recovery::record::GroupRecord;
     use crate::service::ProcessHook;
     use std::io::{BufRead, BufReader};
     use std::os::unix::process::CommandExt;
-    use std::process::{Child, Command, Stdio};
+    use std::process::{Command, Stdio};
     use tempfile::TempDir;
 
-    /// A `sleep` leading its own process group, killed and reaped on drop.
-    struct Sleeper(Child);
+    use opencode_pty_testkit::Sleeper;
 
-    impl Sleeper {
-        fn start() -> Sleeper {
-            Sleeper(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap())
-        }
-
-        fn group(&self) -> Group {
-            let stat = proc_stat(self.0.id()).unwrap();
-            Group { pgid: self.0.id(), start: stat.start, session: stat.session }
-        }
-
-        fn running(&mut self) -> bool {
-            self.0.try_wait().unwrap().is_none()
-        }
-    }
-
-    impl Drop for Sleeper {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
+    /// The group a [`Sleeper`] leads, as a record lists it.
+    fn group(sleeper: &Sleeper) -> Group {
+        let stat = proc_stat(sleeper.pid()).unwrap();
+        Group { pgid: sleeper.pid(), start: stat.start, session: stat.session }
     }
 
     /// A `sleep` left alone in the group of a shell that has exited and been reaped: a group whose leader is gone.
@@ -287,7 +271,7 @@ mod tests {
     }
 
     /// Every live process of group `pgid` (no group id is 0, so no session is looked up).
-    fn processes_in_group(pgid: u32) -> Vec<(u32, session::ProcStat)> {
+    fn processes_in_group(pgid: u32) -> Vec<(u32, crate::procinfo::stat::ProcStat)> {
         session::find(&[Reach { pgid, session: 0, start: 0 }]).into_iter().map(|(pid, stat, _)| (pid, stat)).collect()
     }
 
@@ -337,10 +321,10 @@ mod tests {
     #[test]
     fn a_matching_group_is_ended_and_a_recycled_one_is_not() {
         let (mut matching, mut recycled) = (Sleeper::start(), Sleeper::start());
-        let wrong = Group { start: recycled.group().start + 1, ..recycled.group() };
-        let ended = end_groups(&record_of(vec![matching.group(), wrong]));
+        let wrong = Group { start: group(&recycled).start + 1, ..group(&recycled) };
+        let ended = end_groups(&record_of(vec![group(&matching), wrong]));
         assert_eq!(ended, Ended { signalled: 1, recycled: 1, ..Ended::default() });
-        let status = matching.0.wait().unwrap();
+        let status = matching.wait();
         assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
         assert!(recycled.running(), "a group whose start time does not match is never signalled");
     }
@@ -405,10 +389,10 @@ mod tests {
     #[test]
     fn a_siblings_record_is_acted_on_once_then_removed() {
         let mut sleeper = Sleeper::start();
-        let dir = sibling(vec![sleeper.group()]);
+        let dir = sibling(vec![group(&sleeper)]);
         let ended = end_sibling(dir.path()).unwrap();
         assert_eq!(ended, Sibling::Ended(Ended { signalled: 1, ..Ended::default() }));
-        sleeper.0.wait().unwrap();
+        sleeper.wait();
         assert!(!dir.path().join(GROUPS_FILE).exists(), "the record is removed");
         assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Nothing, "a second sweep signals nothing");
     }
@@ -416,7 +400,7 @@ mod tests {
     #[test]
     fn a_siblings_record_is_left_to_the_holder_of_its_lock() {
         let mut sleeper = Sleeper::start();
-        let dir = sibling(vec![sleeper.group()]);
+        let dir = sibling(vec![group(&sleeper)]);
         let held = try_lock(dir.path()).expect("the lock is free");
         assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Locked);
         assert!(sleeper.running(), "a record whose directory's lock is held was acted on");
@@ -433,11 +417,11 @@ mod tests {
         let dir = TempDir::new().unwrap();
         fs::write(dir.path().join(LOCK_FILE), "").unwrap();
         let record = GroupRecord::create(dir.path(), "abc").unwrap();
-        record.started(1, sleeper.0.id()).unwrap();
+        record.started(1, sleeper.pid()).unwrap();
         assert_eq!(end_sibling(dir.path()).unwrap(), Sibling::Nothing, "this daemon lives");
         assert!(sleeper.running());
         assert_eq!(end_predecessor(record.path()).unwrap(), Some(Ended { signalled: 1, ..Ended::default() }));
-        sleeper.0.wait().unwrap();
+        sleeper.wait();
     }
 
     #[test]

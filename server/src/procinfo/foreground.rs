@@ -18,62 +18,6 @@ use std::path::Path;
 /// pass over all of `/proc` instead, which then costs about as much.
 pub const MAX_WALKED_PROCESSES: usize = 4096;
 
-/// The fields of one `/proc/<pid>/stat` line that the foreground search uses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatFields {
-    /// The process id (field 1).
-    pub pid: i32,
-    /// The command name as the kernel reports it (field 2, without its parentheses); it may contain spaces and
-    /// parentheses.
-    pub comm: String,
-    /// The parent's process id (field 4).
-    pub ppid: i32,
-    /// The process group id (field 5).
-    pub pgrp: i32,
-}
-
-/// Parses one `/proc/<pid>/stat` line, or returns `None` when it is malformed.
-///
-/// The command name sits between the first `(` and the last `)` of the line and may itself contain spaces and
-/// `)`, so the numeric fields are read only after the last `)`.
-pub fn parse_stat(line: &str) -> Option<StatFields> {
-    let open = line.find('(')?;
-    let close = line.rfind(')')?;
-    if close < open {
-        return None;
-    }
-    // `(` and `)` are ASCII, so both indices are character boundaries.
-    let pid = line[..open].trim().parse().ok()?;
-    let comm = line[open + 1..close].to_owned();
-    let mut rest = line[close + 1..].split_ascii_whitespace();
-    let _state = rest.next()?;
-    let ppid = rest.next()?.parse().ok()?;
-    let pgrp = rest.next()?.parse().ok()?;
-    Some(StatFields { pid, comm, ppid, pgrp })
-}
-
-/// A process's state letter (field 3) and start time (field 22, in clock ticks since boot) from one
-/// `/proc/<pid>/stat` line, read after the last `)` like [`parse_stat`]; `None` when malformed.
-///
-/// The start time tells a process apart from a later one that reuses its pid: the kernel hands a pid out
-/// again only after the first process is gone, so the two never share a start time unless both started within
-/// the same clock tick.
-pub(crate) fn parse_start(line: &str) -> Option<(char, u64)> {
-    let close = line.rfind(')')?;
-    let mut rest = line[close + 1..].split_ascii_whitespace();
-    let state = rest.next()?.chars().next()?;
-    // Fields 4 to 21 come between the state and the start time.
-    let start = rest.nth(18)?.parse().ok()?;
-    Some((state, start))
-}
-
-/// The state letter and start time of process `pid` (see [`parse_start`]), or `None` when there is no such
-/// process (or `/proc` cannot be read, as outside Linux).
-pub fn process_start(pid: u32) -> Option<(char, u64)> {
-    let raw = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    parse_start(&String::from_utf8_lossy(&raw))
-}
-
 /// The name (`/proc/<pid>/comm`) of the deepest TTY-attached process in the PTY's foreground process group, or
 /// `None` when there is no foreground group or it cannot be read.
 ///
@@ -87,11 +31,9 @@ pub fn process_start(pid: u32) -> Option<(char, u64)> {
 pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<String> {
     let group = nix::unistd::tcgetpgrp(master).ok()?.as_raw();
     // With no session attached the kernel reports 0, which is the group of the kernel's own threads.
-    if group <= 0 {
-        return None;
-    }
+    let group = u32::try_from(group).ok().filter(|&group| group > 0)?;
     let attached = |pid| tty.is_some_and(|tty| linux::is_attached(pid, tty));
-    let tree = i32::try_from(root).ok().and_then(|root| linux::subtree(root, MAX_WALKED_PROCESSES)).unwrap_or_default();
+    let tree = linux::subtree(root, MAX_WALKED_PROCESSES).unwrap_or_default();
     // The tree answers when a member there is on the terminal (or, with no terminal path, when it has any).
     if let Some((chosen, on_tty)) = linux::choose(&tree, group, attached)
         && (on_tty || tty.is_none())
@@ -113,36 +55,32 @@ mod linux {
     use std::collections::HashMap;
     use std::path::Path;
 
-    use super::{StatFields, parse_stat};
+    use crate::procinfo::stat::{ProcStat, proc_stat};
 
     /// Every process `/proc` lists now; entries that vanish or do not parse are skipped.
-    pub(super) fn scan() -> Vec<StatFields> {
+    pub(super) fn scan() -> Vec<ProcStat> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
         entries
             .filter_map(Result::ok)
-            .filter(|entry| entry.file_name().as_encoded_bytes().iter().all(u8::is_ascii_digit))
-            .filter_map(|entry| {
-                // The command name is arbitrary bytes; a lossy read keeps the numeric fields intact.
-                let raw = std::fs::read(entry.path().join("stat")).ok()?;
-                parse_stat(&String::from_utf8_lossy(&raw))
-            })
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(proc_stat)
             .collect()
     }
 
     /// The member of `group` with the greatest (parent-chain depth, pid), among those `attached` accepts if
     /// there are any (then the flag is true), else among all members.
     pub(super) fn choose(
-        processes: &[StatFields],
-        group: i32,
-        attached: impl Fn(i32) -> bool,
-    ) -> Option<(&StatFields, bool)> {
-        let members: Vec<&StatFields> = processes.iter().filter(|p| p.pgrp == group).collect();
-        let on_tty: Vec<&StatFields> = members.iter().copied().filter(|p| attached(p.pid)).collect();
+        processes: &[ProcStat],
+        group: u32,
+        attached: impl Fn(u32) -> bool,
+    ) -> Option<(&ProcStat, bool)> {
+        let members: Vec<&ProcStat> = processes.iter().filter(|p| p.pgrp == group).collect();
+        let on_tty: Vec<&ProcStat> = members.iter().copied().filter(|p| attached(p.pid)).collect();
         let any_on_tty = !on_tty.is_empty();
         let candidates = if any_on_tty { on_tty } else { members };
-        let parents: HashMap<i32, i32> = processes.iter().map(|p| (p.pid, p.ppid)).collect();
+        let parents: HashMap<u32, u32> = processes.iter().map(|p| (p.pid, p.ppid)).collect();
         candidates.into_iter().max_by_key(|p| (depth(p.pid, &parents), p.pid)).map(|p| (p, any_on_tty))
     }
 
@@ -150,7 +88,7 @@ mod linux {
     /// listed under that thread), at most `limit` ([`MAX_WALKED_PROCESSES`](super::MAX_WALKED_PROCESSES) outside
     /// tests) found or waiting to be read. `None` when `root` is gone or the kernel keeps no such lists
     /// (`CONFIG_PROC_CHILDREN`), or past the bound.
-    pub(super) fn subtree(root: i32, limit: usize) -> Option<Vec<StatFields>> {
+    pub(super) fn subtree(root: u32, limit: usize) -> Option<Vec<ProcStat>> {
         let mut found = Vec::new();
         let mut next = vec![root];
         while let Some(pid) = next.pop() {
@@ -158,8 +96,7 @@ mod linux {
                 return None;
             }
             // A process that exited meanwhile is skipped, unless it is the root.
-            let stat = std::fs::read(format!("/proc/{pid}/stat")).ok();
-            let Some(fields) = stat.and_then(|raw| parse_stat(&String::from_utf8_lossy(&raw))) else {
+            let Some(fields) = proc_stat(pid) else {
                 if pid == root {
                     return None;
                 }
@@ -170,7 +107,7 @@ mod linux {
             for task in tasks.filter_map(Result::ok) {
                 match std::fs::read_to_string(task.path().join("children")) {
                     Ok(children) => {
-                        next.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<i32>().ok()))
+                        next.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<u32>().ok()))
                     }
                     // Without children lists the walk would miss every child: not a tree to trust.
                     Err(error) if pid == root && error.kind() == std::io::ErrorKind::NotFound => return None,
@@ -183,7 +120,7 @@ mod linux {
 
     /// How many ancestors `pid` has below pid 1, following the snapshot's parent links. A snapshot taken while
     /// pids are reused can contain a cycle, so the walk takes at most one step per known process.
-    fn depth(pid: i32, parents: &HashMap<i32, i32>) -> usize {
+    fn depth(pid: u32, parents: &HashMap<u32, u32>) -> usize {
         let mut depth = 0;
         let mut current = pid;
         while depth < parents.len() {
@@ -199,13 +136,13 @@ mod linux {
     }
 
     /// Whether fd 0, 1 or 2 of `pid` is open on `tty`.
-    pub(super) fn is_attached(pid: i32, tty: &Path) -> bool {
+    pub(super) fn is_attached(pid: u32, tty: &Path) -> bool {
         (0..=2).any(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| target == tty))
     }
 
     /// The process's name from `/proc/<pid>/comm`, or from its stat line if it has exited since; `None` when
     /// empty.
-    pub(super) fn name(process: &StatFields) -> Option<String> {
+    pub(super) fn name(process: &ProcStat) -> Option<String> {
         let comm = std::fs::read(format!("/proc/{}/comm", process.pid))
             .map(|raw| String::from_utf8_lossy(&raw).trim_end_matches('\n').to_owned())
             .unwrap_or_else(|_| process.comm.clone());
@@ -215,48 +152,6 @@ mod linux {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn parse_stat_reads_fields_after_the_last_parenthesis() {
-        let line = "1234 (a) b) c) S 1 1234 1234 34816 1234 4194560 107 0 0 0 0 0 0 0 20 0 1 0 1 2 3\n";
-        let fields = parse_stat(line).expect("a valid stat line");
-        assert_eq!(fields, StatFields { pid: 1234, comm: "a) b) c".into(), ppid: 1, pgrp: 1234 });
-
-        let plain = parse_stat("42 (sleep) S 7 40 40 0").expect("a valid stat line");
-        assert_eq!(plain, StatFields { pid: 42, comm: "sleep".into(), ppid: 7, pgrp: 40 });
-    }
-
-    #[test]
-    fn parse_start_reads_the_state_and_field_22() {
-        let line = "1234 (a) b) c) S 1 1234 1234 34816 1234 4194560 107 0 0 0 0 0 0 0 20 0 1 0 98765 2 3\n";
-        assert_eq!(parse_start(line), Some(('S', 98765)));
-        assert_eq!(parse_start("1 (x) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19"), Some(('Z', 19)));
-        for line in ["", "1 (x)", "1 (x) S 1 2 3", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 y"] {
-            assert_eq!(parse_start(line), None, "{line:?}");
-        }
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn process_start_tells_processes_apart() {
-        let (_, start) = process_start(std::process::id()).expect("this process");
-        assert_eq!(process_start(std::process::id()).map(|(_, start)| start), Some(start), "stable");
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        assert_eq!(process_start(pid), None, "a reaped child");
-    }
-
-    #[test]
-    fn parse_stat_rejects_malformed_lines() {
-        for line in ["", "1234", "1234 (sh", "1234 sh) S 1 2", ") 12 (x", "x (sh) S 1 2", "12 (sh) S", "12 (sh) S 1"] {
-            assert_eq!(parse_stat(line), None, "{line:?}");
-        }
-        assert_eq!(parse_stat("12 (sh) S one 2"), None);
-        assert_eq!(parse_stat("12 (sh) S 1 two"), None);
-    }
-
     #[cfg(target_os = "linux")]
     mod linux {
         use std::os::fd::{AsFd, OwnedFd};
@@ -270,13 +165,14 @@ mod tests {
         use nix::unistd::{Pid, tcgetpgrp};
 
         use super::super::linux::{choose, scan, subtree};
-        use super::super::{MAX_WALKED_PROCESSES, StatFields, foreground_process};
+        use super::super::{MAX_WALKED_PROCESSES, foreground_process};
+        use crate::procinfo::stat::ProcStat;
 
-        fn stat(pid: i32, ppid: i32, pgrp: i32) -> StatFields {
-            StatFields { pid, comm: format!("p{pid}"), ppid, pgrp }
+        fn stat(pid: u32, ppid: u32, pgrp: u32) -> ProcStat {
+            ProcStat { pid, comm: format!("p{pid}"), state: 'S', ppid, pgrp, session: pgrp, start: 1 }
         }
 
-        fn chosen(processes: &[StatFields], group: i32, attached: &[i32]) -> Option<i32> {
+        fn chosen(processes: &[ProcStat], group: u32, attached: &[u32]) -> Option<u32> {
             choose(processes, group, |pid| attached.contains(&pid)).map(|(p, _)| p.pid)
         }
 
@@ -303,10 +199,10 @@ mod tests {
 
         #[test]
         fn scan_finds_this_process() {
-            let me = i32::try_from(std::process::id()).expect("pid fits");
+            let me = std::process::id();
             let found = scan().into_iter().find(|p| p.pid == me).expect("this process is in /proc");
-            assert_eq!(found.pgrp, nix::unistd::getpgrp().as_raw());
-            assert_eq!(found.ppid, nix::unistd::getppid().as_raw());
+            assert_eq!(found.pgrp, nix::unistd::getpgrp().as_raw().unsigned_abs());
+            assert_eq!(found.ppid, nix::unistd::getppid().as_raw().unsigned_abs());
         }
 
         #[test]
@@ -314,7 +210,7 @@ mod tests {
             // A group of its own, so that the kill at the end reaches `sleep` too.
             let mut child =
                 Command::new("sh").args(["-c", "sleep 30 & wait"]).process_group(0).spawn().expect("spawn sh");
-            let root = i32::try_from(child.id()).expect("pid fits");
+            let root = child.id();
             let deadline = Instant::now() + Duration::from_secs(5);
             let tree = loop {
                 let tree = subtree(root, MAX_WALKED_PROCESSES).expect("this kernel keeps children lists");
@@ -329,12 +225,12 @@ mod tests {
             let cut = subtree(root, 1);
             let fits = subtree(root, 2).map(|tree| tree.len());
             let _ = child.kill();
-            let _ = killpg(Pid::from_raw(root), Signal::SIGKILL);
+            let _ = killpg(Pid::from_raw(i32::try_from(root).expect("pid fits")), Signal::SIGKILL);
             let _ = child.wait();
             assert_eq!(tree.len(), 2, "{tree:?}");
             assert_eq!((tree[0].pid, tree[0].comm.as_str()), (root, "sh"));
             assert_eq!((tree[1].ppid, tree[1].comm.as_str()), (root, "sleep"));
-            let me = i32::try_from(std::process::id()).expect("pid fits");
+            let me = std::process::id();
             assert!(tree.iter().all(|p| p.pid != me), "the walk goes down, never up");
             assert!(cut.is_none(), "past the bound");
             assert_eq!(fits, Some(2));
@@ -388,7 +284,7 @@ mod tests {
             /// The names of the processes in the session's foreground group.
             fn group_names(&self) -> Vec<String> {
                 let Ok(group) = tcgetpgrp(self.master.as_fd()) else { return Vec::new() };
-                scan().into_iter().filter(|p| p.pgrp == group.as_raw()).map(|p| p.comm).collect()
+                scan().into_iter().filter(|p| p.pgrp == group.as_raw().unsigned_abs()).map(|p| p.comm).collect()
             }
         }
 

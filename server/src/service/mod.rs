@@ -1,5 +1,8 @@
 //! The process service: the registry of PTYs and pipe processes by id, in creation order (one id sequence for
-//! both), and the operations that span them (create, list, get, terminate, shutdown).
+//! both), and the operations that span them (create, list, get, terminate, shutdown). It sits above both
+//! kinds and the process layer; what names both kinds (`Process`) is in `kinds`.
+
+mod kinds;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,8 +18,9 @@ use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
 use crate::process::StopReason;
 use crate::process::session;
 use crate::process::thread::join_reporting;
-use crate::process::{InfoAsked, Process};
 use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
+use kinds::InfoAsked;
+pub use kinds::Process;
 
 /// A registered process and its share of the listing budget, given back when the entry is dropped (after
 /// `terminate` or shutdown has stopped the process).
@@ -27,7 +31,7 @@ struct Entry {
 }
 
 /// Told when a child starts and once it is reaped, so that a daemon can keep a record of its process groups
-/// outside itself (`daemon::record`). In-process users of the service need none.
+/// outside itself (`daemon::recovery::record`). In-process users of the service need none.
 pub trait ProcessHook: Send + Sync + std::fmt::Debug {
     /// Process `id` started as `pid` (its process group leader); it is not reaped before [`Self::reaped`]. An
     /// error refuses the process: the service stops it at once and answers the error.

@@ -1,6 +1,6 @@
 //! The record of a daemon's process groups, kept in its runtime directory (`service.groups`) so that whoever
 //! outlives the daemon (its guardian, the next daemon in that directory, a sibling's sweep) can end them
-//! (`daemon::leftovers`). Each group is listed with its leader's start time and session, which are checked
+//! (`daemon::recovery::leftovers`). Each group is listed with its leader's start time and session, which are checked
 //! before any signal.
 //!
 //! The file is private (0600, in the 0700 runtime directory) and replaced atomically (a temp file renamed over
@@ -21,10 +21,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::runtime::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::daemon::files::{TEMP_PREFIX, TEMP_SUFFIX};
 use crate::error::ServiceError;
-use crate::process::session::proc_stat;
-use crate::procinfo::process_start;
+use crate::procinfo::stat::proc_stat;
 use crate::service::ProcessHook;
 
 /// The record's file name inside a runtime directory.
@@ -65,8 +64,8 @@ impl RecordFile {
     /// Whether the daemon that wrote this record has exited: no process has its pid, another one does (a
     /// different start time), or it is a zombie.
     pub fn daemon_is_gone(&self) -> bool {
-        match process_start(self.daemon_pid) {
-            Some((state, start)) => start != self.daemon_start || matches!(state, 'Z' | 'X'),
+        match proc_stat(self.daemon_pid) {
+            Some(stat) => stat.start != self.daemon_start || stat.is_dead(),
             None => true,
         }
     }
@@ -164,7 +163,7 @@ impl GroupRecord {
     /// Fails only without `/proc` (no start time to record).
     pub(crate) fn new(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
         let daemon_pid = std::process::id();
-        let (_, daemon_start) = process_start(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?;
+        let daemon_start = proc_stat(daemon_pid).ok_or(RecordError::NoStartTime(daemon_pid))?.start;
         let file = RecordFile { instance_id: instance_id.to_owned(), daemon_pid, daemon_start, groups: Vec::new() };
         let record = GroupRecord {
             path: dir.join(GROUPS_FILE),
@@ -229,7 +228,7 @@ impl GroupRecord {
         }
         let written = self.write(&state);
         if let Err(error) = &written {
-            super::log_limit::limited_warn!(super::log_limit::RECORD_WRITES, %error,
+            crate::daemon::log_limit::limited_warn!(crate::daemon::log_limit::RECORD_WRITES, %error,
                 "cannot update the record of process groups");
             if kind == Change::Start {
                 state.groups.remove(&id);
@@ -284,29 +283,14 @@ impl ProcessHook for GroupRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::process::CommandExt;
-    use std::process::{Child, Command};
+    use opencode_pty_testkit::Sleeper;
+    use std::process::Command;
     use tempfile::TempDir;
 
-    /// A `sleep` leading its own process group, killed and reaped on drop.
-    struct Sleeper(Child);
-
-    impl Sleeper {
-        fn start() -> Sleeper {
-            Sleeper(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap())
-        }
-
-        fn group(&self) -> Group {
-            let stat = proc_stat(self.0.id()).unwrap();
-            Group { pgid: self.0.id(), start: stat.start, session: stat.session }
-        }
-    }
-
-    impl Drop for Sleeper {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
+    /// The group a [`Sleeper`] leads, as the record lists it.
+    fn group(sleeper: &Sleeper) -> Group {
+        let stat = proc_stat(sleeper.pid()).unwrap();
+        Group { pgid: sleeper.pid(), start: stat.start, session: stat.session }
     }
 
     fn record_of(groups: Vec<Group>) -> RecordFile {
@@ -322,17 +306,17 @@ mod tests {
         assert_eq!(read_back().daemon_pid, std::process::id());
         assert!(!read_back().daemon_is_gone());
         let (a, b) = (Sleeper::start(), Sleeper::start());
-        record.started(7, a.0.id()).unwrap();
-        record.started(3, b.0.id()).unwrap();
-        assert_eq!(read_back().groups, [b.group(), a.group()], "in id order");
+        record.started(7, a.pid()).unwrap();
+        record.started(3, b.pid()).unwrap();
+        assert_eq!(read_back().groups, [group(&b), group(&a)], "in id order");
         record.reaped(3);
-        assert_eq!(read_back().groups, [a.group()]);
+        assert_eq!(read_back().groups, [group(&a)]);
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, [GROUPS_FILE], "no temp file is left");
         let mode = fs::metadata(record.path()).unwrap().permissions();
         assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, RECORD_MODE);
         record.remove();
-        record.started(8, a.0.id()).unwrap();
+        record.started(8, a.pid()).unwrap();
         assert!(read(record.path()).unwrap().is_none(), "nothing is written after remove");
     }
 
@@ -342,14 +326,14 @@ mod tests {
         let record = GroupRecord::create(dir.path(), "abc").unwrap();
         let read_back = || read(record.path()).unwrap().unwrap().groups;
         let (a, b, c) = (Sleeper::start(), Sleeper::start(), Sleeper::start());
-        record.started(1, a.0.id()).unwrap();
-        record.started(2, b.0.id()).unwrap();
+        record.started(1, a.pid()).unwrap();
+        record.started(2, b.pid()).unwrap();
         record.stopping();
         record.reaped(1);
         record.reaped(2);
-        assert_eq!(read_back(), [a.group(), b.group()], "the file lists more than what runs, never less");
-        record.started(3, c.0.id()).unwrap();
-        assert_eq!(read_back(), [c.group()], "a start is written, and with it what the reaps left");
+        assert_eq!(read_back(), [group(&a), group(&b)], "the file lists more than what runs, never less");
+        record.started(3, c.pid()).unwrap();
+        assert_eq!(read_back(), [group(&c)], "a start is written, and with it what the reaps left");
         record.remove();
         assert!(read(record.path()).unwrap().is_none());
     }
@@ -359,17 +343,17 @@ mod tests {
         let dir = TempDir::new().unwrap();
         let record = GroupRecord::create(dir.path(), "abc").unwrap();
         let (a, b) = (Sleeper::start(), Sleeper::start());
-        record.started(1, a.0.id()).unwrap();
+        record.started(1, a.pid()).unwrap();
         // A directory where the temp file goes: every write fails, as on a full disk (and even as root).
         fs::create_dir(&record.temp).unwrap();
-        let refused = record.started(2, b.0.id()).unwrap_err().to_string();
+        let refused = record.started(2, b.pid()).unwrap_err().to_string();
         assert!(refused.starts_with("process not started: the daemon cannot record its process group"), "{refused}");
         assert!(refused.contains(&record.temp.display().to_string()), "{refused}");
-        assert_eq!(read(record.path()).unwrap().unwrap().groups, [a.group()], "the file is as it was");
+        assert_eq!(read(record.path()).unwrap().unwrap().groups, [group(&a)], "the file is as it was");
         fs::remove_dir(&record.temp).unwrap();
         record.reaped(2);
-        record.started(3, b.0.id()).unwrap();
-        assert_eq!(read(record.path()).unwrap().unwrap().groups, [a.group(), b.group()], "the refused one is not kept");
+        record.started(3, b.pid()).unwrap();
+        assert_eq!(read(record.path()).unwrap().unwrap().groups, [group(&a), group(&b)], "the refused one is not kept");
     }
 
     #[test]
@@ -379,7 +363,7 @@ mod tests {
         child.wait().unwrap();
         let dead = RecordFile { daemon_pid: pid, ..record_of(Vec::new()) };
         assert!(dead.daemon_is_gone());
-        let (_, start) = process_start(std::process::id()).unwrap();
+        let start = proc_stat(std::process::id()).unwrap().start;
         let other = RecordFile { daemon_pid: std::process::id(), daemon_start: start + 1, ..dead.clone() };
         assert!(other.daemon_is_gone(), "the pid now belongs to another process");
     }

@@ -4,7 +4,7 @@
 //! The daemon holds the only write end of a pipe whose read end is the guardian's stdin, and nothing else of
 //! the daemon's (every descriptor the daemon opens is close-on-exec). When the daemon dies, however it dies,
 //! the kernel closes that write end and the guardian reads end-of-file at once. It then reads the record and,
-//! if it is still its daemon's (same instance id), ends its groups (`daemon::leftovers`) and removes it, holding
+//! if it is still its daemon's (same instance id), ends its groups (`daemon::recovery::leftovers`) and removes it, holding
 //! the directory's lock, so that nobody acts on it again. After an orderly stop the daemon has removed the
 //! record before closing the pipe, so there is nothing to end. The guardian leads its own process group, so a
 //! signal to the daemon's group (a terminal's Ctrl-C) does not reach it, and it blocks SIGINT and SIGHUP (the

@@ -1,0 +1,238 @@
+/** Generated from `schema/` by `cargo run -p opencode-pty-codegen` (`just codegen`): do not edit by hand. The caller-facing shapes of the responses marked `x-client-view`: camelCase, base64 members as bytes. */
+
+import { bytesOf } from "../core/bytes.js";
+import type { AttachedResponse, ControllerChangedResponse, ExitedResponse, ForegroundProcessChangedResponse, ProcessInfo, ReplayResponse, ResizedResponse, Response, Role, RowsResponse, SnapshotResponse, TitleChangedResponse } from "./protocol.js";
+
+/** The answer to `snapshot`: the screen, its checkpoint and the cursor, captured in one step with the process info. */
+export interface Snapshot {
+  /** Decoded from `checkpoint_base64`: A VT checkpoint, standard base64 with padding: written into a fresh terminal of the same size, it rebuilds the screen, its modes and the cursor position. */
+  readonly checkpoint: Uint8Array;
+  /** The cursor column, zero-based. */
+  readonly cursorX: number;
+  /** The cursor row within the visible screen, zero-based. */
+  readonly cursorY: number;
+  /** The process info, captured in the same step as the screen. */
+  readonly process: ProcessInfo;
+  /** The plain text of the visible screen, one line per row, soft wraps not joined and trailing whitespace trimmed. */
+  readonly text: string;
+}
+
+/** The caller's `Snapshot` from a checked `snapshot`. */
+export function snapshotOf(response: SnapshotResponse): Snapshot {
+  return {
+    checkpoint: bytesOf(response.checkpoint_base64, "snapshot.checkpoint_base64"),
+    cursorX: response.cursor_x,
+    cursorY: response.cursor_y,
+    process: response.process,
+    text: response.text,
+  };
+}
+
+/** The answer to `read_rows`: the rows and the cursor, captured in one step with the process info. */
+export interface Rows {
+  /** The cursor column, zero-based. */
+  readonly cursorX: number;
+  /** The cursor row within the active area (not the returned rows), zero-based. */
+  readonly cursorY: number;
+  /** One string per physical row, oldest first: soft wraps not joined, trailing whitespace trimmed, blank rows as empty strings. */
+  readonly lines: string[];
+  /** The process info, captured in the same step as the rows. */
+  readonly process: ProcessInfo;
+}
+
+/** The caller's `Rows` from a checked `rows`. */
+export function rowsOf(response: RowsResponse): Rows {
+  return {
+    cursorX: response.cursor_x,
+    cursorY: response.cursor_y,
+    lines: response.lines,
+    process: response.process,
+  };
+}
+
+/** The answer to `replay`: the kept output from the requested offset (or from the oldest kept byte) to the tail. */
+export interface Replay {
+  /** Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back. */
+  readonly availableOffset: number;
+  /** Decoded from `data_base64`: The bytes from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output. */
+  readonly bytes: Uint8Array;
+  /** The offset just past the returned bytes: the output tail when the replay was read. */
+  readonly endOffset: number;
+  /** The offset the request asked for. */
+  readonly requestedOffset: number;
+  /** True when the requested offset was older than the oldest kept byte, so the bytes from `requested_offset` to `available_offset` are lost. */
+  readonly truncated: boolean;
+}
+
+/** The caller's `Replay` from a checked `replay`. */
+export function replayOf(response: ReplayResponse): Replay {
+  return {
+    availableOffset: response.available_offset,
+    bytes: bytesOf(response.data_base64, "replay.data_base64"),
+    endOffset: response.end_offset,
+    requestedOffset: response.requested_offset,
+    truncated: response.truncated,
+  };
+}
+
+/** The first frame of a subscription: the process, the role obtained and the replay. Live output frames and events follow, starting at `end_offset`. */
+export interface Attached {
+  /** Where the returned bytes start: the requested offset, or the oldest kept offset when the request reached further back. */
+  readonly availableOffset: number;
+  /** The offset just past the returned bytes: the output tail when the replay was read. */
+  readonly endOffset: number;
+  /** The controller generation after attaching: a counter that grows each time the terminal's controller changes. */
+  readonly generation: number;
+  /** The process info, captured in the same step as the replay. */
+  readonly process: ProcessInfo;
+  /** Decoded from `replay_base64`: The kept output from `available_offset` to `end_offset`, standard base64 with padding; empty for a pipe process, which keeps no output. */
+  readonly replay: Uint8Array;
+  /** The offset the request asked for. */
+  readonly requestedOffset: number;
+  /** The role this attachment has now. */
+  readonly role: Role;
+  /** True when the requested offset was older than the oldest kept byte, so the bytes from `requested_offset` to `available_offset` are lost. */
+  readonly truncated: boolean;
+}
+
+/** The caller's `Attached` from a checked `attached`. */
+export function attachedOf(response: AttachedResponse): Attached {
+  return {
+    availableOffset: response.available_offset,
+    endOffset: response.end_offset,
+    generation: response.generation,
+    process: response.process,
+    replay: bytesOf(response.replay_base64, "attached.replay_base64"),
+    requestedOffset: response.requested_offset,
+    role: response.role,
+    truncated: response.truncated,
+  };
+}
+
+/** Subscription event: the terminal was resized. Later output is laid out for the new size. */
+export interface Resized {
+  /** Tag: `resized`. */
+  readonly type: "resized";
+  /** Decoded from `checkpoint_base64`: A VT checkpoint of the screen just after the resize, standard base64 with padding; a client resets its terminal to the new size and writes it before any later output. */
+  readonly checkpoint: Uint8Array;
+  /** The new width in columns. */
+  readonly cols: number;
+  /** The controller generation when the resize happened (not a count of resizes). */
+  readonly generation: number;
+  /** The new height in rows. */
+  readonly rows: number;
+}
+
+/** The caller's `Resized` from a checked `resized`. */
+export function resizedOf(response: ResizedResponse): Resized {
+  return {
+    type: "resized",
+    checkpoint: bytesOf(response.checkpoint_base64, "resized.checkpoint_base64"),
+    cols: response.cols,
+    generation: response.generation,
+    rows: response.rows,
+  };
+}
+
+/** Subscription event: the terminal's controller changed (through takeover, promotion by `control` or `input`, or a detach). Sent to every subscriber, the new controller included. */
+export interface ControllerChanged {
+  /** Tag: `controller_changed`. */
+  readonly type: "controller_changed";
+  /** The attachment that controls the terminal now, or null when none does. */
+  readonly attachmentId: string | null;
+  /** The controller generation after the change. */
+  readonly generation: number;
+}
+
+/** The caller's `ControllerChanged` from a checked `controller_changed`. */
+export function controllerChangedOf(response: ControllerChangedResponse): ControllerChanged {
+  return {
+    type: "controller_changed",
+    attachmentId: response.attachment_id,
+    generation: response.generation,
+  };
+}
+
+/** Subscription event: the effective title changed, through `rename` or an OSC 0/2 sequence not hidden by a user title. */
+export interface TitleChanged {
+  /** Tag: `title_changed`. */
+  readonly type: "title_changed";
+  /** The new effective title, at most 256 characters (`MAX_TITLE_CHARS`). */
+  readonly title: string;
+}
+
+/** The caller's `TitleChanged` from a checked `title_changed`. */
+export function titleChangedOf(response: TitleChangedResponse): TitleChanged {
+  return {
+    type: "title_changed",
+    title: response.title,
+  };
+}
+
+/** Subscription event: the process in the terminal's foreground changed. */
+export interface ForegroundProcessChanged {
+  /** Tag: `foreground_process_changed`. */
+  readonly type: "foreground_process_changed";
+  /** The name of the deepest terminal-attached process in the foreground process group, or null when it is not known. */
+  readonly process: string | null;
+}
+
+/** The caller's `ForegroundProcessChanged` from a checked `foreground_process_changed`. */
+export function foregroundProcessChangedOf(response: ForegroundProcessChangedResponse): ForegroundProcessChanged {
+  return {
+    type: "foreground_process_changed",
+    process: response.process,
+  };
+}
+
+/** The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`. */
+export interface Exited {
+  /** Tag: `exited`. */
+  readonly type: "exited";
+  /** The exit status, or null when a signal killed the process. */
+  readonly exitCode: number | null;
+  /** When the exit became final, as milliseconds since the Unix epoch; the same value as `exited_at` in the process info from then on. */
+  readonly exitedAt: number;
+  /** The output tail at exit: the offset just past the last byte the process wrote. */
+  readonly finalOffset: number;
+  /** Pipe processes only: why writing the output file stopped; left out when it never did. */
+  readonly outputError?: string;
+  /** Pipe processes only: how many newline bytes went to the output file; left out for PTYs. */
+  readonly outputLines?: number;
+  /** The name of the signal that killed the process, such as `SIGTERM`; left out when no signal did. */
+  readonly signal?: string;
+}
+
+/** The caller's `Exited` from a checked `exited`. */
+export function exitedOf(response: ExitedResponse): Exited {
+  return {
+    type: "exited",
+    exitCode: response.exit_code,
+    exitedAt: response.exited_at,
+    finalOffset: response.final_offset,
+    ...(response.output_error === undefined ? {} : { outputError: response.output_error }),
+    ...(response.output_lines === undefined ? {} : { outputLines: response.output_lines }),
+    ...(response.signal === undefined ? {} : { signal: response.signal }),
+  };
+}
+
+/** A subscription event other than output, as the caller sees it (`x-event`). */
+export type EventView = Resized | ControllerChanged | TitleChanged | ForegroundProcessChanged | Exited;
+
+/** The caller's view of a subscription event, or null when `response` is not one. */
+export function eventOf(response: Response): EventView | null {
+  switch (response.type) {
+    case "resized":
+      return resizedOf(response);
+    case "controller_changed":
+      return controllerChangedOf(response);
+    case "title_changed":
+      return titleChangedOf(response);
+    case "foreground_process_changed":
+      return foregroundProcessChangedOf(response);
+    case "exited":
+      return exitedOf(response);
+    default:
+      return null;
+  }
+}
