@@ -42,7 +42,7 @@ pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 pub use error::{Error, Result};
 pub use inspect::{CellInfo, Color, MAX_LINK_BYTES, RowInfo, Style};
 pub use mouse::{MouseFormat, MouseTracking};
-pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, madvise, mmap64, populated_mappings, zeroed_in_place};
+pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, kernel_discards, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
 pub use terminal::{Cursor, CursorShape, CursorStyle, Screen, Terminal};
 

@@ -7,6 +7,7 @@ use std::ptr::NonNull;
 use crate::callbacks::{self, CallbackState};
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::pages::Inside;
 
 /// Which screen buffer is active.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,6 +92,8 @@ impl Terminal {
             return Err(Error::ZeroSize { cols, rows });
         }
         crate::pages::linked();
+        // The pages libghostty maps for the terminal are recorded as its own (see `pages`).
+        let _inside = Inside::call();
         let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
         // Safety: a null allocator selects the default one; `raw` is a valid out-pointer.
         check(unsafe { ffi::ghostty_terminal_new(std::ptr::null(), &raw mut raw, cols, rows) })?;
@@ -131,8 +134,9 @@ impl Terminal {
         if bytes.is_empty() {
             return;
         }
-        // Pages libghostty maps while parsing are made writable up front (see `pages`).
-        let _parsing = crate::pages::Parsing::begin();
+        // Pages libghostty maps while parsing are recorded and made writable up front, and the ones it
+        // recycles are zeroed in place (see `pages`).
+        let _parsing = Inside::parsing();
         // Safety: `raw` is live and `bytes` is valid for its length; callbacks only touch `shared`.
         unsafe { ffi::ghostty_terminal_vt_write(self.raw, bytes.as_ptr(), bytes.len()) };
         self.shared().resume_panic();
@@ -171,6 +175,8 @@ impl Terminal {
         if cols == 0 || rows == 0 {
             return Err(Error::ZeroSize { cols, rows });
         }
+        // Reflowing maps and discards pages (see `pages`).
+        let _inside = Inside::call();
         // Safety: `raw` is live; pixel sizes of zero only affect pixel size reports.
         let rc = unsafe { ffi::ghostty_terminal_resize(self.raw, cols, rows, 0, 0) };
         self.shared().resume_panic();
@@ -302,6 +308,7 @@ impl Terminal {
 
 impl Drop for Terminal {
     fn drop(&mut self) {
+        let _inside = Inside::call();
         // Safety: `raw` came from ghostty_terminal_new and is freed once; `shared` came from `Box::leak` and
         // is reclaimed once, after the handle is gone, so no callback can see a dangling userdata pointer.
         unsafe {
