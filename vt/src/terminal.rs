@@ -18,6 +18,15 @@ pub enum Screen {
     Alternate,
 }
 
+/// Which of the two sets of terminal modes a mode number belongs to (the same number can name one in each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModeKind {
+    /// A DEC private mode, set with `CSI ? n h` (`?7` autowrap, `?1049` the alternate screen).
+    Dec,
+    /// An ANSI mode, set with `CSI n h` (`4` insert).
+    Ansi,
+}
+
 /// The cursor's shape as DECSCUSR (`CSI n SP q`) sets it; whether it blinks is [`CursorStyle::blinking`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CursorShape {
@@ -264,11 +273,11 @@ impl Terminal {
         self.get_usize(ffi::GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS)
     }
 
-    /// Whether a mode is set: DEC private modes with `ansi = false` (`?7`, `?1049`), ANSI modes with `true`
-    /// (`4`, insert). Unknown modes read as an error.
-    pub fn mode(&self, number: u16, ansi: bool) -> Result<bool> {
-        let mut config =
-            ffi::GhosttyTerminalModeConfig { mode: (number & 0x7FFF) | (u16::from(ansi) << 15), value: false };
+    /// Whether a mode is set: `mode(1049, ModeKind::Dec)` for DEC private `?1049`, `mode(4, ModeKind::Ansi)`
+    /// for ANSI insert. Unknown modes read as an error.
+    pub fn mode(&self, number: u16, kind: ModeKind) -> Result<bool> {
+        let ansi = u16::from(kind == ModeKind::Ansi);
+        let mut config = ffi::GhosttyTerminalModeConfig { mode: (number & 0x7FFF) | (ansi << 15), value: false };
         // Safety: MODE reads `mode` from and writes `value` to a GhosttyTerminalModeConfig.
         unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_MODE, &mut config)? };
         Ok(config.value)
