@@ -94,8 +94,8 @@ const _: () = assert!(MAX_POPULATED_BYTES <= record::MAX_RECORDED_BYTES);
 #[unsafe(no_mangle)]
 unsafe extern "C" fn madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int {
     if advice == libc::MADV_DONTNEED && inside::mark() != Mark::Outside {
-        // Safety: libghostty, the caller, is discarding the range, which lies in a private anonymous writable
-        // mapping it made through `mmap64` and still holds (the record says so).
+        // Safety: the calling thread is inside libghostty, and the range lies in a private anonymous writable
+        // mapping that libghostty made through `mmap64` and has neither unmapped nor moved (the record).
         if RECORD.holds(addr as usize, len) && unsafe { zero_resident(addr, len) } {
             ZEROED.fetch_add(1, Ordering::Relaxed);
             return 0;

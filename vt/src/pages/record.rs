@@ -4,10 +4,16 @@
 //! A fixed table of [`MAX_RECORDED_MAPPINGS`] slots, each one atomic word holding a mapping's start and length,
 //! so readers never see half a record and no lock is taken (these functions run inside `mmap64`, `munmap` and
 //! `madvise`, which any thread may call, a signal handler or a forked child included). A mapping goes to the
-//! slots just after its start's hash, [`PROBES`] of them at most, so asking about a start (what `madvise`
-//! does, on the ingest path) reads a few adjacent words; forgetting a range (`munmap`, `mremap`, a fixed
-//! mapping on top) reads the whole table, which only those rarer calls pay. A mapping that finds no free slot
-//! is not recorded: its pages then go to the system call, which is slower and never wrong.
+//! slots just after its start's hash, [`PROBES`] of them at most, so recording a mapping, asking about a start
+//! (what `madvise` does, on the ingest path) and forgetting a whole mapping (`munmap`, `mremap`) read a few
+//! adjacent words; only forgetting part of a mapping, several at once or memory never recorded reads the whole
+//! table. A mapping that finds no free slot is not recorded: its pages then go to the system call, which is
+//! slower and never wrong.
+//!
+//! The record stays true as long as memory is unmapped, moved or mapped over through the process's `munmap`,
+//! `mremap` and `mmap64` (this module's), which is how libghostty and every library calling them by name do
+//! it. Only a raw system call, or `mmap` with `MAP_FIXED`, on memory libghostty mapped could leave a stale
+//! record behind, and even then libghostty would have to discard memory it no longer owns for it to matter.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -52,17 +58,26 @@ impl Record {
     }
 
     /// Records `[addr, addr + len)`, which the kernel has just mapped; false when it cannot be (misaligned,
-    /// longer than [`MAX_RECORDED_BYTES`], or no free slot near its hash). Any record overlapping it goes
-    /// first: the kernel does not hand out memory that is mapped, so such a record can only be stale.
+    /// longer than [`MAX_RECORDED_BYTES`], or no free slot near its hash). A record with the same start can
+    /// only be stale (the kernel does not hand out memory that is mapped), so it is replaced, and a discard
+    /// can never reach past the new mapping's end.
     pub(crate) fn insert(&self, addr: usize, len: usize) -> bool {
         let Some(value) = pack(addr, len) else {
             return false;
         };
-        self.forget(addr, len);
         let home = home(addr);
-        for probe in 0..PROBES {
-            let slot = &self.slots[(home + probe) % MAX_RECORDED_MAPPINGS];
-            // Relaxed throughout: each slot is a value complete in itself and publishes no other memory.
+        let window = (0..PROBES).map(|probe| &self.slots[(home + probe) % MAX_RECORDED_MAPPINGS]);
+        // Relaxed throughout: each slot is a value complete in itself and publishes no other memory.
+        for slot in window.clone() {
+            let current = slot.load(Ordering::Relaxed);
+            if current != EMPTY
+                && start(current) == start(value)
+                && slot.compare_exchange(current, value, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+            {
+                return true;
+            }
+        }
+        for slot in window {
             if slot.compare_exchange(EMPTY, value, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
                 self.live.fetch_add(1, Ordering::Relaxed);
                 return true;
@@ -86,13 +101,25 @@ impl Record {
 
     /// Drops every record that overlaps `[addr, addr + len)` (a zero length counts as one byte), and says
     /// whether one of them was exactly that range.
+    ///
+    /// The common case, a whole recorded mapping unmapped or moved by its owner, reads only the slots near
+    /// its hash: records are live mappings, which never overlap, so no other one can. Anything else (part of
+    /// a mapping, several at once, or memory never recorded while the record holds something) reads the table.
     pub(crate) fn forget(&self, addr: usize, len: usize) -> bool {
         if self.live.load(Ordering::Relaxed) == 0 {
             return false;
         }
+        if let Some(exact) = pack(addr, len) {
+            let home = home(addr);
+            for probe in 0..PROBES {
+                let slot = &self.slots[(home + probe) % MAX_RECORDED_MAPPINGS];
+                if slot.compare_exchange(exact, EMPTY, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                    self.live.fetch_sub(1, Ordering::Relaxed);
+                    return true;
+                }
+            }
+        }
         let end = addr.saturating_add(len.max(1));
-        let exact = pack(addr, len);
-        let mut was_exact = false;
         for slot in &self.slots {
             let value = slot.load(Ordering::Relaxed);
             if value == EMPTY {
@@ -104,10 +131,9 @@ impl Record {
                 && slot.compare_exchange(value, EMPTY, Ordering::Relaxed, Ordering::Relaxed).is_ok()
             {
                 self.live.fetch_sub(1, Ordering::Relaxed);
-                was_exact |= Some(value) == exact;
             }
         }
-        was_exact
+        false
     }
 
     /// How many mappings are recorded.
@@ -186,6 +212,9 @@ mod tests {
         for start in [a, b, c] {
             assert!(record.insert(start, len));
         }
+        assert!(record.forget(b, len), "b whole: exact");
+        assert!(record.holds(a, len) && !record.holds(b, PAGE) && record.holds(c, len), "only b");
+        assert!(record.insert(b, len));
         assert!(!record.forget(b + len - PAGE, PAGE), "the last page of b: b goes, not exact");
         assert!(record.holds(a, len) && !record.holds(b, PAGE) && record.holds(c, len), "only b");
         assert!(!record.forget(a + PAGE, 40 * PAGE), "from inside a into c: both go");
@@ -198,16 +227,14 @@ mod tests {
     }
 
     #[test]
-    fn recording_drops_stale_records_it_overlaps() {
+    fn recording_replaces_a_stale_record_of_the_same_start() {
         let record = Box::new(Record::new());
         assert!(record.insert(BASE, 64 * PAGE));
-        // The kernel handed out part of that range again, so the old record was stale (unmapped unseen).
-        assert!(record.insert(BASE + 8 * PAGE, 4 * PAGE));
+        // The kernel handed out that start again, so the old record was stale (unmapped unseen): a shorter
+        // mapping replaces it, so a discard cannot reach past its end.
+        assert!(record.insert(BASE, PAGE));
         assert_eq!(record.len(), 1);
-        assert!(!record.holds(BASE, PAGE) && record.holds(BASE + 8 * PAGE, 4 * PAGE));
-        // The same start with a shorter length replaces the longer one, so a discard cannot reach past it.
-        assert!(record.insert(BASE + 8 * PAGE, PAGE));
-        assert!(!record.holds(BASE + 8 * PAGE, 2 * PAGE));
+        assert!(record.holds(BASE, PAGE) && !record.holds(BASE, 2 * PAGE));
     }
 
     #[test]
