@@ -8,7 +8,7 @@ use std::path::Path;
 use opencode_pty_protocol::{
     Frame, FrameDecoder, FrameError, OUTPUT_TAG, RequestEnvelope, decode_payload, encode_frame,
 };
-use opencode_pty_vt::Terminal;
+use opencode_pty_vt::{Blanks, Terminal};
 
 /// The most bytes of one input the checkpoint target writes to a terminal (longer inputs are cut): enough
 /// for every kind of sequence, small enough that each run stays fast.
@@ -96,7 +96,7 @@ pub fn checkpoint(data: &[u8]) {
     rebuilt.vt_checkpoint().expect("a checkpoint of the rebuilt terminal");
     let plain = input.iter().all(|&byte| byte == b'\r' || byte == b'\n' || (0x20..0x7f).contains(&byte));
     if plain {
-        let diff = live.state_diff(&rebuilt, false).expect("comparable");
+        let diff = live.state_diff(&rebuilt, Blanks::Visible).expect("comparable");
         assert_eq!(diff, None, "plain text must round-trip ({cols}x{rows}): {:?}", String::from_utf8_lossy(input));
     }
 }

@@ -7,7 +7,7 @@
 #[path = "../tests/support/screens.rs"]
 mod screens;
 
-use opencode_pty_vt::Terminal;
+use opencode_pty_vt::{Blanks, Terminal};
 use screens::{Class, generate};
 
 /// History kept by both terminals; larger than anything a case can scroll.
@@ -26,16 +26,16 @@ fn main() {
             let checkpoint = source.vt_checkpoint().expect("checkpoint");
             let mut replay = Terminal::new(case.cols, case.rows, SCROLLBACK).expect("terminal");
             replay.write(&checkpoint);
-            let mut seen = source.state_diff(&replay, false).expect("diff");
-            let mut exactly = source.state_diff(&replay, true).expect("diff").is_none();
+            let mut seen = source.state_diff(&replay, Blanks::Visible).expect("diff");
+            let mut exactly = source.state_diff(&replay, Blanks::Exact).expect("diff").is_none();
             if source.active_screen() == opencode_pty_vt::Screen::Alternate {
                 on_alternate += 1;
                 source.write(b"\x1b[?1049l");
                 replay.write(b"\x1b[?1049l");
-                let after = source.state_diff(&replay, false).expect("diff");
+                let after = source.state_diff(&replay, Blanks::Visible).expect("diff");
                 left += u64::from(seen.is_none() && after.is_none());
                 seen = seen.or(after.map(|diff| format!("after leaving the alternate screen: {diff}")));
-                exactly = exactly && source.state_diff(&replay, true).expect("diff").is_none();
+                exactly = exactly && source.state_diff(&replay, Blanks::Exact).expect("diff").is_none();
             }
             match seen {
                 None => visible += 1,

@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::format::{Format, Space};
 use crate::inspect::RowFlags;
 use crate::sgr;
-use crate::terminal::{CursorStyle, Screen, Terminal};
+use crate::terminal::{CursorStyle, ModeKind, Screen, Terminal};
 
 /// Modes that select the alternate screen: they must precede the content.
 const ALT_SCREEN_MODES: [&str; 3] = ["1049", "1047", "47"];
@@ -141,9 +141,9 @@ impl Terminal {
     /// (`?1049l` restores the cursor saved on entry), checkpointed within `room`; `None` when not even its
     /// screen fits.
     fn primary_checkpoint(&self, mut scratch: Terminal, room: usize) -> Result<Option<Vec<u8>>> {
-        let leave: &[u8] = if self.mode(1049, false)? {
+        let leave: &[u8] = if self.mode(1049, ModeKind::Dec)? {
             b"\x1b[?1049l"
-        } else if self.mode(1047, false)? {
+        } else if self.mode(1047, ModeKind::Dec)? {
             b"\x1b[?1047l"
         } else {
             b"\x1b[?47l"
@@ -350,7 +350,7 @@ impl Terminal {
     /// last column or at a right margin). Under origin mode the position is relative to the margins.
     fn place_cursor(&self, parts: &StateParts, out: &mut Vec<u8>) -> Result<()> {
         let cursor = self.cursor();
-        let origin = self.mode(6, false).unwrap_or(false);
+        let origin = self.mode(6, ModeKind::Dec).unwrap_or(false);
         let (top, left) = if origin { (parts.top_margin, parts.left_margin) } else { (1, 1) };
         let place = |x: u16, out: &mut Vec<u8>| {
             let row = (cursor.y + 1).saturating_sub(top - 1).max(1);

@@ -2,40 +2,48 @@
 
 use crate::error::Result;
 use crate::inspect::CellInfo;
-use crate::terminal::Terminal;
+use crate::terminal::{ModeKind, Terminal};
 
-/// Modes compared by [`Terminal::state_diff`]: `(number, ansi, name)`.
+/// Modes compared by [`Terminal::state_diff`]: `(number, kind, name)`.
 /// (Mouse tracking and report format are compared as the mode in effect, not as each mode's flag.)
-pub const COMPARED_MODES: [(u16, bool, &str); 8] = [
-    (1, false, "DECCKM"),
-    (6, false, "DECOM"),
-    (7, false, "DECAWM"),
-    (25, false, "DECTCEM"),
-    (1049, false, "alternate screen"),
-    (2004, false, "bracketed paste"),
-    (2048, false, "in-band resize"),
-    (4, true, "IRM"),
+pub const COMPARED_MODES: [(u16, ModeKind, &str); 8] = [
+    (1, ModeKind::Dec, "DECCKM"),
+    (6, ModeKind::Dec, "DECOM"),
+    (7, ModeKind::Dec, "DECAWM"),
+    (25, ModeKind::Dec, "DECTCEM"),
+    (1049, ModeKind::Dec, "alternate screen"),
+    (2004, ModeKind::Dec, "bracketed paste"),
+    (2048, ModeKind::Dec, "in-band resize"),
+    (4, ModeKind::Ansi, "IRM"),
 ];
+
+/// How [`Terminal::state_diff`] compares blank cells (empty, or one space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Blanks {
+    /// Like every other cell: text, width and the whole style.
+    Exact,
+    /// By what shows of them: background, inverse video (which shows the foreground), underline,
+    /// strikethrough and overline. An empty cell and a space, or two blanks that differ only in foreground or
+    /// weight, look the same, and a VT stream cannot always tell them apart.
+    Visible,
+}
 
 impl Terminal {
     /// The first difference between `self` and `other` in size, active screen, row count, every row's
     /// cells (text, width, style) and wrap flag, cursor (with pending wrap and visibility), the
     /// [`COMPARED_MODES`] and the title; `None` when they match.
     ///
-    /// With `exact_blanks` false, blank cells (empty, or one space) are compared by what shows of them:
-    /// background, inverse video (which shows the foreground), underline, strikethrough and overline. An
-    /// empty cell and a space, or two blanks that differ only in foreground or weight, look the same, and a
-    /// VT stream cannot always tell them apart.
-    pub fn state_diff(&self, other: &Terminal, exact_blanks: bool) -> Result<Option<String>> {
+    /// Blank cells are compared as `blanks` says.
+    pub fn state_diff(&self, other: &Terminal, blanks: Blanks) -> Result<Option<String>> {
         if self.total_rows() != other.total_rows() {
             return Ok(Some(format!("total rows: {} != {}", self.total_rows(), other.total_rows())));
         }
-        self.recent_state_diff(other, exact_blanks)
+        self.recent_state_diff(other, blanks)
     }
 
     /// [`Terminal::state_diff`] of a checkpoint that left out the oldest history: `other` may have fewer
     /// rows, and its rows are compared with the most recent ones of `self`.
-    pub fn recent_state_diff(&self, other: &Terminal, exact_blanks: bool) -> Result<Option<String>> {
+    pub fn recent_state_diff(&self, other: &Terminal, blanks: Blanks) -> Result<Option<String>> {
         macro_rules! differ {
             ($what:expr, $a:expr, $b:expr) => {
                 let (a, b) = ($a, $b);
@@ -54,7 +62,7 @@ impl Terminal {
             let (a, b) = (self.row_info(y)?, other.row_info(z)?);
             differ!(format!("row {y} wrap"), a.wrap, b.wrap);
             for (x, (ca, cb)) in a.cells.iter().zip(&b.cells).enumerate() {
-                if !exact_blanks && blank(ca) && blank(cb) && ca.style.on_blank() == cb.style.on_blank() {
+                if blanks == Blanks::Visible && blank(ca) && blank(cb) && ca.style.on_blank() == cb.style.on_blank() {
                     continue;
                 }
                 if ca != cb {
@@ -69,15 +77,15 @@ impl Terminal {
             }
         }
         differ!("cursor", self.cursor(), other.cursor());
-        for (number, ansi, name) in COMPARED_MODES {
-            differ!(format!("mode {name}"), self.mode(number, ansi)?, other.mode(number, ansi)?);
+        for (number, kind, name) in COMPARED_MODES {
+            differ!(format!("mode {name}"), self.mode(number, kind)?, other.mode(number, kind)?);
         }
         differ!("mouse tracking and format", self.mouse_modes()?, other.mouse_modes()?);
         differ!("cursor style", self.cursor_style()?, other.cursor_style()?);
         differ!("kitty keyboard flags", self.kitty_keyboard_flags()?, other.kitty_keyboard_flags()?);
         differ!("palette", self.palette()?, other.palette()?);
         differ!("dynamic colours", self.dynamic_colors()?, other.dynamic_colors()?);
-        differ!("cursor blink", self.mode(12, false)?, other.mode(12, false)?);
+        differ!("cursor blink", self.mode(12, ModeKind::Dec)?, other.mode(12, ModeKind::Dec)?);
         differ!("title", self.title(), other.title());
         Ok(None)
     }

@@ -8,7 +8,12 @@
 //! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints; `fit`
 //! what a checkpoint leaves out to stay under its limit; `tail` the exact part emitted only as far as the limit
 //! reaches; `emit` cell-exact emission of rows and `sgr` the styles it sets;
-//! `inspect` cell-level reads used to compare two terminals.
+//! `inspect` cell-level reads used to compare two terminals; `pages` libghostty's page memory.
+//!
+//! Linking this crate defines the process's `madvise`, `mmap64`, `munmap` and `mremap` (not part of its Rust
+//! API): they zero recycled pages in place and populate new ones only while a thread is inside libghostty and
+//! only for the private anonymous pages libghostty mapped through them; every other call, from any library,
+//! is the plain system call ([`zeroed_in_place`], [`kernel_discards`] and [`populated_mappings`] count them).
 
 #![deny(missing_docs)]
 
@@ -37,14 +42,14 @@ mod terminal;
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
 pub use checkpoint::{EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, MAX_CHECKPOINT_BYTES};
 pub use colors::Rgb;
-pub use diff::COMPARED_MODES;
+pub use diff::{Blanks, COMPARED_MODES};
 pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 pub use error::{Error, Result};
 pub use inspect::{CellInfo, Color, MAX_LINK_BYTES, RowInfo, Style};
 pub use mouse::{MouseFormat, MouseTracking};
-pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, madvise, mmap64, populated_mappings, zeroed_in_place};
+pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, kernel_discards, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
-pub use terminal::{Cursor, CursorShape, CursorStyle, Screen, Terminal};
+pub use terminal::{Cursor, CursorShape, CursorStyle, ModeKind, Screen, Terminal};
 
 /// The version string the loaded library reports, e.g. `0.1.0-dev`.
 pub fn library_version() -> String {

@@ -9,6 +9,7 @@ use std::ptr::NonNull;
 use crate::callbacks::CallbackState;
 use crate::error::{Result, check};
 use crate::ffi;
+use crate::pages::Inside;
 use crate::terminal::Terminal;
 
 impl Terminal {
@@ -20,6 +21,8 @@ impl Terminal {
         check(unsafe { ffi::ghostty_snapshot_encode_alloc(self.raw, std::ptr::null(), &raw mut bytes, &raw mut len) })?;
         let mut decoder: ffi::GhosttySnapshotDecoder = std::ptr::null_mut();
         let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
+        // The copy's pages are recorded as libghostty's, like a new terminal's (see `pages`).
+        let _inside = Inside::call();
         // Safety: `bytes` holds `len` bytes from the encoder until freed below; the decoder, made from them, is
         // freed before them; `raw` is a valid out-pointer.
         let decoded = unsafe {

@@ -7,6 +7,7 @@ use std::ptr::NonNull;
 use crate::callbacks::{self, CallbackState};
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::pages::Inside;
 
 /// Which screen buffer is active.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,6 +16,15 @@ pub enum Screen {
     Primary,
     /// The alternate screen (`?1049h` and friends), without scrollback.
     Alternate,
+}
+
+/// Which of the two sets of terminal modes a mode number belongs to (the same number can name one in each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModeKind {
+    /// A DEC private mode, set with `CSI ? n h` (`?7` autowrap, `?1049` the alternate screen).
+    Dec,
+    /// An ANSI mode, set with `CSI n h` (`4` insert).
+    Ansi,
 }
 
 /// The cursor's shape as DECSCUSR (`CSI n SP q`) sets it; whether it blinks is [`CursorStyle::blinking`].
@@ -91,6 +101,8 @@ impl Terminal {
             return Err(Error::ZeroSize { cols, rows });
         }
         crate::pages::linked();
+        // The pages libghostty maps for the terminal are recorded as its own (see `pages`).
+        let _inside = Inside::call();
         let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
         // Safety: a null allocator selects the default one; `raw` is a valid out-pointer.
         check(unsafe { ffi::ghostty_terminal_new(std::ptr::null(), &raw mut raw, cols, rows) })?;
@@ -131,8 +143,9 @@ impl Terminal {
         if bytes.is_empty() {
             return;
         }
-        // Pages libghostty maps while parsing are made writable up front (see `pages`).
-        let _parsing = crate::pages::Parsing::begin();
+        // Pages libghostty maps while parsing are recorded and made writable up front, and the ones it
+        // recycles are zeroed in place (see `pages`).
+        let _parsing = Inside::parsing();
         // Safety: `raw` is live and `bytes` is valid for its length; callbacks only touch `shared`.
         unsafe { ffi::ghostty_terminal_vt_write(self.raw, bytes.as_ptr(), bytes.len()) };
         self.shared().resume_panic();
@@ -171,6 +184,8 @@ impl Terminal {
         if cols == 0 || rows == 0 {
             return Err(Error::ZeroSize { cols, rows });
         }
+        // Reflowing maps and discards pages (see `pages`).
+        let _inside = Inside::call();
         // Safety: `raw` is live; pixel sizes of zero only affect pixel size reports.
         let rc = unsafe { ffi::ghostty_terminal_resize(self.raw, cols, rows, 0, 0) };
         self.shared().resume_panic();
@@ -258,11 +273,11 @@ impl Terminal {
         self.get_usize(ffi::GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS)
     }
 
-    /// Whether a mode is set: DEC private modes with `ansi = false` (`?7`, `?1049`), ANSI modes with `true`
-    /// (`4`, insert). Unknown modes read as an error.
-    pub fn mode(&self, number: u16, ansi: bool) -> Result<bool> {
-        let mut config =
-            ffi::GhosttyTerminalModeConfig { mode: (number & 0x7FFF) | (u16::from(ansi) << 15), value: false };
+    /// Whether a mode is set: `mode(1049, ModeKind::Dec)` for DEC private `?1049`, `mode(4, ModeKind::Ansi)`
+    /// for ANSI insert. Unknown modes read as an error.
+    pub fn mode(&self, number: u16, kind: ModeKind) -> Result<bool> {
+        let ansi = u16::from(kind == ModeKind::Ansi);
+        let mut config = ffi::GhosttyTerminalModeConfig { mode: (number & 0x7FFF) | (ansi << 15), value: false };
         // Safety: MODE reads `mode` from and writes `value` to a GhosttyTerminalModeConfig.
         unsafe { self.get(ffi::GHOSTTY_TERMINAL_DATA_MODE, &mut config)? };
         Ok(config.value)
@@ -302,6 +317,7 @@ impl Terminal {
 
 impl Drop for Terminal {
     fn drop(&mut self) {
+        let _inside = Inside::call();
         // Safety: `raw` came from ghostty_terminal_new and is freed once; `shared` came from `Box::leak` and
         // is reclaimed once, after the handle is gone, so no callback can see a dangling userdata pointer.
         unsafe {

@@ -3,13 +3,13 @@
 
 mod support;
 
-use opencode_pty_vt::{EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, Screen, Terminal};
+use opencode_pty_vt::{Blanks, EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, Screen, Terminal};
 use support::screens::{Class, generate};
 use support::{SCROLLBACK, round_trip};
 
 fn assert_exact(name: &str, cols: u16, rows: u16, input: &[u8]) {
     let (source, replay) = round_trip(cols, rows, input);
-    assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{name}");
+    assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{name}");
     assert_eq!(source.plain_text().expect("plain text"), replay.plain_text().expect("plain text"), "{name}");
     assert_eq!(source.cursor(), replay.cursor(), "{name}");
 }
@@ -74,7 +74,7 @@ fn deep_history_goes_through_the_formatter() {
     }
     let (source, replay) = round_trip(40, 10, &input);
     assert!(source.scrollback_rows() > EXACT_HISTORY_ROWS * 2);
-    assert_eq!(source.state_diff(&replay, false).expect("diff"), None);
+    assert_eq!(source.state_diff(&replay, Blanks::Visible).expect("diff"), None);
 }
 
 /// Rows with gaps (cells never written, between text or before a background-only cell) in a coloured pen, old
@@ -92,7 +92,7 @@ fn gaps_in_old_history_keep_their_cells() {
     }
     let (source, replay) = round_trip(20, 5, &input);
     assert!(source.scrollback_rows() > EXACT_HISTORY_ROWS + 10, "the three rows are in the formatter's part");
-    assert_eq!(source.state_diff(&replay, true).expect("diff"), None);
+    assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None);
     // Older than the gap-checked rows, the same lines go through the formatter as they are (a bound on the
     // checkpoint's cost): their text still comes back whole, the gaps as spaces.
     for i in 0..GAP_CHECKED_ROWS {
@@ -101,7 +101,11 @@ fn gaps_in_old_history_keep_their_cells() {
     let (source, replay) = round_trip(20, 5, &input);
     assert!(source.scrollback_rows() > EXACT_HISTORY_ROWS + GAP_CHECKED_ROWS + 10);
     assert_eq!(source.plain_text().expect("text"), replay.plain_text().expect("text"));
-    assert_ne!(source.state_diff(&replay, true).expect("diff"), None, "past the bound, gaps are not looked for");
+    assert_ne!(
+        source.state_diff(&replay, Blanks::Exact).expect("diff"),
+        None,
+        "past the bound, gaps are not looked for"
+    );
 }
 
 #[test]
@@ -128,13 +132,13 @@ fn seeded_adversarial_screens() {
         for seed in 0..CASES {
             let case = generate(class, seed);
             let (mut source, mut replay) = round_trip(case.cols, case.rows, &case.input);
-            let mut same = source.state_diff(&replay, false).expect("diff").is_none();
+            let mut same = source.state_diff(&replay, Blanks::Visible).expect("diff").is_none();
             // Whatever else differs, the visible text and the cursor position must never.
             assert_eq!(source.active_screen(), replay.active_screen(), "{class:?} seed {seed}");
             if source.active_screen() == Screen::Alternate {
                 source.write(b"\x1b[?1049l");
                 replay.write(b"\x1b[?1049l");
-                same = same && source.state_diff(&replay, false).expect("diff").is_none();
+                same = same && source.state_diff(&replay, Blanks::Visible).expect("diff").is_none();
             }
             matched += usize::from(same);
         }
@@ -151,7 +155,7 @@ fn empty_cells_in_a_full_pen_near_the_end_of_a_row_keep_what_shows() {
     for (class, seed) in [(Class::Text, 292), (Class::Text, 466), (Class::Text, 742), (Class::Modes, 869)] {
         let case = generate(class, seed);
         let (source, replay) = round_trip(case.cols, case.rows, &case.input);
-        assert_eq!(source.state_diff(&replay, false).expect("diff"), None, "{class:?} seed {seed}");
+        assert_eq!(source.state_diff(&replay, Blanks::Visible).expect("diff"), None, "{class:?} seed {seed}");
     }
 }
 
@@ -164,7 +168,7 @@ fn the_cell_under_a_pending_wrap_is_reprinted_in_the_default_character_sets() {
     for seed in [484, 620] {
         let case = generate(Class::Modes, seed);
         let (source, replay) = round_trip(case.cols, case.rows, &case.input);
-        assert_eq!(source.state_diff(&replay, false).expect("diff"), None, "Modes seed {seed}");
+        assert_eq!(source.state_diff(&replay, Blanks::Visible).expect("diff"), None, "Modes seed {seed}");
     }
 }
 
@@ -197,7 +201,7 @@ fn a_logical_line_longer_than_the_walk_keeps_its_wraps() {
     t.write(b"\r\nend");
     let mut replay = Terminal::new(20, 5, SCROLLBACK).expect("terminal");
     replay.write(&t.vt_checkpoint().expect("checkpoint"));
-    assert_eq!(t.state_diff(&replay, true).expect("diff"), None);
+    assert_eq!(t.state_diff(&replay, Blanks::Exact).expect("diff"), None);
 }
 
 /// The last row's wrap flag with an empty first cell: the checkpoint erases that cell again to the left of the
@@ -244,7 +248,7 @@ fn a_first_row_continuing_a_removed_line() {
         assert_eq!(source.scrollback_rows(), history, "{name}: the case");
         assert!(source.row_info(0).expect("row").wrap_continuation, "{name}: the case");
         assert!(replay.row_info(0).expect("row").wrap_continuation, "{name}: carried");
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{name}");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{name}");
         assert_eq!(source.plain_text().expect("text"), replay.plain_text().expect("text"), "{name}");
     }
 }

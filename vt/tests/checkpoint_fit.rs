@@ -3,7 +3,9 @@
 //! what is kept replays exactly as the source's most recent rows.
 
 use opencode_pty_testkit::screens::{self, StyledCells};
-use opencode_pty_vt::{CellInfo, MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES, Style, Terminal};
+use opencode_pty_vt::{
+    Blanks, CellInfo, MAX_CHECKPOINT_BYTES, MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES, Style, Terminal,
+};
 
 const SCROLLBACK: usize = 10_000;
 
@@ -39,7 +41,7 @@ fn the_whole_checkpoint_when_it_fits_exactly() {
     assert!(shorter.len() < full.len());
     let replayed = replay(&source, &shorter);
     assert!(replayed.total_rows() < source.total_rows(), "the oldest history went");
-    assert_eq!(source.recent_state_diff(&replayed, false).expect("diff"), None);
+    assert_eq!(source.recent_state_diff(&replayed, Blanks::Visible).expect("diff"), None);
 }
 
 #[test]
@@ -54,7 +56,7 @@ fn the_oldest_formatted_history_goes_first_and_as_little_as_practical() {
         let replayed = replay(&source, &fitted);
         assert!(replayed.total_rows() < source.total_rows());
         assert!(replayed.total_rows() > 24 + 200, "the exact history rows stay while older history goes");
-        assert_eq!(source.recent_state_diff(&replayed, false).expect("diff"), None, "limit {limit}");
+        assert_eq!(source.recent_state_diff(&replayed, Blanks::Visible).expect("diff"), None, "limit {limit}");
     }
 }
 
@@ -70,7 +72,7 @@ fn the_exact_history_rows_go_next_and_replay_exactly() {
     assert!(fitted.len() <= limit);
     let replayed = replay(&source, &fitted);
     assert!(replayed.total_rows() > 24 && replayed.total_rows() < 24 + 200, "{}", replayed.total_rows());
-    assert_eq!(source.recent_state_diff(&replayed, true).expect("diff"), None, "cell by cell");
+    assert_eq!(source.recent_state_diff(&replayed, Blanks::Exact).expect("diff"), None, "cell by cell");
 }
 
 /// A cell as the plain form lays it: text only, a narrow cell's text cut to its first code point past 4

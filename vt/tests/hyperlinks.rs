@@ -3,6 +3,7 @@
 
 mod support;
 
+use opencode_pty_vt::Blanks;
 use support::round_trip;
 
 fn link(uri: &str, text: &str) -> String {
@@ -21,7 +22,7 @@ fn linked_text_keeps_its_links() {
     ];
     for input in &cases {
         let (source, replay) = round_trip(20, 6, input.as_bytes());
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{input:?}");
     }
     // The comparison sees links: a row read back holds its URI.
     let (source, _) = round_trip(20, 6, cases[0].as_bytes());
@@ -40,5 +41,5 @@ fn a_link_longer_than_the_bound_is_left_off_and_the_text_kept() {
     assert_eq!(replay.row_info(0).unwrap().cells[0].text, "l");
     // A link within the bound on the same screen is still carried.
     let (source, replay) = round_trip(20, 6, link("https://short.example", "ok").as_bytes());
-    assert_eq!(source.state_diff(&replay, true).unwrap(), None);
+    assert_eq!(source.state_diff(&replay, Blanks::Exact).unwrap(), None);
 }

@@ -6,7 +6,7 @@
 
 mod support;
 
-use opencode_pty_vt::{CursorShape, CursorStyle, MouseFormat, MouseTracking, Screen};
+use opencode_pty_vt::{Blanks, CursorShape, CursorStyle, ModeKind, MouseFormat, MouseTracking, Screen};
 use support::round_trip;
 
 /// Every ordered pair of `modes` set, then optionally a third, then optionally a reset of the first or the
@@ -49,7 +49,7 @@ fn the_mouse_tracking_mode_in_effect_is_the_one_restored() {
         let (source, replay) = round_trip(40, 10, input.as_bytes());
         assert_eq!(source.mouse_tracking().unwrap(), expected, "{input:?}: the source (the last one set wins)");
         assert_eq!(replay.mouse_tracking().unwrap(), expected, "{input:?}: the replay");
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{input:?}");
     }
 }
 
@@ -67,7 +67,7 @@ fn the_mouse_format_in_effect_is_the_one_restored_with_tracking_on_or_off() {
             let (source, replay) = round_trip(40, 10, input.as_bytes());
             assert_eq!(source.mouse_format().unwrap(), expected, "{input:?}: the source (the last one set wins)");
             assert_eq!(replay.mouse_format().unwrap(), expected, "{input:?}: the replay");
-            assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
+            assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{input:?}");
         }
     }
 }
@@ -127,8 +127,12 @@ fn the_cursor_shape_and_its_blink_are_restored() {
             let (source, replay) = round_trip(40, 10, input.as_bytes());
             assert_eq!(source.cursor_shape().unwrap(), shape, "{input:?}: the source");
             assert_eq!(replay.cursor_shape().unwrap(), shape, "{input:?}: the replay's shape");
-            assert_eq!(replay.mode(12, false).unwrap(), source.mode(12, false).unwrap(), "{input:?}: blink");
-            assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
+            assert_eq!(
+                replay.mode(12, ModeKind::Dec).unwrap(),
+                source.mode(12, ModeKind::Dec).unwrap(),
+                "{input:?}: blink"
+            );
+            assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{input:?}");
         }
     }
 }
@@ -139,7 +143,7 @@ fn the_cursor_style_and_blink_are_carried_as_decscusr() {
     for input in cursor_cases() {
         let (source, replay) = round_trip(40, 10, input.as_bytes());
         let style = source.cursor_style().unwrap();
-        assert_eq!(style.blinking, source.mode(12, false).unwrap(), "{input:?}: the blink is mode ?12");
+        assert_eq!(style.blinking, source.mode(12, ModeKind::Dec).unwrap(), "{input:?}: the blink is mode ?12");
         let checkpoint = source.vt_checkpoint().unwrap();
         let decscusr = format!("\x1b[{} q", style.decscusr());
         let carried = checkpoint.windows(decscusr.len()).any(|w| w == decscusr.as_bytes());
@@ -154,7 +158,7 @@ fn the_cursor_style_and_blink_are_carried_as_decscusr() {
         seen_blinking_block |= style == CursorStyle { shape: CursorShape::Block, blinking: true };
         assert_eq!(decscusr_style(&checkpoint), style, "{input:?}: a renderer that follows DECSCUSR");
         assert_eq!(replay.cursor_style().unwrap(), style, "{input:?}: the replay");
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{input:?}");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{input:?}");
     }
     assert!(seen_blinking_block && seen_default, "the cases include a blinking block and the default");
 }
@@ -197,6 +201,6 @@ fn the_kitty_keyboard_flags_in_effect_are_restored() {
         let name = String::from_utf8_lossy(input);
         assert_eq!(source.kitty_keyboard_flags().unwrap(), expected, "{name}: the source");
         assert_eq!(replay.kitty_keyboard_flags().unwrap(), expected, "{name}: the replay");
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{name}");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{name}");
     }
 }

@@ -1,13 +1,16 @@
-//! Scrollback recycling goes through the crate's `madvise` (pages zeroed in place, no interrupts), and the
+//! Scrollback recycling goes through the crate's `madvise` (pages zeroed in place, no interrupts), every page
+//! libghostty recycles is one the crate recorded when libghostty mapped it (none goes to the kernel), and the
 //! screen's contents after many recycled pages are exactly what was written (the checkpoint tests cover
 //! history, through the same `madvise`); the pages a growing terminal maps while parsing go through the crate's
 //! `mmap64` and are populated up front.
 
-use opencode_pty_vt::{Terminal, populated_mappings, zeroed_in_place};
+use opencode_pty_vt::{Terminal, kernel_discards, populated_mappings, zeroed_in_place};
 
 #[test]
 fn recycled_scrollback_pages_are_zeroed_in_place_and_history_stays_exact() {
     let before = zeroed_in_place();
+    // (The other test of this binary also discards only pages its terminal mapped, so this stays exact.)
+    let missed = kernel_discards();
     let mut terminal = Terminal::new(80, 24, 100).expect("terminal");
     // Far more lines than the 100 of history kept: libghostty recycles its oldest pages many times over.
     let lines = 200_000;
@@ -21,6 +24,7 @@ fn recycled_scrollback_pages_are_zeroed_in_place_and_history_stays_exact() {
     }
     terminal.write(&chunk);
     assert!(zeroed_in_place() > before, "libghostty's madvise reached this crate's definition");
+    assert_eq!(kernel_discards(), missed, "every page libghostty recycled was zeroed in place");
     // The screen's lines, written into recycled pages, read back exactly: no stale cells.
     let text = terminal.plain_text().expect("plain text");
     let kept: Vec<&str> = text.lines().filter(|line| !line.is_empty()).collect();

@@ -2,7 +2,7 @@
 //! after the replay, leaving the alternate screen shows in the replay what it shows in the source (text,
 //! styles, wraps, history, and the cursor `?1049` saved on entry), for each way of entering it.
 
-use opencode_pty_vt::{Screen, Terminal};
+use opencode_pty_vt::{Blanks, Screen, Terminal};
 
 fn terminal() -> Terminal {
     Terminal::new(40, 10, 1_000).expect("terminal")
@@ -27,17 +27,21 @@ fn check(enter: &str, leave: &str) {
     let checkpoint = source.vt_checkpoint().expect("checkpoint");
     let mut replay = terminal();
     replay.write(&checkpoint);
-    assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: the alternate screen");
+    assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{enter:?}: the alternate screen");
     // The program quits: both leave the alternate screen the same way.
     source.write(leave.as_bytes());
     replay.write(leave.as_bytes());
     assert_eq!(replay.active_screen(), Screen::Primary);
-    assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: the primary screen after leaving");
+    assert_eq!(
+        source.state_diff(&replay, Blanks::Exact).expect("diff"),
+        None,
+        "{enter:?}: the primary screen after leaving"
+    );
     assert_eq!(source.plain_text().unwrap(), replay.plain_text().unwrap(), "{enter:?}");
     // And the shell goes on where it was.
     source.write(b"\r\n$ ");
     replay.write(b"\r\n$ ");
-    assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: after more output");
+    assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{enter:?}: after more output");
 }
 
 #[test]
@@ -65,7 +69,7 @@ fn without_room_for_the_primary_screen_the_alternate_one_still_comes_whole() {
     let checkpoint = source.vt_checkpoint_within(alone + 40).expect("checkpoint");
     let mut replay = terminal();
     replay.write(&checkpoint);
-    assert_eq!(source.state_diff(&replay, true).expect("diff"), None);
+    assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None);
 }
 
 #[test]
@@ -79,13 +83,13 @@ fn the_cursor_a_full_screen_program_saved_is_restored_after_a_reattach() {
         let checkpoint = source.vt_checkpoint().expect("checkpoint");
         let mut replay = terminal();
         replay.write(&checkpoint);
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{enter:?}");
         // It restores the cursor and prints: same place, same pen, same charset (`q` is a line in DEC graphics).
         for t in [&mut source, &mut replay] {
             t.write(b"\x1b8q!");
         }
         assert_eq!(source.cursor(), replay.cursor(), "{enter:?}");
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{enter:?}: after DECRC");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{enter:?}: after DECRC");
     }
 }
 
@@ -102,6 +106,6 @@ fn a_checkpoint_taken_mid_sequence_on_the_alternate_screen_still_restores_that_s
         let mut replay = terminal();
         replay.write(&checkpoint);
         assert_eq!(replay.active_screen(), Screen::Alternate, "{pending:?}");
-        assert_eq!(source.state_diff(&replay, true).expect("diff"), None, "{pending:?}: the alternate screen");
+        assert_eq!(source.state_diff(&replay, Blanks::Exact).expect("diff"), None, "{pending:?}: the alternate screen");
     }
 }

@@ -1,6 +1,6 @@
 //! Behaviour of `vt::Terminal`: query replies, titles, resize reflow, thread confinement.
 
-use opencode_pty_vt::{Error, Screen, Terminal};
+use opencode_pty_vt::{Error, ModeKind, Screen, Terminal};
 
 fn terminal(cols: u16, rows: u16) -> Terminal {
     Terminal::new(cols, rows, 1000).expect("terminal")
@@ -76,8 +76,8 @@ fn state_queries_follow_the_stream() {
     assert_eq!(t.active_screen(), Screen::Alternate);
     assert_eq!(t.total_rows(), 4, "the alternate screen has no history");
     assert!(!t.cursor().visible);
-    assert!(t.mode(1049, false).expect("mode"));
-    assert!(!t.mode(4, true).expect("mode"));
+    assert!(t.mode(1049, ModeKind::Dec).expect("mode"));
+    assert!(!t.mode(4, ModeKind::Ansi).expect("mode"));
 }
 
 #[test]

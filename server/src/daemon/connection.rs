@@ -5,6 +5,7 @@
 
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use opencode_pty_protocol::{Request, Response};
@@ -20,9 +21,20 @@ use super::state::{DaemonState, TOO_MANY_HELD};
 /// channel lives as long as its process, its client and the daemon do (SPEC N8).
 pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How many connections the daemon has served: numbers each one's `connection` span.
+static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+
 /// Serves one accepted connection (its peer already checked) until it is done: its first request, within the
 /// first-request deadline, and whatever that request turns the connection into.
 pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
+    // Every connection's log lines carry its number and, once read, its first request's op.
+    let span = tracing::info_span!(
+        parent: None,
+        "connection",
+        n = CONNECTIONS.fetch_add(1, Ordering::Relaxed),
+        op = tracing::field::Empty
+    );
+    let _entered = span.enter();
     let first =
         read_frame(state, &mut Deadline::new(&stream, Some(state.first_request_timeout)), Kind::Unauthenticated);
     // The first-request deadline ends here; whatever the connection does next has no read deadline.
@@ -30,6 +42,9 @@ pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
         return;
     }
     let Some(mut incoming) = first else { return };
+    if let Incoming::Request(request) = &incoming {
+        span.record("op", request.op());
+    }
     // A subscription or a wait holds its connection (and two threads) for as long as it lasts: counted, and
     // refused past the cap, so the reserve stays for requests answered at once (SPEC N11).
     let mut held = None;

@@ -90,7 +90,9 @@ pub(crate) struct Threads {
 }
 
 impl Threads {
-    /// Starts `body` as the thread `opencode-pty-<prefix><role>-<id>` and keeps it for [`Self::join_all`].
+    /// Starts `body` as the thread `opencode-pty-<prefix><role>-<id>` and keeps it for [`Self::join_all`]. It
+    /// runs inside a `process` span (`id`, `role`) of its own, not the creating connection's, so what a busy
+    /// daemon logs reads per process: `RUST_LOG` filters such as `[process{id=7}]=debug` pick one terminal.
     pub(crate) fn start(
         &self,
         prefix: &str,
@@ -98,7 +100,14 @@ impl Threads {
         id: u64,
         body: impl FnOnce() + Send + 'static,
     ) -> Result<(), ServiceError> {
-        let thread = start(format!("opencode-pty-{prefix}{role}-{id}"), role, body)?;
+        let span = tracing::info_span!(parent: None, "process", id, role = %role);
+        let thread = start(format!("opencode-pty-{prefix}{role}-{id}"), role, move || {
+            span.in_scope(|| {
+                tracing::trace!("thread started");
+                body();
+                tracing::trace!("thread ended");
+            });
+        })?;
         self.started.lock().unwrap_or_else(|e| e.into_inner()).push(thread);
         Ok(())
     }

@@ -122,7 +122,13 @@ fn a_create_whose_group_cannot_be_recorded_is_refused_and_nothing_runs() {
     let daemon = Daemon::start();
     // A directory where the record's temp file goes: every write of the record fails, as on a full disk.
     let blocker = daemon.dir().join(format!("service.{}.groups.tmp", daemon.registration.instance_id));
-    fs::create_dir(&blocker).unwrap();
+    // The daemon may be writing its record through that temp file just now (its first write can come after
+    // the registration): then the file is there for a moment and the directory is made once it is renamed.
+    support::eventually("the record's temp name to be free", || match fs::create_dir(&blocker) {
+        Ok(()) => Some(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && !blocker.is_dir() => None,
+        Err(error) => panic!("cannot make {}: {error}", blocker.display()),
+    });
     let pty = json!({"op": "create_pty", "program": "sleep", "args": ["1051"], "cwd": "/", "env": {},
                      "group_id": "g", "title": "t", "cols": 80, "rows": 24});
     let pipe = json!({"op": "create_pipe", "program": "sleep", "args": ["1052"], "cwd": "/",

@@ -87,3 +87,30 @@ fn children_hold_no_descriptor_of_the_daemon() {
         }
     }
 }
+
+#[test]
+fn log_lines_name_their_connection_and_their_process() {
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("daemon.log");
+    let mut daemon = Daemon::start_logging_at(&log, Some("opencode_pty=trace"));
+    let mut owner = daemon.own();
+    let created = daemon.request(create_sh("echo hello; exit 0"));
+    let id = created["process"]["id"].as_u64().unwrap();
+    let (mut watching, attached) = daemon.subscribe(id, "watch", "observer");
+    let (_, events) = support::read_subscription(&mut watching, &attached);
+    assert!(events.iter().any(|event| event["type"] == "exited"), "{events:?}");
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(recv(&mut owner).unwrap()["type"], "ok");
+    assert!(daemon.wait_exit().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let started = text.lines().find(|line| line.contains(&format!("process started id={id}")));
+    let started = started.unwrap_or_else(|| panic!("no start line:\n{text}"));
+    assert!(started.contains("connection{n=") && started.contains("op=\"create_pty\""), "{started}");
+    // Each of the terminal's threads logs its start and end (at trace) inside its process's span.
+    for role in ["actor", "reader", "writer"] {
+        for said in ["thread started", "thread ended"] {
+            let line = format!("process{{id={id} role={role}}}: {said}");
+            assert!(text.contains(&line), "no line {line:?}:\n{text}");
+        }
+    }
+}
