@@ -36,7 +36,7 @@ pub use daemon::error::RuntimeError;
 pub use daemon::recovery::guardian::{GuardError, serve as serve_guardian};
 pub use daemon::run::{DaemonError, DaemonOptions, run as run_daemon};
 pub use daemon::runtime::{default_root, validate_name};
-pub use daemon::state::DAEMON_STOPPING;
+pub use daemon::serving::state::DAEMON_STOPPING;
 pub use error::{ALREADY_CONTROLLED, ServiceError};
 pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeWait, stalled_output_error};
 pub use process::{
@@ -47,16 +47,16 @@ pub use terminal::{PtyHandle, PtySpec, TerminalConfig, Turns};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {
-    pub use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
-    pub use crate::daemon::intake::{
-        BUDGET_WAIT, MAX_AUTHENTICATED_PARTIAL_BYTES, MAX_UNAUTHENTICATED_BYTES, UNBUDGETED_FRAME_BYTES,
-    };
     pub use crate::daemon::lock::LOCK_WAIT;
     pub use crate::daemon::log_limit::LOG_BURST;
-    pub use crate::daemon::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
+    pub use crate::daemon::serving::connection::FIRST_REQUEST_TIMEOUT;
+    pub use crate::daemon::serving::intake::{
+        BUDGET_WAIT, MAX_AUTHENTICATED_PARTIAL_BYTES, MAX_UNAUTHENTICATED_BYTES, UNBUDGETED_FRAME_BYTES,
+    };
+    pub use crate::daemon::serving::pool::{IDLE_WORKER_LINGER, MAX_IDLE_WORKERS};
+    pub use crate::daemon::serving::state::{CONNECTION_RESERVE, MAX_CONNECTIONS, MAX_HELD_CONNECTIONS};
+    pub use crate::daemon::serving::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::daemon::socket::DEFAULT_SOCKET_TMP;
-    pub use crate::daemon::state::{CONNECTION_RESERVE, MAX_CONNECTIONS, MAX_HELD_CONNECTIONS};
-    pub use crate::daemon::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
     pub use crate::process::session::HANGUP_GRACE;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
-use super::state::DaemonState;
+use super::serving::state::DaemonState;
 
 /// The signals handled as a shutdown request.
 pub(crate) fn termination_signals() -> SigSet {

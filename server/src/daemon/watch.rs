@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use super::recovery::record::GroupRecord;
 use super::runtime::{Checked, Runtime};
-use super::state::DaemonState;
+use super::serving::state::DaemonState;
 use crate::process::thread::join_reporting;
 
 /// How often the runtime directory is checked. A removed directory (and with it the record the guardian
@@ -100,7 +100,7 @@ fn rewrite(record: &GroupRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daemon::connection::FIRST_REQUEST_TIMEOUT;
+    use crate::daemon::serving::connection::FIRST_REQUEST_TIMEOUT;
     use crate::service::ProcessService;
     use crate::terminal::TerminalConfig;
     use nix::fcntl::{Flock, FlockArg};

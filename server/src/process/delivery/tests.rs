@@ -1,5 +1,5 @@
 //! The delivery type driven with an in-memory writer as its sink (the socket's sink is tested with a socket pair
-//! in `daemon/subscription/tests.rs`): a partial write then the rest through the connection, no interleaving
+//! in `daemon/serving/subscription/tests.rs`): a partial write then the rest through the connection, no interleaving
 //! while the connection holds anything, gathering, holding while the channel is full, and the end, seen once.
 
 use std::sync::Mutex;

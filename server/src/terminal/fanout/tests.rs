@@ -1,7 +1,7 @@
 //! The fan-out's policy: an observer that outgrows its bound is dropped and its subscription ends after what
 //! its channel holds; a controller is never dropped, and counts as behind, then stalled, as events are held for
 //! it. (How each subscriber's delivery writes, gathers and holds is tested in `process/delivery/tests.rs`, and
-//! with a socket in `daemon/subscription/tests.rs`.)
+//! with a socket in `daemon/serving/subscription/tests.rs`.)
 
 use crossbeam_channel::{TryRecvError, bounded};
 use opencode_pty_protocol::{Response, Role};

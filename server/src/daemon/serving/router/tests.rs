@@ -11,8 +11,8 @@ use opencode_pty_protocol::{Mode, Registration, Request, Response};
 use serde_json::{Value, json};
 
 use super::{Channel, Outcome, route};
-use crate::daemon::frames::Incoming;
-use crate::daemon::state::DaemonState;
+use crate::daemon::serving::frames::Incoming;
+use crate::daemon::serving::state::DaemonState;
 use crate::pipe::PipeSpec;
 use crate::service::ProcessService;
 use crate::terminal::TerminalConfig;

@@ -217,8 +217,12 @@ fn own<'a>(state: &'a DaemonState, instance_id: &str, ticket: Option<&str>) -> O
 
 /// `prepare_handoff` on the owner channel (SPEC O3).
 fn prepare_handoff(state: &DaemonState, generation: u64) -> Outcome<'static> {
-    let prepared =
-        state.ownership().prepare(generation, Instant::now(), crate::time::now_ms(), super::runtime::random_hex);
+    let prepared = state.ownership().prepare(
+        generation,
+        Instant::now(),
+        crate::time::now_ms(),
+        crate::daemon::runtime::random_hex,
+    );
     state.notify();
     Outcome::ReplyAndRead(match prepared {
         Ok(handoff) => Response::Handoff { ticket: handoff.ticket, expires_at: handoff.expires_at },

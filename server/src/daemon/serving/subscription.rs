@@ -118,7 +118,7 @@ fn watch_close(stream: &Arc<UnixStream>, id: u64) -> Option<(Receiver<()>, JoinH
     match watcher {
         Ok(watcher) => Some((gone, watcher)),
         Err(error) => {
-            super::log_limit::limited_warn!(super::log_limit::CONNECTION_THREADS, %error, id, "cannot start a subscriber's watcher; closing it");
+            crate::daemon::log_limit::limited_warn!(crate::daemon::log_limit::CONNECTION_THREADS, %error, id, "cannot start a subscriber's watcher; closing it");
             None
         }
     }

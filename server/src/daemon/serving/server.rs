@@ -7,9 +7,9 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::log_limit::FOREIGN_PEERS;
 use super::pool::Pool;
 use super::state::DaemonState;
+use crate::daemon::log_limit::FOREIGN_PEERS;
 
 /// Accepts connections until the stop pipe closes, each served on the connection thread that accepted it (see
 /// `pool.rs`). The listener is closed when this returns; connections still open are the caller's to close.
@@ -22,8 +22,8 @@ pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop:
 /// connection too many (or one arriving while the daemon stops) with an error, and serves the rest.
 fn serve_accepted(state: &DaemonState, stream: UnixStream) {
     // Another user's process gets nothing at all, not even a refusal.
-    if let Err(refused) = super::runtime::check_peer(&stream) {
-        super::log_limit::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
+    if let Err(refused) = crate::daemon::runtime::check_peer(&stream) {
+        crate::daemon::log_limit::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
         return;
     }
     let stream = Arc::new(stream);

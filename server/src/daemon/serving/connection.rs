@@ -12,9 +12,9 @@ use opencode_pty_protocol::{Request, Response};
 
 use super::frames::{Deadline, Incoming, read_frame, send};
 use super::intake::Kind;
-use super::log_limit::HELD_CAP;
 use super::router::{Channel, Outcome, OwnerClaim, route};
 use super::state::{DaemonState, TOO_MANY_HELD};
+use crate::daemon::log_limit::HELD_CAP;
 
 /// How long a new connection may take to send its whole first request before it is closed. It bounds only
 /// that request: once it is read, the socket has no read deadline, so a subscription, a `wait` or the owner
@@ -51,7 +51,7 @@ pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
     if matches!(incoming, Incoming::Request(Request::Subscribe { .. } | Request::Wait { .. })) {
         held = state.hold();
         if held.is_none() {
-            super::log_limit::limited_warn!(HELD_CAP, "refusing a subscription or wait: too many are held");
+            crate::daemon::log_limit::limited_warn!(HELD_CAP, "refusing a subscription or wait: too many are held");
             incoming = Incoming::Refused(TOO_MANY_HELD.into());
         }
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use super::log_limit::{ACCEPT_FAILURES, CONNECTION_THREADS};
+use crate::daemon::log_limit::{ACCEPT_FAILURES, CONNECTION_THREADS};
 
 /// Finished connection threads kept waiting to lead again; the others exit.
 pub const MAX_IDLE_WORKERS: usize = 4;
@@ -93,7 +93,7 @@ impl Pool {
         let pool = self.clone();
         let started = std::thread::Builder::new().name(self.name.to_owned()).spawn(move || pool.work());
         if let Err(error) = started {
-            super::log_limit::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
+            crate::daemon::log_limit::limited_warn!(CONNECTION_THREADS, %error, "cannot start a connection thread");
         }
     }
 
@@ -184,7 +184,7 @@ impl Pool {
                     if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {}
                 Err(error) => {
                     // Keep serving what is open, and do not spin.
-                    super::log_limit::limited_warn!(ACCEPT_FAILURES, %error, "accepting a connection failed");
+                    crate::daemon::log_limit::limited_warn!(ACCEPT_FAILURES, %error, "accepting a connection failed");
                     std::thread::sleep(ACCEPT_BACKOFF);
                 }
             }

@@ -11,9 +11,9 @@ use opencode_pty_protocol::{
 };
 
 use super::intake::{self, IntakeError, Kind};
-use super::log_limit::{MALFORMED_FRAMES, SHORT_OF_ROOM};
 use super::ownership::constant_time_eq;
 use super::state::DaemonState;
+use crate::daemon::log_limit::{MALFORMED_FRAMES, SHORT_OF_ROOM};
 use crate::process::response_frame;
 
 /// How long writing one whole response may take before the client counts as gone.
@@ -98,7 +98,7 @@ pub(crate) fn read_frame(state: &DaemonState, reader: &mut impl Read, kind: Kind
         Ok(payload) => payload,
         Err(IntakeError::Ended | IntakeError::Frame(FrameError::Io(_))) => return None,
         Err(IntakeError::ShortOfRoom) => {
-            super::log_limit::limited_warn!(SHORT_OF_ROOM, ?kind, "refusing a frame: its budget is spent");
+            crate::daemon::log_limit::limited_warn!(SHORT_OF_ROOM, ?kind, "refusing a frame: its budget is spent");
             return Some(Incoming::Refused(intake::short_of_room(kind)));
         }
         Err(IntakeError::Frame(frame_error)) => return malformed(&frame_error),
@@ -136,6 +136,6 @@ fn max_token_text(token: &str) -> usize {
 
 /// Logs (rate-limited) a malformed frame; the connection is closed without an answer.
 fn malformed(frame_error: &FrameError) -> Option<Incoming> {
-    super::log_limit::limited_warn!(MALFORMED_FRAMES, error = %frame_error, "closing a connection that sent a malformed frame");
+    crate::daemon::log_limit::limited_warn!(MALFORMED_FRAMES, error = %frame_error, "closing a connection that sent a malformed frame");
     None
 }
