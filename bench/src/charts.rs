@@ -8,7 +8,7 @@ use crate::report::{Results, number};
 
 /// One bar per category.
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     /// The legend's name.
     pub name: String,
     /// One value per category (`None`: no bar).
@@ -17,7 +17,7 @@ pub struct Series {
 
 /// A dashed horizontal line across the plot.
 #[derive(Debug, Clone)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// The legend's name.
     pub name: String,
     /// Its height.
@@ -54,7 +54,7 @@ fn tick_step(max: f64) -> f64 {
 }
 
 /// A grouped bar chart of `series` over `categories` with `limits`, as an SVG document.
-pub fn bar_chart(
+pub(crate) fn bar_chart(
     title: &str,
     x_label: &str,
     y_label: &str,
@@ -184,7 +184,7 @@ fn limits(results: &Results, times: f64, parser: &str) -> Vec<Limit> {
 
 /// Throughput against the number of observers: ours and the ceiling of every CPU busy at each run's CPU cost,
 /// with tmux and the limits as lines.
-pub fn observers(results: &Results) -> String {
+pub(crate) fn observers(results: &Results) -> String {
     let counts = &results.plan.observers;
     let categories: Vec<String> = counts.iter().map(ToString::to_string).collect();
     let series =
@@ -202,7 +202,7 @@ pub fn observers(results: &Results) -> String {
 }
 
 /// Aggregate throughput against the number of terminals: ours and tmux, with the limits as lines.
-pub fn terminals(results: &Results) -> String {
+pub(crate) fn terminals(results: &Results) -> String {
     let counts = &results.plan.scale_terminals;
     let categories: Vec<String> = counts.iter().map(ToString::to_string).collect();
     let series = ["daemon", "tmux"].map(|who| Series {

@@ -10,7 +10,7 @@ const TICKS_PER_SECOND: f64 = 100.0;
 
 /// CPU seconds used so far, from one reading, or between two ([`CpuTimes::since`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuTimes {
+pub(crate) struct CpuTimes {
     /// The machine's CPUs.
     pub cpus: usize,
     /// Busy (user, nice, system, irq, softirq), summed over the machine's CPUs ...
@@ -25,7 +25,7 @@ pub struct CpuTimes {
 
 impl CpuTimes {
     /// Reads the machine's, process `pid`'s and the harness's CPU time now.
-    pub fn read(pid: u32) -> Result<CpuTimes> {
+    pub(crate) fn read(pid: u32) -> Result<CpuTimes> {
         let stat = std::fs::read_to_string("/proc/stat").context("/proc/stat")?;
         let (cpus, machine_busy, machine_all) = machine(&stat).context("cannot read /proc/stat")?;
         let own = |path: &str, with_children: bool| -> Result<f64> {
@@ -42,7 +42,7 @@ impl CpuTimes {
     }
 
     /// What was used from `earlier` until this reading (the same fields, as differences).
-    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+    pub(crate) fn since(&self, earlier: &CpuTimes) -> CpuTimes {
         CpuTimes {
             cpus: self.cpus,
             machine_busy: self.machine_busy - earlier.machine_busy,
@@ -53,24 +53,24 @@ impl CpuTimes {
     }
 
     /// How many CPUs were busy on average (between two readings).
-    pub fn busy_cpus(&self) -> f64 {
+    pub(crate) fn busy_cpus(&self) -> f64 {
         self.machine_busy / self.machine_all.max(f64::MIN_POSITIVE) * self.cpus as f64
     }
 
     /// What the rest of the machine used: kernel threads, interrupts, and any other process.
-    pub fn rest(&self) -> f64 {
+    pub(crate) fn rest(&self) -> f64 {
         (self.machine_busy - self.process - self.harness).max(0.0)
     }
 
     /// The MB/s every CPU of the machine could carry, all of them busy, at the machine's cost per MB of this
     /// run (`bytes` moved): the ceiling of a throughput that costs this much.
-    pub fn ceiling_mb_per_s(&self, bytes: u64) -> f64 {
+    pub(crate) fn ceiling_mb_per_s(&self, bytes: u64) -> f64 {
         self.cpus as f64 * 1e3 / per_mb(self.machine_busy, bytes).max(f64::MIN_POSITIVE)
     }
 }
 
 /// Milliseconds of CPU per megabyte (10^6 bytes) of `bytes`, for `seconds` of CPU.
-pub fn per_mb(seconds: f64, bytes: u64) -> f64 {
+pub(crate) fn per_mb(seconds: f64, bytes: u64) -> f64 {
     seconds * 1e3 / (bytes as f64 / 1e6).max(f64::MIN_POSITIVE)
 }
 

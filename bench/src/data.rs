@@ -9,20 +9,20 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 /// The seed of every generated file.
-pub const SEED: u64 = 0x6f70_656e_636f_6465;
+pub(crate) const SEED: u64 = 0x6f70_656e_636f_6465;
 
 /// A small deterministic PRNG (xorshift64*), so the data needs no crate and never changes between versions.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// A generator from `seed` (zero is replaced, since xorshift would stay at zero).
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(if seed == 0 { 0x9e37_79b9_7f4a_7c15 } else { seed })
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -30,7 +30,7 @@ impl Rng {
     }
 
     /// A number in `0..n` (`n` > 0; the slight modulo bias does not matter here).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 
@@ -71,7 +71,7 @@ const WORDS: [&str; 24] = [
 
 /// Appends one log line: a timestamp, then words, about one in eight of them non-ASCII, frequent SGR colours
 /// (16, 256 and true colour), ending with CRLF.
-pub fn push_line(rng: &mut Rng, number: u64, out: &mut Vec<u8>) {
+pub(crate) fn push_line(rng: &mut Rng, number: u64, out: &mut Vec<u8>) {
     let (h, m, s, ms) = ((number / 3_600_000) % 24, (number / 60_000) % 60, (number / 1000) % 60, number % 1000);
     out.extend_from_slice(format!("\x1b[2m2026-01-01T{h:02}:{m:02}:{s:02}.{ms:03}Z\x1b[0m").as_bytes());
     for _ in 0..4 + rng.below(10) {
@@ -100,7 +100,7 @@ pub fn push_line(rng: &mut Rng, number: u64, out: &mut Vec<u8>) {
 }
 
 /// At most `bytes` of whole log lines from `seed` (never cut inside a line, an escape or a character).
-pub fn log_text(seed: u64, bytes: usize) -> Vec<u8> {
+pub(crate) fn log_text(seed: u64, bytes: usize) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::with_capacity(bytes + 512);
     let mut line = Vec::with_capacity(512);
@@ -116,7 +116,7 @@ pub fn log_text(seed: u64, bytes: usize) -> Vec<u8> {
 }
 
 /// Exactly `lines` log lines from `seed`.
-pub fn log_lines(seed: u64, lines: u64) -> Vec<u8> {
+pub(crate) fn log_lines(seed: u64, lines: u64) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     for number in 0..lines {
@@ -126,7 +126,7 @@ pub fn log_lines(seed: u64, lines: u64) -> Vec<u8> {
 }
 
 /// Writes `bytes` to `dir/name` and returns the path.
-pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+pub(crate) fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
     let path = dir.join(name);
     std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
@@ -134,7 +134,7 @@ pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
 
 /// Writes `block` repeated until `total` bytes (the last copy cut) to `dir/name`: a large file without
 /// generating it all.
-pub fn write_repeated(dir: &Path, name: &str, block: &[u8], total: u64) -> Result<PathBuf> {
+pub(crate) fn write_repeated(dir: &Path, name: &str, block: &[u8], total: u64) -> Result<PathBuf> {
     anyhow::ensure!(!block.is_empty(), "an empty block cannot fill {name}");
     let path = dir.join(name);
     let mut file = BufWriter::new(File::create(&path).with_context(|| format!("creating {}", path.display()))?);
@@ -149,7 +149,7 @@ pub fn write_repeated(dir: &Path, name: &str, block: &[u8], total: u64) -> Resul
 }
 
 /// A size for people: `256 KiB`, `64 MiB`.
-pub fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     if bytes >= 1 << 20 {
         format!("{} MiB", crate::report::number(bytes as f64 / f64::from(1 << 20)))
     } else {
@@ -158,7 +158,7 @@ pub fn human(bytes: u64) -> String {
 }
 
 /// The size of a file in bytes.
-pub fn file_len(path: &Path) -> Result<u64> {
+pub(crate) fn file_len(path: &Path) -> Result<u64> {
     Ok(std::fs::metadata(path).with_context(|| format!("reading the size of {}", path.display()))?.len())
 }
 

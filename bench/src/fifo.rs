@@ -23,13 +23,13 @@ fn open_fifo(path: &Path) -> Result<File> {
 }
 
 /// Quotes a path for `sh -c`.
-pub fn quote(path: &Path) -> String {
+pub(crate) fn quote(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
 }
 
 /// The start line.
 #[derive(Debug)]
-pub struct Gate {
+pub(crate) struct Gate {
     /// Where children wait.
     path: PathBuf,
     /// The harness's end.
@@ -38,17 +38,17 @@ pub struct Gate {
 
 impl Gate {
     /// A new gate at `path`.
-    pub fn new(path: &Path) -> Result<Gate> {
+    pub(crate) fn new(path: &Path) -> Result<Gate> {
         Ok(Gate { path: path.to_owned(), file: open_fifo(path)? })
     }
 
     /// The shell words that wait at this gate.
-    pub fn wait_command(&self) -> String {
+    pub(crate) fn wait_command(&self) -> String {
         format!("read _ < {}", quote(&self.path))
     }
 
     /// Releases `count` children and returns the moment it did.
-    pub fn open(&mut self, count: usize) -> Result<Instant> {
+    pub(crate) fn open(&mut self, count: usize) -> Result<Instant> {
         let lines = vec![b'\n'; count];
         let now = Instant::now();
         self.file.write_all(&lines)?;
@@ -58,7 +58,7 @@ impl Gate {
 
 /// The finish line: each child writes its number when done; a thread timestamps each line as it arrives.
 #[derive(Debug)]
-pub struct Finish {
+pub(crate) struct Finish {
     /// Where children report.
     path: PathBuf,
     /// The harness's end for writing, used to end the reading thread early.
@@ -69,7 +69,7 @@ pub struct Finish {
 
 impl Finish {
     /// A new finish line at `path` expecting `count` children.
-    pub fn new(path: &Path, count: usize) -> Result<Finish> {
+    pub(crate) fn new(path: &Path, count: usize) -> Result<Finish> {
         let file = open_fifo(path)?;
         let reader = BufReader::new(file.try_clone()?);
         let (send, arrivals) = mpsc::channel();
@@ -88,12 +88,12 @@ impl Finish {
     }
 
     /// The shell words that report child `number` as done.
-    pub fn report_command(&self, number: usize) -> String {
+    pub(crate) fn report_command(&self, number: usize) -> String {
         format!("echo {number} > {}", quote(&self.path))
     }
 
     /// Waits for `count` arrivals within `limit`: when each child reported, by child number.
-    pub fn wait(&mut self, count: usize, limit: Duration) -> Result<Vec<Instant>> {
+    pub(crate) fn wait(&mut self, count: usize, limit: Duration) -> Result<Vec<Instant>> {
         let deadline = Instant::now() + limit;
         let mut done: Vec<Option<Instant>> = vec![None; count];
         for _ in 0..count {

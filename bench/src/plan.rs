@@ -13,7 +13,7 @@ use crate::data::{self, SEED};
 
 /// Sizes and repetitions of one run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Whether this is the quick smoke run.
     pub quick: bool,
     /// Repetitions of every case, each running the figure and its baselines in turn.
@@ -55,7 +55,7 @@ pub struct Plan {
 impl Plan {
     /// The full run: the sizes, three repetitions (two of the scale case), about seven minutes on two
     /// cores.
-    pub fn full() -> Plan {
+    pub(crate) fn full() -> Plan {
         Plan {
             quick: false,
             repetitions: 3,
@@ -79,7 +79,7 @@ impl Plan {
     }
 
     /// The smoke run: tiny sizes, one repetition, few terminals; it proves the harness works, nothing more.
-    pub fn quick() -> Plan {
+    pub(crate) fn quick() -> Plan {
         Plan {
             quick: true,
             repetitions: 1,
@@ -104,14 +104,14 @@ impl Plan {
     }
 
     /// The bound of every wait for a run to finish.
-    pub fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_s)
     }
 }
 
 /// The generated inputs, written once per run.
 #[derive(Debug, Clone)]
-pub struct Files {
+pub(crate) struct Files {
     /// Log text of `Plan::ingest_bytes`.
     pub ingest: PathBuf,
     /// Log text of `Plan::scale_bytes`.
@@ -126,7 +126,7 @@ pub struct Files {
 
 /// What every case gets.
 #[derive(Debug)]
-pub struct Context {
+pub(crate) struct Context {
     /// Sizes and repetitions.
     pub plan: Plan,
     /// The daemon binary under test.
@@ -143,7 +143,7 @@ pub struct Context {
 
 impl Context {
     /// Generates the inputs into `work`.
-    pub fn new(plan: Plan, daemon: PathBuf, work: &Path, tmux: Option<String>) -> Result<Context> {
+    pub(crate) fn new(plan: Plan, daemon: PathBuf, work: &Path, tmux: Option<String>) -> Result<Context> {
         let ingest = data::log_text(SEED, usize::try_from(plan.ingest_bytes)?);
         let files = Files {
             ingest: data::write_file(work, "ingest.log", &ingest)?,
@@ -160,7 +160,7 @@ impl Context {
     }
 
     /// A fresh, empty directory under the work directory, named after `what`.
-    pub fn fresh_dir(&self, what: &str) -> Result<PathBuf> {
+    pub(crate) fn fresh_dir(&self, what: &str) -> Result<PathBuf> {
         let dir = self.work.join(format!("{what}-{}", self.counter.fetch_add(1, Ordering::Relaxed)));
         std::fs::create_dir_all(&dir)?;
         Ok(dir)

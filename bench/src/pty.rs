@@ -18,19 +18,19 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
 
 /// The size of each read from the master.
-pub const READ_BYTES: usize = 64 << 10;
+pub(crate) const READ_BYTES: usize = 64 << 10;
 
 /// How long the master may stay silent before the drain gives up.
 const SILENCE: Duration = Duration::from_secs(30);
 
 /// Runs `cat file` on a fresh PTY and reads the master until the child's side closes; returns the bytes read
 /// and the time from the spawn to the end.
-pub fn drain_cat(file: &Path) -> Result<(u64, Duration)> {
+pub(crate) fn drain_cat(file: &Path) -> Result<(u64, Duration)> {
     drain_cat_into(file, |_| {})
 }
 
 /// [`drain_cat`], handing every chunk read to `sink` before the next read.
-pub fn drain_cat_into(file: &Path, mut sink: impl FnMut(&[u8])) -> Result<(u64, Duration)> {
+pub(crate) fn drain_cat_into(file: &Path, mut sink: impl FnMut(&[u8])) -> Result<(u64, Duration)> {
     let mut master = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).context("posix_openpt")?;
     grantpt(&master)?;
     unlockpt(&master)?;
@@ -80,14 +80,14 @@ fn libc_o_noctty() -> i32 {
 
 /// The echo floor: `stty raw -echo; cat` on a PTY the harness opened itself, one byte written to the master
 /// and read back, with no daemon in between. The child is killed when this is dropped.
-pub struct EchoPty {
+pub(crate) struct EchoPty {
     master: nix::pty::PtyMaster,
     child: std::process::Child,
 }
 
 impl EchoPty {
     /// Starts the child and waits until it is in raw mode (it prints `ready` once it is).
-    pub fn start(ready: &[u8]) -> Result<EchoPty> {
+    pub(crate) fn start(ready: &[u8]) -> Result<EchoPty> {
         let master = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).context("posix_openpt")?;
         grantpt(&master)?;
         unlockpt(&master)?;
@@ -111,7 +111,7 @@ impl EchoPty {
     }
 
     /// The master side, for a relay of its own (see `relay.rs`).
-    pub fn master(&self) -> std::os::fd::BorrowedFd<'_> {
+    pub(crate) fn master(&self) -> std::os::fd::BorrowedFd<'_> {
         self.master.as_fd()
     }
 
@@ -133,7 +133,7 @@ impl EchoPty {
     }
 
     /// One round trip of `byte`; milliseconds.
-    pub fn round_trip(&mut self, byte: u8) -> Result<f64> {
+    pub(crate) fn round_trip(&mut self, byte: u8) -> Result<f64> {
         use std::io::Write;
         let started = Instant::now();
         self.master.write_all(&[byte])?;

@@ -17,14 +17,14 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use crate::pty::EchoPty;
 
 /// The output window, as SPEC's coalescing window.
-pub const WINDOW: Duration = Duration::from_millis(1);
+pub(crate) const WINDOW: Duration = Duration::from_millis(1);
 
 /// How long before the window ends the output thread stops sleeping and watches the clock instead, so the
 /// floor does not carry the timer's lateness (the default timer slack alone is 50 µs).
 const SPIN: Duration = Duration::from_micros(150);
 
 /// The relay's two threads around an echo PTY. Dropping it stops them and kills the PTY's child.
-pub struct Relay {
+pub(crate) struct Relay {
     /// Where inputs connect.
     pub path: PathBuf,
     /// The subscriber's end of the output socket.
@@ -39,7 +39,7 @@ pub struct Relay {
 impl Relay {
     /// Starts an echo PTY (`stty raw -echo; cat`, ready once it printed `ready`) and the relay's threads, with
     /// its input socket at `path`.
-    pub fn start(path: &Path, ready: &[u8]) -> Result<Relay> {
+    pub(crate) fn start(path: &Path, ready: &[u8]) -> Result<Relay> {
         let pty = EchoPty::start(ready)?;
         let _ = std::fs::remove_file(path);
         let listener = UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;

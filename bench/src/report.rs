@@ -11,7 +11,7 @@ use crate::system::Machine;
 
 /// Everything a run found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Results {
+pub(crate) struct Results {
     /// When the run started (UTC, as `date -u` wrote it).
     pub date: String,
     /// How long the run took, in seconds.
@@ -28,13 +28,13 @@ pub struct Results {
 
 impl Results {
     /// The table `case`.
-    pub fn table(&self, case: &str) -> Option<&Table> {
+    pub(crate) fn table(&self, case: &str) -> Option<&Table> {
         self.tables.iter().find(|table| table.case == case)
     }
 }
 
 /// A number with about three significant digits.
-pub fn number(value: f64) -> String {
+pub(crate) fn number(value: f64) -> String {
     let magnitude = value.abs();
     if magnitude >= 100.0 || magnitude == 0.0 {
         format!("{value:.0}")
@@ -69,7 +69,7 @@ fn ratios(row: &Row) -> String {
 }
 
 /// Prints one table to stdout: median, min, max (p99 for times), the ratios, and notes.
-pub fn print_table(table: &Table) {
+pub(crate) fn print_table(table: &Table) {
     println!("   {}", table.title);
     for row in &table.rows {
         match row.summary {
@@ -97,7 +97,7 @@ pub fn print_table(table: &Table) {
 
 /// An earlier run kept for comparison (`bench/before.json`): its results and what it measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Before {
+pub(crate) struct Before {
     /// What the earlier run measured, for people ("main at 60087c6, before ...").
     pub what: String,
     /// Its results, as its results.json held them.
@@ -143,7 +143,12 @@ fn before_and_after(out: &mut String, before: &Before, after: &Results) {
 
 /// `BENCHMARKS.md` for a run's results; `results_link` and `charts` are where results.json and the charts are,
 /// relative to the markdown file; `before`, an earlier run to compare with.
-pub fn markdown(results: &Results, results_link: &str, charts: &[(&str, &str)], before: Option<&Before>) -> String {
+pub(crate) fn markdown(
+    results: &Results,
+    results_link: &str,
+    charts: &[(&str, &str)],
+    before: Option<&Before>,
+) -> String {
     let mut out = String::new();
     let m = &results.machine;
     let _ = writeln!(out, "# Benchmarks\n");

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The unit of a row's samples, which also says whether more is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Unit {
+pub(crate) enum Unit {
     /// Megabytes (10^6 bytes) per second.
     #[serde(rename = "MB/s")]
     MegabytesPerSecond,
@@ -38,7 +38,7 @@ pub enum Unit {
 
 impl Unit {
     /// The unit as printed.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Unit::MegabytesPerSecond => "MB/s",
             Unit::Milliseconds => "ms",
@@ -55,7 +55,7 @@ impl Unit {
 
 /// Median, extremes and tail of a row's samples.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// The middle sample (the mean of the two middle ones for an even count).
     pub median: f64,
     /// The smallest sample.
@@ -70,7 +70,7 @@ pub struct Summary {
 
 impl Summary {
     /// Summarises `samples`; `None` when there are none.
-    pub fn of(samples: &[f64]) -> Option<Summary> {
+    pub(crate) fn of(samples: &[f64]) -> Option<Summary> {
         if samples.is_empty() {
             return None;
         }
@@ -86,7 +86,7 @@ impl Summary {
 
 /// This row's median over a baseline's median (above 1: more MB/s, or more time, than the baseline).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Ratio {
+pub(crate) struct Ratio {
     /// The baseline row's key.
     pub vs: String,
     /// The baseline row's label, for the report.
@@ -97,7 +97,7 @@ pub struct Ratio {
 
 /// One figure of a case: its samples from every repetition, or why there are none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// A stable identifier within the case (`daemon_16_observers`), used by ratios and charts.
     pub key: String,
     /// What was measured, for people.
@@ -118,7 +118,7 @@ pub struct Row {
 
 impl Row {
     /// A row without samples yet.
-    pub fn new(key: impl Into<String>, label: impl Into<String>, unit: Unit) -> Row {
+    pub(crate) fn new(key: impl Into<String>, label: impl Into<String>, unit: Unit) -> Row {
         Row {
             key: key.into(),
             label: label.into(),
@@ -132,20 +132,20 @@ impl Row {
     }
 
     /// The same row compared against the rows with these keys.
-    pub fn vs(mut self, baselines: &[&str]) -> Row {
+    pub(crate) fn vs(mut self, baselines: &[&str]) -> Row {
         self.baselines = baselines.iter().map(|key| (*key).to_owned()).collect();
         self
     }
 
     /// The median, if there are samples.
-    pub fn median(&self) -> Option<f64> {
+    pub(crate) fn median(&self) -> Option<f64> {
         self.summary.map(|summary| summary.median)
     }
 }
 
 /// The rows of one case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Table {
+pub(crate) struct Table {
     /// The case's identifier (`ingest`, `fanout`, ...).
     pub case: String,
     /// Its heading in the report.
@@ -158,33 +158,33 @@ pub struct Table {
 
 impl Table {
     /// An empty table.
-    pub fn new(case: &str, title: &str, method: impl Into<String>) -> Table {
+    pub(crate) fn new(case: &str, title: &str, method: impl Into<String>) -> Table {
         Table { case: case.to_owned(), title: title.to_owned(), method: method.into(), rows: Vec::new() }
     }
 
     /// Adds a row and returns its index, for [`Table::push_sample`].
-    pub fn add(&mut self, row: Row) -> usize {
+    pub(crate) fn add(&mut self, row: Row) -> usize {
         self.rows.push(row);
         self.rows.len() - 1
     }
 
     /// Records one sample of row `index`.
-    pub fn push_sample(&mut self, index: usize, sample: f64) {
+    pub(crate) fn push_sample(&mut self, index: usize, sample: f64) {
         self.rows[index].samples.push(sample);
     }
 
     /// Notes why row `index` has no (or fewer) samples; the first note is kept.
-    pub fn note(&mut self, index: usize, note: impl Into<String>) {
+    pub(crate) fn note(&mut self, index: usize, note: impl Into<String>) {
         self.rows[index].note.get_or_insert_with(|| note.into());
     }
 
     /// The row with `key`.
-    pub fn row(&self, key: &str) -> Option<&Row> {
+    pub(crate) fn row(&self, key: &str) -> Option<&Row> {
         self.rows.iter().find(|row| row.key == key)
     }
 
     /// Summarises every row and computes the ratios against baselines of this table that have samples.
-    pub fn finish(mut self) -> Table {
+    pub(crate) fn finish(mut self) -> Table {
         for row in &mut self.rows {
             row.summary = Summary::of(&row.samples);
         }
@@ -215,7 +215,7 @@ fn short(label: &str) -> String {
 }
 
 /// Megabytes per second for `bytes` in `seconds`.
-pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
+pub(crate) fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / 1e6 / seconds.max(1e-9)
 }
 

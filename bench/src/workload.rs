@@ -16,7 +16,7 @@ use crate::stats::mb_per_s;
 
 /// When a run of terminals started and when each one finished.
 #[derive(Debug, Clone)]
-pub struct CatRun {
+pub(crate) struct CatRun {
     /// When the gate opened.
     pub started: Instant,
     /// When each terminal finished, by terminal.
@@ -28,18 +28,18 @@ pub struct CatRun {
 
 impl CatRun {
     /// Seconds from the start to each terminal's end.
-    pub fn seconds(&self) -> Vec<f64> {
+    pub(crate) fn seconds(&self) -> Vec<f64> {
         self.ends.iter().map(|end| end.saturating_duration_since(self.started).as_secs_f64()).collect()
     }
 
     /// All terminals' bytes (`bytes` each) over the time until the last one finished, in MB/s.
-    pub fn aggregate(&self, bytes: u64) -> f64 {
+    pub(crate) fn aggregate(&self, bytes: u64) -> f64 {
         let last = self.seconds().into_iter().fold(0.0, f64::max);
         mb_per_s(bytes * self.ends.len() as u64, last)
     }
 
     /// The slowest terminal's throughput over the mean throughput (1 when all are equal).
-    pub fn slowest_over_mean(&self) -> f64 {
+    pub(crate) fn slowest_over_mean(&self) -> f64 {
         let rates: Vec<f64> = self.seconds().into_iter().map(|s| 1.0 / s.max(1e-9)).collect();
         let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
         rates.iter().copied().fold(f64::INFINITY, f64::min) / mean
@@ -49,7 +49,7 @@ impl CatRun {
 /// `terminals` 80x24 terminals of `daemon` each `cat` `file` once, with `observers` observer subscriptions each
 /// (attached before the start) draining the socket; a terminal ends when all its observers have `exited`.
 /// Every terminal is terminated afterwards.
-pub async fn cat_at_once(
+pub(crate) async fn cat_at_once(
     daemon: &Daemon,
     dir: &Path,
     terminals: usize,

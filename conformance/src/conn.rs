@@ -15,7 +15,7 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// Why a connection failed. The operating system's error is part of the text, not also a `source()`, so that a
 /// chain printed whole says it once.
 #[derive(Debug, thiserror::Error)]
-pub enum ConnError {
+pub(crate) enum ConnError {
     #[error("cannot connect to {socket}: {cause}")]
     Connect { socket: String, cause: std::io::Error },
     #[error("cannot encode the frame: {0}")]
@@ -35,7 +35,7 @@ pub enum ConnError {
 
 /// What arrived on a connection.
 #[derive(Debug)]
-pub enum Received {
+pub(crate) enum Received {
     Control(Value),
     Output { start: u64, bytes: Vec<u8> },
     Eof,
@@ -53,7 +53,7 @@ impl std::fmt::Display for Received {
 }
 
 /// Bytes as text when they are UTF-8, else as hex.
-pub fn show(bytes: &[u8]) -> String {
+pub(crate) fn show(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => format!("{text:?}"),
         Err(_) => format!("hex {}", encode_hex(bytes)),
@@ -61,13 +61,13 @@ pub fn show(bytes: &[u8]) -> String {
 }
 
 /// Bytes as lowercase hex digits.
-pub fn encode_hex(bytes: &[u8]) -> String {
+pub(crate) fn encode_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A connection and what was received on it but not yet expected.
 #[derive(Debug)]
-pub struct Conn {
+pub(crate) struct Conn {
     stream: UnixStream,
     decoder: FrameDecoder,
     eof: bool,
@@ -78,20 +78,20 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn connect(socket: &str) -> Result<Conn, ConnError> {
+    pub(crate) fn connect(socket: &str) -> Result<Conn, ConnError> {
         let stream =
             UnixStream::connect(socket).map_err(|cause| ConnError::Connect { socket: socket.to_owned(), cause })?;
         Ok(Conn { stream, decoder: FrameDecoder::new(), eof: false, pending_output: None, output_end: None })
     }
 
     /// Sends a control frame whose payload is `json` (compact text of one object).
-    pub fn send_json(&mut self, json: &[u8]) -> Result<(), ConnError> {
+    pub(crate) fn send_json(&mut self, json: &[u8]) -> Result<(), ConnError> {
         let frame = encode_control_json(json).map_err(ConnError::Encode)?;
         self.send_raw(&frame)
     }
 
     /// Sends bytes as they are, headers included.
-    pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), ConnError> {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) -> Result<(), ConnError> {
         // A daemon that already closed the connection is not a send failure: the next expectation reports it.
         match self.stream.write_all(bytes) {
             Ok(()) => Ok(()),
@@ -101,13 +101,13 @@ impl Conn {
     }
 
     /// Shuts down the sending half: the daemon reads the end of the stream.
-    pub fn close_write(&mut self) -> Result<(), ConnError> {
+    pub(crate) fn close_write(&mut self) -> Result<(), ConnError> {
         self.stream.shutdown(std::net::Shutdown::Write).map_err(ConnError::Shutdown)
     }
 
     /// The next frame, the end of the stream, or `None` when nothing arrived before `deadline`. A framing
     /// error from the daemon is an error.
-    pub fn receive(&mut self, deadline: Instant) -> Result<Option<Received>, ConnError> {
+    pub(crate) fn receive(&mut self, deadline: Instant) -> Result<Option<Received>, ConnError> {
         let mut chunk = vec![0u8; READ_CHUNK_BYTES];
         loop {
             let decoded = if self.eof { self.decoder.decode_eof() } else { self.decoder.next_frame() };

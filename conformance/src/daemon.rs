@@ -12,9 +12,9 @@ use serde_json::json;
 use crate::conn::{Conn, ConnError, Received};
 
 /// The runtime name the runner gives every daemon it starts.
-pub const RUNTIME_NAME: &str = "conformance";
+pub(crate) const RUNTIME_NAME: &str = "conformance";
 /// How long a daemon sent SIGTERM gets to exit before it is killed.
-pub const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 /// The longest the runner waits for the answer to its own `own`.
 const CLAIM_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest registration file the runner reads.
@@ -22,7 +22,7 @@ const MAX_REGISTRATION_BYTES: u64 = 64 * 1024;
 
 /// Why a daemon to run transcripts against could not be had.
 #[derive(Debug, thiserror::Error)]
-pub enum DaemonError {
+pub(crate) enum DaemonError {
     /// The registration file could not be read.
     #[error("{}: {cause}", path.display())]
     Unreadable { path: PathBuf, cause: std::io::Error },
@@ -47,7 +47,7 @@ pub enum DaemonError {
 
 /// A daemon to run transcripts against.
 #[derive(Debug)]
-pub struct Daemon {
+pub(crate) struct Daemon {
     pub registration: Registration,
     /// The daemon process, when the runner started it: SIGTERM, [`STOP_GRACE`], SIGKILL when dropped.
     process: Option<LaunchedDaemon>,
@@ -58,7 +58,7 @@ pub struct Daemon {
 }
 
 /// Reads and parses a registration file.
-pub fn read_registration(path: &Path) -> Result<Registration, DaemonError> {
+pub(crate) fn read_registration(path: &Path) -> Result<Registration, DaemonError> {
     let unreadable = |cause| DaemonError::Unreadable { path: path.to_owned(), cause };
     let size = std::fs::metadata(path).map_err(unreadable)?.len();
     if size > MAX_REGISTRATION_BYTES {
@@ -72,7 +72,7 @@ impl Daemon {
     /// Starts `binary daemon --name conformance --runtime-dir <temp>`, waits at most `start_timeout` for the
     /// registration naming its pid and, when `claim`, sends `own` on a channel it keeps until the daemon is
     /// dropped.
-    pub fn start(binary: &Path, start_timeout: Duration, claim: bool) -> Result<Daemon, DaemonError> {
+    pub(crate) fn start(binary: &Path, start_timeout: Duration, claim: bool) -> Result<Daemon, DaemonError> {
         let root =
             tempfile::Builder::new().prefix("opencode-pty-conformance.").tempdir().map_err(DaemonError::RuntimeDir)?;
         let process =
@@ -86,7 +86,7 @@ impl Daemon {
     }
 
     /// A daemon someone else started and owns.
-    pub fn external(registration_file: &Path) -> Result<Daemon, DaemonError> {
+    pub(crate) fn external(registration_file: &Path) -> Result<Daemon, DaemonError> {
         let registration = read_registration(registration_file)?;
         Ok(Daemon { registration, process: None, owner: None, _root: None })
     }

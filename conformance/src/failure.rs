@@ -15,7 +15,7 @@ use crate::schema::SchemaError;
 
 /// Why a transcript could not be set up, or one of its steps failed.
 #[derive(Debug, thiserror::Error)]
-pub enum StepError {
+pub(crate) enum StepError {
     #[error("cannot start the daemon: {0}")]
     DaemonStart(DaemonError),
     /// The daemon the shareable transcripts share could not be had (the same error for each of them).
@@ -80,7 +80,7 @@ pub enum StepError {
 
 /// Why a step failed, and for a frame or output that differs, a diff of expected and received.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Boxed: some errors carry what was received, and a failure is passed up through every step.
     pub error: Box<StepError>,
     pub diff: Option<String>,

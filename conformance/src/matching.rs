@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 /// The value pattern that matches anything.
-pub const ANY_VALUE: &str = "{...}";
+pub(crate) const ANY_VALUE: &str = "{...}";
 /// The string pattern that matches any run of characters.
-pub const ANY_TEXT: &str = "[..]";
+pub(crate) const ANY_TEXT: &str = "[..]";
 
 /// Why a value could not be filled in, or does not match what a transcript expects. Each names where, by a
 /// JSON path from `$`, when it is about a frame.
 #[derive(Debug, thiserror::Error)]
-pub enum MatchError {
+pub(crate) enum MatchError {
     /// `${` without its closing `}` in `text`.
     #[error("unclosed ${{ in {text:?}")]
     Unclosed { text: String },
@@ -45,7 +45,7 @@ pub enum MatchError {
 }
 
 /// Named values: the runner's own (`token`, `instance_id`, `daemon_pid`, `tmp`) and captures.
-pub type Bindings = BTreeMap<String, Value>;
+pub(crate) type Bindings = BTreeMap<String, Value>;
 
 /// `Some(name)` when `s` is a whole-value variable or capture, `$name`.
 fn whole_variable(s: &str) -> Option<&str> {
@@ -67,7 +67,7 @@ fn text_of(value: &Value) -> String {
 }
 
 /// Replaces each `${name}` in `s` by its bound value; `$$` stands for one `$`.
-pub fn interpolate(s: &str, vars: &Bindings) -> Result<String, MatchError> {
+pub(crate) fn interpolate(s: &str, vars: &Bindings) -> Result<String, MatchError> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(at) = rest.find('$') {
@@ -92,7 +92,7 @@ pub fn interpolate(s: &str, vars: &Bindings) -> Result<String, MatchError> {
 }
 
 /// The value to send for a value written in a transcript: variables replaced by what they are bound to.
-pub fn substitute(value: &Value, vars: &Bindings) -> Result<Value, MatchError> {
+pub(crate) fn substitute(value: &Value, vars: &Bindings) -> Result<Value, MatchError> {
     Ok(match value {
         Value::String(s) => match whole_variable(s) {
             Some(name) => vars.get(name).cloned().ok_or_else(|| MatchError::Unbound { name: name.to_owned() })?,
@@ -110,7 +110,7 @@ pub fn substitute(value: &Value, vars: &Bindings) -> Result<Value, MatchError> {
 /// <op>` (the op copied verbatim), the prefix `invalid <op> request: ` (the detail after it is the
 /// implementation's) and `terminated` (a held `wait` whose process was terminated). Every other message is
 /// worded by the implementation, this one's wording being fixed by SPEC.md only.
-pub fn protocol_fixes(message: &str) -> bool {
+pub(crate) fn protocol_fixes(message: &str) -> bool {
     if message == "terminated" || message.starts_with("unsupported request: ") {
         return true;
     }
@@ -123,7 +123,7 @@ pub fn protocol_fixes(message: &str) -> bool {
 /// The frame an `expect` step demands. An error (`{"type": "error", "message": ...}`) whose message the
 /// transcript does not mark as fixed by the protocol (`fixed_message`) has its message matched as any text,
 /// unless `strict` (the runner's `--strict-messages`) asks for the recorded wording.
-pub fn demanded(frame: &Value, fixed_message: bool, strict: bool) -> Value {
+pub(crate) fn demanded(frame: &Value, fixed_message: bool, strict: bool) -> Value {
     let mut frame = frame.clone();
     if !strict
         && !fixed_message
@@ -136,7 +136,7 @@ pub fn demanded(frame: &Value, fixed_message: bool, strict: bool) -> Value {
 }
 
 /// Whether an expected frame is an error: an object tagged `error`.
-pub fn is_error(frame: &Value) -> bool {
+pub(crate) fn is_error(frame: &Value) -> bool {
     frame.get("type").and_then(Value::as_str) == Some("error")
 }
 
@@ -162,7 +162,7 @@ fn glob(pattern: &str, actual: &str) -> bool {
 
 /// Matches `actual` against `expected`, binding new captures into `vars`. Objects must have exactly the
 /// expected members (a member left out must stay left out). The error names the first difference by path.
-pub fn match_value(expected: &Value, actual: &Value, vars: &mut Bindings) -> Result<(), MatchError> {
+pub(crate) fn match_value(expected: &Value, actual: &Value, vars: &mut Bindings) -> Result<(), MatchError> {
     match_at("$", expected, actual, vars)
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::matching::ANY_VALUE;
 
 /// Output up to this many bytes is recorded byte for byte; more is recorded as a byte count only.
-pub const MAX_RECORDED_OUTPUT_BYTES: usize = 4096;
+pub(crate) const MAX_RECORDED_OUTPUT_BYTES: usize = 4096;
 
 /// Members whose value differs on every run and is recorded as `"{...}"` (when not null).
 const VOLATILE_MEMBERS: &[&str] = &["started_at", "exited_at", "expires_at", "checkpoint_base64", "foreground_process"];
@@ -18,7 +18,7 @@ const VOLATILE_MEMBERS: &[&str] = &["started_at", "exited_at", "expires_at", "ch
 /// Turns received values into patterns; keeps the captures it named so that a value seen again gets the
 /// same name.
 #[derive(Debug)]
-pub struct Generalizer {
+pub(crate) struct Generalizer {
     token: String,
     instance_id: String,
     daemon_pid: u64,
@@ -30,7 +30,7 @@ pub struct Generalizer {
 }
 
 impl Generalizer {
-    pub fn new(token: &str, instance_id: &str, daemon_pid: u64, tmp: &str) -> Generalizer {
+    pub(crate) fn new(token: &str, instance_id: &str, daemon_pid: u64, tmp: &str) -> Generalizer {
         Generalizer {
             token: token.to_owned(),
             instance_id: instance_id.to_owned(),
@@ -42,7 +42,7 @@ impl Generalizer {
     }
 
     /// The pattern to record for a received control frame.
-    pub fn generalize(&mut self, value: &Value) -> Value {
+    pub(crate) fn generalize(&mut self, value: &Value) -> Value {
         let foreground = value.get("type").and_then(Value::as_str) == Some("foreground_process_changed");
         let mut out = self.walk(None, value);
         if foreground && let Some(process) = out.get_mut("process").filter(|p| !p.is_null()) {
@@ -119,7 +119,7 @@ impl Generalizer {
 
 /// Records each script under `scripts` matching `filter` against a fresh daemon from `binary`, and writes
 /// the transcript to the same relative path under `out`.
-pub fn record_all(
+pub(crate) fn record_all(
     binary: &std::path::Path,
     scripts: &std::path::Path,
     out: &std::path::Path,

@@ -14,11 +14,11 @@ use crate::session::Session;
 use crate::transcript::{Owner, Step, Transcript, discover};
 
 /// The most transcripts the runner replays at once.
-pub const MAX_JOBS: usize = 64;
+pub(crate) const MAX_JOBS: usize = 64;
 
 /// Where the daemon under test comes from.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub(crate) enum Target {
     /// A binary the runner starts (and stops) itself.
     Binary(PathBuf),
     /// A daemon someone else started and owns, found through its registration.
@@ -27,7 +27,7 @@ pub enum Target {
 
 /// What the runner is asked to do.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub target: Target,
     pub transcripts: PathBuf,
     pub filter: Option<String>,
@@ -46,7 +46,7 @@ enum Outcome {
 }
 
 /// Loads the transcripts that match the filter.
-pub fn load(dir: &Path, filter: Option<&str>) -> anyhow::Result<Vec<Transcript>> {
+pub(crate) fn load(dir: &Path, filter: Option<&str>) -> anyhow::Result<Vec<Transcript>> {
     let mut loaded = Vec::new();
     for (id, path) in discover(dir)? {
         if filter.is_none_or(|f| id.contains(f)) {
@@ -69,7 +69,7 @@ fn pauses(transcript: &Transcript) -> u64 {
 }
 
 /// Runs every transcript; returns whether all passed (skipped ones do not count as failures).
-pub fn run(options: &Options) -> anyhow::Result<bool> {
+pub(crate) fn run(options: &Options) -> anyhow::Result<bool> {
     let schema = Schema::load()?;
     let mut transcripts = load(&options.transcripts, options.filter.as_deref())?;
     if transcripts.is_empty() {
@@ -166,7 +166,7 @@ fn setup_failure(error: StepError) -> Outcome {
 }
 
 /// A step in a few words, for the failure line.
-pub fn summary(step: &Step) -> String {
+pub(crate) fn summary(step: &Step) -> String {
     let text = serde_json::to_string(step).unwrap_or_default();
     let mut cut: String = text.chars().take(160).collect();
     if cut.len() < text.len() {

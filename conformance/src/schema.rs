@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 /// Why the schema could not be loaded, or refused a frame.
 #[derive(Debug, thiserror::Error)]
-pub enum SchemaError {
+pub(crate) enum SchemaError {
     #[error("the bundled schema is not JSON: {0}")]
     NotJson(serde_json::Error),
     /// The validator for `root` could not be built (the reason as the validator words it).
@@ -19,7 +19,7 @@ pub enum SchemaError {
 
 /// Validators for the two kinds of frame a daemon sends.
 #[derive(Debug)]
-pub struct Schema {
+pub(crate) struct Schema {
     response: jsonschema::Validator,
     output: jsonschema::Validator,
 }
@@ -32,17 +32,17 @@ fn validator(root: &str) -> Result<jsonschema::Validator, SchemaError> {
 }
 
 impl Schema {
-    pub fn load() -> Result<Schema, SchemaError> {
+    pub(crate) fn load() -> Result<Schema, SchemaError> {
         Ok(Schema { response: validator("Response")?, output: validator("OutputFrame")? })
     }
 
     /// A control frame from the daemon must be a valid `Response` (responses, events and errors alike).
-    pub fn check_response(&self, frame: &Value) -> Result<(), SchemaError> {
+    pub(crate) fn check_response(&self, frame: &Value) -> Result<(), SchemaError> {
         check(&self.response, frame, "control frame")
     }
 
     /// An output frame, in the JSON form the schema gives it.
-    pub fn check_output(&self, start: u64, bytes: &[u8]) -> Result<(), SchemaError> {
+    pub(crate) fn check_output(&self, start: u64, bytes: &[u8]) -> Result<(), SchemaError> {
         let frame = json!({
             "type": "output",
             "start": start,

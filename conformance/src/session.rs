@@ -17,15 +17,15 @@ use crate::schema::Schema;
 use crate::transcript::Step;
 
 /// How long an expectation waits for its frame unless the step says otherwise (`within_ms`).
-pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const EXPECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long `expect_eof` waits unless the step says otherwise: well under the daemon's 10 s first-request deadline
 /// (SPEC N1), so a daemon that never refuses a bad frame, and is only closed by that deadline, fails.
-pub const EOF_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const EOF_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a `run` helper may take.
-pub const HELPER_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HELPER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest `sleep` or `expect_none` a transcript may ask for, so no transcript can hang the suite.
-pub const MAX_PAUSE: Duration = Duration::from_secs(60);
+pub(crate) const MAX_PAUSE: Duration = Duration::from_secs(60);
 /// The pause between the pieces of a `send` with `chunk`.
 const CHUNK_PAUSE: Duration = Duration::from_millis(5);
 /// How often a `run` helper is checked for its exit.
@@ -33,7 +33,7 @@ const HELPER_POLL: Duration = Duration::from_millis(5);
 
 /// The state of one transcript's run.
 #[derive(Debug)]
-pub struct Session<'a> {
+pub(crate) struct Session<'a> {
     daemon: &'a Daemon,
     schema: &'a Schema,
     conns: BTreeMap<String, Conn>,
@@ -47,7 +47,7 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub fn new(daemon: &'a Daemon, schema: &'a Schema) -> Result<Session<'a>, StepError> {
+    pub(crate) fn new(daemon: &'a Daemon, schema: &'a Schema) -> Result<Session<'a>, StepError> {
         let scratch =
             tempfile::Builder::new().prefix("opencode-pty-conformance-tmp.").tempdir().map_err(StepError::Scratch)?;
         let tmp = scratch.path().to_str().ok_or(StepError::ScratchNotUtf8)?.to_owned();
@@ -74,7 +74,7 @@ impl<'a> Session<'a> {
     }
 
     /// Carries out one step; returns the step as it should be recorded (the same step when checking).
-    pub fn step(&mut self, step: &Step) -> Result<Step, Failure> {
+    pub(crate) fn step(&mut self, step: &Step) -> Result<Step, Failure> {
         match step {
             Step::Connect { conn } => {
                 let opened = Conn::connect(&self.daemon.registration.socket)?;
@@ -336,7 +336,7 @@ fn resolve(expected: &Value, vars: &Bindings) -> Value {
 }
 
 /// A readable, diffable form of a JSON value.
-pub fn diff(expected: &Value, actual: &Value) -> String {
+pub(crate) fn diff(expected: &Value, actual: &Value) -> String {
     let left = serde_json::to_string_pretty(expected).unwrap_or_default();
     let right = serde_json::to_string_pretty(actual).unwrap_or_default();
     similar_asserts::SimpleDiff::from_str(&left, &right, "expected", "received").to_string()
@@ -351,7 +351,7 @@ fn control_frame(payload: &[u8]) -> Result<Vec<u8>, StepError> {
     Ok(frame)
 }
 
-pub fn decode_hex(hex: &str) -> Result<Vec<u8>, StepError> {
+pub(crate) fn decode_hex(hex: &str) -> Result<Vec<u8>, StepError> {
     let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     if !digits.len().is_multiple_of(2) {
         return Err(StepError::OddHex(hex.to_owned()));

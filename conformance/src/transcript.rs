@@ -8,15 +8,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The version of the transcript format this runner reads and the recorder writes.
-pub const FORMAT_VERSION: u64 = 1;
+pub(crate) const FORMAT_VERSION: u64 = 1;
 
 /// The longest a transcript file may be, so a stray file cannot make the runner read without end.
-pub const MAX_TRANSCRIPT_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_TRANSCRIPT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The first line of a transcript.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Header {
+pub(crate) struct Header {
     /// Always [`FORMAT_VERSION`].
     pub conformance: u64,
     /// What the transcript shows, in one sentence.
@@ -39,7 +39,7 @@ fn runner_owner() -> Owner {
 /// Who claims a fresh daemon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Owner {
+pub(crate) enum Owner {
     Runner,
     Transcript,
 }
@@ -47,7 +47,7 @@ pub enum Owner {
 /// One step. Expectation steps in a recorder script may leave their content out; the recorder fills it in.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Step {
+pub(crate) enum Step {
     /// Open the named connection to the daemon's socket.
     Connect { conn: String },
     /// Close the named connection (both directions).
@@ -111,7 +111,7 @@ pub enum Step {
 
 /// A transcript read from a file.
 #[derive(Debug, Clone)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     /// `<area>/<name>`, the file's path under the transcript directory without `.jsonl`.
     pub id: String,
     pub path: PathBuf,
@@ -122,7 +122,7 @@ pub struct Transcript {
 
 impl Transcript {
     /// Reads and checks one transcript file.
-    pub fn load(path: &Path, id: String) -> anyhow::Result<Transcript> {
+    pub(crate) fn load(path: &Path, id: String) -> anyhow::Result<Transcript> {
         let size = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?.len();
         if size > MAX_TRANSCRIPT_BYTES {
             bail!("{} is {size} bytes, over the {MAX_TRANSCRIPT_BYTES}-byte limit", path.display());
@@ -161,7 +161,7 @@ impl Transcript {
     }
 
     /// Writes the transcript as JSON Lines: one compact line per step, fields in a fixed order.
-    pub fn to_jsonl(header: &Header, steps: &[Step]) -> String {
+    pub(crate) fn to_jsonl(header: &Header, steps: &[Step]) -> String {
         let mut out = serde_json::to_string(header).expect("a header serializes");
         out.push('\n');
         for step in steps {
@@ -173,7 +173,7 @@ impl Transcript {
 }
 
 /// Every `.jsonl` file under `dir` (one level of area folders), as `(id, path)`, sorted by id.
-pub fn discover(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
+pub(crate) fn discover(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
     let mut found = Vec::new();
     let areas = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
     for area in areas {

@@ -28,7 +28,7 @@ const READY: &[u8] = b"ECHO-READY";
 const ATTACHMENT: &str = "echo";
 
 /// The echo table.
-pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
     let load = plan.echo_load_terminals;
     let mut table = Table::new(

@@ -18,10 +18,10 @@ use crate::tmux::{self, Tmux};
 use crate::workload;
 
 /// The scrollback the daemon gives a terminal by default (`DEFAULT_SCROLLBACK_LINES` in `server/`).
-pub const DAEMON_SCROLLBACK_LINES: usize = 10_000;
+pub(super) const DAEMON_SCROLLBACK_LINES: usize = 10_000;
 
 /// The ingest table, the fan-out table and the fan-out's CPU table.
-pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
     let size = crate::data::human(plan.ingest_bytes);
     let mut ingest = Table::new(
@@ -184,7 +184,7 @@ fn pty_parse(file: &Path) -> Result<f64> {
 }
 
 /// Parses `file` in a fresh 80x24 terminal with the daemon's scrollback, 64 KiB at a time; MB/s.
-pub fn vt_parse(file: &Path) -> Result<f64> {
+pub(super) fn vt_parse(file: &Path) -> Result<f64> {
     let bytes = std::fs::read(file)?;
     let mut terminal = Terminal::new(80, 24, DAEMON_SCROLLBACK_LINES)?;
     let started = Instant::now();

@@ -17,13 +17,13 @@ use crate::system::{self, ProcStatus};
 use crate::tmux::{self, Tmux};
 
 /// The daemon's replay ring per terminal (`DEFAULT_REPLAY_BYTES` in `server/`), in MiB.
-pub const REPLAY_MIB: f64 = 2.0;
+pub(super) const REPLAY_MIB: f64 = 2.0;
 
 /// The bound of waiting for a shell's prompt.
 const PROMPT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The memory table.
-pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
     let (k, size) = (plan.idle_terminals, crate::data::human(plan.memory_bytes));
     let mut table = Table::new(
@@ -123,7 +123,7 @@ fn vt_alone_mib(file: &std::path::Path) -> Result<f64> {
 
 /// The hidden `vt-memory FILE` command: prints how many KiB this process's RSS grew by while one 80x24
 /// terminal with the daemon's scrollback parsed `file`.
-pub fn vt_memory_command(file: &std::path::Path) -> Result<()> {
+pub(crate) fn vt_memory_command(file: &std::path::Path) -> Result<()> {
     use std::io::Read;
     // Streamed in reads of the daemon's size, so that only the terminal grows.
     let mut input = std::fs::File::open(file)?;

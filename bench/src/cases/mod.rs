@@ -13,7 +13,7 @@ use std::pin::Pin;
 
 use anyhow::Result;
 
-pub use memory::vt_memory_command;
+pub(crate) use memory::vt_memory_command;
 
 use crate::plan::Context;
 use crate::stats::{Row, Table, Unit};
@@ -22,7 +22,7 @@ use crate::stats::{Row, Table, Unit};
 type Case = (&'static str, for<'a> fn(&'a Context) -> Pin<Box<dyn Future<Output = Result<Vec<Table>>> + 'a>>);
 
 /// Every case, in order.
-pub const CASES: [Case; 6] = [
+pub(crate) const CASES: [Case; 6] = [
     ("ingest", |ctx| Box::pin(ingest::run(ctx))),
     ("echo", |ctx| Box::pin(echo::run(ctx))),
     ("scale", |ctx| Box::pin(scale::run(ctx))),
@@ -33,7 +33,7 @@ pub const CASES: [Case; 6] = [
 
 /// Runs the cases whose name contains `filter` (all without one); a failed case becomes a table holding its
 /// error, and `failed` is set.
-pub async fn run_all(ctx: &Context, filter: Option<&str>, failed: &mut bool) -> Vec<Table> {
+pub(crate) async fn run_all(ctx: &Context, filter: Option<&str>, failed: &mut bool) -> Vec<Table> {
     let mut tables = Vec::new();
     for (name, run) in CASES {
         if filter.is_some_and(|filter| !name.contains(filter)) {

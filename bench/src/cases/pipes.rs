@@ -18,7 +18,7 @@ use crate::stats::{Row, Table, Unit, mb_per_s};
 use crate::system;
 
 /// The pipes table.
-pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
     let size = crate::data::human(plan.pipe_bytes);
     let lines = plan.pipe_lines;
@@ -117,7 +117,7 @@ fn shell(sh: &Path, script: &str, limit: Duration) -> Result<f64> {
 }
 
 /// The absolute path of `program` on `PATH` (a pipe process inherits no `PATH`).
-pub fn which(program: &str) -> Result<PathBuf> {
+pub(super) fn which(program: &str) -> Result<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))

@@ -27,7 +27,7 @@ const MARK: &[u8] = b"HISTORY-DONE";
 const WAIT: Duration = Duration::from_secs(60);
 
 /// The requests table.
-pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
     let mut table = Table::new(
         "requests",

@@ -11,7 +11,7 @@ use crate::tmux::{self, Tmux};
 use crate::workload;
 
 /// The scale table.
-pub async fn run(ctx: &Context) -> Result<Vec<Table>> {
+pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let plan = &ctx.plan;
     let size = crate::data::human(plan.scale_bytes);
     let mut table = Table::new(

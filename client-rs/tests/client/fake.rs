@@ -14,27 +14,27 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
 /// How long any one test may run before it fails.
-pub const TEST_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The fake daemon's token.
-pub const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+pub(crate) const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 /// The fake daemon's instance id.
-pub const INSTANCE_ID: &str = "fedcba9876543210fedcba9876543210";
+pub(crate) const INSTANCE_ID: &str = "fedcba9876543210fedcba9876543210";
 
 /// The fake daemon's pid.
-pub const PID: u32 = 4242;
+pub(crate) const PID: u32 = 4242;
 
 /// The largest envelope the fake daemon reads; the tests send small ones.
 const MAX_ENVELOPE_BYTES: usize = 64 * 1024;
 
 /// Runs a test body, failing it after [`TEST_TIMEOUT`].
-pub async fn bounded<F: Future>(body: F) -> F::Output {
+pub(crate) async fn bounded<F: Future>(body: F) -> F::Output {
     tokio::time::timeout(TEST_TIMEOUT, body).await.expect("the test timed out")
 }
 
 /// A listening fake daemon.
-pub struct FakeDaemon {
+pub(crate) struct FakeDaemon {
     /// The runtime directory holding the socket (and a registration file when a test writes one).
     dir: TempDir,
     /// The listening socket.
@@ -43,19 +43,19 @@ pub struct FakeDaemon {
 
 impl FakeDaemon {
     /// Binds a socket in a fresh temporary directory. Needs a tokio runtime.
-    pub fn start() -> FakeDaemon {
+    pub(crate) fn start() -> FakeDaemon {
         let dir = tempfile::tempdir().expect("tempdir");
         let listener = UnixListener::bind(dir.path().join("socket")).expect("bind");
         FakeDaemon { dir, listener }
     }
 
     /// The runtime directory.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.dir.path()
     }
 
     /// The registration describing this daemon.
-    pub fn registration(&self) -> Registration {
+    pub(crate) fn registration(&self) -> Registration {
         Registration {
             features: Vec::new(),
             instance_id: INSTANCE_ID.into(),
@@ -67,12 +67,12 @@ impl FakeDaemon {
     }
 
     /// A client for this daemon.
-    pub fn client(&self) -> Client {
+    pub(crate) fn client(&self) -> Client {
         Client::from_registration(self.registration())
     }
 
     /// Writes `service.json` into the runtime directory, private as the daemon writes it.
-    pub fn write_registration(&self, registration: &Value) {
+    pub(crate) fn write_registration(&self, registration: &Value) {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.path().join("service.json");
         std::fs::write(&path, registration.to_string()).expect("write registration");
@@ -80,14 +80,14 @@ impl FakeDaemon {
     }
 
     /// Accepts the next connection.
-    pub async fn accept(&self) -> Peer {
+    pub(crate) async fn accept(&self) -> Peer {
         let (stream, _) = self.listener.accept().await.expect("accept");
         Peer { stream }
     }
 
     /// Accepts one connection, reads its envelope, answers with one control frame and closes; returns the
     /// envelope.
-    pub async fn answer(&self, answer: Value) -> Value {
+    pub(crate) async fn answer(&self, answer: Value) -> Value {
         let mut peer = self.accept().await;
         let envelope = peer.read_envelope().await;
         peer.send_json(&answer).await;
@@ -95,20 +95,20 @@ impl FakeDaemon {
     }
 
     /// Accepts one connection, reads its envelope and closes it without an answer.
-    pub async fn close_after_reading(&self) {
+    pub(crate) async fn close_after_reading(&self) {
         self.accept().await.read_envelope().await;
     }
 }
 
 /// The daemon's end of one connection.
-pub struct Peer {
+pub(crate) struct Peer {
     /// The accepted socket.
     stream: UnixStream,
 }
 
 impl Peer {
     /// Reads one control frame from the client and parses it.
-    pub async fn read_envelope(&mut self) -> Value {
+    pub(crate) async fn read_envelope(&mut self) -> Value {
         let mut header = [0; FRAME_HEADER_BYTES];
         self.stream.read_exact(&mut header).await.expect("envelope header");
         let len = usize::try_from(u32::from_be_bytes(header)).expect("fits");
@@ -119,23 +119,23 @@ impl Peer {
     }
 
     /// Sends one control frame.
-    pub async fn send_json(&mut self, value: &Value) {
+    pub(crate) async fn send_json(&mut self, value: &Value) {
         let Value::Object(map) = value else { panic!("control frames are objects") };
         self.send_bytes(&encode_control(map).expect("encodes")).await;
     }
 
     /// Sends one output frame.
-    pub async fn send_output(&mut self, start: u64, bytes: &[u8]) {
+    pub(crate) async fn send_output(&mut self, start: u64, bytes: &[u8]) {
         self.send_bytes(&encode_output(start, bytes).expect("encodes")).await;
     }
 
     /// Sends raw bytes.
-    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+    pub(crate) async fn send_bytes(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).await.expect("send");
     }
 
     /// Waits until the client closes its end; fails if it sends anything first.
-    pub async fn expect_eof(&mut self) {
+    pub(crate) async fn expect_eof(&mut self) {
         let mut byte = [0; 1];
         let read = self.stream.read(&mut byte).await.expect("read");
         assert_eq!(read, 0, "the client sent more bytes instead of closing");
@@ -143,7 +143,7 @@ impl Peer {
 }
 
 /// A running PTY's process info as the daemon sends it.
-pub fn pty_process(id: u64) -> Value {
+pub(crate) fn pty_process(id: u64) -> Value {
     json!({
         "id": id, "mode": "pty", "pid": 100, "command": ["sh"], "cwd": "/", "group_id": "",
         "lifecycle": {"status": "running"}, "output_head": 0, "output_tail": 0, "started_at": 1,
@@ -153,6 +153,6 @@ pub fn pty_process(id: u64) -> Value {
 }
 
 /// An `exited` event.
-pub fn exited(final_offset: u64) -> Value {
+pub(crate) fn exited(final_offset: u64) -> Value {
     json!({"type": "exited", "exit_code": 0, "final_offset": final_offset, "exited_at": 2})
 }

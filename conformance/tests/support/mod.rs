@@ -9,18 +9,18 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The longest one run of the runner may take in these tests (the whole suite takes about 17 s).
-pub const RUN_LIMIT: Duration = Duration::from_secs(180);
+pub(crate) const RUN_LIMIT: Duration = Duration::from_secs(180);
 
 /// What a run of the runner printed and how it exited.
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
 }
 
 /// Runs the runner with `args` and `envs`, killing it if it takes longer than [`RUN_LIMIT`].
-pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Run {
+pub(crate) fn run(args: &[&str], envs: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_opencode-pty-conformance"))
         .args(args)
         .envs(envs.iter().copied())
@@ -58,7 +58,7 @@ pub fn run(args: &[&str], envs: &[(&str, &str)]) -> Run {
 
 /// The `opencode-pty` binary built next to this test (`target/<profile>/opencode-pty`). `cargo test
 /// --workspace` builds it before running any test, since the server's own tests need it.
-pub fn daemon_binary() -> PathBuf {
+pub(crate) fn daemon_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
     let binary = profile_dir.join("opencode-pty");
@@ -72,12 +72,12 @@ pub fn daemon_binary() -> PathBuf {
 }
 
 /// The transcripts of this crate.
-pub fn transcripts() -> PathBuf {
+pub(crate) fn transcripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("transcripts")
 }
 
 /// Writes `lines` as `<dir>/<area>/<name>.jsonl`.
-pub fn write_transcript(dir: &Path, area_name: &str, lines: &[serde_json::Value]) {
+pub(crate) fn write_transcript(dir: &Path, area_name: &str, lines: &[serde_json::Value]) {
     let path = dir.join(format!("{area_name}.jsonl"));
     std::fs::create_dir_all(path.parent().expect("an area")).expect("mkdir");
     let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
@@ -85,18 +85,18 @@ pub fn write_transcript(dir: &Path, area_name: &str, lines: &[serde_json::Value]
 }
 
 /// Writes an executable shell script.
-pub fn write_script(path: &Path, body: &str) {
+pub(crate) fn write_script(path: &Path, body: &str) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write script");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
 /// Whether a process exists (zombies included).
-pub fn process_exists(pid: u32) -> bool {
+pub(crate) fn process_exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Reads a pid a fake daemon wrote.
-pub fn read_pid(path: &Path) -> u32 {
+pub(crate) fn read_pid(path: &Path) -> u32 {
     std::fs::read_to_string(path).expect("pid file").trim().parse().expect("a pid")
 }

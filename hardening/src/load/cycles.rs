@@ -75,7 +75,7 @@ async fn settle(daemon: &Daemon, baseline: Holdings) -> Result<Holdings> {
 
 /// `scale.cycles` rounds of every cycle; descriptors and children back to where they were, threads within the
 /// idle pool, memory within [`RSS_TOLERANCE_KIB`].
-pub async fn cycles(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
+pub(super) async fn cycles(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
     let client = daemon.client();
     let long = client.create_pty(CreatePty::new("cat", dir.display().to_string())).await?.id;
     // One round first, so that what the daemon starts once (its wait thread, pooled threads) is in the baseline.
@@ -98,7 +98,7 @@ pub async fn cycles(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String>
 }
 
 /// `scale.concurrent` one-shot requests (`get` and `ping`, alternately) sent at once: all answered; p50 and p99.
-pub async fn concurrent(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
+pub(super) async fn concurrent(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
     let client = daemon.client();
     let id = client.create_pty(CreatePty::new("cat", dir.display().to_string())).await?.id;
     let mut tasks = Vec::with_capacity(scale.concurrent);
@@ -144,7 +144,7 @@ const REFUSAL_WITHIN: Duration = Duration::from_secs(60);
 /// refusal and closed; once the idle ones close, requests are served again. The daemon accepts connections in
 /// the order they were made, so the first `MAX_CONNECTIONS - 1` are the served ones: once every later one has
 /// its refusal, the daemon has taken them all, and a served one must have nothing to read.
-pub async fn connection_cap(daemon: &Daemon, _dir: &Path, _scale: Scale) -> Result<String> {
+pub(super) async fn connection_cap(daemon: &Daemon, _dir: &Path, _scale: Scale) -> Result<String> {
     let socket = daemon.client().registration().socket.clone();
     let mut idle = Vec::with_capacity(MAX_CONNECTIONS + PAST_THE_CAP);
     for _ in 0..MAX_CONNECTIONS + PAST_THE_CAP {

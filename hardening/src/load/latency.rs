@@ -138,7 +138,7 @@ async fn printing(client: &Client, id: u64) -> Result<()> {
 
 /// The case: idle figures, then busy ones, in one run; fails on any failed request, and in the full scale on
 /// a busy p99 over its goal.
-pub async fn beside_busy_terminals(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
+pub(super) async fn beside_busy_terminals(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
     let client = daemon.client().clone().with_request_timeout(REQUEST_LIMIT);
     let rounds = if scale.judge_speed { FULL_ROUNDS } else { QUICK_ROUNDS };
     let cwd = dir.display().to_string();

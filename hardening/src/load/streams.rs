@@ -86,7 +86,7 @@ async fn verify(mut subscription: Subscription, lines: u64) -> Result<(u64, Inst
 
 /// `count` terminals printing `lines` each, one observer each, started at once; aggregate MB/s, the slowest
 /// terminal's share of the mean, and the daemon's peak threads and memory.
-pub async fn many_terminals(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
+pub(super) async fn many_terminals(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
     let client = daemon.client();
     let mut ids = Vec::new();
     let mut tasks = Vec::new();
@@ -153,7 +153,7 @@ async fn flood(daemon: &Daemon, dir: &Path, lines: u64, slow: bool) -> Result<(f
 
 /// A subscriber that never reads is dropped (its stream ends before `exited`, with less than everything),
 /// while the controller and a healthy observer get every byte at no less than half their unloaded speed.
-pub async fn slow_observer(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
+pub(super) async fn slow_observer(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
     let (alone, _) = flood(daemon, dir, scale.flood_lines, false).await?;
     let (beside, stuck) = flood(daemon, dir, scale.flood_lines, true).await?;
     let mut stuck = stuck.context("the slow subscriber")?;
@@ -182,7 +182,7 @@ pub async fn slow_observer(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<
 
 /// A controller that never reads holds back its own terminal only: another terminal prints everything to its
 /// observer meanwhile, and a takeover and a terminate of the held terminal answer within [`PROMPT_ANSWER`].
-pub async fn stalled_controller(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
+pub(super) async fn stalled_controller(daemon: &Daemon, dir: &Path, scale: Scale) -> Result<String> {
     let client = daemon.client();
     let held = seq_terminal(client, dir, scale.flood_lines).await?;
     let _stalled = client.subscribe(held, 0, "stalled", Role::Controller, Takeover::Refuse).await?;

@@ -22,7 +22,7 @@ use super::observe::{discover, process_exists};
 use super::screen::ScreenTracker;
 
 /// The detach key, pressed twice in a row: Ctrl-\ (FS). Once, it reaches the process (with the next key).
-pub const DETACH_KEY: u8 = 0x1c;
+pub(super) const DETACH_KEY: u8 = 0x1c;
 
 /// What the local terminal is reset with on leaving: the main screen, a visible cursor, no mouse reporting,
 /// no bracketed paste, no keypad or cursor-key modes, the default pen.
@@ -44,7 +44,7 @@ const END_POLL: Duration = Duration::from_millis(50);
 
 /// How this attachment takes part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(super) enum Mode {
     /// Types into the process; `Takeover::Take` replaces another controller.
     Control(Takeover),
     /// Only watches.
@@ -87,7 +87,7 @@ enum End {
 }
 
 /// Runs `attach` for process `id` of the daemon in `dir`.
-pub async fn attach(dir: &Path, id: u64, mode: Mode) -> anyhow::Result<ExitCode> {
+pub(super) async fn attach(dir: &Path, id: u64, mode: Mode) -> anyhow::Result<ExitCode> {
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         bail!(
             "attach needs a terminal: run it in one (here stdin or stdout is not a terminal); \

@@ -4,7 +4,7 @@
 use anyhow::bail;
 
 /// The bytes `text` stands for.
-pub fn parse_escapes(text: &str) -> anyhow::Result<Vec<u8>> {
+pub(super) fn parse_escapes(text: &str) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -34,7 +34,7 @@ pub fn parse_escapes(text: &str) -> anyhow::Result<Vec<u8>> {
 }
 
 /// `bytes` as text, with control bytes and invalid UTF-8 escaped.
-pub fn show_bytes(bytes: &[u8]) -> String {
+pub(super) fn show_bytes(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {

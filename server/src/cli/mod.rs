@@ -25,7 +25,7 @@ fn version_line() -> String {
 /// opencode-pty: a persistent PTY and process daemon for OpenCode.
 #[derive(Debug, Parser)]
 #[command(name = "opencode-pty", disable_version_flag = true, override_usage = "opencode-pty <COMMAND> [OPTIONS]")]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Print the version and protocol number.
     #[arg(short = 'V', long = "version")]
     version: bool,
@@ -35,7 +35,7 @@ pub struct Cli {
 
 /// Where the daemon's runtime directory is: `DIR/NAME`.
 #[derive(Debug, Clone, Args)]
-pub struct Location {
+pub(crate) struct Location {
     /// The runtime directory's name: one path component of letters, digits, '.', '_' or '-'.
     #[arg(long)]
     name: String,
@@ -164,7 +164,7 @@ enum Command {
 }
 
 /// Runs the parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if cli.version {
         println!("{}", version_line());
         return Ok(ExitCode::SUCCESS);

@@ -11,13 +11,13 @@ use opencode_pty_protocol::Lifecycle;
 use tokio::io::AsyncWriteExt;
 
 /// How long `stop` waits for the daemon to be gone after `shutdown` (its own cleanup is bounded by 5 s).
-pub const STOP_WAIT: Duration = Duration::from_secs(10);
+pub(super) const STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// How often `stop` checks whether the daemon is gone.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// The daemon of `dir`, found and verified.
-pub async fn discover(dir: &Path) -> anyhow::Result<Client> {
+pub(super) async fn discover(dir: &Path) -> anyhow::Result<Client> {
     if !dir.join(opencode_pty_client::REGISTRATION_FILE).exists() {
         let name = dir.file_name().map_or_else(|| "NAME".into(), |name| name.to_string_lossy());
         bail!(
@@ -31,7 +31,7 @@ pub async fn discover(dir: &Path) -> anyhow::Result<Client> {
 
 /// How `status` and `list` print: lines for people, or one JSON value for scripts (`--json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(super) enum Format {
     /// Plain lines.
     Text,
     /// One JSON value on one line.
@@ -40,13 +40,13 @@ pub enum Format {
 
 impl Format {
     /// The format the `--json` flag asks for.
-    pub fn from_json_flag(json: bool) -> Format {
+    pub(super) fn from_json_flag(json: bool) -> Format {
         if json { Format::Json } else { Format::Text }
     }
 }
 
 /// `status`: who the daemon is and how many processes it runs.
-pub async fn status(dir: &Path, format: Format) -> anyhow::Result<()> {
+pub(super) async fn status(dir: &Path, format: Format) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     let pong = client.ping().await?;
     let (ptys, pipes) = (client.list(Mode::Pty).await?.len(), client.list(Mode::Pipe).await?.len());
@@ -79,7 +79,7 @@ struct Found {
 
 /// `status` without `--name`: every daemon whose registration is under `root`, by name, with its pid, its
 /// processes and whether it has an owner.
-pub async fn status_all(root: &Path, format: Format) -> anyhow::Result<()> {
+pub(super) async fn status_all(root: &Path, format: Format) -> anyhow::Result<()> {
     let entries = match std::fs::read_dir(root) {
         Ok(entries) => entries,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -159,7 +159,7 @@ async fn ask(dir: &Path) -> Found {
 }
 
 /// `list`: one line per process, PTYs then pipes, each in creation order.
-pub async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
+pub(super) async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     let mut processes = client.list(Mode::Pty).await?;
     processes.extend(client.list(Mode::Pipe).await?);
@@ -175,10 +175,10 @@ pub async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
 }
 
 /// The header of [`table`].
-pub const TABLE_HEADER: &str = "  ID  MODE  PID          SIZE       STATE        OUTPUT                COMMAND";
+pub(super) const TABLE_HEADER: &str = "  ID  MODE  PID          SIZE       STATE        OUTPUT                COMMAND";
 
 /// `processes` as lines for people: a header, then one line each in id order (nothing for none).
-pub fn table(processes: &mut [ProcessInfo]) -> Vec<String> {
+pub(super) fn table(processes: &mut [ProcessInfo]) -> Vec<String> {
     if processes.is_empty() {
         return Vec::new();
     }
@@ -189,7 +189,7 @@ pub fn table(processes: &mut [ProcessInfo]) -> Vec<String> {
 /// One line about a process: id, mode, pid, size (a terminal's columns and rows, a pipe's line count),
 /// lifecycle, how many bytes it wrote (and how many of them a terminal still keeps), and its command (quoted as
 /// a shell would need it, control characters spelled out), with a PTY's title or a pipe's output file after it.
-pub fn describe(process: &ProcessInfo) -> String {
+pub(super) fn describe(process: &ProcessInfo) -> String {
     let pid = process.pid.map_or("-".to_owned(), |p| p.to_string());
     let lifecycle = match &process.lifecycle {
         Lifecycle::Running => "running".to_owned(),
@@ -242,7 +242,7 @@ fn quote(word: &str) -> String {
 
 /// `watch ID`: the raw output from offset 0 to stdout, until the process exits. A pipe process's output is
 /// its file, which is followed the way `tail -f` would, to its end once the process has exited.
-pub async fn watch(dir: &Path, id: u64) -> anyhow::Result<()> {
+pub(super) async fn watch(dir: &Path, id: u64) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     let process = client.get(id).await?;
     if let Some(pipe) = &process.pipe {
@@ -307,7 +307,7 @@ async fn follow(client: &Client, id: u64, path: &Path) -> anyhow::Result<()> {
 }
 
 /// `stop`: `shutdown`, then wait until the daemon's process is gone.
-pub async fn stop(dir: &Path) -> anyhow::Result<()> {
+pub(super) async fn stop(dir: &Path) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     let pid = client.registration().pid;
     client.shutdown().await?;
@@ -323,7 +323,7 @@ pub async fn stop(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Whether `pid` names a live process (on Linux a zombie counts as gone: it has stopped running).
-pub fn process_exists(pid: u32) -> bool {
+pub(super) fn process_exists(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         return opencode_pty::inspect::proc_stat(pid).is_some_and(|stat| !stat.is_dead());
     }

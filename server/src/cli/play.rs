@@ -15,7 +15,7 @@ use super::observe::{describe, table};
 use super::prompt::Input;
 
 /// How long `play` waits for the daemon it started to publish its registration.
-pub const START_WAIT: Duration = Duration::from_secs(5);
+pub(super) const START_WAIT: Duration = Duration::from_secs(5);
 
 /// How long `run` waits for the screen to settle after sending a command.
 const SETTLE_MAX: Duration = Duration::from_secs(5);
@@ -67,7 +67,7 @@ struct Play {
 }
 
 /// Runs the playground for a new daemon in `root/name`.
-pub async fn play(root: &Path, name: &str) -> anyhow::Result<ExitCode> {
+pub(super) async fn play(root: &Path, name: &str) -> anyhow::Result<ExitCode> {
     let dir = root.join(name);
     // How the commands `help` (and the refusal below) suggest name this daemon.
     let mut location = format!("--name {name}");

@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 const PROMPT: &str = "play> ";
 
 /// What a Ctrl-C at an empty prompt says.
-pub const LEAVE_HINT: &str = "(Ctrl-C again leaves the playground and stops its daemon; so do Ctrl-D and `quit`)";
+pub(super) const LEAVE_HINT: &str =
+    "(Ctrl-C again leaves the playground and stops its daemon; so do Ctrl-D and `quit`)";
 
 /// The line editor's helper, there only to note whether the line being edited is empty (the editor asks it
 /// for a hint after every edit), which a Ctrl-C does not say.
@@ -47,7 +48,7 @@ impl rustyline::Helper for EmptyLine {}
 const TYPED_LINES: usize = 1;
 
 /// Where the playground's commands come from.
-pub enum Input {
+pub(super) enum Input {
     /// Plain lines.
     Lines(Lines<BufReader<Stdin>>),
     /// The line editor's thread: each `()` sent on `ask` makes it prompt once; the line (or `None` at the end
@@ -57,7 +58,7 @@ pub enum Input {
 
 impl Input {
     /// The line editor when stdin and stdout are a terminal, plain lines otherwise.
-    pub fn new() -> anyhow::Result<Input> {
+    pub(super) fn new() -> anyhow::Result<Input> {
         if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
             return Ok(Input::Lines(BufReader::new(tokio::io::stdin()).lines()));
         }
@@ -105,7 +106,7 @@ impl Input {
 
     /// The next line, or `None` at the end of input. Cancel safe: a line typed meanwhile is kept for the next
     /// call.
-    pub async fn next(&mut self) -> anyhow::Result<Option<String>> {
+    pub(super) async fn next(&mut self) -> anyhow::Result<Option<String>> {
         match self {
             Input::Lines(lines) => Ok(lines.next_line().await?),
             Input::Editor { ask, typed, asked } => {

@@ -8,7 +8,7 @@ const CARRY_BYTES: usize = 32;
 
 /// Follows the alternate-screen modes in a stream of terminal output.
 #[derive(Debug, Default)]
-pub struct ScreenTracker {
+pub(super) struct ScreenTracker {
     /// Whether the last switch seen went to the alternate screen.
     alternate: bool,
     /// The end of the previous write, where a sequence cut in two began.
@@ -17,12 +17,12 @@ pub struct ScreenTracker {
 
 impl ScreenTracker {
     /// Whether the output so far left the terminal on the alternate screen.
-    pub fn alternate(&self) -> bool {
+    pub(super) fn alternate(&self) -> bool {
         self.alternate
     }
 
     /// Takes the next bytes written to the terminal.
-    pub fn write(&mut self, bytes: &[u8]) {
+    pub(super) fn write(&mut self, bytes: &[u8]) {
         let mut text = std::mem::take(&mut self.carry);
         text.extend_from_slice(bytes);
         let mut at = 0;

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::poll::WAIT;
 
 /// A daemon process and its runtime directory.
-pub struct Daemon {
+pub(crate) struct Daemon {
     pub root: tempfile::TempDir,
     pub name: String,
     pub registration: Registration,
@@ -25,59 +25,59 @@ pub struct Daemon {
 }
 
 /// The daemon binary.
-pub fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_opencode-pty"))
 }
 
 impl Daemon {
     /// Starts `opencode-pty daemon` in a fresh root and waits for its registration.
-    pub fn start() -> Daemon {
+    pub(crate) fn start() -> Daemon {
         Daemon::start_with(&[])
     }
 
     /// The same with extra daemon arguments.
-    pub fn start_with(extra: &[&str]) -> Daemon {
+    pub(crate) fn start_with(extra: &[&str]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         Daemon::start_in(root, "test", extra)
     }
 
     /// Starts a daemon named `name` under `root`.
-    pub fn start_in(root: tempfile::TempDir, name: &str, extra: &[&str]) -> Daemon {
+    pub(crate) fn start_in(root: tempfile::TempDir, name: &str, extra: &[&str]) -> Daemon {
         let launch = Launch::new(binary(), root.path(), name).args(extra);
         Daemon::launch(launch, root, name)
     }
 
     /// The daemon's process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.process.pid()
     }
 
     /// The daemon process, to kill and reap it by hand or to write to its stdin.
-    pub fn child_mut(&mut self) -> &mut Child {
+    pub(crate) fn child_mut(&mut self) -> &mut Child {
         self.process.child_mut()
     }
 
     /// The runtime directory.
-    pub fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         self.root.path().join(&self.name)
     }
 
     /// A connection to the daemon's socket.
-    pub fn connect(&self) -> UnixStream {
+    pub(crate) fn connect(&self) -> UnixStream {
         let stream = UnixStream::connect(&self.registration.socket).expect("connect");
         stream.set_read_timeout(Some(WAIT)).unwrap();
         stream
     }
 
     /// Sends `request` with the right token on a new connection and returns the one response.
-    pub fn request(&self, request: Value) -> Value {
+    pub(crate) fn request(&self, request: Value) -> Value {
         let mut stream = self.connect();
         send(&mut stream, &json!({"token": self.registration.token, "request": request}));
         recv(&mut stream).expect("a response")
     }
 
     /// Claims the daemon; the returned stream is the owner channel.
-    pub fn own(&self) -> UnixStream {
+    pub(crate) fn own(&self) -> UnixStream {
         let mut stream = self.connect();
         send(&mut stream, &self.envelope(json!({"op": "own", "instance_id": self.registration.instance_id})));
         assert_eq!(recv(&mut stream).expect("owned")["type"], "owned");
@@ -85,12 +85,12 @@ impl Daemon {
     }
 
     /// `request` wrapped in an envelope with this daemon's token.
-    pub fn envelope(&self, request: Value) -> Value {
+    pub(crate) fn envelope(&self, request: Value) -> Value {
         json!({"token": self.registration.token, "request": request})
     }
 
     /// Waits (bounded, on the exit itself) for the daemon to exit.
-    pub fn wait_exit(&mut self) -> ExitStatus {
+    pub(crate) fn wait_exit(&mut self) -> ExitStatus {
         let status = self.process.wait_exit(WAIT).expect("wait for the daemon");
         status.unwrap_or_else(|| panic!("the daemon to exit: not within {WAIT:?}"))
     }
@@ -114,19 +114,19 @@ impl Drop for Daemon {
 }
 
 /// The message of an `error` answer (failing the test if `response` is not one).
-pub fn message(response: &Value) -> &str {
+pub(crate) fn message(response: &Value) -> &str {
     assert_eq!(response["type"], "error", "{response}");
     response["message"].as_str().expect("message")
 }
 
 /// Writes one control frame.
-pub fn send(stream: &mut UnixStream, value: &Value) {
+pub(crate) fn send(stream: &mut UnixStream, value: &Value) {
     let Value::Object(map) = value else { panic!("not an object") };
     stream.write_all(&opencode_pty_protocol::encode_control(map).unwrap()).expect("send");
 }
 
 /// Reads one control frame as JSON; `None` at the end of the stream.
-pub fn recv(stream: &mut UnixStream) -> Option<Value> {
+pub(crate) fn recv(stream: &mut UnixStream) -> Option<Value> {
     match read_frame(stream).expect("a frame") {
         Some(Frame::Control(map)) => Some(Value::Object(map)),
         Some(Frame::Output { start, .. }) => panic!("unexpected output frame at {start}"),
@@ -135,18 +135,18 @@ pub fn recv(stream: &mut UnixStream) -> Option<Value> {
 }
 
 /// Reads one frame of either kind; `None` at the end of the stream.
-pub fn recv_frame(stream: &mut UnixStream) -> Option<Frame> {
+pub(crate) fn recv_frame(stream: &mut UnixStream) -> Option<Frame> {
     read_frame(stream).expect("a frame")
 }
 
 /// A `create_pty` request for `sh -c script`.
-pub fn create_sh(script: &str) -> Value {
+pub(crate) fn create_sh(script: &str) -> Value {
     json!({"op": "create_pty", "program": "sh", "args": ["-c", script], "cwd": "/", "env": {}, "group_id": "g",
            "title": "t", "cols": 80, "rows": 24})
 }
 
 /// How many threads of process `pid` have a name starting with `prefix` (the kernel keeps 15 bytes of it).
-pub fn threads_named(pid: u32, prefix: &str) -> usize {
+pub(crate) fn threads_named(pid: u32, prefix: &str) -> usize {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
     let prefix = &prefix[..prefix.len().min(15)];
     tasks
@@ -159,12 +159,12 @@ pub fn threads_named(pid: u32, prefix: &str) -> usize {
 impl Daemon {
     /// Starts `opencode-pty daemon` in a fresh root with `vars` added to the environment it inherits, and waits
     /// for its registration.
-    pub fn start_with_env(vars: &[(&str, &str)]) -> Daemon {
+    pub(crate) fn start_with_env(vars: &[(&str, &str)]) -> Daemon {
         Daemon::start_with_env_and(vars, &[])
     }
 
     /// The same with extra daemon arguments.
-    pub fn start_with_env_and(vars: &[(&str, &str)], extra: &[&str]) -> Daemon {
+    pub(crate) fn start_with_env_and(vars: &[(&str, &str)], extra: &[&str]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         let mut launch = Launch::new(binary(), root.path(), "test").args(extra);
         for (variable, value) in vars {
@@ -176,7 +176,7 @@ impl Daemon {
     /// Starts `opencode-pty daemon` in a fresh root with `signals` ignored, as a careless launcher would leave
     /// them (names without `SIG`, like `USR1`): Python ignores them and then execs the daemon in its place (same
     /// pid), and an ignored disposition survives `exec`. (dash's `trap ''` does not keep SIGCHLD ignored.)
-    pub fn start_ignoring(signals: &[&str]) -> Daemon {
+    pub(crate) fn start_ignoring(signals: &[&str]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         let script = "import os, signal, sys\n\
                       for name in sys.argv[1].split(','): signal.signal(getattr(signal, 'SIG' + name), signal.SIG_IGN)\n\
@@ -189,7 +189,7 @@ impl Daemon {
 
     /// Starts `opencode-pty daemon` in a fresh root with its stdin a pipe that already holds `data` and stays
     /// open (the write end lives in the child's stdin until the guard drops), and waits for its registration.
-    pub fn start_with_stdin_data(data: &[u8]) -> Daemon {
+    pub(crate) fn start_with_stdin_data(data: &[u8]) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         let launch = Launch::new(binary(), root.path(), "test").stdin(Stdio::piped());
         let mut daemon = Daemon::launch(launch, root, "test");
@@ -212,7 +212,7 @@ impl Daemon {
 
     /// Starts `opencode-pty daemon` with a relative `--runtime-dir` (`.`, its working directory being a fresh
     /// root), and waits for its registration.
-    pub fn start_relative() -> Daemon {
+    pub(crate) fn start_relative() -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         let launch = Launch::new(binary(), ".", "test").current_dir(root.path());
         Daemon::launch(launch, root, "test")
@@ -220,12 +220,12 @@ impl Daemon {
 
     /// Starts `opencode-pty daemon` in a fresh root with its log (stderr) written to `log`, and waits for its
     /// registration.
-    pub fn start_logging_to(log: &Path) -> Daemon {
+    pub(crate) fn start_logging_to(log: &Path) -> Daemon {
         Daemon::start_logging_at(log, None)
     }
 
     /// [`Daemon::start_logging_to`] with `filter` as its `RUST_LOG` (when given).
-    pub fn start_logging_at(log: &Path, filter: Option<&str>) -> Daemon {
+    pub(crate) fn start_logging_at(log: &Path, filter: Option<&str>) -> Daemon {
         let root = tempfile::tempdir().expect("tempdir");
         let mut launch = Launch::new(binary(), root.path(), "test");
         if let Some(filter) = filter {
@@ -248,7 +248,7 @@ impl Daemon {
 }
 
 /// Panics with a clear message unless `python3` can be run (some tests launch through it, to `why`).
-pub fn require_python3(why: &str) {
+pub(crate) fn require_python3(why: &str) {
     let found = Command::new("python3").arg("--version").stdin(Stdio::null()).stdout(Stdio::null()).status();
     if let Err(error) = found {
         panic!("this test needs python3 on PATH to {why}, and it cannot be run: {error}");
@@ -258,7 +258,7 @@ pub fn require_python3(why: &str) {
 impl Daemon {
     /// Sends `subscribe` for `id` from offset 0 on a new connection, and returns it with the answer
     /// (`attached`, or an `error`).
-    pub fn subscribe(&self, id: u64, attachment: &str, role: &str) -> (UnixStream, Value) {
+    pub(crate) fn subscribe(&self, id: u64, attachment: &str, role: &str) -> (UnixStream, Value) {
         let mut stream = self.connect();
         let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": attachment, "role": role,
                                "takeover": false});
@@ -270,7 +270,7 @@ impl Daemon {
 
 /// Everything a subscription carries after `attached` until the daemon closes it: the replay followed by the
 /// live output, and the JSON events in order.
-pub fn read_subscription(stream: &mut UnixStream, attached: &Value) -> (Vec<u8>, Vec<Value>) {
+pub(crate) fn read_subscription(stream: &mut UnixStream, attached: &Value) -> (Vec<u8>, Vec<Value>) {
     use base64::Engine;
     let replay = attached["replay_base64"].as_str().expect("replay_base64");
     let mut output = base64::engine::general_purpose::STANDARD.decode(replay).expect("base64");
@@ -285,7 +285,7 @@ pub fn read_subscription(stream: &mut UnixStream, attached: &Value) -> (Vec<u8>,
 }
 
 /// The replay an `attached` answer carries, decoded.
-pub fn replay_of(attached: &Value) -> Vec<u8> {
+pub(crate) fn replay_of(attached: &Value) -> Vec<u8> {
     use base64::Engine;
     let replay = attached["replay_base64"].as_str().unwrap_or_else(|| panic!("no replay in {attached}"));
     base64::engine::general_purpose::STANDARD.decode(replay).expect("base64")
@@ -294,7 +294,7 @@ pub fn replay_of(attached: &Value) -> Vec<u8> {
 /// Reads a subscription's frames, appending output to `output` (which starts as the replay) and collecting the
 /// JSON events, until `done(output as text, events)` holds: the way a test waits for what the daemon says.
 /// Panics if the daemon closes the subscription first, or after [`WAIT`].
-pub fn frames_until(
+pub(crate) fn frames_until(
     stream: &mut UnixStream,
     output: &mut Vec<u8>,
     what: &str,
@@ -323,7 +323,7 @@ pub fn frames_until(
 impl Daemon {
     /// Starts a daemon named `name` under `root` with `extra` arguments, the environment changed by `env` (a
     /// variable set, or removed with `None`), and its log (stderr) written to `log`; waits for its registration.
-    pub fn start_configured(
+    pub(crate) fn start_configured(
         root: tempfile::TempDir,
         name: &str,
         extra: &[&str],

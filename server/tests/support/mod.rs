@@ -5,11 +5,11 @@
 
 #![allow(dead_code, unused_imports)] // Each test binary uses a different subset.
 
-pub mod daemon;
-pub mod poll;
+pub(crate) mod daemon;
+pub(crate) mod poll;
 
-pub use daemon::*;
-pub use poll::*;
+pub(crate) use daemon::*;
+pub(crate) use poll::*;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -21,12 +21,12 @@ use opencode_pty::{ProcessSubscription, PtySpec, TerminalConfig};
 use opencode_pty_protocol::Response;
 
 /// A service with the default buffers.
-pub fn service() -> ProcessService {
+pub(crate) fn service() -> ProcessService {
     ProcessService::new(TerminalConfig::default())
 }
 
 /// A PTY running `sh -c script` in `/`, 80x24.
-pub fn sh(script: &str) -> PtySpec {
+pub(crate) fn sh(script: &str) -> PtySpec {
     PtySpec {
         program: "sh".into(),
         args: vec!["-c".into(), script.into()],
@@ -41,7 +41,7 @@ pub fn sh(script: &str) -> PtySpec {
 
 /// A pipe process running `program args` in `/`, with a `PATH` and nothing else in its environment, writing to
 /// `out.log` in `dir`.
-pub fn pipe_spec(dir: &std::path::Path, program: &str, args: &[&str]) -> PipeSpec {
+pub(crate) fn pipe_spec(dir: &std::path::Path, program: &str, args: &[&str]) -> PipeSpec {
     PipeSpec {
         program: program.into(),
         args: args.iter().map(|a| (*a).to_owned()).collect(),
@@ -54,19 +54,19 @@ pub fn pipe_spec(dir: &std::path::Path, program: &str, args: &[&str]) -> PipeSpe
 }
 
 /// A pipe process running `sh -c script` (see [`pipe_spec`]).
-pub fn pipe_sh(dir: &std::path::Path, script: &str) -> PipeSpec {
+pub(crate) fn pipe_sh(dir: &std::path::Path, script: &str) -> PipeSpec {
     pipe_spec(dir, "sh", &["-c", script])
 }
 
 /// Waits (bounded by [`WAIT`]) for a pipe process's `exited`.
-pub fn exited_pipe(handle: &PipeHandle) -> Response {
+pub(crate) fn exited_pipe(handle: &PipeHandle) -> Response {
     let answer = handle.wait().receiver().recv_timeout(WAIT).expect("exited within the bound");
     answer.expect("exited, not terminated")
 }
 
 /// What a subscription delivered until a condition held.
 #[derive(Debug, Default)]
-pub struct Seen {
+pub(crate) struct Seen {
     /// Output bytes in order, checked contiguous.
     pub output: Vec<u8>,
     /// The offset just past the last output byte seen.
@@ -79,18 +79,18 @@ pub struct Seen {
 
 impl Seen {
     /// The output as text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.output).into_owned()
     }
 
     /// Whether an `exited` event arrived.
-    pub fn exited(&self) -> Option<&Response> {
+    pub(crate) fn exited(&self) -> Option<&Response> {
         self.messages.iter().find(|m| matches!(m, Response::Exited { .. }))
     }
 }
 
 /// Reads events until `done(seen)` holds; panics after [`WAIT`] or when the subscription ends first.
-pub fn read_until(subscription: &ProcessSubscription, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
+pub(crate) fn read_until(subscription: &ProcessSubscription, seen: &mut Seen, done: impl Fn(&Seen) -> bool) {
     let deadline = Instant::now() + WAIT;
     while !done(seen) {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -119,7 +119,7 @@ pub fn read_until(subscription: &ProcessSubscription, seen: &mut Seen, done: imp
 }
 
 /// An observer subscription from offset 0 to process `id`.
-pub fn observe(service: &ProcessService, id: u64) -> ProcessSubscription {
+pub(crate) fn observe(service: &ProcessService, id: u64) -> ProcessSubscription {
     let handle = service.pty(id).expect("a known process");
     handle
         .subscribe(0, "observer".into(), opencode_pty_protocol::Role::Observer, ExistingController::Refuse)
@@ -127,7 +127,7 @@ pub fn observe(service: &ProcessService, id: u64) -> ProcessSubscription {
 }
 
 /// Everything an observer sees of process `id` until it exits.
-pub fn until_exit(service: &ProcessService, id: u64) -> Seen {
+pub(crate) fn until_exit(service: &ProcessService, id: u64) -> Seen {
     let mut seen = Seen::default();
     read_until(&observe(service, id), &mut seen, |s| s.exited().is_some());
     seen
@@ -135,7 +135,7 @@ pub fn until_exit(service: &ProcessService, id: u64) -> Seen {
 
 /// Appends events to `log` as `out:<text>` and `msg:<Debug>` until an entry satisfies `done`; panics after
 /// [`WAIT`]. For tests about the order of output and events.
-pub fn log_until(subscription: &ProcessSubscription, log: &mut Vec<String>, done: impl Fn(&str) -> bool) {
+pub(crate) fn log_until(subscription: &ProcessSubscription, log: &mut Vec<String>, done: impl Fn(&str) -> bool) {
     let deadline = Instant::now() + WAIT;
     while !log.iter().any(|e| done(e)) {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -147,6 +147,6 @@ pub fn log_until(subscription: &ProcessSubscription, log: &mut Vec<String>, done
 }
 
 /// Whether a log entry is output containing `text`.
-pub fn is_output(entry: &str, text: &str) -> bool {
+pub(crate) fn is_output(entry: &str, text: &str) -> bool {
     entry.starts_with("out:") && entry.contains(text)
 }

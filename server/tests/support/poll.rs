@@ -8,14 +8,14 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The longest any single wait in these tests may take.
-pub const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
 /// How often [`poll_for`] looks again.
 const POLL: Duration = Duration::from_millis(10);
 
 /// Polls `probe` until it returns `Some`, for at most `bound`; `None` if it never did. For state outside the
 /// daemon's protocol only (/proc, files, a child's exit): whatever the daemon tells, a test waits for as an event.
-pub fn poll_for<T>(bound: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+pub(crate) fn poll_for<T>(bound: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + bound;
     loop {
         if let Some(value) = probe() {
@@ -29,13 +29,13 @@ pub fn poll_for<T>(bound: Duration, mut probe: impl FnMut() -> Option<T>) -> Opt
 }
 
 /// [`poll_for`] within [`WAIT`], failing the test with `what` if the condition never held.
-pub fn eventually<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn eventually<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
     poll_for(WAIT, probe).unwrap_or_else(|| panic!("{what}: not within {WAIT:?}"))
 }
 
 /// Waits at most `bound` for `child` to exit; kills and reaps it if it did not (`None` then), so no test leaves
 /// it behind.
-pub fn wait_or_kill(child: &mut Child, bound: Duration) -> Option<ExitStatus> {
+pub(crate) fn wait_or_kill(child: &mut Child, bound: Duration) -> Option<ExitStatus> {
     let status = poll_for(bound, || child.try_wait().expect("try_wait"));
     if status.is_none() {
         let _ = child.kill();
@@ -45,29 +45,29 @@ pub fn wait_or_kill(child: &mut Child, bound: Duration) -> Option<ExitStatus> {
 }
 
 /// Whether a process with this pid exists (zombies included).
-pub fn process_exists(pid: u32) -> bool {
+pub(crate) fn process_exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The state letter of `/proc/<pid>/stat` (`Z` for a zombie), or `None` once the process is gone.
-pub fn proc_state(pid: u32) -> Option<char> {
+pub(crate) fn proc_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 /// Waits (bounded) until process `pid` is gone or a zombie: it has died.
-pub fn wait_dead(what: &str, pid: u32) {
+pub(crate) fn wait_dead(what: &str, pid: u32) {
     eventually(what, || matches!(proc_state(pid), None | Some('Z')).then_some(()));
 }
 
 /// The pid a test script wrote to `path`, once it is there (bounded).
-pub fn pid_from(path: &Path) -> u32 {
+pub(crate) fn pid_from(path: &Path) -> u32 {
     eventually("a pid in the file", || std::fs::read_to_string(path).ok()?.trim().parse().ok())
 }
 
 /// SIGKILLs a process a test reached outside the service or daemon (one that left its child's group) when
 /// dropped, even after a failed assertion, unless it is already gone or a zombie.
-pub struct KillOnDrop(pub u32);
+pub(crate) struct KillOnDrop(pub u32);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -80,7 +80,7 @@ impl Drop for KillOnDrop {
 
 /// Runs `command` with `input` on its stdin and returns its output; kills it and fails the test if it outlives
 /// `bound`.
-pub fn run_bounded(mut command: Command, input: &[u8], bound: Duration) -> Output {
+pub(crate) fn run_bounded(mut command: Command, input: &[u8], bound: Duration) -> Output {
     let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
     child.stdin.take().expect("stdin").write_all(input).expect("write the input");
     let pid = child.id();

@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 
 /// What a generated screen may contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// Text, SGR, tabs, CUP, ED, EL, IL, DL, ICH, DCH, ECH and line feeds on the primary screen.
     Text,
     /// `Text` plus switches to and from the alternate screen.
@@ -22,10 +22,10 @@ pub enum Class {
 
 impl Class {
     /// Every class, in report order.
-    pub const ALL: [Class; 4] = [Class::Text, Class::Alternate, Class::Modes, Class::DeepHistory];
+    pub(crate) const ALL: [Class; 4] = [Class::Text, Class::Alternate, Class::Modes, Class::DeepHistory];
 
     /// A short name for reports.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Class::Text => "text (ED/EL/IL/DL/CUP, wide, tabs)",
             Class::Alternate => "+ alternate screen",
@@ -37,7 +37,7 @@ impl Class {
 
 /// One generated case: the terminal size and the bytes to feed it.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(crate) struct Case {
     /// Columns.
     pub cols: u16,
     /// Rows.
@@ -50,7 +50,7 @@ const WORDS: [&str; 12] =
     ["hello", "ls -la", "漢字", "🙂", "e\u{301}", "wide界", "x", "[ok]", "tab\there", "  ", "ﾊﾟ", "αβγ"];
 
 /// The case for `seed` in `class`: the same seed always gives the same bytes.
-pub fn generate(class: Class, seed: u64) -> Case {
+pub(crate) fn generate(class: Class, seed: u64) -> Case {
     let mut rng = StdRng::seed_from_u64(seed ^ (class as u64) << 56);
     let cols = rng.random_range(4..=40u16);
     let rows = rng.random_range(2..=12u16);
