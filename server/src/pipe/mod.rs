@@ -32,7 +32,7 @@ pub(crate) use spawn::{check_echoed, check_metadata, check_outside};
 pub use state::{MAX_PIPE_WAITERS, PipeWait};
 
 use crate::error::ServiceError;
-use crate::process::thread::Threads;
+use crate::process::threads::Threads;
 use crate::process::{Child, ProcessSubscription, ReplayRead, StopReason};
 use state::{PipeProgress, PipeState};
 

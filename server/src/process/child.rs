@@ -1,4 +1,4 @@
-//! A child process as the daemon holds it, PTY or pipe alike: how it ended ([`ExitStatus`]), its watch by the
+//! A child process as the daemon holds it, PTY or pipe alike: its watch by the
 //! daemon's wait thread (`waiter`), which learns that without reaping it, and the one kill-and-reap.
 //!
 //! A child is never reaped before its process is terminated: the wait thread only observes (`WNOWAIT`), so
@@ -6,35 +6,14 @@
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::waitpid;
 #[cfg(test)]
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
-use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use super::thread::Threads;
+use super::threads::Threads;
+use super::waiter::ExitStatus;
 use crate::error::ServiceError;
-
-/// How a child ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ExitStatus {
-    /// The exit status, when it exited normally.
-    pub(crate) exit_code: Option<u32>,
-    /// The signal's name (`SIGTERM`), when a signal killed it.
-    pub(crate) signal: Option<String>,
-}
-
-impl ExitStatus {
-    /// How a child ended, from what `waitid` said of it (`None` when it has not ended).
-    pub(crate) fn from_wait(status: WaitStatus) -> Option<ExitStatus> {
-        match status {
-            WaitStatus::Exited(_, code) => Some(ExitStatus { exit_code: Some(code as u32), signal: None }),
-            WaitStatus::Signaled(_, signal, _) => {
-                Some(ExitStatus { exit_code: None, signal: Some(signal.as_str().to_owned()) })
-            }
-            _ => None,
-        }
-    }
-}
 
 /// A started child, by pid (which is also its process group id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

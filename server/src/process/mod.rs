@@ -14,14 +14,16 @@ mod event;
 pub(crate) mod session;
 pub(crate) mod sys;
 pub(crate) mod thread;
+pub(crate) mod threads;
 mod waiter;
 
 use opencode_pty_protocol::Role;
 
-pub(crate) use child::{Child, ExitStatus};
+pub(crate) use child::Child;
 pub use delivery::ProcessSubscription;
 pub(crate) use event::response_frame;
 pub use event::{Event, Message, Output};
+pub(crate) use waiter::ExitStatus;
 
 /// The answer to a replay read: the kept bytes from the requested offset (or the oldest kept one) to the tail.
 /// A pipe process keeps none, so its read is always empty, from the tail.

@@ -1,14 +1,13 @@
-//! The one way to start a process's named threads (reader, writer, actor) and the daemon's wait thread (one
+//! The one way to start the daemon's named threads (a process's reader, writer and actor through
+//! `threads::Threads`, the wait thread) (one
 //! that cannot start is a typed [`ServiceError::Thread`]), and the daemon's one way to join any thread: a
 //! thread that panicked is reported (with its name and message) when it is joined instead of being ignored. The daemon's own
 //! threads (accept loop, connections, signals, guardian supervisor, sweep, watchdog) start with
 //! `std::thread::Builder` where they are needed, each failure handled there, since none is a
 //! [`ServiceError`].
 
-use std::sync::Mutex;
 use std::thread::{JoinHandle, ScopedJoinHandle};
 
-use super::waiter::Watched;
 use crate::error::ServiceError;
 
 /// Starts a thread named `name` running `body`; a failure names the thread's `role` (`reader`, `wait`, ...).
@@ -81,53 +80,6 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     }
 }
 
-/// The threads of one process, started one by one and joined together when it stops, and its child's watch
-/// by the daemon's wait thread, which ends with them.
-#[derive(Debug, Default)]
-pub(crate) struct Threads {
-    started: Mutex<Vec<JoinHandle<()>>>,
-    watched: Mutex<Option<Watched>>,
-}
-
-impl Threads {
-    /// Starts `body` as the thread `opencode-pty-<prefix><role>-<id>` and keeps it for [`Self::join_all`]. It
-    /// runs inside a `process` span (`id`, `role`) of its own, not the creating connection's, so what a busy
-    /// daemon logs reads per process: `RUST_LOG` filters such as `[process{id=7}]=debug` pick one terminal.
-    pub(crate) fn start(
-        &self,
-        prefix: &str,
-        role: &'static str,
-        id: u64,
-        body: impl FnOnce() + Send + 'static,
-    ) -> Result<(), ServiceError> {
-        let span = tracing::info_span!(parent: None, "process", id, role = %role);
-        let thread = start(format!("opencode-pty-{prefix}{role}-{id}"), role, move || {
-            span.in_scope(|| {
-                tracing::trace!("thread started");
-                body();
-                tracing::trace!("thread ended");
-            });
-        })?;
-        self.started.lock().unwrap_or_else(|e| e.into_inner()).push(thread);
-        Ok(())
-    }
-
-    /// Keeps the child's watch until [`Self::join_all`].
-    pub(crate) fn keep(&self, watched: Watched) {
-        *self.watched.lock().unwrap_or_else(|e| e.into_inner()) = Some(watched);
-    }
-
-    /// Ends the child's watch (a report in progress finishes first; none is made after), then joins every
-    /// thread started so far, reporting any that panicked.
-    pub(crate) fn join_all(&self) {
-        drop(self.watched.lock().unwrap_or_else(|e| e.into_inner()).take());
-        let threads = std::mem::take(&mut *self.started.lock().unwrap_or_else(|e| e.into_inner()));
-        for thread in threads {
-            join_reporting(thread);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,21 +111,5 @@ mod tests {
         assert_eq!(panic_message(&"static"), "static");
         assert_eq!(panic_message(&String::from("owned")), "owned");
         assert_eq!(panic_message(&7u8), "a non-string panic payload");
-    }
-
-    #[test]
-    fn threads_are_joined_together() {
-        let threads = Threads::default();
-        let (tx, rx) = crossbeam_channel::bounded(2);
-        for role in ["one", "two"] {
-            let tx = tx.clone();
-            threads
-                .start("test-", role, 9, move || tx.send(std::thread::current().name().map(str::to_owned)).unwrap())
-                .unwrap();
-        }
-        threads.join_all();
-        let mut names: Vec<_> = rx.try_iter().flatten().collect();
-        names.sort();
-        assert_eq!(names, ["opencode-pty-test-one-9", "opencode-pty-test-two-9"]);
     }
 }

@@ -1,6 +1,6 @@
-//! The daemon's one wait thread, `opencode-pty-wait`: it learns how every child ended, without reaping it, and
-//! hands that to the child's report. Each child is watched through a pidfd, all of them polled together, so a
-//! running process costs a descriptor here instead of a blocked thread of its own.
+//! The daemon's one wait thread, `opencode-pty-wait`: it learns how every child ended ([`ExitStatus`]), without
+//! reaping it, and hands that to the child's report. Each child is watched through a pidfd, all of them polled
+//! together, so a running process costs a descriptor here instead of a blocked thread of its own.
 //!
 //! A child is never reaped here (`waitid` with `WNOWAIT`): its pid and process group stay reserved until the
 //! process is terminated (see `child`). A report runs on this thread and must not block: a terminal hands the
@@ -12,11 +12,32 @@ use std::sync::{Arc, Mutex};
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
-use super::child::ExitStatus;
 use crate::error::ServiceError;
+
+/// How a child ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExitStatus {
+    /// The exit status, when it exited normally.
+    pub(crate) exit_code: Option<u32>,
+    /// The signal's name (`SIGTERM`), when a signal killed it.
+    pub(crate) signal: Option<String>,
+}
+
+impl ExitStatus {
+    /// How a child ended, from what `waitid` said of it (`None` when it has not ended).
+    pub(crate) fn from_wait(status: WaitStatus) -> Option<ExitStatus> {
+        match status {
+            WaitStatus::Exited(_, code) => Some(ExitStatus { exit_code: Some(code as u32), signal: None }),
+            WaitStatus::Signaled(_, signal, _) => {
+                Some(ExitStatus { exit_code: None, signal: Some(signal.as_str().to_owned()) })
+            }
+            _ => None,
+        }
+    }
+}
 
 /// What is told how a child ended (or that waiting for it failed: it was reaped by someone else). Called at
 /// most once, on the wait thread; it must not block.

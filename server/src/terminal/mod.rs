@@ -33,7 +33,7 @@ pub use turns::{FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, MAX_OUTPU
 
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
-use crate::process::thread::Threads;
+use crate::process::threads::Threads;
 use crate::process::{Child, ExistingController, ProcessSubscription, ReplayRead, delivery};
 use crate::procinfo::stat::proc_stat;
 use command::{Command, Reply};
