@@ -7,38 +7,13 @@
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use opencode_pty_client::launch::{Launch, LaunchedDaemon};
 use opencode_pty_protocol::{Frame, MAX_FRAME_BYTES, Registration, encode_control, read_frame};
 use serde_json::{Value, json};
 
-/// The release daemon next to this example's directory (`target/release/opencode-pty`), or
-/// `OPENCODE_PTY_DAEMON`.
-fn daemon_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("OPENCODE_PTY_DAEMON") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let release = exe.parent().and_then(Path::parent).expect("target/release");
-    release.join("opencode-pty")
-}
-
-fn start(root: &Path) -> (LaunchedDaemon, Registration, UnixStream) {
-    let launch = Launch::new(daemon_binary(), root, "measure").stderr(Stdio::inherit());
-    let child = launch
-        .start()
-        .unwrap_or_else(|e| panic!("{e} (build the daemon with `cargo build --release -p opencode-pty`)"));
-    let registration = child.registration().clone();
-    let mut owner = UnixStream::connect(&registration.socket).expect("connect");
-    let own = json!({"token": registration.token, "request": {"op": "own", "instance_id": registration.instance_id}});
-    let Value::Object(map) = own else { unreachable!() };
-    owner.write_all(&encode_control(&map).expect("encode")).expect("own");
-    assert!(matches!(read_frame(&mut owner), Ok(Some(Frame::Control(_)))));
-    (child, registration, owner)
-}
+mod support;
+use support::start_owned;
 
 /// The peak resident memory (`VmHWM`) of process `pid` so far, in bytes.
 fn peak_memory(pid: u32) -> u64 {
@@ -91,7 +66,7 @@ fn resident_memory(pid: u32) -> u64 {
 /// memory and whether an authenticated `ping` is answered, then closes them all.
 fn held_partial_frames(count: usize) {
     let root = tempfile::tempdir().expect("tempdir");
-    let (mut child, registration, owner) = start(root.path());
+    let (mut child, registration, owner) = start_owned(root.path());
     let pid = child.pid();
     let mut frame = u32::try_from(MAX_FRAME_BYTES).expect("fits").to_be_bytes().to_vec();
     frame.extend_from_slice(br#"{"token":"wrong","x":""#);
@@ -141,7 +116,7 @@ fn held_partial_frames(count: usize) {
 
 fn main() {
     let root = tempfile::tempdir().expect("tempdir");
-    let (mut child, registration, owner) = start(root.path());
+    let (mut child, registration, owner) = start_owned(root.path());
 
     // While the daemon's peak memory is still its start-up figure.
     for count in [1, 6] {

@@ -9,14 +9,15 @@
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use opencode_pty_client::launch::{Launch, LaunchedDaemon};
 use opencode_pty_protocol::{Frame, MAX_CELLS, MAX_COLS, MAX_ROWS, Registration, encode_control, read_frame};
 use opencode_pty_testkit::screens::{self, EVERY_ATTRIBUTE, StyledCells};
 use serde_json::{Value, json};
+
+mod support;
+use support::start_owned;
 
 /// Runs of each repeated operation; the median is reported.
 const RUNS: usize = 5;
@@ -26,12 +27,6 @@ const FULL_HISTORY: usize = 10_000;
 
 /// A partial history, with which even the largest terminal's checkpoint stays under its 5 MiB limit.
 const SOME_HISTORY: usize = 1_000;
-
-/// The release daemon next to this example's directory (`target/release/opencode-pty`).
-fn daemon_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent().and_then(Path::parent).expect("target/release").join("opencode-pty")
-}
 
 /// One request on its own connection; the answer and the size of its frame.
 fn request(registration: &Registration, request: Value) -> (Value, usize) {
@@ -45,21 +40,6 @@ fn request(registration: &Registration, request: Value) -> (Value, usize) {
         }
         other => panic!("unexpected {other:?}"),
     }
-}
-
-/// Starts a release daemon in `root` and owns it (dropping the returned stream stops it).
-fn start(root: &Path) -> (LaunchedDaemon, Registration, UnixStream) {
-    let launch = Launch::new(daemon_binary(), root, "measure").stderr(Stdio::inherit());
-    let child = launch
-        .start()
-        .unwrap_or_else(|e| panic!("{e} (build the daemon with `cargo build --release -p opencode-pty`)"));
-    let registration = child.registration().clone();
-    let mut owner = UnixStream::connect(&registration.socket).expect("connect");
-    let own = json!({"token": registration.token, "request": {"op": "own", "instance_id": registration.instance_id}});
-    let Value::Object(map) = own else { unreachable!() };
-    owner.write_all(&encode_control(&map).expect("encode")).expect("own");
-    assert!(matches!(read_frame(&mut owner), Ok(Some(Frame::Control(_)))));
-    (child, registration, owner)
 }
 
 /// `lines` lines exactly `cols` wide, a new 256-colour pen every 8 characters, as a file of that many bytes.
@@ -177,7 +157,7 @@ fn measure(registration: &Registration, dir: &Path, cols: u16, rows: u16, histor
 
 fn main() {
     let root = tempfile::tempdir().expect("tempdir");
-    let (mut child, registration, owner) = start(root.path());
+    let (mut child, registration, owner) = start_owned(root.path());
     let wide = (MAX_COLS, u16::try_from(MAX_CELLS / u32::from(MAX_COLS)).expect("rows"));
     let tall = (u16::try_from(MAX_CELLS / u32::from(MAX_ROWS)).expect("cols"), MAX_ROWS);
 

@@ -9,33 +9,17 @@
 //! the daemon exited, its exit status (1: the watchdog ended it), how many of the children were still running
 //! when it had exited, and whether it left its lock file or socket behind.
 
-use std::io::Write;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use opencode_pty_client::launch::{Launch, LaunchedDaemon};
-use opencode_pty_protocol::{Frame, Registration, encode_control, read_frame};
+use opencode_pty_client::launch::LaunchedDaemon;
+use opencode_pty_protocol::Registration;
 use serde_json::{Value, json};
 
-/// The daemon binary of the same profile (`target/<profile>/opencode-pty`).
-fn daemon_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("OPENCODE_PTY_BIN") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent().and_then(Path::parent).expect("target/<profile>").join("opencode-pty")
-}
-
-fn send(stream: &mut UnixStream, registration: &Registration, request: Value) -> Value {
-    let Value::Object(map) = json!({"token": registration.token, "request": request}) else { unreachable!() };
-    stream.write_all(&encode_control(&map).expect("encode")).expect("send");
-    match read_frame(stream).expect("frame") {
-        Some(Frame::Control(map)) => Value::Object(map),
-        other => panic!("unexpected {other:?}"),
-    }
-}
+mod support;
+use support::{send, start_owned};
 
 fn request(registration: &Registration, request: Value) -> Value {
     let mut stream = UnixStream::connect(&registration.socket).expect("connect");
@@ -174,12 +158,7 @@ fn busy(ptys: usize, pipes: usize) {
 /// Starts a daemon in a new root, waits for its registration and claims it.
 fn start() -> (tempfile::TempDir, LaunchedDaemon, Registration, UnixStream) {
     let root = tempfile::tempdir().expect("tempdir");
-    let launch = Launch::new(daemon_binary(), root.path(), "measure").stderr(Stdio::inherit());
-    let child = launch.start().unwrap_or_else(|e| panic!("{e} (build the daemon first)"));
-    let registration = child.registration().clone();
-    let mut owner = UnixStream::connect(&registration.socket).expect("connect");
-    let owned = send(&mut owner, &registration, json!({"op": "own", "instance_id": registration.instance_id}));
-    assert_eq!(owned["type"], "owned", "{owned}");
+    let (child, registration, owner) = start_owned(root.path());
     (root, child, registration, owner)
 }
 

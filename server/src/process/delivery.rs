@@ -55,6 +55,30 @@ pub(crate) trait Sink: fmt::Debug + Send + Sync {
     fn write_now(&self, slices: &mut [IoSlice<'_>]) -> usize;
 }
 
+/// Writes `slices` in order with `write` (one vectored system call that does not wait), again while it takes
+/// bytes and after an interruption; stops at the first call that takes nothing or fails. How many bytes were
+/// written: what a [`Sink::write_now`] answers.
+pub(crate) fn write_while_taken(
+    slices: &mut [IoSlice<'_>],
+    mut write: impl FnMut(&[IoSlice<'_>]) -> nix::Result<usize>,
+) -> usize {
+    let mut rest = slices;
+    let mut written = 0;
+    while !rest.is_empty() {
+        match write(rest) {
+            Ok(0) => break,
+            Ok(n) => {
+                written += n;
+                IoSlice::advance_slices(&mut rest, n);
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            // Full (EAGAIN) or broken: the destination's own thread waits for room or meets the failure.
+            Err(_) => break,
+        }
+    }
+    written
+}
+
 /// What became of a pushed item (or of the gathered items a flush wrote).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pushed {

@@ -16,7 +16,7 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::command::Command;
-use crate::process::delivery::{Recipient, Sink};
+use crate::process::delivery::{Recipient, Sink, write_while_taken};
 
 /// Bytes read from the PTY at a time: one live output event carries at most this much.
 pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
@@ -50,21 +50,7 @@ impl PtyMaster {
 
 impl Sink for PtyMaster {
     fn write_now(&self, slices: &mut [IoSlice<'_>]) -> usize {
-        let mut rest = slices;
-        let mut written = 0;
-        while !rest.is_empty() {
-            match nix::sys::uio::writev(&self.0, rest) {
-                Ok(0) => break,
-                Ok(n) => {
-                    written += n;
-                    IoSlice::advance_slices(&mut rest, n);
-                }
-                Err(Errno::EINTR) => {}
-                // Full (EAGAIN) or broken: the writer waits for room or reports the failure.
-                Err(_) => break,
-            }
-        }
-        written
+        write_while_taken(slices, |rest| nix::sys::uio::writev(&self.0, rest))
     }
 }
 

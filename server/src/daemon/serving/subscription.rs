@@ -17,7 +17,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, bounded, select};
-use nix::errno::Errno;
 use nix::sys::socket::{MsgFlags, sendmsg};
 use opencode_pty_protocol::Response;
 
@@ -25,7 +24,7 @@ use super::frames::send;
 use super::state::DaemonState;
 use crate::pipe::PipeWait;
 use crate::process::ProcessSubscription;
-use crate::process::delivery::Sink;
+use crate::process::delivery::{Sink, write_while_taken};
 use crate::process::thread::join_reporting;
 
 /// How long the daemon waits for the client to close after the final frame of a subscription.
@@ -47,21 +46,8 @@ pub(crate) struct SocketSink(pub(crate) Arc<UnixStream>);
 impl Sink for SocketSink {
     /// One vectored `sendmsg` that does not wait (and raises no SIGPIPE), repeated while it takes everything.
     fn write_now(&self, slices: &mut [IoSlice<'_>]) -> usize {
-        let mut rest = slices;
-        let mut written = 0;
-        while !rest.is_empty() {
-            let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
-            match sendmsg::<()>(self.0.as_raw_fd(), rest, &[], flags, None) {
-                Ok(0) => break,
-                Ok(n) => {
-                    written += n;
-                    IoSlice::advance_slices(&mut rest, n);
-                }
-                Err(Errno::EINTR) => {}
-                Err(_) => break,
-            }
-        }
-        written
+        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+        write_while_taken(slices, |rest| sendmsg::<()>(self.0.as_raw_fd(), rest, &[], flags, None))
     }
 }
 
