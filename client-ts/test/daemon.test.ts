@@ -79,6 +79,36 @@ test("a PTY: create, type, resize, read rows, titles, snapshot, terminate", limi
   await assert.rejects(daemon.get(pty.id), (e: unknown) => e instanceof DaemonError && e.message === `process ${pty.id} not found`);
 });
 
+test("a shell with integration: one persistent bash, its commands with their exit codes and output", limit, async (t) => {
+  const { daemon, owner } = await spawned(t);
+  releaseAtEnd(t, owner);
+  const home = tempDir(t);
+  const env = { HOME: home, PATH: process.env["PATH"] ?? "/usr/bin:/bin" };
+  const pty = await daemon.createPty({ program: "bash", cwd: home, env, cols: 80, rows: 24, shellIntegration: true });
+  assert.deepEqual(pty.pty?.shell, { state: "starting", command_id: null, cwd: null });
+  await eventually("the first prompt", async () => (await daemon.get(pty.id)).pty?.shell?.state === "prompt");
+  // Typed as a user would; the shell keeps its state from one command to the next.
+  await daemon.write(pty.id, null, bytes("cd /tmp && export GREETING=hi\r"));
+  await daemon.write(pty.id, null, bytes("echo $GREETING-$PWD; false\r"));
+  let listed = await daemon.commands(pty.id);
+  await eventually("two finished commands", async () => {
+    listed = await daemon.commands(pty.id);
+    return listed.commands.length === 2 && listed.commands.every((c) => c.exit_code !== null);
+  });
+  const [first, second] = listed.commands;
+  assert.equal(first?.exit_code, 0);
+  assert.equal(second?.command, "echo $GREETING-$PWD; false");
+  assert.equal(second?.cwd, "/tmp");
+  assert.equal(second?.exit_code, 1);
+  assert.equal(listed.process.pty?.shell?.cwd, "/tmp");
+  const start = second?.output_start ?? 0;
+  const replay = await daemon.replay(pty.id, start);
+  const output = Buffer.from(replay.bytes.subarray(0, (second?.output_end ?? 0) - start)).toString();
+  assert.equal(output, "hi-/tmp\r\n");
+  assert.equal((await daemon.commands(pty.id, 1)).commands.length, 1);
+  await daemon.terminate(pty.id);
+});
+
 test("a subscription replays from offset 0 and ends after exited", limit, async (t) => {
   const { daemon, owner } = await spawned(t);
   releaseAtEnd(t, owner);
