@@ -232,3 +232,71 @@ fn the_script_lives_in_the_runtime_directory_until_its_terminal_ends() {
     assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
     assert_eq!(std::fs::read_dir(&scripts).expect("the scripts' folder").count(), 0);
 }
+
+#[test]
+fn a_command_that_exits_the_shell_ends_with_the_output() {
+    for shell in SHELLS {
+        require(shell);
+        let daemon = Daemon::start();
+        let home = home();
+        let id = create(&daemon, shell, home.path(), home.path(), &[]);
+        eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+        type_line(&daemon, id, "exit 3");
+        let process = eventually(&format!("{shell} to exit"), || {
+            let got = daemon.request(json!({"op": "get", "id": id}));
+            (got["process"]["lifecycle"]["status"] == "exited").then_some(got)
+        });
+        assert_eq!(process["process"]["lifecycle"]["exit_code"], 3, "{shell}");
+        let list = commands(&daemon, id);
+        let last = list.last().expect("the exit command");
+        assert_eq!(last["command"], "exit 3", "{shell}");
+        if shell == "fish" {
+            // fish's postexec event comes before it exits: the end mark has the status.
+            assert_eq!(last["exit_code"], 3, "{shell}");
+            assert!(last["output_end"].as_u64() <= process["process"]["output_tail"].as_u64(), "{shell}");
+        } else {
+            // No end mark: the command ended where the output did, without a status of its own.
+            assert_eq!(last["exit_code"], Value::Null, "{shell}");
+            assert_eq!(last["output_end"], process["process"]["output_tail"], "{shell}");
+        }
+        assert!(!last["finished_at"].is_null(), "{shell}");
+        assert_eq!(shell_of(&daemon, id)["command_id"], Value::Null, "{shell}");
+    }
+}
+
+#[test]
+fn login_shells_read_the_login_files_and_still_report_their_commands() {
+    for shell in SHELLS {
+        require(shell);
+        let daemon = Daemon::start();
+        let home = home();
+        let write = |name: &str, text: &str| std::fs::write(home.path().join(name), text).expect("start-up file");
+        write(".bash_profile", "echo profile >> \"$HOME/bash-login\"\n");
+        write(".zprofile", "echo zprofile >> \"$HOME/zsh-login\"\n");
+        write(".zlogin", "echo zlogin >> \"$HOME/zsh-login\"\n");
+        let vars = json!({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home.path(), "LANG": "C.UTF-8"});
+        let created = daemon.request(json!({"op": "create_pty", "program": shell, "args": ["-l"], "cwd": home.path(),
+            "env": vars, "group_id": "shell", "title": shell, "cols": 100, "rows": 30, "shell_integration": true}));
+        assert_eq!(created["process"]["command"], json!([shell, "-l"]), "the request's command is reported");
+        let id = created["process"]["id"].as_u64().expect("id");
+        eventually(&format!("{shell}'s first prompt"), || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+        type_line(&daemon, id, "true");
+        assert_eq!(finished(&daemon, id, 1)[0]["exit_code"], 0, "{shell}");
+        match shell {
+            "bash" => {
+                let login = std::fs::read_to_string(home.path().join("bash-login")).expect("bash's login file");
+                assert_eq!(login, "profile\n");
+                // A login shell reads ~/.bash_profile, not ~/.bashrc (this one does not source it).
+                assert!(!home.path().join("bash-rc").exists());
+            }
+            "zsh" => {
+                let login = std::fs::read_to_string(home.path().join("zsh-login")).expect("zsh's login files");
+                assert_eq!(login, "zprofile\nzlogin\n");
+                assert_eq!(std::fs::read_to_string(home.path().join("zsh-rc")).expect(".zshrc"), "read\n");
+            }
+            _ => {
+                assert_eq!(std::fs::read_to_string(home.path().join("fish-rc")).expect("config.fish"), "read\n");
+            }
+        }
+    }
+}
