@@ -85,7 +85,8 @@ test("a shell with integration: one persistent bash, its commands with their exi
   const home = tempDir(t);
   const env = { HOME: home, PATH: process.env["PATH"] ?? "/usr/bin:/bin" };
   const pty = await daemon.createPty({ program: "bash", cwd: home, env, cols: 80, rows: 24, shellIntegration: true });
-  assert.deepEqual(pty.pty?.shell, { state: "starting", command_id: null, cwd: null });
+  // Starting, unless the shell was quick enough to reach its prompt before the answer.
+  assert.ok(pty.pty?.shell?.state === "starting" || pty.pty?.shell?.state === "prompt", JSON.stringify(pty.pty));
   await eventually("the first prompt", async () => (await daemon.get(pty.id)).pty?.shell?.state === "prompt");
   // Typed as a user would; the shell keeps its state from one command to the next.
   await daemon.write(pty.id, null, bytes("cd /tmp && export GREETING=hi\r"));

@@ -31,8 +31,8 @@ impl Actor {
     fn shell_changed(&mut self) {
         for change in &self.shell_changes {
             match change {
-                Change::Started(command_id) => tracing::trace!(id = self.parts.id, command_id, "command started"),
-                Change::Finished(command_id) => tracing::trace!(id = self.parts.id, command_id, "command finished"),
+                Change::Started { id, at } => tracing::trace!(terminal = self.parts.id, id, at, "command started"),
+                Change::Finished { id, at } => tracing::trace!(terminal = self.parts.id, id, at, "command finished"),
             }
         }
     }

@@ -14,13 +14,14 @@ use opencode_pty_protocol::{
 
 use super::marks::{Kind, Mark, Scanner};
 
-/// A change to the command list the actor may have to act on.
+/// A change to the command list the actor may have to act on, with the output offset where it happened (an event
+/// about it belongs after the output before that offset, and before the output after it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Change {
-    /// The command with this id started.
-    Started(u64),
-    /// The command with this id finished.
-    Finished(u64),
+    /// The command `id` started: its output starts at `at`.
+    Started { id: u64, at: u64 },
+    /// The command `id` finished: its output ended at `at`.
+    Finished { id: u64, at: u64 },
 }
 
 /// The shell of one terminal with shell integration.
@@ -103,7 +104,7 @@ impl Tracker {
                 });
                 self.running = true;
                 self.state = ShellStateState::Running;
-                changes.push(Change::Started(command_id));
+                changes.push(Change::Started { id: command_id, at: end });
             }
             Kind::End { exit_code } => {
                 self.finish(start, exit_code, now, changes);
@@ -121,7 +122,7 @@ impl Tracker {
             command.output_end = Some(at);
             command.exit_code = exit_code;
             command.finished_at = Some(now);
-            changes.push(Change::Finished(command.command_id));
+            changes.push(Change::Finished { id: command.command_id, at });
         }
     }
 
