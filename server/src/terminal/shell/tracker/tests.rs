@@ -124,3 +124,22 @@ fn command_lines_and_directories_are_bounded_and_cleaned() {
     assert_eq!(shell_cwd(b"/tmp/a\nb"), None);
     assert_eq!(shell_cwd("/".repeat(MAX_SHELL_CWD_BYTES + 1).as_bytes()), None);
 }
+
+#[test]
+fn the_largest_commands_answer_fits_one_frame() {
+    // Every command line and directory at its bound, each byte one that JSON doubles (`"`, `\`).
+    let worst = ShellCommand {
+        command_id: opencode_pty_protocol::MAX_EXACT_INTEGER,
+        command: "\"".repeat(MAX_COMMAND_LINE_BYTES),
+        cwd: Some("\\".repeat(MAX_SHELL_CWD_BYTES)),
+        output_start: opencode_pty_protocol::MAX_EXACT_INTEGER,
+        output_end: Some(opencode_pty_protocol::MAX_EXACT_INTEGER),
+        exit_code: Some(u32::MAX),
+        started_at: opencode_pty_protocol::MAX_EXACT_INTEGER,
+        finished_at: Some(opencode_pty_protocol::MAX_EXACT_INTEGER),
+    };
+    let commands = serde_json::to_vec(&vec![worst; MAX_COMMANDS]).expect("json").len();
+    // What is left is far more than the largest process info (its command at most `MAX_COMMAND_BYTES`).
+    let rest = 4 * opencode_pty_protocol::MAX_COMMAND_BYTES;
+    assert!(commands + rest < opencode_pty_protocol::MAX_FRAME_BYTES, "{commands} bytes");
+}
