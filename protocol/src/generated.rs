@@ -772,7 +772,7 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
 ///One command a shell with integration ran, as its marks told it (SPEC §10).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ShellCommand {
-    ///The command line as the shell read it (bash: from its history when the line was saved, else the first simple command). At most 4096 bytes of UTF-8 (`MAX_COMMAND_LINE_BYTES`): a longer one is cut at a character boundary.
+    ///The command line as the shell read it (bash: from its history, empty for a line bash keeps out of it). At most 4096 bytes of UTF-8 (`MAX_COMMAND_LINE_BYTES`): a longer one is cut at a character boundary.
     pub command: ::std::string::String,
     ///Numbers the terminal's commands from 1, in the order they started.
     #[serde(deserialize_with = "crate::serde_rules::exact_u64")]

@@ -116,6 +116,7 @@ fn each_shell_reports_its_prompt_cwd_and_commands_with_offsets_and_exit_codes() 
     for shell in SHELLS {
         require(shell);
         let daemon = Daemon::start();
+        let _owner = daemon.own();
         let home = home();
         let work = tempfile::tempdir().expect("work");
         let id = create(&daemon, shell, home.path(), work.path(), &[]);
@@ -162,6 +163,7 @@ fn marks_without_the_nonce_start_and_end_nothing() {
     for shell in SHELLS {
         require(shell);
         let daemon = Daemon::start();
+        let _owner = daemon.own();
         let home = home();
         // What `cat` prints: an end with status 7 and a prompt, bare and with someone else's nonce.
         let forged = "\x1b]133;D;7\x07\x1b]133;A\x07\x1b]133;D;7;opty=00000000000000000000000000000000.99\x07forged\n";
@@ -186,6 +188,7 @@ fn the_environment_stays_as_given_and_the_user_prompt_command_still_runs() {
     for shell in SHELLS {
         require(shell);
         let daemon = Daemon::start();
+        let _owner = daemon.own();
         let home = home();
         let zdotdir = home.path().join("zdot");
         std::fs::create_dir_all(&zdotdir).expect("zdotdir");
@@ -214,6 +217,7 @@ fn the_environment_stays_as_given_and_the_user_prompt_command_still_runs() {
 #[test]
 fn other_programs_and_terminals_without_integration_are_refused_clearly() {
     let daemon = Daemon::start();
+    let _owner = daemon.own();
     let refused = daemon.request(json!({"op": "create_pty", "program": "sh", "args": [], "cwd": "/", "env": {},
         "group_id": "g", "title": "t", "cols": 80, "rows": 24, "shell_integration": true}));
     assert!(message(&refused).contains("bash, zsh and fish"), "{refused}");
@@ -228,6 +232,7 @@ fn other_programs_and_terminals_without_integration_are_refused_clearly() {
 fn the_script_lives_in_the_runtime_directory_until_its_terminal_ends() {
     require("bash");
     let daemon = Daemon::start();
+    let _owner = daemon.own();
     let home = home();
     let id = create(&daemon, "bash", home.path(), home.path(), &[]);
     let scripts = daemon.dir().join("shell");
@@ -241,6 +246,7 @@ fn a_command_that_exits_the_shell_ends_with_the_output() {
     for shell in SHELLS {
         require(shell);
         let daemon = Daemon::start();
+        let _owner = daemon.own();
         let home = home();
         let id = create(&daemon, shell, home.path(), home.path(), &[]);
         eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
@@ -272,6 +278,7 @@ fn login_shells_read_the_login_files_and_still_report_their_commands() {
     for shell in SHELLS {
         require(shell);
         let daemon = Daemon::start();
+        let _owner = daemon.own();
         let home = home();
         let write = |name: &str, text: &str| std::fs::write(home.path().join(name), text).expect("start-up file");
         write(".bash_profile", "echo profile >> \"$HOME/bash-login\"\n");
@@ -302,4 +309,64 @@ fn login_shells_read_the_login_files_and_still_report_their_commands() {
             }
         }
     }
+}
+
+#[test]
+fn ctrl_c_ends_a_running_command_with_the_shell_status_of_an_interrupt() {
+    for shell in SHELLS {
+        require(shell);
+        let daemon = Daemon::start();
+        let _owner = daemon.own();
+        let home = home();
+        let id = create(&daemon, shell, home.path(), home.path(), &[]);
+        eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+        type_line(&daemon, id, "sleep 30");
+        eventually("sleep to run", || (shell_of(&daemon, id)["state"] == "running").then_some(()));
+        let data = BASE64.encode("\x03");
+        let answer = daemon.request(json!({"op": "write", "id": id, "attachment_id": null, "data_base64": data}));
+        assert_eq!(answer["type"], "ok", "{answer}");
+        assert_eq!(finished(&daemon, id, 1)[0]["exit_code"], 130, "{shell}");
+    }
+}
+
+#[test]
+fn a_long_output_keeps_exact_offsets_past_the_replay() {
+    require("bash");
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let home = home();
+    let id = create(&daemon, "bash", home.path(), home.path(), &[]);
+    eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+    // 16 MiB without a newline: the PTY changes none of it, so the command's output is exactly that long.
+    let size = 16 << 20;
+    type_line(&daemon, id, &format!("head -c {size} /dev/zero | tr '\\0' x"));
+    let command = &finished(&daemon, id, 1)[0];
+    let (start, end) = (command["output_start"].as_u64().unwrap(), command["output_end"].as_u64().unwrap());
+    assert_eq!(end - start, size, "{command}");
+    // The replay (2 MiB by default) no longer holds the start; it still ends with the command's last bytes.
+    let replay = daemon.request(json!({"op": "replay", "id": id, "offset": start}));
+    assert_eq!(replay["truncated"], true, "{}", replay["available_offset"]);
+}
+
+#[test]
+fn bash_keeps_the_user_prompt_command_array_and_debug_trap_and_records_every_line() {
+    require("bash");
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let home = home();
+    let rc = "PROMPT_COMMAND=('echo one >> \"$HOME/pc.log\"' 'echo two-$? >> \"$HOME/pc.log\"')\n\
+              trap 'echo trap >> \"$HOME/trap.log\"' DEBUG\nHISTCONTROL=ignorespace\n";
+    std::fs::write(home.path().join(".bashrc"), rc).expect(".bashrc");
+    let id = create(&daemon, "bash", home.path(), home.path(), &[]);
+    eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+    // A line that is only a subshell, then one bash keeps out of its history.
+    type_line(&daemon, id, "(exit 4)");
+    assert_eq!(finished(&daemon, id, 1)[0]["exit_code"], 4);
+    type_line(&daemon, id, " echo secret");
+    let list = finished(&daemon, id, 2);
+    assert_eq!((&list[0]["command"], &list[1]["command"]), (&json!("(exit 4)"), &json!("")), "{list:?}");
+    let log = std::fs::read_to_string(home.path().join("pc.log")).expect("the user's prompt commands ran");
+    // Both elements, each prompt, the second seeing the command's status.
+    assert!(log.contains("one\ntwo-4\none\ntwo-0\n"), "{log}");
+    assert!(std::fs::read_to_string(home.path().join("trap.log")).is_ok_and(|log| log.contains("trap")));
 }

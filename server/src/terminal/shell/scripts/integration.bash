@@ -22,7 +22,8 @@ fi
 # BEL` where n grows with every mark; plus OSC 7 for the working directory.
 __opty_seq=0
 __opty_running=0
-__opty_at_prompt=0
+__opty_hist=0
+__opty_z=
 __opty_ps1_mark=
 __opty_ctl=()
 __opty_hex=()
@@ -55,15 +56,14 @@ __opty_return() {
     return "$1"
 }
 
-# PROMPT_COMMAND: the end of the command that ran (D), the user's prompt commands, then the prompt (A, OSC 7)
-# and B at the end of PS1.
+# PROMPT_COMMAND: the end of the command that ran (D), the user's prompt commands, then the prompt (A, OSC 7),
+# B at the end of PS1 and C at the end of PS0.
 __opty_precmd() {
     local __opty_status=$? __opty_pc
     if [[ $__opty_running == 1 ]]; then
         __opty_running=0
         __opty_mark "D;$__opty_status"
     fi
-    __opty_at_prompt=0
     for __opty_pc in "${__opty_user_pc[@]}"; do
         if [[ -n $__opty_pc ]]; then
             __opty_return "$__opty_status"
@@ -78,33 +78,28 @@ __opty_precmd() {
     __opty_seq=$((__opty_seq + 1))
     __opty_ps1_mark="\[\e]133;B;opty=$__opty_nonce.$__opty_seq\a\]"
     PS1+=$__opty_ps1_mark
-    __opty_at_prompt=1
+    PS0=${PS0%"$__opty_ps0"}$__opty_ps0
+    # The number the next line gets in the history, if bash saves it there.
+    __opty_hist=${HISTCMD-0}
     return "$__opty_status"
 }
 
-# The DEBUG trap: before the first command of a line read at the prompt, C with the command line (from the
-# history when the line was saved there, else the command itself). Written to the terminal itself: the
-# command's redirections may already apply.
-__opty_preexec() {
-    [[ $__opty_at_prompt == 1 ]] || return 0
-    __opty_at_prompt=0
-    # An empty line: the prompt command runs at once.
-    [[ $BASH_COMMAND == __opty_precmd ]] && return 0
-    __opty_running=1
-    local line= entry
+# PS0, which bash expands once it has read a line and before it runs it (not for an empty line): C with the
+# command line. Its arithmetic runs in the shell itself (the running flag and the mark's number); the command
+# substitution in a subshell, which takes the line from the history when bash saved it there (else it is left
+# empty). PS0 goes to the terminal whatever the command's own redirections.
+__opty_ps0='${__opty_z:$((__opty_running=1,__opty_seq+=1,0)):0}$(__opty_output_mark)'
+__opty_output_mark() {
+    local entry line=
     if [[ -o history ]]; then
         entry=$(HISTTIMEFORMAT= builtin history 1)
-        if [[ $entry =~ ^[[:space:]]*([0-9]+)[*]?[[:space:]][[:space:]](.*)$ ]] && [[ ${BASH_REMATCH[1]} == "${HISTCMD-}" ]]; then
+        # "  123  text" (a '*' after the number marks an edited entry)
+        if [[ $entry =~ ^[[:space:]]*([0-9]+)[*]?[[:space:]][[:space:]](.*)$ ]] && [[ ${BASH_REMATCH[1]} == "$__opty_hist" ]]; then
             line=${BASH_REMATCH[2]}
         fi
     fi
-    [[ -n $line ]] || line=$BASH_COMMAND
     __opty_encode "$line"
-    if [[ -w /dev/tty ]]; then
-        __opty_mark C ";cmdline_url=$__opty_encoded" 2>/dev/null >/dev/tty
-    else
-        __opty_mark C ";cmdline_url=$__opty_encoded"
-    fi
+    printf '\e]133;C;opty=%s.%s;cmdline_url=%s\a' "$__opty_nonce" "$__opty_seq" "$__opty_encoded"
 }
 
 if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
@@ -114,12 +109,3 @@ else
 fi
 unset PROMPT_COMMAND
 PROMPT_COMMAND=__opty_precmd
-__opty_user_debug=$(trap -p DEBUG)
-if [[ -n $__opty_user_debug ]]; then
-    __opty_user_debug=${__opty_user_debug#trap -- }
-    __opty_user_debug=${__opty_user_debug% DEBUG}
-    eval "__opty_user_debug=$__opty_user_debug"
-    trap "__opty_preexec \"\$_\"; $__opty_user_debug" DEBUG
-else
-    trap '__opty_preexec "$_"' DEBUG
-fi
