@@ -5,7 +5,10 @@
 //! most [`MAX_MARK_BYTES`] of it), and jumps from one ESC to the next with `memchr`. What it finds never changes
 //! the output: the marks stay in the bytes the replay, the emulator and the subscribers get.
 //!
-//! A mark of ours is `ESC ] 133 ; <A|B|C|D> [; <exit status>] ; opty=<nonce>.<sequence> [; key=value]* BEL`. The
+//! A mark of ours is `ESC ] 133 ; <P|B|C|D> [; <exit status>] ; opty=<nonce>.<sequence> [; key=value]* BEL`. The
+//! prompt's mark is P, not A: A also starts a fresh line in emulators that implement it (libghostty-vt does), and
+//! not in those that ignore OSC 133 (xterm.js), so the daemon's screen would differ from a client's replay. A
+//! with the nonce is read as P all the same. The
 //! sequence grows with every mark the script writes, so a mark is taken only when its sequence is above the last
 //! one taken: a copy of this terminal's own earlier output (a `cat` of a recorded session) ends nothing either.
 
@@ -138,7 +141,7 @@ impl Scanner {
 /// What a mark of ours says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Kind {
-    /// A: the prompt starts; the shell's working directory, when it said.
+    /// P (or A): the prompt starts; the shell's working directory, when it said.
     Prompt { cwd: Option<Vec<u8>> },
     /// B: the prompt ends, the command line starts.
     Input,
@@ -174,7 +177,7 @@ impl Mark {
             }
         }
         let kind = match kind {
-            b"A" => Kind::Prompt { cwd },
+            b"P" | b"A" => Kind::Prompt { cwd },
             b"B" => Kind::Input,
             b"C" => Kind::Output { command: command.unwrap_or_default() },
             b"D" => Kind::End { exit_code },

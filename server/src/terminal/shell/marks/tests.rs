@@ -46,10 +46,11 @@ fn a_payload_is_kept_up_to_its_bound_and_the_mark_still_ends() {
 fn each_kind_parses_with_the_nonce_and_nothing_parses_without_it() {
     let mark = |payload: &str| Mark::parse(payload.as_bytes(), NONCE);
     assert_eq!(
-        mark(&format!("A;opty={NONCE}.1;cwd=/tmp/a%3Bb%25")),
+        mark(&format!("P;opty={NONCE}.1;cwd=/tmp/a%3Bb%25")),
         Some(Mark { kind: Kind::Prompt { cwd: Some(b"/tmp/a;b%".to_vec()) }, sequence: 1 })
     );
     assert_eq!(mark(&format!("B;opty={NONCE}.2")), Some(Mark { kind: Kind::Input, sequence: 2 }));
+    assert_eq!(mark(&format!("A;opty={NONCE}.7")), Some(Mark { kind: Kind::Prompt { cwd: None }, sequence: 7 }));
     assert_eq!(
         mark(&format!("C;opty={NONCE}.3;cmdline_url=echo%20hi%0Athere")),
         Some(Mark { kind: Kind::Output { command: b"echo hi\nthere".to_vec() }, sequence: 3 })

@@ -17,7 +17,7 @@ elif [[ -r ~/.bashrc ]]; then
     . ~/.bashrc
 fi
 
-# Then the marks: A (prompt, with the working directory), B (end of the prompt), C (the command's output starts,
+# Then the marks: P (prompt, with the working directory), B (end of the prompt), C (the command's output starts,
 # with its command line), D (the command ended, with its status), each `ESC ] 133 ; <kind> ... ; opty=<nonce>.<n>
 # BEL` where n grows with every mark; plus OSC 7 for the working directory.
 __opty_seq=0
@@ -56,7 +56,7 @@ __opty_return() {
     return "$1"
 }
 
-# PROMPT_COMMAND: the end of the command that ran (D), the user's prompt commands, then the prompt (A, OSC 7),
+# PROMPT_COMMAND: the end of the command that ran (D), the user's prompt commands, then the prompt (P, OSC 7),
 # B at the end of PS1 and C at the end of PS0.
 __opty_precmd() {
     local __opty_status=$? __opty_pc
@@ -71,7 +71,7 @@ __opty_precmd() {
         fi
     done
     __opty_encode "$PWD"
-    __opty_mark A ";cwd=$__opty_encoded"
+    __opty_mark P ";cwd=$__opty_encoded"
     printf '\e]7;file://%s%s\a' "${HOSTNAME-}" "$__opty_encoded"
     # A prompt command may have set PS1 anew; else our last B is still at its end.
     PS1=${PS1%"$__opty_ps1_mark"}

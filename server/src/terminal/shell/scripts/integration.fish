@@ -1,6 +1,6 @@
 # opencode-pty's shell integration for fish, sourced through `fish --init-command` once fish has read the user's
 # own configuration. The daemon writes this file for one terminal with its nonce in the line above
-# (__opty_nonce). A (prompt, with the working directory), B (end of the prompt), C (the command's output starts,
+# (__opty_nonce). P (prompt, with the working directory), B (end of the prompt), C (the command's output starts,
 # with its command line), D (the command ended, with its status), each `ESC ] 133 ; <kind> ... ; opty=<nonce>.<n>
 # BEL` where n grows with every mark; plus OSC 7. Nothing here is exported.
 set -g __opty_seq 0
@@ -22,7 +22,7 @@ end
 
 function __opty_prompt_start --on-event fish_prompt
     set -l cwd (string escape --style=url -- $PWD)
-    __opty_mark A ";cwd=$cwd"
+    __opty_mark P ";cwd=$cwd"
     printf '\e]7;file://%s%s\a' $hostname $cwd
 end
 

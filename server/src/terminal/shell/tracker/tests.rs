@@ -30,7 +30,7 @@ fn mark(kind: &str, sequence: u64, extra: &str) -> String {
 fn a_prompt_cycle_gives_a_command_with_its_offsets_and_exit_code() {
     let mut feed = Feed::new();
     assert_eq!(feed.tracker.state(), starting());
-    feed.put(&mark("A", 1, ";cwd=/home/me"));
+    feed.put(&mark("P", 1, ";cwd=/home/me"));
     feed.put("$ ");
     feed.put(&mark("B", 2, ""));
     feed.put("false\r\n");
@@ -41,7 +41,7 @@ fn a_prompt_cycle_gives_a_command_with_its_offsets_and_exit_code() {
     feed.put("oops\r\n");
     let output_end = feed.offset;
     feed.put(&mark("D", 4, "").replace("D;", "D;1;"));
-    feed.put(&mark("A", 5, ";cwd=/tmp"));
+    feed.put(&mark("P", 5, ";cwd=/tmp"));
     assert_eq!(
         feed.changes,
         vec![Change::Started { id: 1, at: output_start }, Change::Finished { id: 1, at: output_end }]

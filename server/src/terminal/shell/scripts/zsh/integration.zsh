@@ -1,4 +1,4 @@
-# opencode-pty's shell integration for zsh: the marks, once the user's files have run. A (prompt, with the
+# opencode-pty's shell integration for zsh: the marks, once the user's files have run. P (prompt, with the
 # working directory), B (end of the prompt), C (the command's output starts, with its command line), D (the
 # command ended, with its status), each `ESC ] 133 ; <kind> ... ; opty=<nonce>.<n> BEL` where n grows with every
 # mark; plus OSC 7. Nothing here is exported.
@@ -25,7 +25,7 @@ __opty_mark() {
     printf '\e]133;%s;opty=%s.%s%s\a' "$1" "$__opty_nonce" "$__opty_seq" "$2"
 }
 
-# The first precmd hook: the end of the command that ran (D), then the prompt (A, OSC 7).
+# The first precmd hook: the end of the command that ran (D), then the prompt (P, OSC 7).
 __opty_precmd() {
     local __opty_status=$?
     emulate -L zsh
@@ -34,7 +34,7 @@ __opty_precmd() {
         __opty_mark "D;$__opty_status"
     fi
     __opty_encode "$PWD"
-    __opty_mark A ";cwd=$REPLY"
+    __opty_mark P ";cwd=$REPLY"
     printf '\e]7;file://%s%s\a' "$HOST" "$REPLY"
     return $__opty_status
 }
