@@ -88,7 +88,8 @@ impl Drop for Launch {
     }
 }
 
-/// Writes terminal `id`'s script into `dir` (the runtime directory's [`SHELL_DIR`], made if missing) and says
+/// Writes terminal `id`'s script into `dir` (the runtime directory's [`SHELL_DIR`], made if missing; the runtime
+/// directory itself must exist) and says
 /// how to start `program` with `args` to read it. `zdotdir` is ZDOTDIR as the child would get it.
 pub(crate) fn prepare(
     dir: &Path,
@@ -99,7 +100,11 @@ pub(crate) fn prepare(
 ) -> Result<Launch, ServiceError> {
     let shell = Shell::of(program)?;
     let failed = |e: std::io::Error| ServiceError::system("cannot write the shell integration script", e);
-    fs::DirBuilder::new().recursive(true).mode(PRIVATE_DIR_MODE).create(dir).map_err(failed)?;
+    // Not recursive: a runtime directory removed under the daemon is its watch's to make again, not ours.
+    match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(failed(e)),
+        _ => {}
+    }
     let nonce = format!("{:032x}", rand::random::<u128>());
     let header = format!("__opty_nonce={nonce}\n");
     match shell {

@@ -60,6 +60,7 @@ impl Tracker {
     /// milliseconds. Each change is pushed to `changes`, in order.
     pub(crate) fn output(&mut self, offset: u64, bytes: &[u8], now: u64, changes: &mut Vec<Change>) {
         let Tracker { scanner, nonce, .. } = self;
+        // At most one per 40-odd bytes of the chunk (a mark with the nonce is longer), like `changes`.
         let mut marks = Vec::new();
         scanner.scan(offset, bytes, |raw| {
             if let Some(mark) = Mark::parse(raw.payload, nonce) {
