@@ -355,7 +355,7 @@ fn bash_keeps_the_user_prompt_command_array_and_debug_trap_and_records_every_lin
     let _owner = daemon.own();
     let home = home();
     let rc = "PROMPT_COMMAND=('echo one >> \"$HOME/pc.log\"' 'echo two-$? >> \"$HOME/pc.log\"')\n\
-              trap 'echo trap >> \"$HOME/trap.log\"' DEBUG\nHISTCONTROL=ignorespace\n";
+              trap 'echo trap >> \"$HOME/trap.log\"' DEBUG\nHISTCONTROL=ignorespace\nset -u\n";
     std::fs::write(home.path().join(".bashrc"), rc).expect(".bashrc");
     let id = create(&daemon, "bash", home.path(), home.path(), &[]);
     eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));

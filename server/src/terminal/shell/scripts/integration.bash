@@ -78,7 +78,7 @@ __opty_precmd() {
     __opty_seq=$((__opty_seq + 1))
     __opty_ps1_mark="\[\e]133;B;opty=$__opty_nonce.$__opty_seq\a\]"
     PS1+=$__opty_ps1_mark
-    PS0=${PS0%"$__opty_ps0"}$__opty_ps0
+    PS0=${PS0-}; PS0=${PS0%"$__opty_ps0"}$__opty_ps0
     # The number the next line gets in the history, if bash saves it there.
     __opty_hist=${HISTCMD-0}
     return "$__opty_status"
@@ -102,10 +102,13 @@ __opty_output_mark() {
     printf '\e]133;C;opty=%s.%s;cmdline_url=%s\a' "$__opty_nonce" "$__opty_seq" "$__opty_encoded"
 }
 
-if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+# The prompt commands the user's files left (a string, or an array since bash 5.1), run by ours.
+if [[ -z ${PROMPT_COMMAND+set} ]]; then
+    __opty_user_pc=()
+elif [[ ${PROMPT_COMMAND@a} == *a* ]]; then
     __opty_user_pc=("${PROMPT_COMMAND[@]}")
 else
-    __opty_user_pc=("${PROMPT_COMMAND-}")
+    __opty_user_pc=("$PROMPT_COMMAND")
 fi
 unset PROMPT_COMMAND
 PROMPT_COMMAND=__opty_precmd
