@@ -27,7 +27,7 @@ fn require(shell: &str) {
 }
 
 /// A home folder whose start-up files, for every shell, write `<shell>-rc` into it when they run and export
-/// `USER_RC=yes`.
+/// `USER_RC=yes`; zsh's also sets `nounset` and a `precmd` of its own, writing `zpc.log`.
 fn home() -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("home");
     let path = home.path();
@@ -40,7 +40,10 @@ fn home() -> tempfile::TempDir {
         ".bashrc",
         "echo read >> \"$HOME/bash-rc\"\nexport USER_RC=yes\nPROMPT_COMMAND='echo pc >> \"$HOME/pc.log\"'\n",
     );
-    write(".zshrc", "echo read >> \"$HOME/zsh-rc\"\nexport USER_RC=yes\n");
+    write(
+        ".zshrc",
+        "echo read >> \"$HOME/zsh-rc\"\nexport USER_RC=yes\nsetopt nounset\nprecmd() { echo zpc >> \"$HOME/zpc.log\" }\n",
+    );
     write(".config/fish/config.fish", "echo read >> \"$HOME/fish-rc\"\nset -gx USER_RC yes\n");
     home
 }
@@ -155,6 +158,10 @@ fn each_shell_reports_its_prompt_cwd_and_commands_with_offsets_and_exit_codes() 
         assert_eq!((&newest[0]["command"], &newest[0]["exit_code"]), (&json!("read line"), &Value::Null));
         type_line(&daemon, id, "x");
         assert_eq!(finished(&daemon, id, 3)[2]["exit_code"], 0, "{shell}");
+        if shell == "zsh" {
+            let log = std::fs::read_to_string(home.path().join("zpc.log")).expect("the user's precmd ran");
+            assert!(log.lines().count() >= 3, "{log}");
+        }
     }
 }
 
@@ -321,7 +328,13 @@ fn ctrl_c_ends_a_running_command_with_the_shell_status_of_an_interrupt() {
         let id = create(&daemon, shell, home.path(), home.path(), &[]);
         eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
         type_line(&daemon, id, "sleep 30");
-        eventually("sleep to run", || (shell_of(&daemon, id)["state"] == "running").then_some(()));
+        // Interrupted once it runs (an interrupt during fish's preexec event cancels the command before it
+        // starts, and fish then writes no end mark: it ends at the next prompt without a status).
+        eventually("sleep to run", || {
+            let got = daemon.request(json!({"op": "get", "id": id}));
+            let pty = &got["process"]["pty"];
+            (pty["shell"]["state"] == "running" && pty["foreground_process"] == "sleep").then_some(())
+        });
         let data = BASE64.encode("\x03");
         let answer = daemon.request(json!({"op": "write", "id": id, "attachment_id": null, "data_base64": data}));
         assert_eq!(answer["type"], "ok", "{answer}");
