@@ -6,8 +6,9 @@
 //! channel; each ready operation is then one small named step. The terminal's lifecycle is an explicit
 //! [`Ending`] (the model pipe processes share) plus the failure, if any. The output path is in
 //! `actor/output.rs`, subscriptions and the controller in `actor/control.rs`, the screen and `info` in
-//! `actor/screen.rs`, shell integration in `actor/shell.rs`, the wait itself in `actor/waits.rs`. A chunk of output is processed only during one of the
-//! daemon's turns (`turns.rs`), or within the small allowance of a terminal that had caught up with its reader.
+//! `actor/screen.rs`, shell integration in `actor/shell.rs`, the wait itself in `actor/waits.rs`. A chunk of
+//! output is processed only during one of the daemon's turns (`turns.rs`), or within the small allowance of a
+//! terminal that had caught up with its reader.
 
 mod control;
 mod output;
