@@ -57,6 +57,27 @@ pub(crate) async fn cat_at_once(
     file: &Path,
     limit: Duration,
 ) -> Result<CatRun> {
+    cat_at_once_in(daemon, dir, terminals, observers, file, limit, Integration::Off).await
+}
+
+/// Whether the terminals of [`cat_at_once_in`] run `sh` or `bash` started with shell integration (whose
+/// output the daemon then scans for marks; `bash -c` reads no rcfile, so it writes none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Integration {
+    Off,
+    Bash,
+}
+
+/// [`cat_at_once`], in terminals started as `integration` says.
+pub(crate) async fn cat_at_once_in(
+    daemon: &Daemon,
+    dir: &Path,
+    terminals: usize,
+    observers: usize,
+    file: &Path,
+    limit: Duration,
+    integration: Integration,
+) -> Result<CatRun> {
     let client = daemon.client();
     let file_len = crate::data::file_len(file)?;
     let mut gate = Gate::new(&dir.join("gate"))?;
@@ -65,7 +86,13 @@ pub(crate) async fn cat_at_once(
     let mut ids = Vec::with_capacity(terminals);
     let mut drains = Vec::with_capacity(terminals);
     for _ in 0..terminals {
-        let params = CreatePty { args: vec!["-c".into(), command.clone()], ..CreatePty::new("sh", cwd.clone()) };
+        let args = vec!["-c".into(), command.clone()];
+        let params = match integration {
+            Integration::Off => CreatePty { args, ..CreatePty::new("sh", cwd.clone()) },
+            Integration::Bash => {
+                CreatePty { args, shell_integration: Some(true), ..CreatePty::new("bash", cwd.clone()) }
+            }
+        };
         let id = client.create_pty(params).await?.id;
         ids.push(id);
         let mut tasks = Vec::with_capacity(observers);

@@ -52,11 +52,11 @@ pub use owner::Owner;
 pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Takeover};
 pub use registration::{MAX_REGISTRATION_BYTES, parse_registration, read_registration};
 pub use subscription::Subscription;
-pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Resized, Rows, Snapshot, response_type};
+pub use types::{Attached, Commands, Event, Exited, Handoff, Pong, Replay, Resized, Rows, Snapshot, response_type};
 
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.
 pub use opencode_pty_protocol as protocol;
 pub use opencode_pty_protocol::{
     AUTHENTICATION_FAILED, Mode, PROTOCOL_VERSION, ProcessInfo, REGISTRATION_FILE, Registration, Request, Response,
-    Role, Signal, UNSUPPORTED_REQUEST_PREFIX,
+    Role, ShellCommand, ShellState, ShellStateState, Signal, UNSUPPORTED_REQUEST_PREFIX,
 };

@@ -10,16 +10,16 @@
 use std::num::NonZeroU16;
 
 use opencode_pty_protocol::{
-    ControlRequest, GetRequest, InputRequest, ListRequest, Mode, PingRequest, ProcessInfo, ReadRowsRequest,
-    RenameRequest, ReplayRequest, Request, ResizeRequest, SetMetadataRequest, ShutdownRequest, Signal, SignalRequest,
-    SnapshotRequest, TerminateRequest, WriteRequest,
+    CommandsRequest, ControlRequest, GetRequest, InputRequest, ListRequest, Mode, PingRequest, ProcessInfo,
+    ReadRowsRequest, RenameRequest, ReplayRequest, Request, ResizeRequest, SetMetadataRequest, ShutdownRequest, Signal,
+    SignalRequest, SnapshotRequest, TerminateRequest, WriteRequest,
 };
 use serde_json::{Map, Value};
 
 use crate::client::Client;
 use crate::error::ClientError;
 use crate::params::{CreatePipe, CreatePty};
-use crate::types::{Pong, Replay, Rows, Snapshot, encode_base64};
+use crate::types::{Commands, Pong, Replay, Rows, Snapshot, encode_base64};
 
 impl Client {
     /// `ping`: who the daemon is and what it speaks. The answer is not checked against the registration; see
@@ -101,6 +101,12 @@ impl Client {
     /// `read_rows`: the last `rows` physical rows of a PTY's active screen (`None`: its current height).
     pub async fn read_rows(&self, id: u64, rows: Option<NonZeroU16>) -> Result<Rows, ClientError> {
         self.exchange(ReadRowsRequest { id, rows }).await
+    }
+
+    /// `commands`: the last commands of a terminal started with `shell_integration` (the newest `limit`, or all
+    /// it keeps), oldest first, with the process info (SPEC §10). Needs the daemon's `commands` feature.
+    pub async fn commands(&self, id: u64, limit: Option<NonZeroU16>) -> Result<Commands, ClientError> {
+        self.exchange(CommandsRequest { id, limit }).await
     }
 
     /// `rename`: sets a PTY's user title, or clears it with `None` (or an empty title).

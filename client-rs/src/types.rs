@@ -15,7 +15,8 @@ use crate::error::ClientError;
 
 pub use crate::generated::{Attached, Replay, Resized, Snapshot};
 pub use opencode_pty_protocol::{
-    ExitedResponse as Exited, HandoffResponse as Handoff, PongResponse as Pong, RowsResponse as Rows,
+    CommandsResponse as Commands, ExitedResponse as Exited, HandoffResponse as Handoff, PongResponse as Pong,
+    RowsResponse as Rows,
 };
 
 /// What a [`Subscription`](crate::Subscription) yields after `attached`.

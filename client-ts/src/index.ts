@@ -36,6 +36,7 @@ export {
 export { problemWith } from "./core/check.js";
 export type {
   Attached,
+  Commands,
   ControllerChanged,
   DeepReadonly,
   EventView,

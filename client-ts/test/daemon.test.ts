@@ -15,6 +15,7 @@ import {
   Daemon,
   DaemonError,
   encodeControl,
+  FEATURES,
   ProtocolError,
   TimeoutError,
   VersionMismatchError,
@@ -28,7 +29,7 @@ const shell = { program: "/bin/sh", cwd: "/", env: { PS1: "$ " }, cols: 80, rows
 test("a PTY: create, type, resize, read rows, titles, snapshot, terminate", limit, async (t) => {
   const { daemon, owner } = await spawned(t);
   releaseAtEnd(t, owner);
-  assert.deepEqual(daemon.features, []);
+  assert.deepEqual(daemon.features, [...FEATURES]);
   const pty = await daemon.createPty({ ...shell, groupId: "session-1", title: "shell" });
   assert.equal(pty.mode, "pty");
   assert.equal(pty.pty?.title, "shell");
@@ -76,6 +77,37 @@ test("a PTY: create, type, resize, read rows, titles, snapshot, terminate", limi
   }
   assert.equal(subscription.endReason, "closed");
   await assert.rejects(daemon.get(pty.id), (e: unknown) => e instanceof DaemonError && e.message === `process ${pty.id} not found`);
+});
+
+test("a shell with integration: one persistent bash, its commands with their exit codes and output", limit, async (t) => {
+  const { daemon, owner } = await spawned(t);
+  releaseAtEnd(t, owner);
+  const home = tempDir(t);
+  const env = { HOME: home, PATH: process.env["PATH"] ?? "/usr/bin:/bin" };
+  const pty = await daemon.createPty({ program: "bash", cwd: home, env, cols: 80, rows: 24, shellIntegration: true });
+  // Starting, unless the shell was quick enough to reach its prompt before the answer.
+  assert.ok(pty.pty?.shell?.state === "starting" || pty.pty?.shell?.state === "prompt", JSON.stringify(pty.pty));
+  await eventually("the first prompt", async () => (await daemon.get(pty.id)).pty?.shell?.state === "prompt");
+  // Typed as a user would; the shell keeps its state from one command to the next.
+  await daemon.write(pty.id, null, bytes("cd /tmp && export GREETING=hi\r"));
+  await daemon.write(pty.id, null, bytes("echo $GREETING-$PWD; false\r"));
+  let listed = await daemon.commands(pty.id);
+  await eventually("two finished commands", async () => {
+    listed = await daemon.commands(pty.id);
+    return listed.commands.length === 2 && listed.commands.every((c) => c.exit_code !== null);
+  });
+  const [first, second] = listed.commands;
+  assert.equal(first?.exit_code, 0);
+  assert.equal(second?.command, "echo $GREETING-$PWD; false");
+  assert.equal(second?.cwd, "/tmp");
+  assert.equal(second?.exit_code, 1);
+  assert.equal(listed.process.pty?.shell?.cwd, "/tmp");
+  const start = second?.output_start ?? 0;
+  const replay = await daemon.replay(pty.id, start);
+  const output = Buffer.from(replay.bytes.subarray(0, (second?.output_end ?? 0) - start)).toString();
+  assert.equal(output, "hi-/tmp\r\n");
+  assert.equal((await daemon.commands(pty.id, 1)).commands.length, 1);
+  await daemon.terminate(pty.id);
 });
 
 test("a subscription replays from offset 0 and ends after exited", limit, async (t) => {

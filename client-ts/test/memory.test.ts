@@ -94,6 +94,23 @@ test("typed requests send the schema's members and return the answer's useful pa
   ]);
 });
 
+test("shell integration is asked only when given, and commands come back checked", quick, async () => {
+  const created = example("Response.created.json");
+  const commands = example("Response.commands.json");
+  const { daemon, seen } = await daemonWith((request) => (request["op"] === "commands" ? commands : created));
+  await daemon.createPty({ program: "bash", cwd: "/", cols: 80, rows: 24, shellIntegration: true });
+  const listed = await daemon.commands(1, 2);
+  assert.deepEqual(listed.commands, commands["commands"]);
+  assert.equal(listed.process.pty?.shell?.state, "running");
+  await daemon.commands(1);
+  assert.deepEqual(seen, [
+    { op: "create_pty", program: "bash", args: [], cwd: "/", env: {}, group_id: "", title: "bash", cols: 80, rows: 24,
+      shell_integration: true },
+    { op: "commands", id: 1, limit: 2 },
+    { op: "commands", id: 1 },
+  ]);
+});
+
 test("answers with bytes come decoded and camelCase; a replay must span its offsets", quick, async () => {
   const snapshot = example("Response.snapshot.json");
   const replay = { type: "replay", requested_offset: 0, available_offset: 2, end_offset: 4, truncated: true, data_base64: "aGk=" };

@@ -13,7 +13,8 @@ use crate::matching::ANY_VALUE;
 pub(crate) const MAX_RECORDED_OUTPUT_BYTES: usize = 4096;
 
 /// Members whose value differs on every run and is recorded as `"{...}"` (when not null).
-const VOLATILE_MEMBERS: &[&str] = &["started_at", "exited_at", "expires_at", "checkpoint_base64", "foreground_process"];
+const VOLATILE_MEMBERS: &[&str] =
+    &["started_at", "exited_at", "finished_at", "expires_at", "checkpoint_base64", "foreground_process"];
 
 /// Turns received values into patterns; keeps the captures it named so that a value seen again gets the
 /// same name.
@@ -59,6 +60,8 @@ impl Generalizer {
     fn walk(&mut self, key: Option<&str>, value: &Value) -> Value {
         match (key, value) {
             (Some(k), v) if VOLATILE_MEMBERS.contains(&k) && !v.is_null() => json!(ANY_VALUE),
+            // Null or a name, depending on whether the daemon had looked at the new child yet.
+            (Some("foreground_process"), _) => json!(ANY_VALUE),
             (Some("pid"), Value::Number(n)) if n.as_u64() == Some(self.daemon_pid) => json!("$daemon_pid"),
             (Some("pid"), Value::Number(_)) => json!(ANY_VALUE),
             (Some("id"), Value::Number(n)) if n.as_u64().is_some() => {

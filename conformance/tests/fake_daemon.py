@@ -28,7 +28,7 @@ token, instance = secrets.token_hex(16), secrets.token_hex(16)
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(path)
 listener.listen(16)
-registration = {"instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": [], "socket": path,
+registration = {"instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": ["commands"], "socket": path,
                 "token": token}
 with open(os.path.join(directory, "service.tmp"), "w") as f:
     json.dump(registration, f)
@@ -76,7 +76,7 @@ def serve(conn):
                 send(conn, {"type": "owned"})
                 continue
             if op == "ping":
-                pong = {"type": "pong", "instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": []}
+                pong = {"type": "pong", "instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": ["commands"]}
                 if fault == "missing-member":
                     del pong["features"]
                 send(conn, pong)

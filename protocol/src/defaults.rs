@@ -23,7 +23,7 @@ pub const DEFAULT_ROWS: NonZeroU16 = NonZeroU16::new(24).expect("24 is not zero"
 
 impl CreatePtyRequest {
     /// `program` in `cwd` with no arguments, no extra environment, an empty group, the program as its title and
-    /// a terminal of [`DEFAULT_COLS`] × [`DEFAULT_ROWS`].
+    /// a terminal of [`DEFAULT_COLS`] × [`DEFAULT_ROWS`], without shell integration.
     pub fn new(program: impl Into<String>, cwd: impl Into<String>) -> CreatePtyRequest {
         let program = program.into();
         CreatePtyRequest {
@@ -35,6 +35,7 @@ impl CreatePtyRequest {
             group_id: String::new(),
             cols: DEFAULT_COLS,
             rows: DEFAULT_ROWS,
+            shell_integration: None,
         }
     }
 }

@@ -237,6 +237,9 @@ pub struct PtyInfo {
     pub foreground_process: ::std::option::Option<::std::string::String>,
     ///Rows.
     pub rows: ::std::num::NonZeroU16,
+    ///What the shell says about itself: present only for a terminal started with `shell_integration` (SPEC §10), left out otherwise.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub shell: ::std::option::Option<ShellState>,
     ///The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. At most 256 characters (`MAX_TITLE_CHARS`): longer program titles are cut.
     pub title: ::std::string::String,
     ///The title set by `rename`, or null when none is set. At most 256 characters.
@@ -305,6 +308,9 @@ pub enum Request {
         program: ::std::string::String,
         ///The terminal height in rows.
         rows: ::std::num::NonZeroU16,
+        ///Starts the program, which must be `bash`, `zsh` or `fish` (by its file name), with the daemon's shell integration, so that the terminal's `pty.shell` and the `commands` request report the shell's prompt, its commands, their output offsets and exit codes (SPEC §10). Left out or false: the program starts exactly as asked. Only a daemon whose `features` include `commands` knows it.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        shell_integration: ::std::option::Option<bool>,
         ///The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`).
         title: ::std::string::String,
     },
@@ -482,6 +488,16 @@ pub enum Request {
     ///Stops the daemon and every process it runs. Accepted from the current owner channel and from any authenticated ordinary connection. Answered with `ok`, then the daemon stops.
     #[serde(rename = "shutdown")]
     Shutdown,
+    ///Lists the last commands of a terminal started with `shell_integration`, newest last. Answered with `commands`, or with `error` for a pipe process or a terminal without shell integration. Only a daemon whose `features` include `commands` knows it.
+    #[serde(rename = "commands")]
+    Commands {
+        ///The terminal.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        id: u64,
+        ///At most this many of the newest commands (1 to 256, `MAX_COMMANDS`); omitted or null: every command the terminal keeps.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        limit: ::std::option::Option<::std::num::NonZeroU16>,
+    },
 }
 impl ::std::convert::From<&Self> for Request {
     fn from(value: &Request) -> Self {
@@ -669,6 +685,14 @@ pub enum Response {
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         signal: ::std::option::Option<::std::string::String>,
     },
+    ///The answer to `commands`: the terminal's last commands (at most 256, `MAX_COMMANDS`), oldest first, captured in one step with the process info.
+    #[serde(rename = "commands")]
+    Commands {
+        ///The commands, oldest first; the running one, if any, last.
+        commands: ::std::vec::Vec<ShellCommand>,
+        ///The process info, captured in the same step as the commands.
+        process: ProcessInfo,
+    },
 }
 impl ::std::convert::From<&Self> for Response {
     fn from(value: &Response) -> Self {
@@ -738,6 +762,130 @@ impl ::std::convert::TryFrom<&::std::string::String> for Role {
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for Role {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One command a shell with integration ran, as its marks told it (SPEC §10).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct ShellCommand {
+    ///The command line as the shell read it (bash: from its history, empty for a line bash keeps out of it). At most 4096 bytes of UTF-8 (`MAX_COMMAND_LINE_BYTES`): a longer one is cut at a character boundary.
+    pub command: ::std::string::String,
+    ///Numbers the terminal's commands from 1, in the order they started.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+    pub command_id: u64,
+    ///The shell's working directory when the command started, or null when it had not reported one. At most 4096 bytes of UTF-8 (`MAX_SHELL_CWD_BYTES`).
+    #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
+    pub cwd: ::std::option::Option<::std::string::String>,
+    ///The command's exit status as the shell reported it, or null while it runs or when it ended without one (the next prompt came without an end mark, or the terminal exited).
+    #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
+    pub exit_code: ::std::option::Option<u32>,
+    ///When the daemon read the mark that ended the command (or learnt it had ended otherwise), as milliseconds since the Unix epoch; null while it runs.
+    #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
+    pub finished_at: ::std::option::Option<u64>,
+    ///The output offset where the mark that ended the command starts (just past its last byte of output), or null while it runs.
+    #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
+    pub output_end: ::std::option::Option<u64>,
+    ///The output offset just past the mark that started the command's output: its first byte of output, if any.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+    pub output_start: u64,
+    ///When the daemon read the mark that started the command.
+    #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+    pub started_at: u64,
+}
+impl ::std::convert::From<&ShellCommand> for ShellCommand {
+    fn from(value: &ShellCommand) -> Self {
+        value.clone()
+    }
+}
+///What the shell of a terminal started with `shell_integration` says about itself, from the marks its integration script writes (SPEC §10).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct ShellState {
+    ///The `command_id` of the running command, or null when none runs.
+    #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
+    pub command_id: ::std::option::Option<u64>,
+    ///The shell's working directory as it last reported it (at its latest prompt), or null before it has. At most 4096 bytes of UTF-8 (`MAX_SHELL_CWD_BYTES`): a longer one is reported as null.
+    #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
+    pub cwd: ::std::option::Option<::std::string::String>,
+    ///`starting` until the shell's first prompt, `prompt` while it shows its prompt or reads a command line, `running` from the start of a command's output until its end.
+    pub state: ShellStateState,
+}
+impl ::std::convert::From<&ShellState> for ShellState {
+    fn from(value: &ShellState) -> Self {
+        value.clone()
+    }
+}
+///`starting` until the shell's first prompt, `prompt` while it shows its prompt or reads a command line, `running` from the start of a command's output until its end.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum ShellStateState {
+    ///`starting`
+    #[serde(rename = "starting")]
+    Starting,
+    ///`prompt`
+    #[serde(rename = "prompt")]
+    Prompt,
+    ///`running`
+    #[serde(rename = "running")]
+    Running,
+}
+impl ::std::convert::From<&Self> for ShellStateState {
+    fn from(value: &ShellStateState) -> Self {
+        value.clone()
+    }
+}
+impl ::std::fmt::Display for ShellStateState {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Starting => f.write_str("starting"),
+            Self::Prompt => f.write_str("prompt"),
+            Self::Running => f.write_str("running"),
+        }
+    }
+}
+impl ::std::str::FromStr for ShellStateState {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "starting" => Ok(Self::Starting),
+            "prompt" => Ok(Self::Prompt),
+            "running" => Ok(Self::Running),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ShellStateState {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<&::std::string::String> for ShellStateState {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ShellStateState {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -911,12 +1059,24 @@ pub struct CreatePtyRequest {
     pub program: ::std::string::String,
     ///The terminal height in rows.
     pub rows: ::std::num::NonZeroU16,
+    ///Starts the program, which must be `bash`, `zsh` or `fish` (by its file name), with the daemon's shell integration, so that the terminal's `pty.shell` and the `commands` request report the shell's prompt, its commands, their output offsets and exit codes (SPEC §10). Left out or false: the program starts exactly as asked. Only a daemon whose `features` include `commands` knows it.
+    pub shell_integration: ::std::option::Option<bool>,
     ///The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`).
     pub title: ::std::string::String,
 }
 impl ::std::convert::From<CreatePtyRequest> for Request {
     fn from(value: CreatePtyRequest) -> Self {
-        let CreatePtyRequest { args, cols, cwd, env, group_id, program, rows, title } = value;
+        let CreatePtyRequest {
+            args,
+            cols,
+            cwd,
+            env,
+            group_id,
+            program,
+            rows,
+            shell_integration,
+            title,
+        } = value;
         Request::CreatePty {
             args,
             cols,
@@ -925,6 +1085,7 @@ impl ::std::convert::From<CreatePtyRequest> for Request {
             group_id,
             program,
             rows,
+            shell_integration,
             title,
         }
     }
@@ -941,6 +1102,7 @@ impl ::std::convert::TryFrom<Request> for CreatePtyRequest {
                 group_id,
                 program,
                 rows,
+                shell_integration,
                 title,
             } => {
                 Ok(CreatePtyRequest {
@@ -951,6 +1113,7 @@ impl ::std::convert::TryFrom<Request> for CreatePtyRequest {
                     group_id,
                     program,
                     rows,
+                    shell_integration,
                     title,
                 })
             }
@@ -1537,6 +1700,33 @@ impl ::std::convert::TryFrom<Request> for ShutdownRequest {
 impl crate::variant::RequestVariant for ShutdownRequest {
     const OP: &'static str = "shutdown";
     type Answer = OkResponse;
+}
+///Lists the last commands of a terminal started with `shell_integration`, newest last. Answered with `commands`, or with `error` for a pipe process or a terminal without shell integration. Only a daemon whose `features` include `commands` knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandsRequest {
+    ///The terminal.
+    pub id: u64,
+    ///At most this many of the newest commands (1 to 256, `MAX_COMMANDS`); omitted or null: every command the terminal keeps.
+    pub limit: ::std::option::Option<::std::num::NonZeroU16>,
+}
+impl ::std::convert::From<CommandsRequest> for Request {
+    fn from(value: CommandsRequest) -> Self {
+        let CommandsRequest { id, limit } = value;
+        Request::Commands { id, limit }
+    }
+}
+impl ::std::convert::TryFrom<Request> for CommandsRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Commands { id, limit } => Ok(CommandsRequest { id, limit }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for CommandsRequest {
+    const OP: &'static str = "commands";
+    type Answer = CommandsResponse;
 }
 ///The answer to `ping`: who the daemon is and what it speaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -2189,6 +2379,41 @@ impl crate::variant::ResponseVariant for ExitedResponse {
     const TYPE: &'static str = "exited";
     const EVENT: bool = true;
 }
+///The answer to `commands`: the terminal's last commands (at most 256, `MAX_COMMANDS`), oldest first, captured in one step with the process info.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandsResponse {
+    ///The commands, oldest first; the running one, if any, last.
+    pub commands: ::std::vec::Vec<ShellCommand>,
+    ///The process info, captured in the same step as the commands.
+    pub process: ProcessInfo,
+}
+impl ::std::convert::From<CommandsResponse> for Response {
+    fn from(value: CommandsResponse) -> Self {
+        let CommandsResponse { commands, process } = value;
+        Response::Commands {
+            commands,
+            process,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for CommandsResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::Commands { commands, process } => {
+                Ok(CommandsResponse {
+                    commands,
+                    process,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for CommandsResponse {
+    const TYPE: &'static str = "commands";
+    const EVENT: bool = false;
+}
 impl Request {
     /// The `op` tag, as on the wire.
     pub fn op(&self) -> &'static str {
@@ -2214,6 +2439,7 @@ impl Request {
             Request::Subscribe { .. } => "subscribe",
             Request::Terminate { .. } => "terminate",
             Request::Shutdown => "shutdown",
+            Request::Commands { .. } => "commands",
         }
     }
     /// The `type` of the response that answers this request (`x-answer` in the schema); an `error` may
@@ -2241,6 +2467,7 @@ impl Request {
             Request::Subscribe { .. } => "attached",
             Request::Terminate { .. } => "ok",
             Request::Shutdown => "ok",
+            Request::Commands { .. } => "commands",
         }
     }
 }
@@ -2265,6 +2492,7 @@ impl Response {
             Response::TitleChanged { .. } => "title_changed",
             Response::ForegroundProcessChanged { .. } => "foreground_process_changed",
             Response::Exited { .. } => "exited",
+            Response::Commands { .. } => "commands",
         }
     }
     /// Whether a subscription carries this after `attached` (`x-event` in the schema).
@@ -2279,7 +2507,7 @@ impl Response {
 /// The protocol version (`x-protocol-version` of `schema/protocol.json`).
 pub const PROTOCOL_VERSION: u32 = 8;
 /// Additive capabilities of this protocol version (`x-features`).
-pub const FEATURES: &[&str] = &[];
+pub const FEATURES: &[&str] = &["commands"];
 /// Every request `op`, in schema order.
 pub const REQUEST_OPS: &[&str] = &[
     "ping",
@@ -2303,6 +2531,7 @@ pub const REQUEST_OPS: &[&str] = &[
     "subscribe",
     "terminate",
     "shutdown",
+    "commands",
 ];
 /// Every response and event `type`, in schema order.
 pub const RESPONSE_TYPES: &[&str] = &[
@@ -2323,6 +2552,7 @@ pub const RESPONSE_TYPES: &[&str] = &[
     "title_changed",
     "foreground_process_changed",
     "exited",
+    "commands",
 ];
 /// The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order.
 pub const EVENT_TYPES: &[&str] = &[

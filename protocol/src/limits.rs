@@ -70,3 +70,17 @@ pub const MAX_ARGS: usize = 4096;
 /// The most bytes `program` and `args` may take together as the JSON array `command` that `ProcessInfo`
 /// reports (256 KiB): a cross-field bound, checked by the daemon.
 pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
+
+/// The most commands a terminal with shell integration keeps (the oldest is forgotten first), and so the most
+/// a `commands` answer lists and the largest `limit` it takes.
+pub const MAX_COMMANDS: usize = 256;
+
+/// The longest command line a terminal keeps for a command, in bytes of UTF-8: a longer one is cut at a
+/// character boundary. With [`MAX_SHELL_CWD_BYTES`] it keeps a `commands` answer of [`MAX_COMMANDS`] under
+/// one frame whatever the commands were (control characters other than tab and newline are kept as U+FFFD, so
+/// each byte costs at most two as JSON).
+pub const MAX_COMMAND_LINE_BYTES: usize = 4096;
+
+/// The longest working directory a shell's marks may report, in bytes of UTF-8 (Linux's `PATH_MAX`): a longer
+/// one is reported as unknown (null), never cut.
+pub const MAX_SHELL_CWD_BYTES: usize = 4096;

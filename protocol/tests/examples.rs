@@ -65,7 +65,7 @@ fn valid_examples_validate_and_round_trip_exactly() {
 
 /// Invalid examples whose rule only the schema states (the generated types accept them): exactly one of `pty`
 /// and `pipe` matching `mode`, the registration's hex patterns, and the size and length limits (`MAX_COLS`,
-/// `MAX_ROWS`, `MAX_TITLE_CHARS`, ...), which the daemon checks itself with messages that name the limit.
+/// `MAX_ROWS`, `MAX_TITLE_CHARS`, `MAX_COMMANDS`, ...), which the daemon checks itself with messages that name the limit.
 const SCHEMA_ONLY_RULES: &[&str] = &[
     "Response.process-with-pty-and-pipe",
     "Response.process-pipe-mode-with-pty",
@@ -77,6 +77,7 @@ const SCHEMA_ONLY_RULES: &[&str] = &[
     "Request.subscribe-attachment-id-too-long",
     "Request.create-pipe-group-id-too-long",
     "Request.create-pipe-too-many-args",
+    "Request.commands-limit-too-large",
 ];
 
 #[test]

@@ -2,8 +2,8 @@
 //! places (the schema for validators and other languages, the constant for the daemon), and they must agree.
 
 use opencode_pty_protocol::{
-    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_GROUP_ID_CHARS, MAX_PATH_CHARS, MAX_ROWS,
-    MAX_TITLE_CHARS, SCHEMA_JSON,
+    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_COMMAND_LINE_BYTES, MAX_COMMANDS,
+    MAX_GROUP_ID_CHARS, MAX_PATH_CHARS, MAX_ROWS, MAX_SHELL_CWD_BYTES, MAX_TITLE_CHARS, SCHEMA_JSON,
 };
 use serde_json::Value;
 
@@ -43,4 +43,28 @@ fn the_schema_states_the_same_limits_as_the_constants() {
     for op in ["subscribe", "write", "resize", "control", "input"] {
         assert_eq!(bound(&request(&schema, op)["attachment_id"], "maxLength"), MAX_ATTACHMENT_ID_CHARS, "{op}");
     }
+}
+
+/// A definition of the bundled schema.
+fn definition<'a>(schema: &'a Value, name: &str) -> &'a Value {
+    &schema["definitions"][name]["properties"]
+}
+
+#[test]
+fn the_shell_integration_limits_agree_with_the_constants() {
+    let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("bundled schema");
+    let commands = request(&schema, "commands");
+    assert_eq!(commands["limit"]["maximum"], MAX_COMMANDS as u64);
+    let answer = schema["definitions"]["Response"]["oneOf"]
+        .as_array()
+        .expect("Response variants")
+        .iter()
+        .find(|v| v["properties"]["type"]["const"] == "commands")
+        .expect("the commands answer");
+    assert_eq!(bound(&answer["properties"]["commands"], "maxItems"), MAX_COMMANDS);
+    // The schema counts characters, the daemon bytes: a string within the bytes is within the characters.
+    let command = definition(&schema, "ShellCommand");
+    assert_eq!(bound(&command["command"], "maxLength"), MAX_COMMAND_LINE_BYTES);
+    assert_eq!(bound(&command["cwd"], "maxLength"), MAX_SHELL_CWD_BYTES);
+    assert_eq!(bound(&definition(&schema, "ShellState")["cwd"], "maxLength"), MAX_SHELL_CWD_BYTES);
 }

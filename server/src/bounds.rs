@@ -7,11 +7,21 @@
 //! (`MAX_CELLS`, `MAX_COMMAND_BYTES`) are the daemon's alone.
 
 use opencode_pty_protocol::{
-    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_GROUP_ID_CHARS,
-    MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
+    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_COMMANDS,
+    MAX_GROUP_ID_CHARS, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
 };
 
 use crate::error::ServiceError;
+
+/// `commands`'s `limit` (1 to [`MAX_COMMANDS`]; the schema says so, the decoding does not), as a count.
+pub(crate) fn check_commands_limit(limit: Option<u16>) -> Result<Option<usize>, ServiceError> {
+    match limit.map(usize::from) {
+        Some(limit) if limit == 0 || limit > MAX_COMMANDS => Err(ServiceError::invalid(format!(
+            "limit must be between 1 and {MAX_COMMANDS} (MAX_COMMANDS), got {limit}"
+        ))),
+        limit => Ok(limit),
+    }
+}
 
 /// Refuses a terminal size with a zero, more than [`MAX_COLS`] columns, more than [`MAX_ROWS`] rows or more
 /// than [`MAX_CELLS`] cells.

@@ -148,6 +148,9 @@ pub enum ServiceError {
         /// What the request needs: `PTYs` or `pipe processes`.
         wanted: &'static str,
     },
+    /// A request about a terminal's shell (`commands`) for one started without `shell_integration`.
+    #[error("process {0} was not started with shell integration")]
+    NoShellIntegration(u64),
     /// The terminal did not answer in time.
     #[error("process {id} did not answer within {seconds} s")]
     Timeout {

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use opencode_pty_protocol::MAX_TITLE_CHARS;
+use opencode_pty_protocol::{MAX_SHELL_CWD_BYTES, MAX_TITLE_CHARS};
 
 use crate::bounds::{json_len, max_json_len};
 use crate::error::ServiceError;
@@ -33,13 +33,19 @@ pub(crate) const PROCESS_INFO_OVERHEAD_BYTES: usize = 1024;
 /// One PTY title at its longest as JSON.
 pub(crate) const TITLE_SLOT_BYTES: usize = max_json_len(MAX_TITLE_CHARS);
 
-/// What a PTY reserves: the overhead, its command, cwd and group id, and two title slots.
+/// What `pty.shell` can take at most as JSON: its keys and state, and a working directory of
+/// [`MAX_SHELL_CWD_BYTES`] without control characters (so at most two bytes each as JSON).
+pub(crate) const SHELL_SLOT_BYTES: usize = 128 + 2 * MAX_SHELL_CWD_BYTES + 2;
+
+/// What a PTY reserves: the overhead, its command, cwd and group id, two title slots, and with shell integration
+/// the shell's slot.
 pub(crate) fn pty_cost(spec: &PtySpec, command_bytes: usize) -> usize {
     PROCESS_INFO_OVERHEAD_BYTES
         + command_bytes
         + json_len(&spec.cwd.to_string_lossy())
         + json_len(&spec.group_id)
         + 2 * TITLE_SLOT_BYTES
+        + if spec.shell_integration { SHELL_SLOT_BYTES } else { 0 }
 }
 
 /// What a pipe process reserves: the overhead, its command, cwd, group id and output path.
@@ -129,6 +135,7 @@ mod tests {
                 foreground_process: Some("\u{fffd}".repeat(15)),
                 cols: dimension,
                 rows: dimension,
+                shell: None,
             }),
             pipe: (mode == Mode::Pipe).then(|| PipeInfo {
                 output_path: String::new(),
@@ -145,6 +152,18 @@ mod tests {
             let bytes = serde_json::to_string(&worst_fixed_part(mode)).unwrap().len();
             assert!(bytes < PROCESS_INFO_OVERHEAD_BYTES, "{mode:?}: {bytes} bytes and a comma");
         }
+    }
+
+    #[test]
+    fn the_shell_slot_covers_the_largest_shell_state() {
+        let cwd = "\\".repeat(MAX_SHELL_CWD_BYTES);
+        let state = opencode_pty_protocol::ShellState {
+            state: opencode_pty_protocol::ShellStateState::Starting,
+            command_id: Some(MAX_EXACT_INTEGER),
+            cwd: Some(cwd),
+        };
+        let bytes = serde_json::to_string(&state).unwrap().len() + r#","shell":"#.len();
+        assert!(bytes <= SHELL_SLOT_BYTES, "{bytes} bytes");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::plan::Context;
 use crate::pty;
 use crate::stats::{Row, Table, Unit, mb_per_s};
 use crate::tmux::{self, Tmux};
-use crate::workload;
+use crate::workload::{self, Integration};
 
 /// The scrollback the daemon gives a terminal by default (`DEFAULT_SCROLLBACK_LINES` in `server/`).
 pub(super) const DAEMON_SCROLLBACK_LINES: usize = 10_000;
@@ -35,7 +35,8 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
              one thread: the raw PTY drain writing each read into such a `Terminal` before the next read, the \
              least any emulator behind a PTY does (no thread hand-off, no replay, no socket). tmux: a detached session \
              (default settings) until `cat` finished. Daemon: `cat` in a PTY of our daemon, one observer \
-             subscription draining the socket until `exited`."
+             subscription draining the socket until `exited`. Shell integration on: the same in `bash -c` started \
+             with `shell_integration` (issue 29), so that the daemon scans every byte for marks."
         ),
     );
     let raw = ingest.add(Row::new("raw_pty", "raw PTY drain (kernel limit)", Unit::MegabytesPerSecond));
@@ -48,6 +49,10 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let ours = ingest.add(
         Row::new("daemon_1", "daemon, 1 observer over the socket", Unit::MegabytesPerSecond)
             .vs(&["vt_parse", "tmux", "raw_pty", "pty_vt"]),
+    );
+    let shell = ingest.add(
+        Row::new("daemon_shell", "daemon, 1 observer, shell integration on", Unit::MegabytesPerSecond)
+            .vs(&["daemon_1"]),
     );
     let mut fanout = Table::new(
         "fanout",
@@ -126,6 +131,11 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
                 }
                 Err(error) => fanout.note(row, format!("a run failed: {error:#}")),
             }
+        }
+        let dir = ctx.fresh_dir("ingest")?;
+        match workload::cat_at_once_in(&daemon, &dir, 1, 1, file, plan.timeout(), Integration::Bash).await {
+            Ok(run) => ingest.push_sample(shell, run.aggregate(bytes)),
+            Err(error) => ingest.note(shell, format!("a run failed: {error:#}")),
         }
     }
     daemon.stop().await?;

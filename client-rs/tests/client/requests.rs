@@ -68,6 +68,32 @@ async fn typed_requests_put_their_fields_on_the_wire() {
 }
 
 #[tokio::test]
+async fn shell_integration_and_commands_go_on_the_wire_and_come_back_typed() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let created = json!({"type": "created", "process": pty_process(3)});
+        let params = CreatePty { shell_integration: Some(true), ..CreatePty::new("bash", "/tmp") };
+        let (process, envelope) = tokio::join!(client.create_pty(params), daemon.answer(created));
+        assert_eq!(process.expect("created").id, 3);
+        assert_eq!(envelope["request"]["shell_integration"], true);
+
+        let command = json!({"command_id": 1, "command": "make", "cwd": "/tmp", "output_start": 10, "output_end": 20,
+                             "exit_code": 2, "started_at": 1, "finished_at": 2});
+        let answer = json!({"type": "commands", "process": pty_process(3), "commands": [command]});
+        let limit = NonZeroU16::new(5);
+        let (commands, envelope) = tokio::join!(client.commands(3, limit), daemon.answer(answer));
+        assert_eq!(envelope["request"], json!({"op": "commands", "id": 3, "limit": 5}));
+        let commands = commands.expect("commands").commands;
+        assert_eq!(
+            (commands[0].command.as_str(), commands[0].exit_code, commands[0].output_end),
+            ("make", Some(2), Some(20))
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn base64_members_are_decoded() {
     bounded(async {
         let daemon = FakeDaemon::start();

@@ -10,6 +10,7 @@ import type { JsonObject } from "./frame.js";
 
 export type {
   Attached,
+  Commands,
   ControllerChanged,
   EventView,
   Exited,

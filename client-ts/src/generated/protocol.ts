@@ -133,6 +133,8 @@ export interface PtyInfo {
   foreground_process: string | null;
   /** Rows. */
   rows: number;
+  /** What the shell says about itself: present only for a terminal started with `shell_integration` (SPEC §10), left out otherwise. */
+  shell?: ShellState;
   /** The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. At most 256 characters (`MAX_TITLE_CHARS`): longer program titles are cut. */
   title: string;
   /** The title set by `rename`, or null when none is set. At most 256 characters. */
@@ -156,7 +158,7 @@ export interface Registration {
 }
 
 /** A request, tagged by `op`. */
-export type Request = PingRequest | OwnRequest | PrepareHandoffRequest | CreatePtyRequest | CreatePipeRequest | ListRequest | GetRequest | WaitRequest | SignalRequest | SetMetadataRequest | WriteRequest | ResizeRequest | ControlRequest | InputRequest | SnapshotRequest | ReadRowsRequest | RenameRequest | ReplayRequest | SubscribeRequest | TerminateRequest | ShutdownRequest;
+export type Request = PingRequest | OwnRequest | PrepareHandoffRequest | CreatePtyRequest | CreatePipeRequest | ListRequest | GetRequest | WaitRequest | SignalRequest | SetMetadataRequest | WriteRequest | ResizeRequest | ControlRequest | InputRequest | SnapshotRequest | ReadRowsRequest | RenameRequest | ReplayRequest | SubscribeRequest | TerminateRequest | ShutdownRequest | CommandsRequest;
 
 /** Checks that the daemon answers and asks who it is. Answered with `pong`. */
 export interface PingRequest {
@@ -198,6 +200,8 @@ export interface CreatePtyRequest {
   program: string;
   /** The terminal height in rows. */
   rows: number;
+  /** Starts the program, which must be `bash`, `zsh` or `fish` (by its file name), with the daemon's shell integration, so that the terminal's `pty.shell` and the `commands` request report the shell's prompt, its commands, their output offsets and exit codes (SPEC §10). Left out or false: the program starts exactly as asked. Only a daemon whose `features` include `commands` knows it. */
+  shell_integration?: boolean;
   /** The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`). */
   title: string;
 }
@@ -390,8 +394,18 @@ export interface ShutdownRequest {
   op: "shutdown";
 }
 
+/** Lists the last commands of a terminal started with `shell_integration`, newest last. Answered with `commands`, or with `error` for a pipe process or a terminal without shell integration. Only a daemon whose `features` include `commands` knows it. */
+export interface CommandsRequest {
+  /** The terminal. */
+  id: number;
+  /** At most this many of the newest commands (1 to 256, `MAX_COMMANDS`); omitted or null: every command the terminal keeps. */
+  limit?: number | null;
+  /** Tag: `commands`. */
+  op: "commands";
+}
+
 /** A response or a subscription event, tagged by `type`. */
-export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | ExitedResponse;
+export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | ExitedResponse | CommandsResponse;
 
 /** The answer to `ping`: who the daemon is and what it speaks. */
 export interface PongResponse {
@@ -587,8 +601,48 @@ export interface ExitedResponse {
   type: "exited";
 }
 
+/** The answer to `commands`: the terminal's last commands (at most 256, `MAX_COMMANDS`), oldest first, captured in one step with the process info. */
+export interface CommandsResponse {
+  /** The commands, oldest first; the running one, if any, last. */
+  commands: ShellCommand[];
+  /** The process info, captured in the same step as the commands. */
+  process: ProcessInfo;
+  /** Tag: `commands`. */
+  type: "commands";
+}
+
 /** How a subscription attaches: a `controller` may write and resize (at most one per terminal); an `observer` only watches until an interaction promotes it. */
 export type Role = "controller" | "observer";
+
+/** One command a shell with integration ran, as its marks told it (SPEC §10). */
+export interface ShellCommand {
+  /** The command line as the shell read it (bash: from its history, empty for a line bash keeps out of it). At most 4096 bytes of UTF-8 (`MAX_COMMAND_LINE_BYTES`): a longer one is cut at a character boundary. */
+  command: string;
+  /** Numbers the terminal's commands from 1, in the order they started. */
+  command_id: number;
+  /** The shell's working directory when the command started, or null when it had not reported one. At most 4096 bytes of UTF-8 (`MAX_SHELL_CWD_BYTES`). */
+  cwd: string | null;
+  /** The command's exit status as the shell reported it, or null while it runs or when it ended without one (the next prompt came without an end mark, or the terminal exited). */
+  exit_code: number | null;
+  /** When the daemon read the mark that ended the command (or learnt it had ended otherwise), as milliseconds since the Unix epoch; null while it runs. */
+  finished_at: number | null;
+  /** The output offset where the mark that ended the command starts (just past its last byte of output), or null while it runs. */
+  output_end: number | null;
+  /** The output offset just past the mark that started the command's output: its first byte of output, if any. */
+  output_start: number;
+  /** When the daemon read the mark that started the command. */
+  started_at: number;
+}
+
+/** What the shell of a terminal started with `shell_integration` says about itself, from the marks its integration script writes (SPEC §10). */
+export interface ShellState {
+  /** The `command_id` of the running command, or null when none runs. */
+  command_id: number | null;
+  /** The shell's working directory as it last reported it (at its latest prompt), or null before it has. At most 4096 bytes of UTF-8 (`MAX_SHELL_CWD_BYTES`): a longer one is reported as null. */
+  cwd: string | null;
+  /** `starting` until the shell's first prompt, `prompt` while it shows its prompt or reads a command line, `running` from the start of a command's output until its end. */
+  state: "starting" | "prompt" | "running";
+}
 
 /** A signal the daemon can send to a pipe process's group and child. */
 export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
@@ -597,13 +651,13 @@ export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
 export const PROTOCOL_VERSION = 8 as const;
 
 /** Additive capabilities of this protocol version (`x-features`). */
-export const FEATURES: readonly string[] = [];
+export const FEATURES: readonly string[] = ["commands"];
 
 /** Every request `op`, in schema order. */
-export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown"] as const;
+export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands"] as const;
 
 /** Every response and event `type`, in schema order. */
-export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "exited"] as const;
+export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "exited", "commands"] as const;
 
 /** The `type` of the response that answers each op (`x-answer`); an `error` may answer any request instead. */
 export const ANSWERS = {
@@ -628,6 +682,7 @@ export const ANSWERS = {
   subscribe: "attached",
   terminate: "ok",
   shutdown: "ok",
+  commands: "commands",
 } as const satisfies { readonly [Op in Request["op"]]: Response["type"] };
 
 /** The response that answers the op `Op`. */

@@ -260,6 +260,9 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
         "minimum": 1,
         "type": "integer"
       },
+      "shell": {
+        "$ref": "#/definitions/ShellState"
+      },
       "title": {
         "allOf": [
           {
@@ -446,6 +449,9 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             "maximum": 1000,
             "minimum": 1,
             "type": "integer"
+          },
+          "shell_integration": {
+            "type": "boolean"
           },
           "title": {
             "allOf": [
@@ -968,6 +974,32 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
           "op"
         ],
         "type": "object"
+      },
+      {
+        "properties": {
+          "id": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "limit": {
+            "maximum": 256,
+            "minimum": 1,
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "op": {
+            "const": "commands",
+            "type": "string"
+          }
+        },
+        "required": [
+          "op",
+          "id"
+        ],
+        "type": "object"
       }
     ]
   },
@@ -1424,6 +1456,34 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
           "exited_at"
         ],
         "type": "object"
+      },
+      {
+        "properties": {
+          "commands": {
+            "allOf": [
+              {
+                "maxItems": 256
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/ShellCommand"
+            },
+            "type": "array"
+          },
+          "process": {
+            "$ref": "#/definitions/ProcessInfo"
+          },
+          "type": {
+            "const": "commands",
+            "type": "string"
+          }
+        },
+        "required": [
+          "type",
+          "process",
+          "commands"
+        ],
+        "type": "object"
       }
     ]
   },
@@ -1433,6 +1493,116 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       "observer"
     ],
     "type": "string"
+  },
+  "ShellCommand": {
+    "properties": {
+      "command": {
+        "allOf": [
+          {
+            "maxLength": 4096
+          }
+        ],
+        "type": "string"
+      },
+      "command_id": {
+        "maximum": 9007199254740991,
+        "minimum": 0,
+        "type": "integer"
+      },
+      "cwd": {
+        "allOf": [
+          {
+            "maxLength": 4096
+          }
+        ],
+        "type": [
+          "string",
+          "null"
+        ]
+      },
+      "exit_code": {
+        "maximum": 4294967295,
+        "minimum": 0,
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "finished_at": {
+        "maximum": 9007199254740991,
+        "minimum": 0,
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "output_end": {
+        "maximum": 9007199254740991,
+        "minimum": 0,
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "output_start": {
+        "maximum": 9007199254740991,
+        "minimum": 0,
+        "type": "integer"
+      },
+      "started_at": {
+        "maximum": 9007199254740991,
+        "minimum": 0,
+        "type": "integer"
+      }
+    },
+    "required": [
+      "command_id",
+      "command",
+      "cwd",
+      "output_start",
+      "output_end",
+      "exit_code",
+      "started_at",
+      "finished_at"
+    ],
+    "type": "object"
+  },
+  "ShellState": {
+    "properties": {
+      "command_id": {
+        "maximum": 9007199254740991,
+        "minimum": 0,
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "cwd": {
+        "allOf": [
+          {
+            "maxLength": 4096
+          }
+        ],
+        "type": [
+          "string",
+          "null"
+        ]
+      },
+      "state": {
+        "enum": [
+          "starting",
+          "prompt",
+          "running"
+        ],
+        "type": "string"
+      }
+    },
+    "required": [
+      "state",
+      "command_id",
+      "cwd"
+    ],
+    "type": "object"
   },
   "Signal": {
     "enum": [

@@ -1,7 +1,7 @@
 /** Generated from `schema/` by `cargo run -p opencode-pty-codegen` (`just codegen`): do not edit by hand. The caller-facing shapes of the responses marked `x-client-view`: camelCase, base64 members as bytes. */
 
 import { bytesOf } from "../core/bytes.js";
-import type { AttachedResponse, ControllerChangedResponse, ExitedResponse, ForegroundProcessChangedResponse, ProcessInfo, ReplayResponse, ResizedResponse, Response, Role, RowsResponse, SnapshotResponse, TitleChangedResponse } from "./protocol.js";
+import type { AttachedResponse, CommandsResponse, ControllerChangedResponse, ExitedResponse, ForegroundProcessChangedResponse, ProcessInfo, ReplayResponse, ResizedResponse, Response, Role, RowsResponse, ShellCommand, SnapshotResponse, TitleChangedResponse } from "./protocol.js";
 
 /** The answer to `snapshot`: the screen, its checkpoint and the cursor, captured in one step with the process info. */
 export interface Snapshot {
@@ -213,6 +213,22 @@ export function exitedOf(response: ExitedResponse): Exited {
     ...(response.output_error === undefined ? {} : { outputError: response.output_error }),
     ...(response.output_lines === undefined ? {} : { outputLines: response.output_lines }),
     ...(response.signal === undefined ? {} : { signal: response.signal }),
+  };
+}
+
+/** The answer to `commands`: the terminal's last commands (at most 256, `MAX_COMMANDS`), oldest first, captured in one step with the process info. */
+export interface Commands {
+  /** The commands, oldest first; the running one, if any, last. */
+  readonly commands: ShellCommand[];
+  /** The process info, captured in the same step as the commands. */
+  readonly process: ProcessInfo;
+}
+
+/** The caller's `Commands` from a checked `commands`. */
+export function commandsOf(response: CommandsResponse): Commands {
+  return {
+    commands: response.commands,
+    process: response.process,
   };
 }
 

@@ -29,6 +29,10 @@ export interface CreatePtyParams {
   readonly title?: string | undefined;
   readonly cols: number;
   readonly rows: number;
+  /** Start the shell (`bash`, `zsh` or `fish`) with the daemon's shell integration, so that `pty.shell` and
+   * `commands` report its prompt and commands (SPEC §10); needs the daemon's `commands` feature. Left out: the
+   * request does not carry it, and the program starts as asked. */
+  readonly shellIntegration?: boolean | undefined;
 }
 
 /** `createPipe` parameters. */
@@ -71,7 +75,7 @@ export interface AttachmentSize {
 }
 
 export function createPtyRequest(params: CreatePtyParams): CreatePtyRequest {
-  return {
+  const request: CreatePtyRequest = {
     op: "create_pty",
     program: params.program,
     args: [...(params.args ?? [])],
@@ -82,6 +86,10 @@ export function createPtyRequest(params: CreatePtyParams): CreatePtyRequest {
     cols: params.cols,
     rows: params.rows,
   };
+  if (params.shellIntegration !== undefined) {
+    request.shell_integration = params.shellIntegration;
+  }
+  return request;
 }
 
 export function createPipeRequest(params: CreatePipeParams): CreatePipeRequest {

@@ -6,7 +6,7 @@
 import { base64Encode } from "../core/bytes.js";
 import { checkedReplay, type Replay, type RequestInput, type Rows, type Snapshot } from "../core/messages.js";
 import type { AnswerTo, Mode, ProcessInfo, Signal } from "../generated/protocol.js";
-import { rowsOf, snapshotOf } from "../generated/views.js";
+import { commandsOf, rowsOf, snapshotOf, type Commands } from "../generated/views.js";
 import {
   createPipeRequest,
   createPtyRequest,
@@ -77,6 +77,13 @@ export abstract class DaemonRequests {
   async readRows(id: number, rows?: number, options?: CallOptions): Promise<Rows> {
     const request = rows === undefined ? { op: "read_rows" as const, id } : { op: "read_rows" as const, id, rows };
     return rowsOf(await this.exchange(request, options));
+  }
+
+  /** The last commands of a terminal started with `shellIntegration` (the newest `limit`, 1 to 256, or all it
+   * keeps), oldest first, with the process info (SPEC §10); needs the daemon's `commands` feature. */
+  async commands(id: number, limit?: number, options?: CallOptions): Promise<Commands> {
+    const request = limit === undefined ? { op: "commands" as const, id } : { op: "commands" as const, id, limit };
+    return commandsOf(await this.exchange(request, options));
   }
 
   /** Sets the user title, or clears it with null or "". */

@@ -20,7 +20,7 @@ use super::watch::RuntimeWatch;
 use crate::process::session::HANGUP_GRACE;
 use crate::process::thread::join_reporting;
 use crate::service::{ProcessHook, ProcessService};
-use crate::terminal::TerminalConfig;
+use crate::terminal::{SHELL_DIR, TerminalConfig};
 
 /// How long the orderly stop may take before the watchdog removes the registration and exits with status 1.
 pub(crate) const CLEANUP_WATCHDOG: Duration = Duration::from_secs(5);
@@ -230,9 +230,11 @@ fn start(
         .name("opencode-pty-sweep".into())
         .spawn(move || super::recovery::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| fail("starting the sweep", &e))?;
+    // Shell integration scripts live in the runtime directory, and go with it.
+    let config = TerminalConfig { shell_dir: Some(runtime.dir().join(SHELL_DIR)), ..options.config.clone() };
     let service = match hook {
-        Some(hook) => ProcessService::with_hook(options.config.clone(), hook),
-        None => ProcessService::new(options.config.clone()),
+        Some(hook) => ProcessService::with_hook(config, hook),
+        None => ProcessService::new(config),
     }
     .protecting(protected);
     let state =

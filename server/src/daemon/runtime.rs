@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::Flock;
 use nix::unistd::{User, geteuid};
-use opencode_pty_protocol::{LOCK_FILE, PROTOCOL_VERSION, REGISTRATION_FILE, Registration};
+use opencode_pty_protocol::{FEATURES, LOCK_FILE, PROTOCOL_VERSION, REGISTRATION_FILE, Registration};
+
+use crate::terminal::SHELL_DIR;
 
 pub(crate) use super::error::RuntimeError;
 use super::files::{PRIVATE_FILE_MODE, TEMP_PREFIX, TEMP_SUFFIX, read_registration, set_mode};
@@ -146,7 +148,7 @@ impl Runtime {
             instance_id: random_hex(),
             pid: std::process::id(),
             protocol: PROTOCOL_VERSION,
-            features: Vec::new(),
+            features: FEATURES.iter().map(|&feature| feature.to_owned()).collect(),
             socket: socket_path.to_string_lossy().into_owned(),
             token: random_hex(),
         };
@@ -238,6 +240,8 @@ impl Runtime {
         if socket_dir.fresh {
             let _ = fs::remove_dir(&socket_dir.path);
         }
+        // Scripts of terminals that are gone by now (each terminal removes its own; this is what a crash left).
+        let _ = fs::remove_dir_all(dir.join(SHELL_DIR));
         let lock_path = dir.join(LOCK_FILE);
         if still_linked(&lock, &lock_path) {
             remove_logged(&lock_path);

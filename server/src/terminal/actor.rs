@@ -6,12 +6,14 @@
 //! channel; each ready operation is then one small named step. The terminal's lifecycle is an explicit
 //! [`Ending`] (the model pipe processes share) plus the failure, if any. The output path is in
 //! `actor/output.rs`, subscriptions and the controller in `actor/control.rs`, the screen and `info` in
-//! `actor/screen.rs`, the wait itself in `actor/waits.rs`. A chunk of output is processed only during one of the
-//! daemon's turns (`turns.rs`), or within the small allowance of a terminal that had caught up with its reader.
+//! `actor/screen.rs`, shell integration in `actor/shell.rs`, the wait itself in `actor/waits.rs`. A chunk of
+//! output is processed only during one of the daemon's turns (`turns.rs`), or within the small allowance of a
+//! terminal that had caught up with its reader.
 
 mod control;
 mod output;
 mod screen;
+mod shell;
 mod waits;
 
 pub(crate) use screen::initial_info;
@@ -34,6 +36,7 @@ use super::command::Command;
 use super::fanout::{Fanout, Pending};
 use super::io::{PtyMaster, ReaderOutput};
 use super::replay::Replay;
+use super::shell::{Change, Tracker};
 use super::spawn::PtySpec;
 use super::title::Titles;
 use super::turns::{Allowance, Turn, Turns};
@@ -82,6 +85,8 @@ pub(crate) struct ActorParts {
     pub(crate) last_info: Arc<Mutex<ProcessInfo>>,
     /// The daemon's turns at output processing: a chunk of output is processed only during a turn.
     pub(crate) turns: Turns,
+    /// The nonce of the terminal's shell integration marks, for a terminal started with it.
+    pub(crate) shell_nonce: Option<String>,
 }
 
 /// The `exited` event, once published, and when.
@@ -119,6 +124,10 @@ struct Actor {
     held: Option<HeldChunk>,
     /// What may be processed without a turn once caught up with the reader.
     allowance: Allowance,
+    /// The shell, for a terminal with shell integration (`shell/`).
+    shell: Option<Tracker>,
+    /// The changes the shell's last marks made (kept to reuse its allocation).
+    shell_changes: Vec<Change>,
 }
 
 /// A chunk of output waiting for a turn.
@@ -193,7 +202,8 @@ pub(crate) fn run(
 }
 
 impl Actor {
-    fn new(parts: ActorParts, vt: Terminal) -> Actor {
+    fn new(mut parts: ActorParts, vt: Terminal) -> Actor {
+        let shell = parts.shell_nonce.take().map(Tracker::new);
         Actor {
             replay: Replay::new(parts.replay_bytes.max(1)),
             titles: Titles::new(parts.spec.title.clone()),
@@ -213,6 +223,8 @@ impl Actor {
             turn: None,
             held: None,
             allowance: Allowance::new(Instant::now()),
+            shell,
+            shell_changes: Vec::new(),
         }
     }
 
@@ -375,6 +387,7 @@ impl Actor {
             if let Some(message) = failure {
                 actor.fail(message);
             }
+            actor.shell_output_ended();
             actor.life.output_ended();
             actor.maybe_exited();
         });
@@ -451,6 +464,9 @@ impl Actor {
             }
             Command::ReadRows { rows, reply } => {
                 reply.send(self.read_rows(rows));
+            }
+            Command::Commands { limit, reply } => {
+                reply.send(self.commands(limit));
             }
             Command::Replay { offset, reply } => {
                 reply.send(self.replay.read_from(offset).map_err(ServiceError::from));

@@ -58,6 +58,8 @@ pub(crate) enum Command {
     Snapshot { reply: Reply<Response> },
     /// The last rows of the active screen.
     ReadRows { rows: Option<u16>, reply: Reply<Response> },
+    /// The shell's last commands (shell integration only).
+    Commands { limit: Option<usize>, reply: Reply<Response> },
     /// Kept output from an offset.
     Replay { offset: u64, reply: Reply<ReplayRead> },
     /// Attach a subscriber: its replay and every later event cross this one step.
@@ -83,7 +85,9 @@ impl Command {
             | Command::Control { reply, .. }
             | Command::Input { reply, .. }
             | Command::Rename { reply, .. } => reply.expired(now),
-            Command::Snapshot { reply } | Command::ReadRows { reply, .. } => reply.expired(now),
+            Command::Snapshot { reply } | Command::ReadRows { reply, .. } | Command::Commands { reply, .. } => {
+                reply.expired(now)
+            }
             Command::Replay { reply, .. } => reply.expired(now),
             Command::Subscribe { reply, .. } => reply.expired(now),
             Command::Info { reply } => reply.expired(now),

@@ -10,6 +10,7 @@ mod command;
 mod fanout;
 mod io;
 pub(crate) mod replay;
+pub(crate) mod shell;
 mod spawn;
 pub(crate) mod title;
 mod turns;
@@ -27,6 +28,7 @@ pub use fanout::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES, OBSERVER_BACKLOG_BYTES,
     OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS,
 };
+pub(crate) use shell::SHELL_DIR;
 pub use spawn::PtySpec;
 pub(crate) use spawn::validate;
 pub use turns::{FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, MAX_OUTPUT_TURNS, TURN_OUTPUT_BYTES, Turns};
@@ -76,6 +78,9 @@ pub struct TerminalConfig {
     /// How long a terminal's session has after its hangup before what is left of it is killed: [`HANGUP_GRACE`]
     /// (the daemon's hidden `--hangup-grace-ms` changes it, for tests of the hangup's order on a loaded machine).
     pub hangup_grace: Duration,
+    /// Where shell integration scripts are written (the runtime directory's [`SHELL_DIR`]); without it,
+    /// `shell_integration` is refused.
+    pub shell_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for TerminalConfig {
@@ -86,6 +91,7 @@ impl Default for TerminalConfig {
             withheld_env: Arc::new([]),
             turns: Turns::sized_to_machine(),
             hangup_grace: HANGUP_GRACE,
+            shell_dir: None,
         }
     }
 }
@@ -108,12 +114,25 @@ pub struct PtyHandle {
     session: Option<Reach>,
     /// How long the session has after the hangup (`TerminalConfig::hangup_grace`).
     hangup_grace: Duration,
+    /// The shell integration script, removed when the handle is dropped (after the terminal's stop).
+    _shell: Option<shell::Launch>,
 }
 
 impl PtyHandle {
     /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
     pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
-        let spawned = spawn::spawn(&spec, &config.withheld_env)?;
+        let launch = match (spec.shell_integration, &config.shell_dir) {
+            (false, _) => None,
+            (true, None) => {
+                return Err(ServiceError::invalid("shell integration needs the daemon's runtime directory"));
+            }
+            (true, Some(dir)) => {
+                spawn::validate(&spec)?;
+                let zdotdir = shell::child_zdotdir(&spec.env, &config.withheld_env);
+                Some(shell::prepare(dir, id, &spec.program, &spec.args, zdotdir.as_deref())?)
+            }
+        };
+        let spawned = spawn::spawn(&spec, &config.withheld_env, launch.as_ref())?;
         let started_at = crate::time::now_ms();
         let pid = spawned.pid;
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
@@ -151,6 +170,7 @@ impl PtyHandle {
             stop: stop.clone(),
             last_info: last_info.clone(),
             turns: config.turns.clone(),
+            shell_nonce: launch.as_ref().map(|launch| launch.nonce.clone()),
         };
         // The child is not reaped before `terminate`, so this is its own start time.
         let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
@@ -164,6 +184,7 @@ impl PtyHandle {
             stopped: stop.clone(),
             session,
             hangup_grace: config.hangup_grace,
+            _shell: launch,
         };
         let threads = &handle.threads;
         let result = (|| {
@@ -285,6 +306,13 @@ impl PtyHandle {
     /// A `rows` response.
     pub fn read_rows(&self, rows: Option<u16>) -> Result<Response, ServiceError> {
         self.request(|reply| Command::ReadRows { rows, reply })
+    }
+
+    /// A `commands` answer: the shell's newest `limit` commands (all it keeps by default), for a terminal with
+    /// shell integration.
+    pub fn commands(&self, limit: Option<u16>) -> Result<Response, ServiceError> {
+        let limit = crate::bounds::check_commands_limit(limit)?;
+        self.request(|reply| Command::Commands { limit, reply })
     }
 
     /// Kept output from `offset`.

@@ -19,6 +19,7 @@ use nix::fcntl::OFlag;
 use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
 use opencode_pty_protocol::Request;
 
+use super::shell::Launch;
 use crate::bounds;
 use crate::error::ServiceError;
 use crate::process::sys;
@@ -42,6 +43,8 @@ pub struct PtySpec {
     pub cols: u16,
     /// Rows, at least 1.
     pub rows: u16,
+    /// Whether the shell starts with the daemon's shell integration (`shell/`).
+    pub shell_integration: bool,
 }
 
 impl PtySpec {
@@ -49,10 +52,21 @@ impl PtySpec {
     /// variant is named here and none is skipped with `..`, so a member added to, removed from or renamed in the
     /// schema stops this from compiling until the spec follows.
     pub(crate) fn from_request(request: Request) -> Option<PtySpec> {
-        let Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows } = request else {
+        let Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows, shell_integration } = request
+        else {
             return None;
         };
-        Some(PtySpec { program, args, cwd: cwd.into(), env, group_id, title, cols: cols.get(), rows: rows.get() })
+        Some(PtySpec {
+            program,
+            args,
+            cwd: cwd.into(),
+            env,
+            group_id,
+            title,
+            cols: cols.get(),
+            rows: rows.get(),
+            shell_integration: shell_integration.unwrap_or(false),
+        })
     }
 }
 
@@ -81,18 +95,26 @@ pub(crate) fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
     if !spec.cwd.is_absolute() {
         return Err(ServiceError::invalid(format!("cwd must be an absolute path (got {})", spec.cwd.display())));
     }
+    if spec.shell_integration {
+        super::shell::Shell::of(&spec.program)?;
+    }
     Ok(command_bytes)
 }
 
 /// The child's command: the daemon's environment without the `withheld` variables, overlaid with `env`, plus
 /// `TERM=xterm-256color` and `COLORTERM=truecolor` unless `env` sets them (SPEC D2). A program without a slash
-/// is looked up on the child's `PATH`.
-pub(crate) fn command(spec: &PtySpec, withheld: &[String]) -> Command {
+/// is looked up on the child's `PATH`. With shell integration, the `launch`'s arguments replace the request's
+/// (they include them) and zsh gets its ZDOTDIR.
+pub(crate) fn command(spec: &PtySpec, withheld: &[String], launch: Option<&Launch>) -> Command {
     let mut command = Command::new(&spec.program);
     for name in withheld {
         command.env_remove(name);
     }
-    command.args(&spec.args).current_dir(&spec.cwd).envs(&spec.env);
+    let args = launch.map_or(&spec.args, |launch| &launch.args);
+    command.args(args).current_dir(&spec.cwd).envs(&spec.env);
+    if let Some((name, value)) = launch.and_then(|launch| launch.env.as_ref()) {
+        command.env(name, value);
+    }
     for (key, value) in [("TERM", "xterm-256color"), ("COLORTERM", "truecolor")] {
         if !spec.env.contains_key(key) {
             command.env(key, value);
@@ -104,7 +126,7 @@ pub(crate) fn command(spec: &PtySpec, withheld: &[String]) -> Command {
 /// Opens a PTY of the spec's size and starts the child in it. A program that cannot be found or executed is
 /// an error, never a process.
 /// `withheld` names variables of the daemon's environment the child does not get (unless `env` sets them).
-pub(crate) fn spawn(spec: &PtySpec, withheld: &[String]) -> Result<Spawned, ServiceError> {
+pub(crate) fn spawn(spec: &PtySpec, withheld: &[String], launch: Option<&Launch>) -> Result<Spawned, ServiceError> {
     validate(spec)?;
     let fail = |reason: String| ServiceError::Spawn { program: spec.program.clone(), reason };
     if !Path::new(&spec.cwd).is_dir() {
@@ -113,7 +135,7 @@ pub(crate) fn spawn(spec: &PtySpec, withheld: &[String]) -> Result<Spawned, Serv
     let pty = open_pty(spec.cols, spec.rows).map_err(|e| fail(format!("cannot open a PTY: {e}")))?;
     let tty = Some(pty.path.clone());
     let stdio = || pty.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("cannot duplicate the PTY: {e}")));
-    let mut command = command(spec, withheld);
+    let mut command = command(spec, withheld, launch);
     command.stdin(stdio()?).stdout(stdio()?).stderr(stdio()?);
     sys::setup_pty_child(&mut command);
     let child = command.spawn().map_err(|e| fail(e.to_string()))?;
@@ -168,6 +190,7 @@ mod tests {
             title: "editor".into(),
             cols: size(132),
             rows: size(43),
+            shell_integration: Some(true),
         };
         let expected = PtySpec {
             program: "vim".into(),
@@ -178,6 +201,7 @@ mod tests {
             title: "editor".into(),
             cols: 132,
             rows: 43,
+            shell_integration: true,
         };
         assert_eq!(PtySpec::from_request(request), Some(expected));
     }

@@ -18,6 +18,7 @@ pub(crate) fn sh(script: &str) -> PtySpec {
         title: "unit".into(),
         cols: 80,
         rows: 24,
+        shell_integration: false,
     }
 }
 

@@ -17,5 +17,6 @@ mod packaging;
 mod pipe;
 mod runtime_dir;
 mod security;
+mod shell;
 mod terminal;
 mod tie_up;

@@ -36,6 +36,7 @@ pub(crate) fn sh(script: &str) -> PtySpec {
         title: "initial".into(),
         cols: 80,
         rows: 24,
+        shell_integration: false,
     }
 }
 

@@ -155,6 +155,9 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
         (Channel::Ordinary, Request::ReadRows { id, rows }) => {
             reply(service.pty(id).and_then(|pty| pty.read_rows(rows.map(|r| r.get()))))
         }
+        (Channel::Ordinary, Request::Commands { id, limit }) => {
+            reply(service.pty(id).and_then(|pty| pty.commands(limit.map(|l| l.get()))))
+        }
         (Channel::Ordinary, Request::Rename { id, title }) => done(service.pty(id).and_then(|pty| pty.rename(title))),
         (Channel::Ordinary, Request::Replay { id, offset }) => reply(replay(state, id, offset)),
         (Channel::Ordinary, Request::Terminate { id }) => done(service.terminate(id)),

@@ -17,6 +17,9 @@ impl Actor {
     /// `read_at` is when the reader read `bytes`: the coalescing window of a batch they start counts from then.
     pub(super) fn output(&mut self, bytes: &[u8], read_at: Instant) {
         let (start, _end) = self.replay.append(bytes);
+        if self.shell.is_some() {
+            self.shell_output(start, bytes);
+        }
         self.vt.write(bytes);
         let replies = self.vt.take_replies();
         self.queue_replies(replies);

@@ -103,6 +103,7 @@ impl Actor {
                 foreground_process: self.foreground.clone(),
                 cols: nonzero(self.cols),
                 rows: nonzero(self.rows),
+                shell: self.shell.as_ref().map(|shell| shell.state()),
             }),
             ..initial_info(parts.id, parts.pid, parts.started_at, &parts.spec)
         }
@@ -131,6 +132,7 @@ pub(crate) fn initial_info(id: u64, pid: u32, started_at: u64, spec: &PtySpec) -
             foreground_process: None,
             cols: nonzero(spec.cols),
             rows: nonzero(spec.rows),
+            shell: spec.shell_integration.then(crate::terminal::shell::starting),
         }),
         pipe: None,
     }

@@ -32,7 +32,7 @@ struct Harness {
 /// The writer's side of the input's delivery is returned too.
 fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorParts, Child, Recipient<Vec<u8>>) {
     let spec = crate::terminal::tests::sh("read never");
-    let spawned = crate::terminal::spawn::spawn(&spec, &[]).expect("spawn");
+    let spawned = crate::terminal::spawn::spawn(&spec, &[], None).expect("spawn");
     let last_info = Arc::new(Mutex::new(super::initial_info(1, spawned.pid, 0, &spec)));
     let child = Child::new(spawned.pid);
     let master = Arc::new(PtyMaster::new(spawned.master));
@@ -52,6 +52,7 @@ fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorP
         stop,
         last_info,
         turns,
+        shell_nonce: None,
     };
     (parts, child, writer)
 }

@@ -105,6 +105,7 @@ fn one_of_each(dir: &Path) -> Vec<Value> {
         json!({"op": "input", "id": PIPE, "attachment_id": "a", "cols": 80, "rows": 24, "data_base64": "aGk="}),
         json!({"op": "snapshot", "id": PIPE}),
         json!({"op": "read_rows", "id": PIPE}),
+        json!({"op": "commands", "id": PIPE, "limit": 5}),
         json!({"op": "rename", "id": PIPE, "title": "x"}),
         json!({"op": "replay", "id": PIPE, "offset": 0}),
         json!({"op": "signal", "id": 99, "signal": "SIGTERM"}),
