@@ -14,6 +14,9 @@ use std::os::fd::AsFd;
 #[cfg(unix)]
 use std::path::Path;
 
+#[cfg(target_os = "linux")]
+use crate::procinfo::stat::ProcStat;
+
 /// The most processes the walk of a terminal's process tree reads (4096): a larger tree is searched by the one
 /// pass over all of `/proc` instead, which then costs about as much.
 pub const MAX_WALKED_PROCESSES: usize = 4096;
@@ -29,6 +32,31 @@ pub const MAX_WALKED_PROCESSES: usize = 4096;
 /// candidates the one with the longest parent chain wins, then the highest pid.
 #[cfg(target_os = "linux")]
 pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<String> {
+    foreground_group(master, tty, root)?.name()
+}
+
+/// The foreground process group of a PTY as one search found it: its members and the one
+/// [`foreground_process`] names.
+#[cfg(target_os = "linux")]
+#[derive(Debug, Clone)]
+pub(crate) struct ForegroundGroup {
+    /// Every member the search saw (those of the terminal's process tree, or of all of `/proc` when the tree
+    /// held no member on the terminal), the chosen one first.
+    pub(crate) members: Vec<ProcStat>,
+}
+
+#[cfg(target_os = "linux")]
+impl ForegroundGroup {
+    /// The chosen member's name (see [`foreground_process`]).
+    pub(crate) fn name(&self) -> Option<String> {
+        linux::name(self.members.first()?)
+    }
+}
+
+/// The PTY's foreground process group: the search of [`foreground_process`], keeping every member it saw.
+/// `None` when there is no foreground group, or no member of it could be read.
+#[cfg(target_os = "linux")]
+pub(crate) fn foreground_group(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<ForegroundGroup> {
     let group = nix::unistd::tcgetpgrp(master).ok()?.as_raw();
     // With no session attached the kernel reports 0, which is the group of the kernel's own threads.
     let group = u32::try_from(group).ok().filter(|&group| group > 0)?;
@@ -38,16 +66,23 @@ pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u3
     if let Some((chosen, on_tty)) = linux::choose(&tree, group, attached)
         && (on_tty || tty.is_none())
     {
-        return linux::name(chosen);
+        return Some(linux::group_of(&tree, group, chosen.pid));
     }
     let processes = linux::scan();
-    linux::name(linux::choose(&processes, group, attached)?.0)
+    let chosen = linux::choose(&processes, group, attached)?.0.pid;
+    Some(linux::group_of(&processes, group, chosen))
 }
 
 /// The foreground process of a PTY; always `None` outside Linux, where `/proc` is not available.
 #[cfg(all(unix, not(target_os = "linux")))]
 pub fn foreground_process(_master: impl AsFd, _tty: Option<&Path>, _root: u32) -> Option<String> {
     None
+}
+
+/// Every process `/proc` lists now (for tests).
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn linux_scan() -> Vec<ProcStat> {
+    linux::scan()
 }
 
 #[cfg(target_os = "linux")]
@@ -135,6 +170,13 @@ mod linux {
         depth
     }
 
+    /// The members of `group` among `processes`, `chosen` first.
+    pub(super) fn group_of(processes: &[ProcStat], group: u32, chosen: u32) -> super::ForegroundGroup {
+        let mut members: Vec<ProcStat> = processes.iter().filter(|p| p.pgrp == group).cloned().collect();
+        members.sort_by_key(|p| p.pid != chosen);
+        super::ForegroundGroup { members }
+    }
+
     /// Whether fd 0, 1 or 2 of `pid` is open on `tty`.
     pub(super) fn is_attached(pid: u32, tty: &Path) -> bool {
         (0..=2).any(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| target == tty))
@@ -154,19 +196,17 @@ mod linux {
 mod tests {
     #[cfg(target_os = "linux")]
     mod linux {
-        use std::os::fd::{AsFd, OwnedFd};
         use std::os::unix::process::CommandExt;
-        use std::path::PathBuf;
-        use std::process::{Child, Command, Stdio};
+        use std::process::Command;
         use std::time::{Duration, Instant};
 
-        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
         use nix::sys::signal::{Signal, killpg};
-        use nix::unistd::{Pid, tcgetpgrp};
+        use nix::unistd::Pid;
 
         use super::super::linux::{choose, scan, subtree};
         use super::super::{MAX_WALKED_PROCESSES, foreground_process};
         use crate::procinfo::stat::ProcStat;
+        use crate::procinfo::test_pty::Session;
 
         fn stat(pid: u32, ppid: u32, pgrp: u32) -> ProcStat {
             ProcStat { pid, comm: format!("p{pid}"), state: 'S', ppid, pgrp, session: pgrp, start: 1 }
@@ -235,72 +275,6 @@ mod tests {
             assert!(cut.is_none(), "past the bound");
             assert_eq!(fits, Some(2));
             assert!(subtree(root, MAX_WALKED_PROCESSES).is_none(), "a root that is gone");
-        }
-
-        /// A shell running `script` in a new session whose controlling terminal is a fresh PTY; dropping it
-        /// kills the session's process group and reaps the shell.
-        struct Session {
-            master: OwnedFd,
-            tty: PathBuf,
-            child: Child,
-        }
-
-        impl Session {
-            fn start(script: &str) -> Session {
-                let pty = nix::pty::openpty(None, None).expect("openpty");
-                for fd in [&pty.master, &pty.slave] {
-                    fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).expect("set close-on-exec");
-                }
-                let tty = nix::unistd::ttyname(&pty.slave).expect("the slave's path");
-                let stdio = || Stdio::from(pty.slave.try_clone().expect("duplicate the slave"));
-                // `setsid -c` makes its stdin, the slave, the new session's controlling terminal, as
-                // portable-pty's spawn does; std alone cannot without `unsafe`.
-                let child = Command::new("setsid")
-                    .args(["-c", "sh", "-c", script])
-                    .stdin(stdio())
-                    .stdout(stdio())
-                    .stderr(stdio())
-                    .spawn()
-                    .expect("spawn setsid");
-                Session { master: pty.master, tty, child }
-            }
-
-            fn foreground(&self) -> Option<String> {
-                foreground_process(&self.master, Some(&self.tty), self.child.id())
-            }
-
-            /// Polls (every 20 ms, for up to 5 s) until `done` holds, and returns whether it did.
-            fn wait_for(&self, done: impl Fn(&Session) -> bool) -> bool {
-                let deadline = Instant::now() + Duration::from_secs(5);
-                while !done(self) {
-                    if Instant::now() > deadline {
-                        return false;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                true
-            }
-
-            /// The names of the processes in the session's foreground group.
-            fn group_names(&self) -> Vec<String> {
-                let Ok(group) = tcgetpgrp(self.master.as_fd()) else { return Vec::new() };
-                scan().into_iter().filter(|p| p.pgrp == group.as_raw().unsigned_abs()).map(|p| p.comm).collect()
-            }
-        }
-
-        impl Drop for Session {
-            fn drop(&mut self) {
-                if let Ok(group) = tcgetpgrp(self.master.as_fd())
-                    && group.as_raw() > 0
-                {
-                    let _ = killpg(group, Signal::SIGKILL);
-                }
-                if let Ok(pid) = i32::try_from(self.child.id()) {
-                    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-                }
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-            }
         }
 
         #[test]
