@@ -170,7 +170,14 @@ impl Client {
         takeover: Takeover,
     ) -> Result<Subscription, ClientError> {
         let takeover = takeover.flag();
-        let request = SubscribeRequest { attachment_id: attachment_id.to_owned(), id, offset, role, takeover };
+        let request = SubscribeRequest {
+            attachment_id: attachment_id.to_owned(),
+            events: Vec::new(),
+            id,
+            offset,
+            role,
+            takeover,
+        };
         let envelope = self.envelope(&request.into())?;
         self.bounded(describe(&envelope), async {
             let mut connection = self.open(&envelope).await?;

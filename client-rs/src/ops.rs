@@ -30,12 +30,12 @@ impl Client {
 
     /// `list`: the processes of one mode, in creation order.
     pub async fn list(&self, mode: Mode) -> Result<Vec<ProcessInfo>, ClientError> {
-        Ok(self.exchange(ListRequest { mode }).await?.processes)
+        Ok(self.exchange(ListRequest { features: Vec::new(), mode }).await?.processes)
     }
 
     /// `get`: one process of either mode.
     pub async fn get(&self, id: u64) -> Result<ProcessInfo, ClientError> {
-        Ok(self.exchange(GetRequest { id }).await?.process)
+        Ok(self.exchange(GetRequest { features: Vec::new(), id }).await?.process)
     }
 
     /// `create_pty`: starts a program in a new pseudo-terminal and returns it.
@@ -95,12 +95,12 @@ impl Client {
 
     /// `snapshot`: a PTY's visible screen as text and as a decoded VT checkpoint, with the cursor.
     pub async fn snapshot(&self, id: u64) -> Result<Snapshot, ClientError> {
-        Snapshot::try_from(self.request(Request::from(SnapshotRequest { id })).await?)
+        Snapshot::try_from(self.request(Request::from(SnapshotRequest { features: Vec::new(), id })).await?)
     }
 
     /// `read_rows`: the last `rows` physical rows of a PTY's active screen (`None`: its current height).
     pub async fn read_rows(&self, id: u64, rows: Option<NonZeroU16>) -> Result<Rows, ClientError> {
-        self.exchange(ReadRowsRequest { id, rows }).await
+        self.exchange(ReadRowsRequest { features: Vec::new(), id, rows }).await
     }
 
     /// `rename`: sets a PTY's user title, or clears it with `None` (or an empty title).

@@ -77,6 +77,7 @@ const SCHEMA_ONLY_RULES: &[&str] = &[
     "Request.subscribe-attachment-id-too-long",
     "Request.create-pipe-group-id-too-long",
     "Request.create-pipe-too-many-args",
+    "Request.list-too-many-features",
 ];
 
 #[test]

@@ -2,8 +2,8 @@
 //! places (the schema for validators and other languages, the constant for the daemon), and they must agree.
 
 use opencode_pty_protocol::{
-    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_GROUP_ID_CHARS, MAX_PATH_CHARS, MAX_ROWS,
-    MAX_TITLE_CHARS, SCHEMA_JSON,
+    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS,
+    MAX_ROWS, MAX_TITLE_CHARS, SCHEMA_JSON,
 };
 use serde_json::Value;
 
@@ -43,4 +43,8 @@ fn the_schema_states_the_same_limits_as_the_constants() {
     for op in ["subscribe", "write", "resize", "control", "input"] {
         assert_eq!(bound(&request(&schema, op)["attachment_id"], "maxLength"), MAX_ATTACHMENT_ID_CHARS, "{op}");
     }
+    for op in ["get", "list", "snapshot", "read_rows"] {
+        assert_eq!(bound(&request(&schema, op)["features"], "maxItems"), MAX_OPT_IN_ITEMS, "{op}");
+    }
+    assert_eq!(bound(&request(&schema, "subscribe")["events"], "maxItems"), MAX_OPT_IN_ITEMS);
 }

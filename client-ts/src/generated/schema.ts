@@ -17,6 +17,15 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
     ],
     "type": "object"
   },
+  "InputWait": {
+    "enum": [
+      "prompt",
+      "password",
+      "line",
+      "key"
+    ],
+    "type": "string"
+  },
   "Lifecycle": {
     "oneOf": [
       {
@@ -77,6 +86,12 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
     "enum": [
       "pty",
       "pipe"
+    ],
+    "type": "string"
+  },
+  "OptIn": {
+    "enum": [
+      "input"
     ],
     "type": "string"
   },
@@ -244,6 +259,9 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
   },
   "PtyInfo": {
     "properties": {
+      "alternate_screen": {
+        "type": "boolean"
+      },
       "cols": {
         "maximum": 1000,
         "minimum": 1,
@@ -253,6 +271,16 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
         "type": [
           "string",
           "null"
+        ]
+      },
+      "input": {
+        "oneOf": [
+          {
+            "$ref": "#/definitions/InputWait"
+          },
+          {
+            "type": "null"
+          }
         ]
       },
       "rows": {
@@ -547,6 +575,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "mode": {
             "$ref": "#/definitions/Mode"
           },
@@ -563,6 +602,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "id": {
             "maximum": 9007199254740991,
             "minimum": 0,
@@ -802,6 +852,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "id": {
             "maximum": 9007199254740991,
             "minimum": 0,
@@ -820,6 +881,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "id": {
             "maximum": 9007199254740991,
             "minimum": 0,
@@ -907,6 +979,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
               }
             ],
             "type": "string"
+          },
+          "events": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
           },
           "id": {
             "maximum": 9007199254740991,
@@ -1378,6 +1461,29 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
         "required": [
           "type",
           "process"
+        ],
+        "type": "object"
+      },
+      {
+        "properties": {
+          "input": {
+            "oneOf": [
+              {
+                "$ref": "#/definitions/InputWait"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "type": {
+            "const": "input_changed",
+            "type": "string"
+          }
+        },
+        "required": [
+          "type",
+          "input"
         ],
         "type": "object"
       },

@@ -15,10 +15,10 @@ use std::os::unix::fs::FileExt;
 
 /// The most descriptors of one `poll` or `select` that are looked at (4096): a wait on more is read only up to
 /// there, so a terminal past them is not seen.
-pub(crate) const MAX_POLLED_FDS: usize = 4096;
+pub const MAX_POLLED_FDS: usize = 4096;
 
 /// The most bytes of an epoll instance's `fdinfo` that are read (64 KiB, about 800 watched descriptors).
-pub(crate) const MAX_FDINFO_BYTES: usize = 64 * 1024;
+pub const MAX_FDINFO_BYTES: usize = 64 * 1024;
 
 /// The bytes of a `/proc/PID/task/TID/syscall` line that are read: 9 numbers of at most 18 characters.
 const MAX_SYSCALL_LINE_BYTES: usize = 256;

@@ -1,7 +1,7 @@
 //! The foreground process of a PTY: the deepest TTY-attached process of its foreground process group, read from
 //! `/proc` on Linux (other platforms always report none).
 //!
-//! [`foreground_process`] costs one `tcgetpgrp`, a walk of the terminal's own process tree (each process's
+//! [`foreground_group`] costs one `tcgetpgrp`, a walk of the terminal's own process tree (each process's
 //! `stat` and its tasks' `children` lists), three `readlink`s per member of the foreground group and one read of
 //! the chosen process's `comm`, so it is cheap enough to run on every `list` and `get` however many processes
 //! the machine runs. Only when the tree holds no member of the group on the terminal (a member whose parent
@@ -14,15 +14,33 @@ use std::os::fd::AsFd;
 #[cfg(unix)]
 use std::path::Path;
 
-#[cfg(target_os = "linux")]
 use crate::procinfo::stat::ProcStat;
 
 /// The most processes the walk of a terminal's process tree reads (4096): a larger tree is searched by the one
 /// pass over all of `/proc` instead, which then costs about as much.
 pub const MAX_WALKED_PROCESSES: usize = 4096;
 
-/// The name (`/proc/<pid>/comm`) of the deepest TTY-attached process in the PTY's foreground process group, or
-/// `None` when there is no foreground group or it cannot be read.
+/// The foreground process group of a PTY as one search found it: its members, the foreground process first.
+#[derive(Debug, Clone)]
+pub(crate) struct ForegroundGroup {
+    /// Every member the search saw (those of the terminal's process tree, or of all of `/proc` when the tree
+    /// held no member on the terminal), the foreground process first.
+    pub(crate) members: Vec<ProcStat>,
+}
+
+impl ForegroundGroup {
+    /// The name (`/proc/<pid>/comm`) of the foreground process: the deepest TTY-attached process of the group
+    /// (see [`foreground_group`]), or `None` when it cannot be read.
+    pub(crate) fn name(&self) -> Option<String> {
+        #[cfg(target_os = "linux")]
+        return linux::name(self.members.first()?);
+        #[cfg(not(target_os = "linux"))]
+        return None;
+    }
+}
+
+/// The PTY's foreground process group, its foreground process first: the deepest TTY-attached process of the
+/// group. `None` when there is no foreground group or no member of it can be read.
 ///
 /// `root` is the terminal's child, whose process tree is searched first (see the module documentation).
 /// `master` must be the PTY's **master** descriptor (any duplicate of it works). On Linux, `tcgetpgrp` on the
@@ -30,31 +48,6 @@ pub const MAX_WALKED_PROCESSES: usize = 4096;
 /// slave descriptor yields `None`. `tty` is the slave's path (`/dev/pts/N`): processes whose fd 0, 1 or 2 is
 /// open on it are preferred; when none is (or `tty` is `None`), the whole group is considered. Among the
 /// candidates the one with the longest parent chain wins, then the highest pid.
-#[cfg(target_os = "linux")]
-pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<String> {
-    foreground_group(master, tty, root)?.name()
-}
-
-/// The foreground process group of a PTY as one search found it: its members and the one
-/// [`foreground_process`] names.
-#[cfg(target_os = "linux")]
-#[derive(Debug, Clone)]
-pub(crate) struct ForegroundGroup {
-    /// Every member the search saw (those of the terminal's process tree, or of all of `/proc` when the tree
-    /// held no member on the terminal), the chosen one first.
-    pub(crate) members: Vec<ProcStat>,
-}
-
-#[cfg(target_os = "linux")]
-impl ForegroundGroup {
-    /// The chosen member's name (see [`foreground_process`]).
-    pub(crate) fn name(&self) -> Option<String> {
-        linux::name(self.members.first()?)
-    }
-}
-
-/// The PTY's foreground process group: the search of [`foreground_process`], keeping every member it saw.
-/// `None` when there is no foreground group, or no member of it could be read.
 #[cfg(target_os = "linux")]
 pub(crate) fn foreground_group(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<ForegroundGroup> {
     let group = nix::unistd::tcgetpgrp(master).ok()?.as_raw();
@@ -73,10 +66,16 @@ pub(crate) fn foreground_group(master: impl AsFd, tty: Option<&Path>, root: u32)
     Some(linux::group_of(&processes, group, chosen))
 }
 
-/// The foreground process of a PTY; always `None` outside Linux, where `/proc` is not available.
+/// The foreground group of a PTY; always `None` outside Linux, where `/proc` is not available.
 #[cfg(all(unix, not(target_os = "linux")))]
-pub fn foreground_process(_master: impl AsFd, _tty: Option<&Path>, _root: u32) -> Option<String> {
+pub(crate) fn foreground_group(_master: impl AsFd, _tty: Option<&Path>, _root: u32) -> Option<ForegroundGroup> {
     None
+}
+
+/// The foreground process's name ([`ForegroundGroup::name`] of [`foreground_group`]), for tests.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<String> {
+    foreground_group(master, tty, root)?.name()
 }
 
 /// Every process `/proc` lists now (for tests).

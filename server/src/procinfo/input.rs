@@ -8,20 +8,17 @@
 //! the terminal's foreground group is in the terminal's session, whose controlling terminal `/dev/tty` is.
 //! At most [`MAX_INSPECTED_MEMBERS`] members and [`MAX_INSPECTED_TASKS`] tasks of each are looked at.
 
-#[cfg(target_os = "linux")]
 use std::os::fd::AsFd;
-#[cfg(target_os = "linux")]
 use std::path::Path;
 
-#[cfg(target_os = "linux")]
 use crate::procinfo::foreground::ForegroundGroup;
 
 /// The most members of a foreground process group whose tasks are looked at (64; the chosen foreground
 /// process first).
-pub(crate) const MAX_INSPECTED_MEMBERS: usize = 64;
+pub const MAX_INSPECTED_MEMBERS: usize = 64;
 
 /// The most tasks (threads) of one process that are looked at (256).
-pub(crate) const MAX_INSPECTED_TASKS: usize = 256;
+pub const MAX_INSPECTED_TASKS: usize = 256;
 
 /// What the foreground process waits for, when it is blocked reading the terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

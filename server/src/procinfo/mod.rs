@@ -3,16 +3,17 @@
 //! (`foreground`), and whether that process waits for input from the terminal (`input`, from the line
 //! discipline and what its tasks are blocked in, `blocked`).
 
-// The actor reads what the terminal waits for from the next commit on; until then only the tests use it.
 #[cfg(target_os = "linux")]
-#[cfg_attr(not(test), allow(dead_code))]
 mod blocked;
 mod foreground;
-#[cfg_attr(not(test), allow(dead_code))]
 mod input;
 pub(crate) mod stat;
 #[cfg(all(test, target_os = "linux"))]
 mod test_pty;
 
+#[cfg(target_os = "linux")]
+pub use blocked::{MAX_FDINFO_BYTES, MAX_POLLED_FDS};
 pub use foreground::MAX_WALKED_PROCESSES;
-pub(crate) use foreground::foreground_process;
+pub(crate) use foreground::{ForegroundGroup, foreground_group};
+pub(crate) use input::{InputWait, input_wait};
+pub use input::{MAX_INSPECTED_MEMBERS, MAX_INSPECTED_TASKS};

@@ -85,7 +85,7 @@ impl Harness {
     /// The screen's text, as `snapshot` answers it.
     fn screen(&self) -> String {
         let (reply, answer) = bounded(1);
-        self.send(Command::Snapshot { reply: Reply::new(reply, Instant::now() + BOUND) });
+        self.send(Command::Snapshot { opt_ins: OptIns::NONE, reply: Reply::new(reply, Instant::now() + BOUND) });
         match answer.recv_timeout(BOUND).expect("an answer").expect("a snapshot") {
             Response::Snapshot { text, .. } => text,
             other => panic!("not a snapshot: {other:?}"),
@@ -103,7 +103,7 @@ impl Harness {
 
     fn lifecycle(&self) -> Lifecycle {
         let (reply, answer) = bounded(1);
-        self.send(Command::Info { reply: Reply::new(reply, Instant::now() + BOUND) });
+        self.send(Command::Info { opt_ins: OptIns::NONE, reply: Reply::new(reply, Instant::now() + BOUND) });
         answer.recv_timeout(BOUND).expect("an answer").expect("info").lifecycle
     }
 
