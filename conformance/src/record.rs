@@ -148,14 +148,13 @@ pub(crate) fn record_all(
         let mut session = crate::session::Session::new(&daemon, &schema)?;
         let tmp = session.vars["tmp"].as_str().unwrap_or_default().to_owned();
         let registration = &daemon.registration;
-        session.generalizer =
-            Some(Generalizer::new(
-                &registration.token,
-                &registration.instance_id,
-                u64::from(registration.pid),
-                &registration.features,
-                &tmp,
-            ));
+        session.generalizer = Some(Generalizer::new(
+            &registration.token,
+            &registration.instance_id,
+            u64::from(registration.pid),
+            &registration.features,
+            &tmp,
+        ));
         session.strict_messages = true;
         let mut steps = Vec::new();
         for (line, step) in &script.steps {

@@ -35,7 +35,7 @@ use control::Pace;
 use super::coalesce::Coalescer;
 use super::command::Command;
 use super::fanout::{Fanout, Pending};
-use super::io::{PtyMaster, ReaderOutput};
+use super::io::{PtyMaster, ReaderHolds, ReaderOutput};
 use super::replay::Replay;
 use super::spawn::PtySpec;
 use super::title::Titles;
@@ -85,6 +85,8 @@ pub(crate) struct ActorParts {
     pub(crate) last_info: Arc<Mutex<ProcessInfo>>,
     /// The daemon's turns at output processing: a chunk of output is processed only during a turn.
     pub(crate) turns: Turns,
+    /// Whether the reader holds a chunk it has not queued yet (see `Actor::caught_up_with_child`).
+    pub(crate) reader_holds: ReaderHolds,
 }
 
 /// The `exited` event, once published, and when.
@@ -124,6 +126,8 @@ struct Actor {
     held: Option<HeldChunk>,
     /// What may be processed without a turn once caught up with the reader.
     allowance: Allowance,
+    /// The reader's queue, only to see whether it is empty (the loop's `Inbox` receives from it).
+    reader_queue: Receiver<ReaderOutput>,
 }
 
 /// A chunk of output waiting for a turn.
@@ -188,8 +192,8 @@ pub(crate) fn run(
         // Refused sizes are caught at validation; nothing sensible is left to do here.
         Err(_) => return,
     };
-    let inbox = Inbox { commands, exit, output, stop: parts.stop.clone(), turns: parts.turns.clone() };
-    let mut actor = Actor::new(parts, vt);
+    let mut actor = Actor::new(parts, vt, output.clone());
+    let inbox = Inbox { commands, exit, output, stop: actor.parts.stop.clone(), turns: actor.parts.turns.clone() };
     // The foreground process as the terminal starts (its child has exec'd by now), learnt before any subscriber
     // can exist, so that the first `get` or `list` does not announce it as a change.
     actor.refresh(OptIns::NONE);
@@ -198,7 +202,7 @@ pub(crate) fn run(
 }
 
 impl Actor {
-    fn new(parts: ActorParts, vt: Terminal) -> Actor {
+    fn new(parts: ActorParts, vt: Terminal, reader_queue: Receiver<ReaderOutput>) -> Actor {
         Actor {
             replay: Replay::new(parts.replay_bytes.max(1)),
             titles: Titles::new(parts.spec.title.clone()),
@@ -219,6 +223,7 @@ impl Actor {
             turn: None,
             held: None,
             allowance: Allowance::new(Instant::now()),
+            reader_queue,
         }
     }
 

@@ -139,6 +139,7 @@ impl PtyHandle {
         let (exit_tx, exit_rx) = bounded(1);
         let master = Arc::new(io::PtyMaster::new(spawned.master));
         input_rx.offer(master.clone());
+        let reader_holds = io::ReaderHolds::default();
         let parts = actor::ActorParts {
             id,
             spec,
@@ -153,6 +154,7 @@ impl PtyHandle {
             stop: stop.clone(),
             last_info: last_info.clone(),
             turns: config.turns.clone(),
+            reader_holds: reader_holds.clone(),
         };
         // The child is not reaped before `terminate`, so this is its own start time.
         let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
@@ -171,7 +173,7 @@ impl PtyHandle {
         let result = (|| {
             threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
             let s = stop.clone();
-            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
+            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s, reader_holds))?;
             let (c, s) = (commands.clone(), stop.clone());
             threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s))?;
             child.watch(threads, id, move |end| {

@@ -131,7 +131,12 @@ impl Actor {
         }
         let role =
             if self.controller.as_deref() == Some(attachment.as_str()) { Role::Controller } else { Role::Observer };
-        let attached = attached(self.info_for(events), role, self.generation, replay);
+        let mut process = self.info_for(events);
+        // What those listening were told: a change whose output is still on its way comes as an event after it.
+        if let Some(pty) = process.pty.as_mut().filter(|_| events.input) {
+            pty.input = Some(self.input_reported());
+        }
+        let attached = attached(process, role, self.generation, replay);
         self.fanout.send_to(key, Event::message(attached));
         // After an exit, `exited` comes right after `attached`, before anything else.
         if let Some(exited) = self.life.published() {

@@ -123,6 +123,21 @@ impl Actor {
         false
     }
 
+    /// What the subscribers that asked for `input_changed` were last told (a new one is attached with it).
+    pub(super) fn input_reported(&self) -> Option<InputWait> {
+        self.input.reported
+    }
+
+    /// Whether every byte the child wrote before now has been through the output path: none waits in the PTY,
+    /// in the reader's hands, in its queue, or for a turn. Checked in that order, the order a byte takes, so a
+    /// byte on its way is seen wherever it is.
+    fn caught_up_with_child(&self) -> bool {
+        !self.parts.master.has_output()
+            && !self.parts.reader_holds.get()
+            && self.reader_queue.is_empty()
+            && self.held.is_none()
+    }
+
     /// Whether any subscriber asked for `input_changed`.
     pub(super) fn input_watched(&self) -> bool {
         self.fanout.iter().any(|subscriber| subscriber.events.input)
@@ -163,10 +178,12 @@ impl Actor {
     }
 
     /// Sends `input_changed` to the subscribers that asked for it when [`Self::input_value`] differs from what
-    /// they were last told, after the output before it.
+    /// they were last told, after the output before it: only once the actor has read everything the child wrote
+    /// before the look (a prompt printed, then the read), else at a later look, which the output still to come
+    /// schedules when it arrives.
     pub(super) fn input_may_have_changed(&mut self) {
         let value = self.input_value();
-        if value == self.input.reported {
+        if value == self.input.reported || !self.caught_up_with_child() {
             return;
         }
         self.input.reported = value;

@@ -52,6 +52,7 @@ fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorP
         stop,
         last_info,
         turns,
+        reader_holds: crate::terminal::io::ReaderHolds::default(),
     };
     (parts, child, writer)
 }
@@ -227,7 +228,7 @@ fn an_end_seen_while_being_terminated_is_not_published_as_exited() {
         let (stop, stop_rx) = bounded::<()>(0);
         let (parts, child, _writer) = parts(commands, stop_rx, Turns::new(1));
         let vt = Terminal::new(80, 24, 100).expect("terminal");
-        let mut actor = Actor::new(parts, vt);
+        let mut actor = Actor::new(parts, vt, bounded(1).1);
         if terminated {
             drop(stop);
         }
