@@ -146,7 +146,8 @@ impl Runtime {
             instance_id: random_hex(),
             pid: std::process::id(),
             protocol: PROTOCOL_VERSION,
-            features: Vec::new(),
+            // What the schema's `x-features` announces (SPEC V2), in the registration and in `pong` alike.
+            features: opencode_pty_protocol::FEATURES.iter().map(|f| (*f).to_owned()).collect(),
             socket: socket_path.to_string_lossy().into_owned(),
             token: random_hex(),
         };
