@@ -57,6 +57,6 @@ pub use types::{Attached, Event, Exited, Handoff, Pong, Replay, Resized, Rows, S
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.
 pub use opencode_pty_protocol as protocol;
 pub use opencode_pty_protocol::{
-    AUTHENTICATION_FAILED, Mode, PROTOCOL_VERSION, ProcessInfo, REGISTRATION_FILE, Registration, Request, Response,
-    Role, Signal, UNSUPPORTED_REQUEST_PREFIX,
+    AUTHENTICATION_FAILED, InputWait, Mode, OptIn, PROTOCOL_VERSION, ProcessInfo, REGISTRATION_FILE, Registration,
+    Request, Response, Role, Signal, UNSUPPORTED_REQUEST_PREFIX,
 };

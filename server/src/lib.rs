@@ -10,7 +10,7 @@
 //! kinds share, naming neither: events and their delivery to each destination, the exit status and
 //! lifecycle, the wait thread, kill-and-reap, ending a session, named threads and reporting joins, and every
 //! `unsafe` call), `procinfo` (what `/proc` says of a process: the crate's one `stat` parser, and the
-//! foreground process of a PTY), `error` (what a client is told), `bounds` (client-supplied sizes against the
+//! foreground process of a PTY and what it waits for), `error` (what a client is told), `bounds` (client-supplied sizes against the
 //! protocol's limits), `listing` (the daemon-wide budget that keeps `list` within one frame), `time` (the wall
 //! clock in milliseconds).
 
