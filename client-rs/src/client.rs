@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use opencode_pty_protocol::{
-    OwnRequest, OwnedResponse, REGISTRATION_FILE, Registration, Request, RequestVariant, Response, Role,
+    OptIn, OwnRequest, OwnedResponse, REGISTRATION_FILE, Registration, Request, RequestVariant, Response, Role,
     SubscribeRequest, WaitRequest,
 };
 use serde_json::{Map, Value};
@@ -169,8 +169,35 @@ impl Client {
         role: Role,
         takeover: Takeover,
     ) -> Result<Subscription, ClientError> {
+        self.subscribe_with(id, offset, attachment_id, role, takeover, &[]).await
+    }
+
+    /// [`Client::subscribe`], the subscription also carrying the events of the features `events` names (SPEC V7,
+    /// I5): `[OptIn::Input]` adds `input_changed`, and `pty.input` / `pty.alternate_screen` in `attached`'s
+    /// process. A daemon without the feature ignores `events` (V6) and sends neither: `Client::ping`'s
+    /// `features` says which it has.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::subscribe`].
+    pub async fn subscribe_with(
+        &self,
+        id: u64,
+        offset: u64,
+        attachment_id: &str,
+        role: Role,
+        takeover: Takeover,
+        events: &[OptIn],
+    ) -> Result<Subscription, ClientError> {
         let takeover = takeover.flag();
-        let request = SubscribeRequest { attachment_id: attachment_id.to_owned(), id, offset, role, takeover };
+        let request = SubscribeRequest {
+            attachment_id: attachment_id.to_owned(),
+            events: events.to_vec(),
+            id,
+            offset,
+            role,
+            takeover,
+        };
         let envelope = self.envelope(&request.into())?;
         self.bounded(describe(&envelope), async {
             let mut connection = self.open(&envelope).await?;

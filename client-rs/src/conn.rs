@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn an_envelope_carries_the_token_and_the_request() {
-        let request = request_value(&Request::Get { id: 7 }).expect("encodes");
+        let request = request_value(&Request::Get { features: Vec::new(), id: 7 }).expect("encodes");
         let built = envelope("secret", request);
         assert_eq!(Value::Object(built.clone()), json!({"token": "secret", "request": {"op": "get", "id": 7}}));
         assert_eq!(describe(&built), "get request");

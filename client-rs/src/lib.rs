@@ -57,6 +57,6 @@ pub use types::{Attached, Commands, Event, Exited, Handoff, Pong, Replay, Resize
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.
 pub use opencode_pty_protocol as protocol;
 pub use opencode_pty_protocol::{
-    AUTHENTICATION_FAILED, Mode, PROTOCOL_VERSION, ProcessInfo, REGISTRATION_FILE, Registration, Request, Response,
-    Role, ShellCommand, ShellState, ShellStateState, Signal, UNSUPPORTED_REQUEST_PREFIX,
+    AUTHENTICATION_FAILED, InputWait, Mode, OptIn, PROTOCOL_VERSION, ProcessInfo, REGISTRATION_FILE, Registration,
+    Request, Response, Role, ShellCommand, ShellState, ShellStateState, Signal, UNSUPPORTED_REQUEST_PREFIX,
 };

@@ -10,7 +10,7 @@
 use std::num::NonZeroU16;
 
 use opencode_pty_protocol::{
-    CommandsRequest, ControlRequest, GetRequest, InputRequest, ListRequest, Mode, PingRequest, ProcessInfo,
+    CommandsRequest, ControlRequest, GetRequest, InputRequest, ListRequest, Mode, OptIn, PingRequest, ProcessInfo,
     ReadRowsRequest, RenameRequest, ReplayRequest, Request, ResizeRequest, SetMetadataRequest, ShutdownRequest, Signal,
     SignalRequest, SnapshotRequest, TerminateRequest, WriteRequest,
 };
@@ -30,12 +30,24 @@ impl Client {
 
     /// `list`: the processes of one mode, in creation order.
     pub async fn list(&self, mode: Mode) -> Result<Vec<ProcessInfo>, ClientError> {
-        Ok(self.exchange(ListRequest { mode }).await?.processes)
+        self.list_with(mode, &[]).await
+    }
+
+    /// `list` whose processes carry the members of the features `features` names (SPEC V7; `[OptIn::Input]`:
+    /// `pty.input` and `pty.alternate_screen`, what each terminal waits for).
+    pub async fn list_with(&self, mode: Mode, features: &[OptIn]) -> Result<Vec<ProcessInfo>, ClientError> {
+        Ok(self.exchange(ListRequest { features: features.to_vec(), mode }).await?.processes)
     }
 
     /// `get`: one process of either mode.
     pub async fn get(&self, id: u64) -> Result<ProcessInfo, ClientError> {
-        Ok(self.exchange(GetRequest { id }).await?.process)
+        self.get_with(id, &[]).await
+    }
+
+    /// `get` with the members of the features `features` names (SPEC V7; `[OptIn::Input]`: what the terminal
+    /// waits for, looked at afresh).
+    pub async fn get_with(&self, id: u64, features: &[OptIn]) -> Result<ProcessInfo, ClientError> {
+        Ok(self.exchange(GetRequest { features: features.to_vec(), id }).await?.process)
     }
 
     /// `create_pty`: starts a program in a new pseudo-terminal and returns it.
@@ -95,12 +107,27 @@ impl Client {
 
     /// `snapshot`: a PTY's visible screen as text and as a decoded VT checkpoint, with the cursor.
     pub async fn snapshot(&self, id: u64) -> Result<Snapshot, ClientError> {
-        Snapshot::try_from(self.request(Request::from(SnapshotRequest { id })).await?)
+        self.snapshot_with(id, &[]).await
+    }
+
+    /// `snapshot` whose `process` carries the members of the features `features` names (SPEC V7).
+    pub async fn snapshot_with(&self, id: u64, features: &[OptIn]) -> Result<Snapshot, ClientError> {
+        Snapshot::try_from(self.request(Request::from(SnapshotRequest { features: features.to_vec(), id })).await?)
     }
 
     /// `read_rows`: the last `rows` physical rows of a PTY's active screen (`None`: its current height).
     pub async fn read_rows(&self, id: u64, rows: Option<NonZeroU16>) -> Result<Rows, ClientError> {
-        self.exchange(ReadRowsRequest { id, rows }).await
+        self.read_rows_with(id, rows, &[]).await
+    }
+
+    /// `read_rows` whose `process` carries the members of the features `features` names (SPEC V7).
+    pub async fn read_rows_with(
+        &self,
+        id: u64,
+        rows: Option<NonZeroU16>,
+        features: &[OptIn],
+    ) -> Result<Rows, ClientError> {
+        self.exchange(ReadRowsRequest { features: features.to_vec(), id, rows }).await
     }
 
     /// `commands`: the last commands of a terminal started with `shell_integration` (the newest `limit`, or all

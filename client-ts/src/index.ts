@@ -76,6 +76,7 @@ export {
   type CallOptions,
   type CreatePipeParams,
   type CreatePtyParams,
+  type InfoOptions,
   type SubscribeParams,
   type Takeover,
 } from "./node/options.js";

@@ -29,7 +29,7 @@ const shell = { program: "/bin/sh", cwd: "/", env: { PS1: "$ " }, cols: 80, rows
 test("a PTY: create, type, resize, read rows, titles, snapshot, terminate", limit, async (t) => {
   const { daemon, owner } = await spawned(t);
   releaseAtEnd(t, owner);
-  assert.deepEqual(daemon.features, [...FEATURES]);
+  assert.deepEqual(daemon.features, [...FEATURES], "the features the schema announces (SPEC V2)");
   const pty = await daemon.createPty({ ...shell, groupId: "session-1", title: "shell" });
   assert.equal(pty.mode, "pty");
   assert.equal(pty.pty?.title, "shell");

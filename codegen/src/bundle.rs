@@ -7,7 +7,8 @@
 //!
 //! The extensions that describe messages rather than shapes (`x-answer`, `x-event`, `x-client-view`, `x-bytes`
 //! and `protocol.json`'s `x-constants`) are read into [`Bundle`]'s fields and removed from the document, so
-//! validators and the runtime checks never see them.
+//! validators and the runtime checks never see them. So is `x-absent-or-null`, a shape extension only the Rust
+//! generator needs ([`Bundle::absent_or_null`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,9 @@ pub struct Bundle {
     pub responses: Vec<ResponseInfo>,
     /// `x-constants` of `protocol.json`, by name.
     pub constants: Vec<Constant>,
+    /// The members marked `x-absent-or-null`, as `(definition, member)`: optional and nullable, where left out
+    /// and `null` mean different things (Rust: `Option<Option<T>>`). Only members of `defs/` definitions.
+    pub absent_or_null: Vec<(String, String)>,
 }
 
 /// A response or event type and its extensions.
@@ -77,7 +81,10 @@ pub struct Constant {
 }
 
 /// The extension keys read into [`Bundle`]'s fields and removed from the document.
-const MESSAGE_EXTENSIONS: [&str; 4] = ["x-answer", "x-event", "x-client-view", "x-bytes"];
+const MESSAGE_EXTENSIONS: [&str; 5] = ["x-answer", "x-event", "x-client-view", "x-bytes", ABSENT_OR_NULL];
+
+/// The extension that marks a member whose absence and `null` differ.
+const ABSENT_OR_NULL: &str = "x-absent-or-null";
 
 impl Bundle {
     /// The bundled definitions.
@@ -115,6 +122,7 @@ pub fn load(schema_dir: &Path, purpose: Purpose) -> Result<Bundle> {
     let answers = answers(&definitions, &request_ops, &response_types)?;
     let responses = responses(&definitions, &response_types)?;
     let constants = constants(&root)?;
+    let absent_or_null = absent_or_null(&definitions)?;
     let mut definitions = Value::Object(definitions);
     strip(&mut definitions, &MESSAGE_EXTENSIONS);
     let protocol_version = root["x-protocol-version"].as_u64().context("protocol.json needs x-protocol-version")?;
@@ -129,7 +137,17 @@ pub fn load(schema_dir: &Path, purpose: Purpose) -> Result<Bundle> {
         "description": root["description"],
         "definitions": definitions,
     });
-    Ok(Bundle { document, protocol_version, features, request_ops, response_types, answers, responses, constants })
+    Ok(Bundle {
+        document,
+        protocol_version,
+        features,
+        request_ops,
+        response_types,
+        answers,
+        responses,
+        constants,
+        absent_or_null,
+    })
 }
 
 struct Bundler {
@@ -378,6 +396,44 @@ fn constants(root: &Value) -> Result<Vec<Constant>> {
         constants.push(Constant { name: name.clone(), value: value.to_owned(), description: description.to_owned() });
     }
     Ok(constants)
+}
+
+/// The `x-absent-or-null` members of the definitions, each checked: a member of a named definition's
+/// `properties` (not of a request or response, whose generated variants are another shape), not required, and
+/// nullable (`"type": [..., "null"]`, or a `oneOf` with `{"type": "null"}`).
+fn absent_or_null(definitions: &Map<String, Value>) -> Result<Vec<(String, String)>> {
+    fn count(value: &Value) -> usize {
+        match value {
+            Value::Object(object) => {
+                usize::from(object.contains_key(ABSENT_OR_NULL)) + object.values().map(count).sum::<usize>()
+            }
+            Value::Array(items) => items.iter().map(count).sum(),
+            _ => 0,
+        }
+    }
+    let mut members = Vec::new();
+    for (name, definition) in definitions {
+        let required = |member: &str| definition["required"].as_array().is_some_and(|r| r.iter().any(|k| k == member));
+        for (member, property) in definition.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            match property.get(ABSENT_OR_NULL) {
+                None => continue,
+                Some(Value::Bool(true)) => {}
+                Some(other) => bail!("{name}.{member}: {ABSENT_OR_NULL} must be true, not {other}"),
+            }
+            let nullable = property["type"].as_array().is_some_and(|types| types.iter().any(|t| t == "null"))
+                || property["oneOf"].as_array().is_some_and(|variants| variants.iter().any(|v| v["type"] == "null"));
+            ensure!(!required(member), "{name}.{member}: an {ABSENT_OR_NULL} member cannot be required");
+            ensure!(nullable, "{name}.{member}: an {ABSENT_OR_NULL} member must be nullable");
+            members.push((name.clone(), member.clone()));
+        }
+    }
+    let marked: usize = definitions.values().map(count).sum();
+    ensure!(
+        marked == members.len(),
+        "{ABSENT_OR_NULL} is only for members of a defs/ definition's properties ({marked} marked, {} such)",
+        members.len()
+    );
+    Ok(members)
 }
 
 /// Removes `keys` from every object in `value`.

@@ -8,7 +8,9 @@
 //!   (`Mode::Pty` is "`pty`") as theirs;
 //! - points required nullable members and `u64` members at `protocol`'s `serde_rules`, so a missing
 //!   "always present, may be null" member and an integer above 2^53 − 1 are refused when decoding
-//!   (typify would accept both).
+//!   (typify would accept both);
+//! - turns each `x-absent-or-null` member (typify's `Option<T>`) into `Option<Option<T>>`, left out when `None`
+//!   and `null` when `Some(None)`, decoded by `serde_rules::absent_or_null`.
 //!
 //! The named types of the request and response variants ([`crate::variants`]) and the protocol constants are
 //! appended.
@@ -45,7 +47,8 @@ pub fn protocol_file(bundle: &Bundle) -> Result<syn::File> {
         .collect::<Result<Vec<_>>>()?;
     space.add_ref_types(definitions).context("typify refused the schema")?;
     let mut file: syn::File = syn::parse2(space.to_stream()).context("typify emitted invalid Rust")?;
-    Tidy { variant_docs: variant_docs(bundle) }.visit_file_mut(&mut file);
+    Tidy { variant_docs: variant_docs(bundle), absent_or_null: bundle.absent_or_null.iter().cloned().collect() }
+        .visit_file_mut(&mut file);
     let variants = crate::variants::items(&file, bundle)?;
     file.items.extend(variants);
 
@@ -85,6 +88,8 @@ pub fn protocol_file(bundle: &Bundle) -> Result<syn::File> {
 struct Tidy {
     /// `(enum name, tag value)` to the variant's description.
     variant_docs: BTreeMap<(String, String), String>,
+    /// `(struct, member)`: the `x-absent-or-null` members.
+    absent_or_null: std::collections::BTreeSet<(String, String)>,
 }
 
 /// The descriptions of the variants of every tagged union, by enum name and tag value.
@@ -126,7 +131,21 @@ impl VisitMut for Tidy {
 
     fn visit_item_mut(&mut self, item: &mut syn::Item) {
         match item {
-            syn::Item::Struct(s) => self.visit_attributes_mut(&mut s.attrs),
+            syn::Item::Struct(s) => {
+                self.visit_attributes_mut(&mut s.attrs);
+                let name = s.ident.to_string();
+                for field in &mut s.fields {
+                    let member = serde_rename(&field.attrs)
+                        .or_else(|| field.ident.as_ref().map(ToString::to_string))
+                        .unwrap_or_default();
+                    if self.absent_or_null.contains(&(name.clone(), member)) {
+                        let inner = field.ty.clone();
+                        field.ty = syn::parse_quote!(::std::option::Option<#inner>);
+                        let path = "crate::serde_rules::absent_or_null";
+                        field.attrs.push(syn::parse_quote!(#[serde(deserialize_with = #path)]));
+                    }
+                }
+            }
             syn::Item::Enum(e) => {
                 self.visit_attributes_mut(&mut e.attrs);
                 let name = e.ident.to_string();
@@ -153,6 +172,8 @@ impl VisitMut for Tidy {
             .iter()
             .any(|a| a.path().is_ident("serde") && a.to_token_stream().to_string().contains("default"));
         let rule = match ty.as_str() {
+            // An `x-absent-or-null` member has its rule already.
+            t if t.starts_with("::std::option::Option<::std::option::Option<") => None,
             "u64" => Some("exact_u64"),
             "::std::option::Option<u64>" => Some("nullable_exact_u64"),
             t if t.starts_with("::std::option::Option<") && !optional => Some("required_nullable"),

@@ -129,3 +129,13 @@ fn message_extensions_are_read_and_kept_out_of_both_bundles() {
         assert!(!bundle.responses[0].event && !bundle.responses[0].view);
     }
 }
+
+#[test]
+fn absent_or_null_is_only_for_optional_nullable_members_of_definitions() {
+    let mut marked = request("get");
+    marked["properties"]["note"] =
+        json!({ "type": ["string", "null"], "x-absent-or-null": true, "description": "a note" });
+    let scratch = Scratch::new("absent-or-null", &[("get", marked)]);
+    let error = load(&scratch.0, Purpose::Types).expect_err("refused").to_string();
+    assert!(error.contains("only for members of a defs/ definition"), "{error}");
+}

@@ -44,7 +44,7 @@ pub(crate) enum MatchError {
     Unexpected { path: String, member: String },
 }
 
-/// Named values: the runner's own (`token`, `instance_id`, `daemon_pid`, `tmp`) and captures.
+/// Named values: the runner's own (`token`, `instance_id`, `daemon_pid`, `features`, `tmp`) and captures.
 pub(crate) type Bindings = BTreeMap<String, Value>;
 
 /// `Some(name)` when `s` is a whole-value variable or capture, `$name`.

@@ -23,6 +23,8 @@ pub(crate) struct Generalizer {
     token: String,
     instance_id: String,
     daemon_pid: u64,
+    /// The registration's `features`: `pong` carries the same list, recorded as `$features`.
+    features: Vec<String>,
     tmp: String,
     /// Process ids seen so far, by value: `$id1`, `$id2`, ... in order of first appearance.
     ids: BTreeMap<u64, String>,
@@ -31,11 +33,12 @@ pub(crate) struct Generalizer {
 }
 
 impl Generalizer {
-    pub(crate) fn new(token: &str, instance_id: &str, daemon_pid: u64, tmp: &str) -> Generalizer {
+    pub(crate) fn new(token: &str, instance_id: &str, daemon_pid: u64, features: &[String], tmp: &str) -> Generalizer {
         Generalizer {
             token: token.to_owned(),
             instance_id: instance_id.to_owned(),
             daemon_pid,
+            features: features.to_vec(),
             tmp: tmp.to_owned(),
             ids: BTreeMap::new(),
             tickets: BTreeMap::new(),
@@ -44,10 +47,18 @@ impl Generalizer {
 
     /// The pattern to record for a received control frame.
     pub(crate) fn generalize(&mut self, value: &Value) -> Value {
-        let foreground = value.get("type").and_then(Value::as_str) == Some("foreground_process_changed");
+        let tag = value.get("type").and_then(Value::as_str);
         let mut out = self.walk(None, value);
-        if foreground && let Some(process) = out.get_mut("process").filter(|p| !p.is_null()) {
+        if tag == Some("foreground_process_changed")
+            && let Some(process) = out.get_mut("process").filter(|p| !p.is_null())
+        {
             *process = json!(ANY_VALUE);
+        }
+        // A daemon's features are its own (V2, V3): `pong` must say what the registration says, whatever it is.
+        if tag == Some("pong")
+            && let Some(features) = out.get_mut("features").filter(|f| **f == json!(self.features))
+        {
+            *features = json!("$features");
         }
         out
     }
@@ -140,8 +151,13 @@ pub(crate) fn record_all(
         let mut session = crate::session::Session::new(&daemon, &schema)?;
         let tmp = session.vars["tmp"].as_str().unwrap_or_default().to_owned();
         let registration = &daemon.registration;
-        session.generalizer =
-            Some(Generalizer::new(&registration.token, &registration.instance_id, u64::from(registration.pid), &tmp));
+        session.generalizer = Some(Generalizer::new(
+            &registration.token,
+            &registration.instance_id,
+            u64::from(registration.pid),
+            &registration.features,
+            &tmp,
+        ));
         session.strict_messages = true;
         let mut steps = Vec::new();
         for (line, step) in &script.steps {
@@ -173,12 +189,15 @@ mod tests {
 
     #[test]
     fn what_changes_between_runs_becomes_a_pattern() {
-        let mut g = Generalizer::new("tok", "inst", 77, "/tmp/x");
-        let pong = json!({"type": "pong", "instance_id": "inst", "pid": 77, "protocol": 8, "features": []});
+        let mut g = Generalizer::new("tok", "inst", 77, &["input".to_owned()], "/tmp/x");
+        let pong = json!({"type": "pong", "instance_id": "inst", "pid": 77, "protocol": 8, "features": ["input"]});
         assert_eq!(
             g.generalize(&pong),
-            json!({"type": "pong", "instance_id": "$instance_id", "pid": "$daemon_pid", "protocol": 8, "features": []})
+            json!({"type": "pong", "instance_id": "$instance_id", "pid": "$daemon_pid", "protocol": 8,
+                   "features": "$features"})
         );
+        let other = json!({"type": "pong", "instance_id": "inst", "pid": 77, "protocol": 8, "features": []});
+        assert_eq!(g.generalize(&other)["features"], json!([]), "not the registration's: kept as it was");
         let created = json!({"type": "created", "process": {"id": 5, "pid": 1234, "started_at": 1, "exited_at": null,
                               "pipe": {"output_path": "/tmp/x/out", "metadata": {"cost": "$5"}}}});
         assert_eq!(

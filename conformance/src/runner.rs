@@ -148,6 +148,10 @@ fn run_one(
         }
         (Target::Registration(_), true, None) => return setup_failure(StepError::NoSharedDaemon),
     };
+    let announced = &daemon.registration.features;
+    if let Some(missing) = transcript.header.features.iter().find(|f| !announced.contains(f)) {
+        return Outcome::Skip(format!("needs the feature {missing:?}, which the daemon does not announce"));
+    }
     let mut session = match Session::new(daemon, schema) {
         Ok(session) => session,
         Err(error) => return setup_failure(error),

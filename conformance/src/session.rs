@@ -56,6 +56,7 @@ impl<'a> Session<'a> {
         vars.insert("token".into(), json!(registration.token));
         vars.insert("instance_id".into(), json!(registration.instance_id));
         vars.insert("daemon_pid".into(), json!(registration.pid));
+        vars.insert("features".into(), json!(registration.features));
         vars.insert("tmp".into(), json!(tmp));
         Ok(Session {
             daemon,

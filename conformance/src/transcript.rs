@@ -30,6 +30,10 @@ pub(crate) struct Header {
     /// `transcript` (its own steps send `own` within the ownership deadline).
     #[serde(default = "runner_owner")]
     pub owner: Owner,
+    /// The features (SPEC V2) the daemon must announce in its registration for the transcript to run; against a
+    /// daemon without one of them it is skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
 }
 
 fn runner_owner() -> Owner {

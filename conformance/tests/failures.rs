@@ -21,7 +21,7 @@ fn a_broken_transcript_fails_with_the_step_and_a_diff() {
             json!({"step": "connect", "conn": "a"}),
             json!({"step": "send", "conn": "a", "frame": {"token": "$token", "request": {"op": "ping"}}}),
             json!({"step": "expect", "conn": "a", "frame": {"type": "pong", "instance_id": "$instance_id",
-                   "pid": "$daemon_pid", "protocol": 7, "features": ["commands"]}}),
+                   "pid": "$daemon_pid", "protocol": 7, "features": "$features"}}),
         ],
     );
     let daemon = support::daemon_binary();

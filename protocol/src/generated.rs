@@ -46,6 +46,86 @@ impl ::std::convert::From<&Envelope> for Envelope {
         value.clone()
     }
 }
+///What a terminal waits for (SPEC I2): `prompt` (shell integration says the shell waits for a command), `password` (a process of the foreground group is blocked reading the terminal, which is in canonical mode with echo off), `line` (reading it in canonical mode with echo on), `key` (reading it with canonical mode off: a pager, a menu, an editor, a line editor).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum InputWait {
+    ///`prompt`
+    #[serde(rename = "prompt")]
+    Prompt,
+    ///`password`
+    #[serde(rename = "password")]
+    Password,
+    ///`line`
+    #[serde(rename = "line")]
+    Line,
+    ///`key`
+    #[serde(rename = "key")]
+    Key,
+}
+impl ::std::convert::From<&Self> for InputWait {
+    fn from(value: &InputWait) -> Self {
+        value.clone()
+    }
+}
+impl ::std::fmt::Display for InputWait {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Prompt => f.write_str("prompt"),
+            Self::Password => f.write_str("password"),
+            Self::Line => f.write_str("line"),
+            Self::Key => f.write_str("key"),
+        }
+    }
+}
+impl ::std::str::FromStr for InputWait {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "prompt" => Ok(Self::Prompt),
+            "password" => Ok(Self::Password),
+            "line" => Ok(Self::Line),
+            "key" => Ok(Self::Key),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for InputWait {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<&::std::string::String> for InputWait {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for InputWait {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 ///Where a process is in its life, tagged by `status`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "status")]
@@ -145,6 +225,76 @@ impl ::std::convert::TryFrom<::std::string::String> for Mode {
         value.parse()
     }
 }
+///An additive feature a request opts into (SPEC V7): only a request that names it gets the members and events the feature adds. `commands`: `shell` in `pty` of every `ProcessInfo` of the answer (and of `attached`) for a terminal with shell integration, and on a subscription the `command_started` and `command_finished` events. `input`: `input` and `alternate_screen` in `pty`, and on a subscription the `input_changed` events.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum OptIn {
+    ///`commands`
+    #[serde(rename = "commands")]
+    Commands,
+    ///`input`
+    #[serde(rename = "input")]
+    Input,
+}
+impl ::std::convert::From<&Self> for OptIn {
+    fn from(value: &OptIn) -> Self {
+        value.clone()
+    }
+}
+impl ::std::fmt::Display for OptIn {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Commands => f.write_str("commands"),
+            Self::Input => f.write_str("input"),
+        }
+    }
+}
+impl ::std::str::FromStr for OptIn {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "commands" => Ok(Self::Commands),
+            "input" => Ok(Self::Input),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for OptIn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<&::std::string::String> for OptIn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for OptIn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 ///A chunk of live output on a subscription. On the wire this is not JSON but a binary frame: the payload is the tag byte 0x00, then `start` and `end` as unsigned 64-bit big-endian integers, then exactly `end - start` raw bytes (the payload is 17 + n bytes long). Readers tell it from a JSON frame by that first byte. The JSON shape here is only how clients represent the frame in memory.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct OutputFrame {
@@ -230,14 +380,21 @@ impl ::std::convert::From<&ProcessInfo> for ProcessInfo {
 ///The terminal part of a PTY process.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PtyInfo {
+    ///Whether the alternate screen is active (a full-screen program such as `vi`, `less` or `top` shows it). Present exactly when the request opted into `input` (SPEC I3).
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub alternate_screen: ::std::option::Option<bool>,
     ///Columns.
     pub cols: ::std::num::NonZeroU16,
     ///The name of the deepest process attached to the terminal in its foreground process group, or null when unknown.
     #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
     pub foreground_process: ::std::option::Option<::std::string::String>,
+    ///What the terminal waits for, or null when no process of its foreground group is blocked waiting for input from it (running, sleeping, waiting on the network or on a file). Present exactly when the request opted into `input` (SPEC I1, I2).
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[serde(deserialize_with = "crate::serde_rules::absent_or_null")]
+    pub input: ::std::option::Option<::std::option::Option<InputWait>>,
     ///Rows.
     pub rows: ::std::num::NonZeroU16,
-    ///What the shell says about itself: present only for a terminal started with `shell_integration` (SPEC §10), left out otherwise.
+    ///What the shell says about itself: present exactly when the request opted into `commands` and the terminal was started with `shell_integration` (SPEC §10, V7), left out otherwise.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub shell: ::std::option::Option<ShellState>,
     ///The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. At most 256 characters (`MAX_TITLE_CHARS`): longer program titles are cut.
@@ -336,12 +493,18 @@ pub enum Request {
     ///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`.
     #[serde(rename = "list")]
     List {
+        ///The features whose members each `ProcessInfo` of the answer carries (SPEC V7; `input`: what each terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        features: ::std::vec::Vec<OptIn>,
         ///Which kind of process to list.
         mode: Mode,
     },
     ///Describes one process of either mode, refreshing a PTY's foreground process first. Answered with `process`, or with `error` when the id is unknown.
     #[serde(rename = "get")]
     Get {
+        ///The features whose members the answer's `ProcessInfo` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        features: ::std::vec::Vec<OptIn>,
         ///The process to describe.
         #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
@@ -428,6 +591,9 @@ pub enum Request {
     ///PTY only: captures the visible screen as text, a VT checkpoint and the cursor in one step. Answered with `snapshot`.
     #[serde(rename = "snapshot")]
     Snapshot {
+        ///The features whose members the answer's `process` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        features: ::std::vec::Vec<OptIn>,
         ///The PTY to capture.
         #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
@@ -435,6 +601,9 @@ pub enum Request {
     ///Reads the last physical rows of a PTY's active screen, history included, as plain text. Answered with `rows`.
     #[serde(rename = "read_rows")]
     ReadRows {
+        ///The features whose members the answer's `process` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        features: ::std::vec::Vec<OptIn>,
         ///The PTY process to read.
         #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
@@ -467,6 +636,9 @@ pub enum Request {
     Subscribe {
         ///A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         attachment_id: ::std::string::String,
+        ///The features whose events this subscription also carries, each in order with the output around it (SPEC I5; `input`: `input_changed`), and whose members `attached`'s `process` carries. Left out or empty: none, exactly the events of protocol 8 without features. At most 8 entries (`MAX_OPT_IN_ITEMS`); a pipe process has none of these events.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        events: ::std::vec::Vec<OptIn>,
         ///The process to attach to.
         #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
         id: u64,
@@ -661,6 +833,13 @@ pub enum Response {
         ///The name of the deepest terminal-attached process in the foreground process group, or null when it is not known.
         #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
         process: ::std::option::Option<::std::string::String>,
+    },
+    ///Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["input"]`): what the terminal waits for changed (SPEC I5).
+    #[serde(rename = "input_changed")]
+    InputChanged {
+        ///What the terminal waits for now (as `pty.input`), or null when no process of its foreground group is waiting for input from it.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
+        input: ::std::option::Option<InputWait>,
     },
     ///The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`.
     #[serde(rename = "exited")]
@@ -1199,20 +1378,22 @@ impl crate::variant::RequestVariant for CreatePipeRequest {
 ///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListRequest {
+    ///The features whose members each `ProcessInfo` of the answer carries (SPEC V7; `input`: what each terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+    pub features: ::std::vec::Vec<OptIn>,
     ///Which kind of process to list.
     pub mode: Mode,
 }
 impl ::std::convert::From<ListRequest> for Request {
     fn from(value: ListRequest) -> Self {
-        let ListRequest { mode } = value;
-        Request::List { mode }
+        let ListRequest { features, mode } = value;
+        Request::List { features, mode }
     }
 }
 impl ::std::convert::TryFrom<Request> for ListRequest {
     type Error = Request;
     fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
         match value {
-            Request::List { mode } => Ok(ListRequest { mode }),
+            Request::List { features, mode } => Ok(ListRequest { features, mode }),
             other => Err(other),
         }
     }
@@ -1224,20 +1405,22 @@ impl crate::variant::RequestVariant for ListRequest {
 ///Describes one process of either mode, refreshing a PTY's foreground process first. Answered with `process`, or with `error` when the id is unknown.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GetRequest {
+    ///The features whose members the answer's `ProcessInfo` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+    pub features: ::std::vec::Vec<OptIn>,
     ///The process to describe.
     pub id: u64,
 }
 impl ::std::convert::From<GetRequest> for Request {
     fn from(value: GetRequest) -> Self {
-        let GetRequest { id } = value;
-        Request::Get { id }
+        let GetRequest { features, id } = value;
+        Request::Get { features, id }
     }
 }
 impl ::std::convert::TryFrom<Request> for GetRequest {
     type Error = Request;
     fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
         match value {
-            Request::Get { id } => Ok(GetRequest { id }),
+            Request::Get { features, id } => Ok(GetRequest { features, id }),
             other => Err(other),
         }
     }
@@ -1505,20 +1688,22 @@ impl crate::variant::RequestVariant for InputRequest {
 ///PTY only: captures the visible screen as text, a VT checkpoint and the cursor in one step. Answered with `snapshot`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SnapshotRequest {
+    ///The features whose members the answer's `process` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+    pub features: ::std::vec::Vec<OptIn>,
     ///The PTY to capture.
     pub id: u64,
 }
 impl ::std::convert::From<SnapshotRequest> for Request {
     fn from(value: SnapshotRequest) -> Self {
-        let SnapshotRequest { id } = value;
-        Request::Snapshot { id }
+        let SnapshotRequest { features, id } = value;
+        Request::Snapshot { features, id }
     }
 }
 impl ::std::convert::TryFrom<Request> for SnapshotRequest {
     type Error = Request;
     fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
         match value {
-            Request::Snapshot { id } => Ok(SnapshotRequest { id }),
+            Request::Snapshot { features, id } => Ok(SnapshotRequest { features, id }),
             other => Err(other),
         }
     }
@@ -1530,6 +1715,8 @@ impl crate::variant::RequestVariant for SnapshotRequest {
 ///Reads the last physical rows of a PTY's active screen, history included, as plain text. Answered with `rows`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadRowsRequest {
+    ///The features whose members the answer's `process` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
+    pub features: ::std::vec::Vec<OptIn>,
     ///The PTY process to read.
     pub id: u64,
     ///How many rows to read (1 to 65535); omitted or null reads the terminal's current height.
@@ -1537,15 +1724,25 @@ pub struct ReadRowsRequest {
 }
 impl ::std::convert::From<ReadRowsRequest> for Request {
     fn from(value: ReadRowsRequest) -> Self {
-        let ReadRowsRequest { id, rows } = value;
-        Request::ReadRows { id, rows }
+        let ReadRowsRequest { features, id, rows } = value;
+        Request::ReadRows {
+            features,
+            id,
+            rows,
+        }
     }
 }
 impl ::std::convert::TryFrom<Request> for ReadRowsRequest {
     type Error = Request;
     fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
         match value {
-            Request::ReadRows { id, rows } => Ok(ReadRowsRequest { id, rows }),
+            Request::ReadRows { features, id, rows } => {
+                Ok(ReadRowsRequest {
+                    features,
+                    id,
+                    rows,
+                })
+            }
             other => Err(other),
         }
     }
@@ -1613,6 +1810,8 @@ impl crate::variant::RequestVariant for ReplayRequest {
 pub struct SubscribeRequest {
     ///A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
     pub attachment_id: ::std::string::String,
+    ///The features whose events this subscription also carries, each in order with the output around it (SPEC I5; `input`: `input_changed`), and whose members `attached`'s `process` carries. Left out or empty: none, exactly the events of protocol 8 without features. At most 8 entries (`MAX_OPT_IN_ITEMS`); a pipe process has none of these events.
+    pub events: ::std::vec::Vec<OptIn>,
     ///The process to attach to.
     pub id: u64,
     ///Where the replay starts; an offset past the current output tail is an error.
@@ -1624,9 +1823,10 @@ pub struct SubscribeRequest {
 }
 impl ::std::convert::From<SubscribeRequest> for Request {
     fn from(value: SubscribeRequest) -> Self {
-        let SubscribeRequest { attachment_id, id, offset, role, takeover } = value;
+        let SubscribeRequest { attachment_id, events, id, offset, role, takeover } = value;
         Request::Subscribe {
             attachment_id,
+            events,
             id,
             offset,
             role,
@@ -1638,9 +1838,10 @@ impl ::std::convert::TryFrom<Request> for SubscribeRequest {
     type Error = Request;
     fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
         match value {
-            Request::Subscribe { attachment_id, id, offset, role, takeover } => {
+            Request::Subscribe { attachment_id, events, id, offset, role, takeover } => {
                 Ok(SubscribeRequest {
                     attachment_id,
+                    events,
                     id,
                     offset,
                     role,
@@ -2314,6 +2515,31 @@ impl crate::variant::ResponseVariant for ForegroundProcessChangedResponse {
     const TYPE: &'static str = "foreground_process_changed";
     const EVENT: bool = true;
 }
+///Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["input"]`): what the terminal waits for changed (SPEC I5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputChangedResponse {
+    ///What the terminal waits for now (as `pty.input`), or null when no process of its foreground group is waiting for input from it.
+    pub input: ::std::option::Option<InputWait>,
+}
+impl ::std::convert::From<InputChangedResponse> for Response {
+    fn from(value: InputChangedResponse) -> Self {
+        let InputChangedResponse { input } = value;
+        Response::InputChanged { input }
+    }
+}
+impl ::std::convert::TryFrom<Response> for InputChangedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::InputChanged { input } => Ok(InputChangedResponse { input }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for InputChangedResponse {
+    const TYPE: &'static str = "input_changed";
+    const EVENT: bool = true;
+}
 ///The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExitedResponse {
@@ -2491,6 +2717,7 @@ impl Response {
             Response::ControllerChanged { .. } => "controller_changed",
             Response::TitleChanged { .. } => "title_changed",
             Response::ForegroundProcessChanged { .. } => "foreground_process_changed",
+            Response::InputChanged { .. } => "input_changed",
             Response::Exited { .. } => "exited",
             Response::Commands { .. } => "commands",
         }
@@ -2500,14 +2727,14 @@ impl Response {
         matches!(
             self, Response::Resized { .. } | Response::ControllerChanged { .. } |
             Response::TitleChanged { .. } | Response::ForegroundProcessChanged { .. } |
-            Response::Exited { .. }
+            Response::InputChanged { .. } | Response::Exited { .. }
         )
     }
 }
 /// The protocol version (`x-protocol-version` of `schema/protocol.json`).
 pub const PROTOCOL_VERSION: u32 = 8;
 /// Additive capabilities of this protocol version (`x-features`).
-pub const FEATURES: &[&str] = &["commands"];
+pub const FEATURES: &[&str] = &["commands", "input"];
 /// Every request `op`, in schema order.
 pub const REQUEST_OPS: &[&str] = &[
     "ping",
@@ -2551,6 +2778,7 @@ pub const RESPONSE_TYPES: &[&str] = &[
     "controller_changed",
     "title_changed",
     "foreground_process_changed",
+    "input_changed",
     "exited",
     "commands",
 ];
@@ -2560,6 +2788,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "controller_changed",
     "title_changed",
     "foreground_process_changed",
+    "input_changed",
     "exited",
 ];
 /// The whole `message` of the `error` answering a claim without a ticket on a daemon that was claimed before (SPEC O2): another client owns it, so this one can use it but not own it.

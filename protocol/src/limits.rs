@@ -64,6 +64,10 @@ pub const MAX_PATH_CHARS: usize = 4096;
 /// which `exec` fails anyway.
 pub const MAX_ARG_CHARS: usize = 128 * 1024;
 
+/// The most entries of a request's `features` and of `subscribe`'s `events` (8): more than there are features
+/// to name, so a longer list is a mistake, refused with a message naming this limit.
+pub const MAX_OPT_IN_ITEMS: usize = 8;
+
 /// The most arguments one process may be given.
 pub const MAX_ARGS: usize = 4096;
 

@@ -4,6 +4,8 @@
 //! - A required, nullable member (`"user_title": null`) must be present: serde would otherwise read a
 //!   missing `Option` as `None`, and a request missing its `title` would silently clear a title.
 //! - Integers of `"format": "uint64"` stop at 2^53 − 1, the largest integer every JSON reader keeps exact.
+//! - An optional nullable member whose absence and `null` differ (`x-absent-or-null`, such as `input` of `pty`)
+//!   decodes into `Option<Option<T>>`: `None` when left out, `Some(None)` when `null`.
 
 use serde::de::{Deserialize, Deserializer, Error};
 
@@ -35,4 +37,14 @@ where
     T: Deserialize<'de>,
 {
     Option::<T>::deserialize(deserializer)
+}
+
+/// A member that may be left out (`None`, through `#[serde(default)]` beside it) or present, `null` included:
+/// present, it is `Some` of the nullable value.
+pub(crate) fn absent_or_null<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }

@@ -3,7 +3,7 @@
 
 use opencode_pty_protocol::{
     MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_COMMAND_LINE_BYTES, MAX_COMMANDS,
-    MAX_GROUP_ID_CHARS, MAX_PATH_CHARS, MAX_ROWS, MAX_SHELL_CWD_BYTES, MAX_TITLE_CHARS, SCHEMA_JSON,
+    MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS, MAX_SHELL_CWD_BYTES, MAX_TITLE_CHARS, SCHEMA_JSON,
 };
 use serde_json::Value;
 
@@ -43,6 +43,10 @@ fn the_schema_states_the_same_limits_as_the_constants() {
     for op in ["subscribe", "write", "resize", "control", "input"] {
         assert_eq!(bound(&request(&schema, op)["attachment_id"], "maxLength"), MAX_ATTACHMENT_ID_CHARS, "{op}");
     }
+    for op in ["get", "list", "snapshot", "read_rows"] {
+        assert_eq!(bound(&request(&schema, op)["features"], "maxItems"), MAX_OPT_IN_ITEMS, "{op}");
+    }
+    assert_eq!(bound(&request(&schema, "subscribe")["events"], "maxItems"), MAX_OPT_IN_ITEMS);
 }
 
 /// A definition of the bundled schema.

@@ -88,5 +88,5 @@ fn the_op_table_pairs_each_request_type_with_its_answer() {
     assert_eq!(answer_of::<PingRequest>(), ("ping", "pong", false));
     assert_eq!(answer_of::<GetRequest>(), ("get", "process", false));
     assert_eq!(answer_of::<opencode_pty_protocol::WaitRequest>(), ("wait", "exited", true));
-    assert_eq!(Request::from(GetRequest { id: 1 }).answer_type(), "process");
+    assert_eq!(Request::from(GetRequest { features: Vec::new(), id: 1 }).answer_type(), "process");
 }

@@ -8,7 +8,7 @@
 
 use opencode_pty_protocol::{
     MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_COMMANDS,
-    MAX_GROUP_ID_CHARS, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS,
+    MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS, OptIn,
 };
 
 use crate::error::ServiceError;
@@ -61,6 +61,17 @@ pub(crate) fn check_title(title: &str) -> Result<(), ServiceError> {
 /// An attachment id: at most [`MAX_ATTACHMENT_ID_CHARS`].
 pub(crate) fn check_attachment(attachment: &str) -> Result<(), ServiceError> {
     check_chars("attachment_id", attachment, MAX_ATTACHMENT_ID_CHARS)
+}
+
+/// A request's `features` or `subscribe`'s `events` (`field`): at most [`MAX_OPT_IN_ITEMS`] entries.
+pub(crate) fn check_opt_ins(field: &str, items: &[OptIn]) -> Result<(), ServiceError> {
+    if items.len() > MAX_OPT_IN_ITEMS {
+        let count = items.len();
+        return Err(ServiceError::invalid(format!(
+            "{field} has {count} items, over the {MAX_OPT_IN_ITEMS}-item limit"
+        )));
+    }
+    Ok(())
 }
 
 /// What every process echoes back: `program`, `args` (at most [`MAX_ARGS`], each at most [`MAX_ARG_CHARS`],

@@ -10,7 +10,7 @@
 //! kinds share, naming neither: events and their delivery to each destination, the exit status and
 //! lifecycle, the wait thread, kill-and-reap, ending a session, named threads and reporting joins, and every
 //! `unsafe` call), `procinfo` (what `/proc` says of a process: the crate's one `stat` parser, and the
-//! foreground process of a PTY), `error` (what a client is told), `bounds` (client-supplied sizes against the
+//! foreground process of a PTY and what it waits for), `error` (what a client is told), `bounds` (client-supplied sizes against the
 //! protocol's limits), `listing` (the daemon-wide budget that keeps `list` within one frame), `time` (the wall
 //! clock in milliseconds).
 
@@ -40,7 +40,7 @@ pub use daemon::serving::state::DAEMON_STOPPING;
 pub use error::{ALREADY_CONTROLLED, ServiceError};
 pub use pipe::{MetadataBudget, PipeHandle, PipeSpec, PipeWait, stalled_output_error};
 pub use process::{
-    Event, ExistingController, Message, Output, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
+    Event, ExistingController, Message, OptIns, Output, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
 };
 pub use service::{Process, ProcessHook, ProcessService};
 pub use terminal::{PtyHandle, PtySpec, TerminalConfig, Turns};
@@ -60,12 +60,15 @@ pub mod limits {
     pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
     pub use crate::process::session::HANGUP_GRACE;
-    pub use crate::procinfo::MAX_WALKED_PROCESSES;
+    pub use crate::procinfo::{
+        MAX_FDINFO_BYTES, MAX_INSPECTED_MEMBERS, MAX_INSPECTED_TASKS, MAX_POLLED_FDS, MAX_WALKED_PROCESSES,
+    };
     pub use crate::terminal::{
         COALESCE_TIMER_SLACK_NS, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES,
-        FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, MAX_OUTPUT_TURNS, MAX_PENDING_INPUT_BYTES,
-        OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS, OUTPUT_QUEUE_CHUNKS,
-        PRECISE_FLUSH_BYTES, PRECISE_WAKE_MARGIN, REQUEST_TIMEOUT, TURN_OUTPUT_BYTES, WRITER_QUEUE_CHUNKS,
+        FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY,
+        MAX_OUTPUT_TURNS, MAX_PENDING_INPUT_BYTES, OBSERVER_BACKLOG_BYTES, OBSERVER_BACKLOG_EVENTS,
+        OBSERVER_QUEUE_EVENTS, OUTPUT_QUEUE_CHUNKS, PRECISE_FLUSH_BYTES, PRECISE_WAKE_MARGIN, REQUEST_TIMEOUT,
+        TURN_OUTPUT_BYTES, WRITER_QUEUE_CHUNKS,
     };
 }
 

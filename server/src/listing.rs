@@ -26,7 +26,8 @@ pub(crate) const MAX_TOTAL_INFO_BYTES: usize = 3 * 1024 * 1024;
 
 /// What one process's info takes as JSON apart from the strings its client gave: keys, ids, offsets, times,
 /// the lifecycle (a failure message is the daemon's own text with the system's reason), a pipe's
-/// `output_error` or a PTY's foreground process name (at most 15 bytes from the kernel), and the comma that
+/// `output_error` or a PTY's foreground process name (at most 15 bytes from the kernel) and the members of the
+/// features a request may opt into (`input`, `alternate_screen`), and the comma that
 /// separates it from the next one in `list`. A unit test checks the worst case fits.
 pub(crate) const PROCESS_INFO_OVERHEAD_BYTES: usize = 1024;
 
@@ -136,6 +137,9 @@ mod tests {
                 cols: dimension,
                 rows: dimension,
                 shell: None,
+                // The members of every feature, at their longest.
+                input: Some(Some(opencode_pty_protocol::InputWait::Password)),
+                alternate_screen: Some(false),
             }),
             pipe: (mode == Mode::Pipe).then(|| PipeInfo {
                 output_path: String::new(),

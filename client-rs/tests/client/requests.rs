@@ -3,7 +3,7 @@
 use std::num::NonZeroU16;
 use std::time::Duration;
 
-use opencode_pty_client::{ClientError, CreatePty, Mode, Response, Signal};
+use opencode_pty_client::{ClientError, CreatePty, InputWait, Mode, OptIn, Response, Signal};
 use serde_json::json;
 
 use crate::fake::{FakeDaemon, TOKEN, bounded, exited, pty_process};
@@ -258,6 +258,39 @@ async fn set_metadata_sends_the_whole_object_and_maps_ok() {
         let (result, envelope) = tokio::join!(client.set_metadata(4, serde_json::Map::new()), daemon.answer(pong));
         assert_eq!(envelope["request"], json!({"op": "set_metadata", "id": 4, "metadata": {}}));
         assert!(matches!(&result, Err(ClientError::Unexpected { expected: "ok", .. })), "{result:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn features_go_on_the_wire_only_when_named_and_their_members_decode() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let mut waiting = pty_process(7);
+        waiting["pty"]["input"] = json!("password");
+        waiting["pty"]["alternate_screen"] = json!(false);
+        let answer = json!({"type": "process", "process": waiting});
+        let (process, envelope) = tokio::join!(client.get_with(7, &[OptIn::Input]), daemon.answer(answer));
+        assert_eq!(envelope["request"], json!({"op": "get", "id": 7, "features": ["input"]}));
+        let pty = process.expect("process").pty.expect("a terminal");
+        assert_eq!((pty.input, pty.alternate_screen), (Some(Some(InputWait::Password)), Some(false)));
+
+        let mut idle = pty_process(7);
+        idle["pty"]["input"] = json!(null);
+        idle["pty"]["alternate_screen"] = json!(true);
+        let answer = json!({"type": "processes", "processes": [idle]});
+        let (processes, envelope) = tokio::join!(client.list_with(Mode::Pty, &[OptIn::Input]), daemon.answer(answer));
+        assert_eq!(envelope["request"], json!({"op": "list", "mode": "pty", "features": ["input"]}));
+        let pty = processes.expect("processes").remove(0).pty.expect("a terminal");
+        assert_eq!((pty.input, pty.alternate_screen), (Some(None), Some(true)), "null is present, not left out");
+
+        // Without features: the request of protocol 8, and an answer without the members.
+        let answer = json!({"type": "processes", "processes": [pty_process(7)]});
+        let (processes, envelope) = tokio::join!(client.list_with(Mode::Pty, &[]), daemon.answer(answer));
+        assert_eq!(envelope["request"], json!({"op": "list", "mode": "pty"}));
+        let pty = processes.expect("processes").remove(0).pty.expect("a terminal");
+        assert_eq!((pty.input, pty.alternate_screen), (None, None));
     })
     .await;
 }

@@ -1,7 +1,7 @@
 //! Subscriptions: `attached` first, then contiguous output and events up to `exited`, then nothing; a refused
 //! or cut subscription, and output that skips or repeats bytes, are errors.
 
-use opencode_pty_client::{ClientError, Event, Response, Role, Subscription, Takeover};
+use opencode_pty_client::{ClientError, Event, InputWait, OptIn, Response, Role, Subscription, Takeover};
 use serde_json::{Value, json};
 
 use crate::fake::{FakeDaemon, Peer, TOKEN, bounded, exited, pty_process};
@@ -134,6 +134,34 @@ async fn a_response_that_is_not_an_event_breaks_the_protocol() {
         peer.send_json(&json!({"type": "ok"})).await;
         let error = subscription.next().await.expect("an event").unwrap_err();
         assert!(error.to_string().contains("a subscription carried a `ok`"), "{error}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_subscription_that_names_input_asks_for_its_events_and_yields_them() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let (subscription, (mut peer, envelope)) = tokio::join!(
+            client.subscribe_with(3, 0, "agent", Role::Observer, Takeover::Refuse, &[OptIn::Input]),
+            attach(&daemon)
+        );
+        assert_eq!(
+            envelope["request"],
+            json!({"op": "subscribe", "id": 3, "offset": 0, "attachment_id": "agent", "role": "observer",
+                   "takeover": false, "events": ["input"]})
+        );
+        let mut subscription = subscription.expect("attached");
+        peer.send_output(5, b"Password: ").await;
+        peer.send_json(&json!({"type": "input_changed", "input": "password"})).await;
+        peer.send_json(&json!({"type": "input_changed", "input": null})).await;
+        let output = subscription.next().await.expect("an event").expect("output");
+        assert_eq!(output, Event::Output { start: 5, bytes: b"Password: ".to_vec() });
+        let waiting = subscription.next().await.expect("an event").expect("input_changed");
+        assert_eq!(waiting, Event::Message(Box::new(Response::InputChanged { input: Some(InputWait::Password) })));
+        let done = subscription.next().await.expect("an event").expect("input_changed");
+        assert_eq!(done, Event::Message(Box::new(Response::InputChanged { input: None })));
     })
     .await;
 }

@@ -8,6 +8,9 @@ export interface Envelope {
   token: string;
 }
 
+/** What a terminal waits for (SPEC I2): `prompt` (shell integration says the shell waits for a command), `password` (a process of the foreground group is blocked reading the terminal, which is in canonical mode with echo off), `line` (reading it in canonical mode with echo on), `key` (reading it with canonical mode off: a pager, a menu, an editor, a line editor). */
+export type InputWait = "prompt" | "password" | "line" | "key";
+
 /** Where a process is in its life, tagged by `status`. */
 export type Lifecycle = LifecycleRunning | LifecycleExited | LifecycleFailed;
 
@@ -37,6 +40,9 @@ export interface LifecycleFailed {
 
 /** What kind of process: `pty` runs in a pseudo-terminal whose screen the daemon keeps; `pipe` runs without a terminal and its output goes to a file. */
 export type Mode = "pty" | "pipe";
+
+/** An additive feature a request opts into (SPEC V7): only a request that names it gets the members and events the feature adds. `commands`: `shell` in `pty` of every `ProcessInfo` of the answer (and of `attached`) for a terminal with shell integration, and on a subscription the `command_started` and `command_finished` events. `input`: `input` and `alternate_screen` in `pty`, and on a subscription the `input_changed` events. */
+export type OptIn = "commands" | "input";
 
 /** A chunk of live output on a subscription. On the wire this is not JSON but a binary frame: the payload is the tag byte 0x00, then `start` and `end` as unsigned 64-bit big-endian integers, then exactly `end - start` raw bytes (the payload is 17 + n bytes long). Readers tell it from a JSON frame by that first byte. The JSON shape here is only how clients represent the frame in memory. */
 export interface OutputFrame {
@@ -127,13 +133,17 @@ export interface ProcessInfoPipe {
 
 /** The terminal part of a PTY process. */
 export interface PtyInfo {
+  /** Whether the alternate screen is active (a full-screen program such as `vi`, `less` or `top` shows it). Present exactly when the request opted into `input` (SPEC I3). */
+  alternate_screen?: boolean;
   /** Columns. */
   cols: number;
   /** The name of the deepest process attached to the terminal in its foreground process group, or null when unknown. */
   foreground_process: string | null;
+  /** What the terminal waits for, or null when no process of its foreground group is blocked waiting for input from it (running, sleeping, waiting on the network or on a file). Present exactly when the request opted into `input` (SPEC I1, I2). */
+  input?: InputWait | null;
   /** Rows. */
   rows: number;
-  /** What the shell says about itself: present only for a terminal started with `shell_integration` (SPEC §10), left out otherwise. */
+  /** What the shell says about itself: present exactly when the request opted into `commands` and the terminal was started with `shell_integration` (SPEC §10, V7), left out otherwise. */
   shell?: ShellState;
   /** The effective title: the user title, else the latest non-empty OSC 0/2 title, else the title given at creation. At most 256 characters (`MAX_TITLE_CHARS`): longer program titles are cut. */
   title: string;
@@ -228,6 +238,8 @@ export interface CreatePipeRequest {
 
 /** Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`. */
 export interface ListRequest {
+  /** The features whose members each `ProcessInfo` of the answer carries (SPEC V7; `input`: what each terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`). */
+  features?: OptIn[];
   /** Which kind of process to list. */
   mode: Mode;
   /** Tag: `list`. */
@@ -236,6 +248,8 @@ export interface ListRequest {
 
 /** Describes one process of either mode, refreshing a PTY's foreground process first. Answered with `process`, or with `error` when the id is unknown. */
 export interface GetRequest {
+  /** The features whose members the answer's `ProcessInfo` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`). */
+  features?: OptIn[];
   /** The process to describe. */
   id: number;
   /** Tag: `get`. */
@@ -328,6 +342,8 @@ export interface InputRequest {
 
 /** PTY only: captures the visible screen as text, a VT checkpoint and the cursor in one step. Answered with `snapshot`. */
 export interface SnapshotRequest {
+  /** The features whose members the answer's `process` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`). */
+  features?: OptIn[];
   /** The PTY to capture. */
   id: number;
   /** Tag: `snapshot`. */
@@ -336,6 +352,8 @@ export interface SnapshotRequest {
 
 /** Reads the last physical rows of a PTY's active screen, history included, as plain text. Answered with `rows`. */
 export interface ReadRowsRequest {
+  /** The features whose members the answer's `process` carries (SPEC V7; `input`: what the terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`). */
+  features?: OptIn[];
   /** The PTY process to read. */
   id: number;
   /** Tag: `read_rows`. */
@@ -368,6 +386,8 @@ export interface ReplayRequest {
 export interface SubscribeRequest {
   /** A name for this attachment, chosen by the client; reusing a subscribed name replaces that subscription. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string;
+  /** The features whose events this subscription also carries, each in order with the output around it (SPEC I5; `input`: `input_changed`), and whose members `attached`'s `process` carries. Left out or empty: none, exactly the events of protocol 8 without features. At most 8 entries (`MAX_OPT_IN_ITEMS`); a pipe process has none of these events. */
+  events?: OptIn[];
   /** The process to attach to. */
   id: number;
   /** Where the replay starts; an offset past the current output tail is an error. */
@@ -405,7 +425,7 @@ export interface CommandsRequest {
 }
 
 /** A response or a subscription event, tagged by `type`. */
-export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | ExitedResponse | CommandsResponse;
+export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | InputChangedResponse | ExitedResponse | CommandsResponse;
 
 /** The answer to `ping`: who the daemon is and what it speaks. */
 export interface PongResponse {
@@ -583,6 +603,14 @@ export interface ForegroundProcessChangedResponse {
   type: "foreground_process_changed";
 }
 
+/** Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["input"]`): what the terminal waits for changed (SPEC I5). */
+export interface InputChangedResponse {
+  /** What the terminal waits for now (as `pty.input`), or null when no process of its foreground group is waiting for input from it. */
+  input: InputWait | null;
+  /** Tag: `input_changed`. */
+  type: "input_changed";
+}
+
 /** The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`. */
 export interface ExitedResponse {
   /** The exit status, or null when a signal killed the process. */
@@ -651,13 +679,13 @@ export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
 export const PROTOCOL_VERSION = 8 as const;
 
 /** Additive capabilities of this protocol version (`x-features`). */
-export const FEATURES: readonly string[] = ["commands"];
+export const FEATURES: readonly string[] = ["commands", "input"];
 
 /** Every request `op`, in schema order. */
 export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands"] as const;
 
 /** Every response and event `type`, in schema order. */
-export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "exited", "commands"] as const;
+export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "input_changed", "exited", "commands"] as const;
 
 /** The `type` of the response that answers each op (`x-answer`); an `error` may answer any request instead. */
 export const ANSWERS = {
@@ -689,7 +717,7 @@ export const ANSWERS = {
 export type AnswerTo<Op extends Request["op"]> = Extract<Response, { type: (typeof ANSWERS)[Op] }>;
 
 /** The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order. */
-export const EVENT_TYPES = ["resized", "controller_changed", "title_changed", "foreground_process_changed", "exited"] as const;
+export const EVENT_TYPES = ["resized", "controller_changed", "title_changed", "foreground_process_changed", "input_changed", "exited"] as const;
 
 /** The whole `message` of the `error` answering a claim without a ticket on a daemon that was claimed before (SPEC O2): another client owns it, so this one can use it but not own it. */
 export const ALREADY_OWNED = "daemon already has a live owner";

@@ -17,6 +17,15 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
     ],
     "type": "object"
   },
+  "InputWait": {
+    "enum": [
+      "prompt",
+      "password",
+      "line",
+      "key"
+    ],
+    "type": "string"
+  },
   "Lifecycle": {
     "oneOf": [
       {
@@ -77,6 +86,13 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
     "enum": [
       "pty",
       "pipe"
+    ],
+    "type": "string"
+  },
+  "OptIn": {
+    "enum": [
+      "commands",
+      "input"
     ],
     "type": "string"
   },
@@ -244,6 +260,9 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
   },
   "PtyInfo": {
     "properties": {
+      "alternate_screen": {
+        "type": "boolean"
+      },
       "cols": {
         "maximum": 1000,
         "minimum": 1,
@@ -253,6 +272,16 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
         "type": [
           "string",
           "null"
+        ]
+      },
+      "input": {
+        "oneOf": [
+          {
+            "$ref": "#/definitions/InputWait"
+          },
+          {
+            "type": "null"
+          }
         ]
       },
       "rows": {
@@ -553,6 +582,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "mode": {
             "$ref": "#/definitions/Mode"
           },
@@ -569,6 +609,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "id": {
             "maximum": 9007199254740991,
             "minimum": 0,
@@ -808,6 +859,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "id": {
             "maximum": 9007199254740991,
             "minimum": 0,
@@ -826,6 +888,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "features": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
+          },
           "id": {
             "maximum": 9007199254740991,
             "minimum": 0,
@@ -913,6 +986,17 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
               }
             ],
             "type": "string"
+          },
+          "events": {
+            "allOf": [
+              {
+                "maxItems": 8
+              }
+            ],
+            "items": {
+              "$ref": "#/definitions/OptIn"
+            },
+            "type": "array"
           },
           "id": {
             "maximum": 9007199254740991,
@@ -1410,6 +1494,29 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
         "required": [
           "type",
           "process"
+        ],
+        "type": "object"
+      },
+      {
+        "properties": {
+          "input": {
+            "oneOf": [
+              {
+                "$ref": "#/definitions/InputWait"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "type": {
+            "const": "input_changed",
+            "type": "string"
+          }
+        },
+        "required": [
+          "type",
+          "input"
         ],
         "type": "object"
       },

@@ -1,7 +1,7 @@
 /** Generated from `schema/` by `cargo run -p opencode-pty-codegen` (`just codegen`): do not edit by hand. The caller-facing shapes of the responses marked `x-client-view`: camelCase, base64 members as bytes. */
 
 import { bytesOf } from "../core/bytes.js";
-import type { AttachedResponse, CommandsResponse, ControllerChangedResponse, ExitedResponse, ForegroundProcessChangedResponse, ProcessInfo, ReplayResponse, ResizedResponse, Response, Role, RowsResponse, ShellCommand, SnapshotResponse, TitleChangedResponse } from "./protocol.js";
+import type { AttachedResponse, CommandsResponse, ControllerChangedResponse, ExitedResponse, ForegroundProcessChangedResponse, InputChangedResponse, InputWait, ProcessInfo, ReplayResponse, ResizedResponse, Response, Role, RowsResponse, ShellCommand, SnapshotResponse, TitleChangedResponse } from "./protocol.js";
 
 /** The answer to `snapshot`: the screen, its checkpoint and the cursor, captured in one step with the process info. */
 export interface Snapshot {
@@ -185,6 +185,22 @@ export function foregroundProcessChangedOf(response: ForegroundProcessChangedRes
   };
 }
 
+/** Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["input"]`): what the terminal waits for changed (SPEC I5). */
+export interface InputChanged {
+  /** Tag: `input_changed`. */
+  readonly type: "input_changed";
+  /** What the terminal waits for now (as `pty.input`), or null when no process of its foreground group is waiting for input from it. */
+  readonly input: InputWait | null;
+}
+
+/** The caller's `InputChanged` from a checked `input_changed`. */
+export function inputChangedOf(response: InputChangedResponse): InputChanged {
+  return {
+    type: "input_changed",
+    input: response.input,
+  };
+}
+
 /** The process exited and the end of its output was read. The last event of a subscription, and the one answer to `wait`. */
 export interface Exited {
   /** Tag: `exited`. */
@@ -233,7 +249,7 @@ export function commandsOf(response: CommandsResponse): Commands {
 }
 
 /** A subscription event other than output, as the caller sees it (`x-event`). */
-export type EventView = Resized | ControllerChanged | TitleChanged | ForegroundProcessChanged | Exited;
+export type EventView = Resized | ControllerChanged | TitleChanged | ForegroundProcessChanged | InputChanged | Exited;
 
 /** The caller's view of a subscription event, or null when `response` is not one. */
 export function eventOf(response: Response): EventView | null {
@@ -246,6 +262,8 @@ export function eventOf(response: Response): EventView | null {
       return titleChangedOf(response);
     case "foreground_process_changed":
       return foregroundProcessChangedOf(response);
+    case "input_changed":
+      return inputChangedOf(response);
     case "exited":
       return exitedOf(response);
     default:

@@ -261,6 +261,7 @@ export class Daemon extends DaemonRequests {
       attachment_id: params.attachmentId,
       role: params.role ?? "observer",
       takeover: takeoverFlag(params.takeover),
+      ...(params.events !== undefined && params.events.length > 0 ? { events: [...params.events] } : {}),
     };
     return this.exchanges.open(request, options, (channel, answer, what) => {
       const attached = checkedAttached(expectAnswer(this.exchanges.rejectError(answer, request), "subscribe", what));

@@ -1,7 +1,7 @@
 //! The options every call takes and the caller-facing parameter shapes of the requests (camelCase, bytes as
 //! `Uint8Array`), with their conversion to the wire requests of the generated types.
 
-import type { CreatePipeRequest, CreatePtyRequest, Role } from "../generated/protocol.js";
+import type { CreatePipeRequest, CreatePtyRequest, OptIn, Role } from "../generated/protocol.js";
 
 /** How long a call waits by default (5 s): connecting, sending and reading its answer. `wait` and an open
  * subscription or owner channel are not bounded once their request is sent (SPEC N8). */
@@ -13,6 +13,19 @@ export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
   /** Overrides the daemon handle's timeout for this call, in milliseconds. */
   readonly timeoutMs?: number | undefined;
+}
+
+/** What `get`, `list`, `snapshot` and `readRows` accept: the call's options and the features whose members the
+ * answer's `ProcessInfo` should carry (SPEC V7). `["input"]` adds `pty.input` (what the terminal waits for:
+ * `"password"`, `"line"`, `"key"`, `"prompt"` or null) and `pty.alternate_screen`, looked at afresh; check
+ * `daemon.features.includes("input")` first, since an older daemon ignores the member. */
+export interface InfoOptions extends CallOptions {
+  readonly features?: readonly OptIn[] | undefined;
+}
+
+/** `features` as a request member: left out when none, so the request is exactly protocol 8's. */
+export function featuresMember(features: readonly OptIn[] | undefined): { features?: OptIn[] } {
+  return features !== undefined && features.length > 0 ? { features: [...features] } : {};
 }
 
 /** `createPty` parameters. */
@@ -64,6 +77,9 @@ export interface SubscribeParams {
   /** For a controller: what to do about a different existing controller; defaults to `"refuse"`. The boolean of
    * earlier versions is deprecated but still accepted: `true` is `"take"`, `false` is `"refuse"`. */
   readonly takeover?: Takeover | boolean | undefined;
+  /** Features whose events this subscription also carries (SPEC V7, I5): `["input"]` adds `input_changed`
+   * events, and `pty.input` / `pty.alternate_screen` in `attached`'s process. Left out: none. */
+  readonly events?: readonly OptIn[] | undefined;
 }
 
 /** Parameters of the requests that act as an attachment with its terminal size (`control`, `input`). */

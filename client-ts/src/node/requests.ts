@@ -10,10 +10,12 @@ import { commandsOf, rowsOf, snapshotOf, type Commands } from "../generated/view
 import {
   createPipeRequest,
   createPtyRequest,
+  featuresMember,
   type AttachmentSize,
   type CallOptions,
   type CreatePipeParams,
   type CreatePtyParams,
+  type InfoOptions,
 } from "./options.js";
 
 /** The one-shot requests, over whatever {@link exchange} sends them with. */
@@ -30,13 +32,14 @@ export abstract class DaemonRequests {
     return this.exchange(createPipeRequest(params), options).then((r) => r.process);
   }
 
-  /** The processes of one mode, in creation order. */
-  list(mode: Mode, options?: CallOptions): Promise<ProcessInfo[]> {
-    return this.exchange({ op: "list", mode }, options).then((r) => r.processes);
+  /** The processes of one mode, in creation order (with the members of `options.features`). */
+  list(mode: Mode, options?: InfoOptions): Promise<ProcessInfo[]> {
+    return this.exchange({ op: "list", mode, ...featuresMember(options?.features) }, options).then((r) => r.processes);
   }
 
-  get(id: number, options?: CallOptions): Promise<ProcessInfo> {
-    return this.exchange({ op: "get", id }, options).then((r) => r.process);
+  /** One process (with the members of `options.features`: `["input"]` says what a terminal waits for). */
+  get(id: number, options?: InfoOptions): Promise<ProcessInfo> {
+    return this.exchange({ op: "get", id, ...featuresMember(options?.features) }, options).then((r) => r.process);
   }
 
   async signal(id: number, signal: Signal, options?: CallOptions): Promise<void> {
@@ -69,13 +72,15 @@ export abstract class DaemonRequests {
     await this.exchange(request, options);
   }
 
-  async snapshot(id: number, options?: CallOptions): Promise<Snapshot> {
-    return snapshotOf(await this.exchange({ op: "snapshot", id }, options));
+  async snapshot(id: number, options?: InfoOptions): Promise<Snapshot> {
+    return snapshotOf(await this.exchange({ op: "snapshot", id, ...featuresMember(options?.features) }, options));
   }
 
   /** The last `rows` physical rows (default: the terminal's height) as plain text (SPEC §4.3). */
-  async readRows(id: number, rows?: number, options?: CallOptions): Promise<Rows> {
-    const request = rows === undefined ? { op: "read_rows" as const, id } : { op: "read_rows" as const, id, rows };
+  async readRows(id: number, rows?: number, options?: InfoOptions): Promise<Rows> {
+    const features = featuresMember(options?.features);
+    const request =
+      rows === undefined ? { op: "read_rows" as const, id, ...features } : { op: "read_rows" as const, id, rows, ...features };
     return rowsOf(await this.exchange(request, options));
   }
 

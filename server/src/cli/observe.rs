@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use opencode_pty_client::{Client, Event, Mode, ProcessInfo, Response, Role, Takeover};
+use opencode_pty_client::{Client, Event, InputWait, Mode, OptIn, ProcessInfo, Response, Role, Takeover};
 use opencode_pty_protocol::Lifecycle;
 use tokio::io::AsyncWriteExt;
 
@@ -161,7 +161,10 @@ async fn ask(dir: &Path) -> Found {
 /// `list`: one line per process, PTYs then pipes, each in creation order.
 pub(super) async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     let client = discover(dir).await?;
-    let mut processes = client.list(Mode::Pty).await?;
+    // What each terminal waits for, when the daemon can say (SPEC §6.4).
+    let features: &[OptIn] =
+        if client.registration().features.iter().any(|f| f == "input") { &[OptIn::Input] } else { &[] };
+    let mut processes = client.list_with(Mode::Pty, features).await?;
     processes.extend(client.list(Mode::Pipe).await?);
     if format == Format::Json {
         println!("{}", serde_json::to_string(&processes)?);
@@ -191,8 +194,16 @@ pub(super) fn table(processes: &mut [ProcessInfo]) -> Vec<String> {
 /// a shell would need it, control characters spelled out), with a PTY's title or a pipe's output file after it.
 pub(super) fn describe(process: &ProcessInfo) -> String {
     let pid = process.pid.map_or("-".to_owned(), |p| p.to_string());
+    // What a running terminal waits for, when the answer carries it.
+    let waiting = match process.pty.as_ref().and_then(|pty| pty.input) {
+        Some(Some(InputWait::Password)) => " (waits for a password)",
+        Some(Some(InputWait::Line)) => " (waits for a line)",
+        Some(Some(InputWait::Key)) => " (waits for keys)",
+        Some(Some(InputWait::Prompt)) => " (waits for a command)",
+        Some(None) | None => "",
+    };
     let lifecycle = match &process.lifecycle {
-        Lifecycle::Running => "running".to_owned(),
+        Lifecycle::Running => format!("running{waiting}"),
         Lifecycle::Exited { exit_code: Some(code), .. } => format!("exited {code}"),
         Lifecycle::Exited { signal: Some(signal), .. } => format!("killed by {signal}"),
         Lifecycle::Exited { .. } => "exited".to_owned(),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::Flock;
 use nix::unistd::{User, geteuid};
-use opencode_pty_protocol::{FEATURES, LOCK_FILE, PROTOCOL_VERSION, REGISTRATION_FILE, Registration};
+use opencode_pty_protocol::{LOCK_FILE, PROTOCOL_VERSION, REGISTRATION_FILE, Registration};
 
 use crate::terminal::SHELL_DIR;
 
@@ -148,7 +148,8 @@ impl Runtime {
             instance_id: random_hex(),
             pid: std::process::id(),
             protocol: PROTOCOL_VERSION,
-            features: FEATURES.iter().map(|&feature| feature.to_owned()).collect(),
+            // What the schema's `x-features` announces (SPEC V2), in the registration and in `pong` alike.
+            features: opencode_pty_protocol::FEATURES.iter().map(|f| (*f).to_owned()).collect(),
             socket: socket_path.to_string_lossy().into_owned(),
             token: random_hex(),
         };

@@ -17,7 +17,7 @@ pub(crate) mod thread;
 pub(crate) mod threads;
 mod waiter;
 
-use opencode_pty_protocol::Role;
+use opencode_pty_protocol::{OptIn, Role};
 
 pub(crate) use child::Child;
 pub use delivery::ProcessSubscription;
@@ -66,6 +66,35 @@ impl ExistingController {
     }
 }
 
+/// The additive features a request opted into (SPEC V7): the members its answer's `ProcessInfo`s carry beyond
+/// protocol 8 and, for a subscription, the events it gets beyond protocol 8. The default is none: exactly what a
+/// client that knows no features expects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OptIns {
+    /// `commands`: `pty.shell` (for a terminal with shell integration), and `command_started` and
+    /// `command_finished` events.
+    pub commands: bool,
+    /// `input`: `pty.input` and `pty.alternate_screen`, and `input_changed` events.
+    pub input: bool,
+}
+
+impl OptIns {
+    /// None: what protocol 8 without features sends.
+    pub const NONE: OptIns = OptIns { commands: false, input: false };
+
+    /// The features a request names (its `features`, or `subscribe`'s `events`); repeats are harmless.
+    pub fn from_wire(names: &[OptIn]) -> OptIns {
+        let mut opt_ins = OptIns::NONE;
+        for name in names {
+            match name {
+                OptIn::Commands => opt_ins.commands = true,
+                OptIn::Input => opt_ins.input = true,
+            }
+        }
+        opt_ins
+    }
+}
+
 /// A `subscribe`, for either kind. A pipe process only has observers and keeps no replay, so it uses the
 /// offset alone (the attachment id is still bounded, SPEC B2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,4 +107,6 @@ pub struct SubscribeRequest {
     pub role: Role,
     /// What happens when another attachment controls the terminal.
     pub existing_controller: ExistingController,
+    /// The features whose events (and `attached` members) the subscriber asked for; a pipe process has none.
+    pub events: OptIns,
 }

@@ -1,7 +1,7 @@
 //! The foreground process of a PTY: the deepest TTY-attached process of its foreground process group, read from
 //! `/proc` on Linux (other platforms always report none).
 //!
-//! [`foreground_process`] costs one `tcgetpgrp`, a walk of the terminal's own process tree (each process's
+//! [`foreground_group`] costs one `tcgetpgrp`, a walk of the terminal's own process tree (each process's
 //! `stat` and its tasks' `children` lists), three `readlink`s per member of the foreground group and one read of
 //! the chosen process's `comm`, so it is cheap enough to run on every `list` and `get` however many processes
 //! the machine runs. Only when the tree holds no member of the group on the terminal (a member whose parent
@@ -14,12 +14,33 @@ use std::os::fd::AsFd;
 #[cfg(unix)]
 use std::path::Path;
 
+use crate::procinfo::stat::ProcStat;
+
 /// The most processes the walk of a terminal's process tree reads (4096): a larger tree is searched by the one
 /// pass over all of `/proc` instead, which then costs about as much.
 pub const MAX_WALKED_PROCESSES: usize = 4096;
 
-/// The name (`/proc/<pid>/comm`) of the deepest TTY-attached process in the PTY's foreground process group, or
-/// `None` when there is no foreground group or it cannot be read.
+/// The foreground process group of a PTY as one search found it: its members, the foreground process first.
+#[derive(Debug, Clone)]
+pub(crate) struct ForegroundGroup {
+    /// Every member the search saw (those of the terminal's process tree, or of all of `/proc` when the tree
+    /// held no member on the terminal), the foreground process first.
+    pub(crate) members: Vec<ProcStat>,
+}
+
+impl ForegroundGroup {
+    /// The name (`/proc/<pid>/comm`) of the foreground process: the deepest TTY-attached process of the group
+    /// (see [`foreground_group`]), or `None` when it cannot be read.
+    pub(crate) fn name(&self) -> Option<String> {
+        #[cfg(target_os = "linux")]
+        return linux::name(self.members.first()?);
+        #[cfg(not(target_os = "linux"))]
+        return None;
+    }
+}
+
+/// The PTY's foreground process group, its foreground process first: the deepest TTY-attached process of the
+/// group. `None` when there is no foreground group or no member of it can be read.
 ///
 /// `root` is the terminal's child, whose process tree is searched first (see the module documentation).
 /// `master` must be the PTY's **master** descriptor (any duplicate of it works). On Linux, `tcgetpgrp` on the
@@ -28,7 +49,7 @@ pub const MAX_WALKED_PROCESSES: usize = 4096;
 /// open on it are preferred; when none is (or `tty` is `None`), the whole group is considered. Among the
 /// candidates the one with the longest parent chain wins, then the highest pid.
 #[cfg(target_os = "linux")]
-pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<String> {
+pub(crate) fn foreground_group(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<ForegroundGroup> {
     let group = nix::unistd::tcgetpgrp(master).ok()?.as_raw();
     // With no session attached the kernel reports 0, which is the group of the kernel's own threads.
     let group = u32::try_from(group).ok().filter(|&group| group > 0)?;
@@ -38,16 +59,29 @@ pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u3
     if let Some((chosen, on_tty)) = linux::choose(&tree, group, attached)
         && (on_tty || tty.is_none())
     {
-        return linux::name(chosen);
+        return Some(linux::group_of(&tree, group, chosen.pid));
     }
     let processes = linux::scan();
-    linux::name(linux::choose(&processes, group, attached)?.0)
+    let chosen = linux::choose(&processes, group, attached)?.0.pid;
+    Some(linux::group_of(&processes, group, chosen))
 }
 
-/// The foreground process of a PTY; always `None` outside Linux, where `/proc` is not available.
+/// The foreground group of a PTY; always `None` outside Linux, where `/proc` is not available.
 #[cfg(all(unix, not(target_os = "linux")))]
-pub fn foreground_process(_master: impl AsFd, _tty: Option<&Path>, _root: u32) -> Option<String> {
+pub(crate) fn foreground_group(_master: impl AsFd, _tty: Option<&Path>, _root: u32) -> Option<ForegroundGroup> {
     None
+}
+
+/// The foreground process's name ([`ForegroundGroup::name`] of [`foreground_group`]), for tests.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn foreground_process(master: impl AsFd, tty: Option<&Path>, root: u32) -> Option<String> {
+    foreground_group(master, tty, root)?.name()
+}
+
+/// Every process `/proc` lists now (for tests).
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn linux_scan() -> Vec<ProcStat> {
+    linux::scan()
 }
 
 #[cfg(target_os = "linux")]
@@ -135,6 +169,13 @@ mod linux {
         depth
     }
 
+    /// The members of `group` among `processes`, `chosen` first.
+    pub(super) fn group_of(processes: &[ProcStat], group: u32, chosen: u32) -> super::ForegroundGroup {
+        let mut members: Vec<ProcStat> = processes.iter().filter(|p| p.pgrp == group).cloned().collect();
+        members.sort_by_key(|p| p.pid != chosen);
+        super::ForegroundGroup { members }
+    }
+
     /// Whether fd 0, 1 or 2 of `pid` is open on `tty`.
     pub(super) fn is_attached(pid: u32, tty: &Path) -> bool {
         (0..=2).any(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| target == tty))
@@ -154,19 +195,17 @@ mod linux {
 mod tests {
     #[cfg(target_os = "linux")]
     mod linux {
-        use std::os::fd::{AsFd, OwnedFd};
         use std::os::unix::process::CommandExt;
-        use std::path::PathBuf;
-        use std::process::{Child, Command, Stdio};
+        use std::process::Command;
         use std::time::{Duration, Instant};
 
-        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
         use nix::sys::signal::{Signal, killpg};
-        use nix::unistd::{Pid, tcgetpgrp};
+        use nix::unistd::Pid;
 
         use super::super::linux::{choose, scan, subtree};
         use super::super::{MAX_WALKED_PROCESSES, foreground_process};
         use crate::procinfo::stat::ProcStat;
+        use crate::procinfo::test_pty::Session;
 
         fn stat(pid: u32, ppid: u32, pgrp: u32) -> ProcStat {
             ProcStat { pid, comm: format!("p{pid}"), state: 'S', ppid, pgrp, session: pgrp, start: 1 }
@@ -235,72 +274,6 @@ mod tests {
             assert!(cut.is_none(), "past the bound");
             assert_eq!(fits, Some(2));
             assert!(subtree(root, MAX_WALKED_PROCESSES).is_none(), "a root that is gone");
-        }
-
-        /// A shell running `script` in a new session whose controlling terminal is a fresh PTY; dropping it
-        /// kills the session's process group and reaps the shell.
-        struct Session {
-            master: OwnedFd,
-            tty: PathBuf,
-            child: Child,
-        }
-
-        impl Session {
-            fn start(script: &str) -> Session {
-                let pty = nix::pty::openpty(None, None).expect("openpty");
-                for fd in [&pty.master, &pty.slave] {
-                    fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).expect("set close-on-exec");
-                }
-                let tty = nix::unistd::ttyname(&pty.slave).expect("the slave's path");
-                let stdio = || Stdio::from(pty.slave.try_clone().expect("duplicate the slave"));
-                // `setsid -c` makes its stdin, the slave, the new session's controlling terminal, as
-                // portable-pty's spawn does; std alone cannot without `unsafe`.
-                let child = Command::new("setsid")
-                    .args(["-c", "sh", "-c", script])
-                    .stdin(stdio())
-                    .stdout(stdio())
-                    .stderr(stdio())
-                    .spawn()
-                    .expect("spawn setsid");
-                Session { master: pty.master, tty, child }
-            }
-
-            fn foreground(&self) -> Option<String> {
-                foreground_process(&self.master, Some(&self.tty), self.child.id())
-            }
-
-            /// Polls (every 20 ms, for up to 5 s) until `done` holds, and returns whether it did.
-            fn wait_for(&self, done: impl Fn(&Session) -> bool) -> bool {
-                let deadline = Instant::now() + Duration::from_secs(5);
-                while !done(self) {
-                    if Instant::now() > deadline {
-                        return false;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                true
-            }
-
-            /// The names of the processes in the session's foreground group.
-            fn group_names(&self) -> Vec<String> {
-                let Ok(group) = tcgetpgrp(self.master.as_fd()) else { return Vec::new() };
-                scan().into_iter().filter(|p| p.pgrp == group.as_raw().unsigned_abs()).map(|p| p.comm).collect()
-            }
-        }
-
-        impl Drop for Session {
-            fn drop(&mut self) {
-                if let Ok(group) = tcgetpgrp(self.master.as_fd())
-                    && group.as_raw() > 0
-                {
-                    let _ = killpg(group, Signal::SIGKILL);
-                }
-                if let Ok(pid) = i32::try_from(self.child.id()) {
-                    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-                }
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-            }
         }
 
         #[test]

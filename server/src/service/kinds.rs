@@ -10,7 +10,7 @@ use opencode_pty_protocol::{Mode, ProcessInfo};
 use crate::error::ServiceError;
 use crate::pipe::PipeHandle;
 use crate::process::session::Reach;
-use crate::process::{ProcessSubscription, ReplayRead, StopReason, SubscribeRequest};
+use crate::process::{OptIns, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest};
 use crate::terminal::{InfoRequest, PtyHandle};
 
 /// One registered process of either kind.
@@ -68,8 +68,13 @@ impl Process {
 
     /// The process as `get` describes it (a PTY's foreground process refreshed, within `INFO_TIMEOUT`).
     pub fn info(&self) -> ProcessInfo {
+        self.info_with(OptIns::NONE)
+    }
+
+    /// [`Self::info`] with the members of the features `opt_ins` names (a pipe process has none).
+    pub fn info_with(&self, opt_ins: OptIns) -> ProcessInfo {
         match self {
-            Process::Pty(handle) => handle.info(),
+            Process::Pty(handle) => handle.info_with(opt_ins),
             Process::Pipe(handle) => handle.info(),
         }
     }
@@ -84,9 +89,9 @@ impl Process {
 
     /// The first half of [`Self::info`] for `list`: a PTY is asked to refresh, answering by `deadline`, and
     /// not waited for yet; [`InfoAsked::answer`] is the second half.
-    pub(crate) fn ask_info(&self, deadline: std::time::Instant) -> InfoAsked {
+    pub(crate) fn ask_info(&self, deadline: std::time::Instant, opt_ins: OptIns) -> InfoAsked {
         match self {
-            Process::Pty(handle) => InfoAsked::Pty(handle.ask_info(deadline)),
+            Process::Pty(handle) => InfoAsked::Pty(handle.ask_info(deadline, opt_ins)),
             Process::Pipe(handle) => InfoAsked::Pipe(Box::new(handle.info())),
         }
     }
@@ -104,9 +109,13 @@ impl Process {
         // Bounded for both kinds (SPEC B2), though a pipe subscription neither keeps nor echoes it.
         crate::bounds::check_attachment(&request.attachment)?;
         match self {
-            Process::Pty(handle) => {
-                handle.subscribe(request.offset, request.attachment, request.role, request.existing_controller)
-            }
+            Process::Pty(handle) => handle.subscribe_with(
+                request.offset,
+                request.attachment,
+                request.role,
+                request.existing_controller,
+                request.events,
+            ),
             Process::Pipe(handle) => handle.subscribe(request.offset),
         }
     }

@@ -15,9 +15,9 @@ use opencode_pty_protocol::{Mode, ProcessInfo};
 use crate::error::ServiceError;
 use crate::listing::{self, ListingBudget, Reservation};
 use crate::pipe::{MetadataBudget, PipeHandle, PipeSpec};
-use crate::process::StopReason;
 use crate::process::session;
 use crate::process::thread::join_reporting;
+use crate::process::{OptIns, StopReason};
 use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
 use kinds::InfoAsked;
 pub use kinds::Process;
@@ -197,7 +197,12 @@ impl ProcessService {
 
     /// One process of either kind (a PTY's foreground process refreshed).
     pub fn get(&self, id: u64) -> Result<ProcessInfo, ServiceError> {
-        Ok(self.process(id)?.info())
+        self.get_with(id, OptIns::NONE)
+    }
+
+    /// [`Self::get`] with the members of the features `opt_ins` names.
+    pub fn get_with(&self, id: u64, opt_ins: OptIns) -> Result<ProcessInfo, ServiceError> {
+        Ok(self.process(id)?.info_with(opt_ins))
     }
 
     /// Every process of `mode` in creation order (PTYs' foreground processes refreshed). Every terminal is
@@ -205,13 +210,18 @@ impl ProcessService {
     /// most that however many terminals there are; one that has not answered by then is described as it last
     /// published itself.
     pub fn list(&self, mode: Mode) -> Vec<ProcessInfo> {
+        self.list_with(mode, OptIns::NONE)
+    }
+
+    /// [`Self::list`] with the members of the features `opt_ins` names in each process.
+    pub fn list_with(&self, mode: Mode, opt_ins: OptIns) -> Vec<ProcessInfo> {
         let processes: Vec<_> = self
             .processes()
             .iter()
             .flat_map(|p| p.values().map(|e| &e.process).filter(|p| p.mode() == mode).cloned())
             .collect();
         let deadline = Instant::now() + INFO_TIMEOUT;
-        let asked: Vec<_> = processes.iter().map(|p| p.ask_info(deadline)).collect();
+        let asked: Vec<_> = processes.iter().map(|p| p.ask_info(deadline, opt_ins)).collect();
         asked.into_iter().map(InfoAsked::answer).collect()
     }
 

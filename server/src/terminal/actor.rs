@@ -6,16 +6,19 @@
 //! channel; each ready operation is then one small named step. The terminal's lifecycle is an explicit
 //! [`Ending`] (the model pipe processes share) plus the failure, if any. The output path is in
 //! `actor/output.rs`, subscriptions and the controller in `actor/control.rs`, the screen and `info` in
-//! `actor/screen.rs`, shell integration in `actor/shell.rs`, the wait itself in `actor/waits.rs`. A chunk of
-//! output is processed only during one of the daemon's turns (`turns.rs`), or within the small allowance of a
-//! terminal that had caught up with its reader.
+//! `actor/screen.rs`, shell integration in `actor/shell.rs`, what the terminal waits for in `actor/input.rs`, the
+//! wait itself in `actor/waits.rs`. A chunk of output is processed only during one of the daemon's turns
+//! (`turns.rs`), or within the small allowance of a terminal that had caught up with its reader.
 
 mod control;
+mod input;
 mod output;
 mod screen;
 mod shell;
 mod waits;
 
+pub(crate) use input::for_opt_ins;
+pub use input::{INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY};
 pub(crate) use screen::initial_info;
 pub use waits::PRECISE_WAKE_MARGIN;
 use waits::{Deadline, Waits, Wake};
@@ -34,7 +37,7 @@ use control::Pace;
 use super::coalesce::Coalescer;
 use super::command::Command;
 use super::fanout::{Fanout, Pending};
-use super::io::{PtyMaster, ReaderOutput};
+use super::io::{PtyMaster, ReaderHolds, ReaderOutput};
 use super::replay::Replay;
 use super::shell::{Change, Tracker};
 use super::spawn::PtySpec;
@@ -43,7 +46,7 @@ use super::turns::{Allowance, Turn, Turns};
 use crate::error::ServiceError;
 use crate::process::delivery::Delivery;
 use crate::process::ending::Ending;
-use crate::process::{Event, ExitStatus, Message};
+use crate::process::{Event, ExitStatus, Message, OptIns};
 
 /// The most input and replies a terminal keeps waiting for its writer (4 MiB). Beyond it client input is
 /// refused and replies are dropped, so a child that never reads cannot make the daemon buffer without end.
@@ -87,6 +90,8 @@ pub(crate) struct ActorParts {
     pub(crate) turns: Turns,
     /// The nonce of the terminal's shell integration marks, for a terminal started with it.
     pub(crate) shell_nonce: Option<String>,
+    /// Whether the reader holds a chunk it has not queued yet (see `Actor::caught_up_with_child`).
+    pub(crate) reader_holds: ReaderHolds,
 }
 
 /// The `exited` event, once published, and when.
@@ -114,6 +119,8 @@ struct Actor {
     /// everything else.
     failure: Option<String>,
     foreground: Option<String>,
+    /// What the terminal waits for, and when to look again (`actor/input.rs`).
+    input: input::InputWatch,
     /// Requests held back while the controller is stalled, in arrival order.
     deferred: VecDeque<Command>,
     /// Whether the wait thread's report was taken (or its channel closed): it is waited for no more.
@@ -128,6 +135,8 @@ struct Actor {
     shell: Option<Tracker>,
     /// The changes the shell's last marks made (kept to reuse its allocation).
     shell_changes: Vec<Change>,
+    /// The reader's queue, only to see whether it is empty (the loop's `Inbox` receives from it).
+    reader_queue: Receiver<ReaderOutput>,
 }
 
 /// A chunk of output waiting for a turn.
@@ -192,17 +201,17 @@ pub(crate) fn run(
         // Refused sizes are caught at validation; nothing sensible is left to do here.
         Err(_) => return,
     };
-    let inbox = Inbox { commands, exit, output, stop: parts.stop.clone(), turns: parts.turns.clone() };
-    let mut actor = Actor::new(parts, vt);
+    let mut actor = Actor::new(parts, vt, output.clone());
+    let inbox = Inbox { commands, exit, output, stop: actor.parts.stop.clone(), turns: actor.parts.turns.clone() };
     // The foreground process as the terminal starts (its child has exec'd by now), learnt before any subscriber
     // can exist, so that the first `get` or `list` does not announce it as a change.
-    actor.refresh_foreground();
+    actor.refresh(OptIns::NONE);
     actor.publish_info();
     actor.run(&inbox);
 }
 
 impl Actor {
-    fn new(mut parts: ActorParts, vt: Terminal) -> Actor {
+    fn new(mut parts: ActorParts, vt: Terminal, reader_queue: Receiver<ReaderOutput>) -> Actor {
         let shell = parts.shell_nonce.take().map(Tracker::new);
         Actor {
             replay: Replay::new(parts.replay_bytes.max(1)),
@@ -218,6 +227,7 @@ impl Actor {
             life: Ending::default(),
             failure: None,
             foreground: None,
+            input: input::InputWatch::default(),
             deferred: VecDeque::new(),
             exit_taken: false,
             turn: None,
@@ -225,6 +235,7 @@ impl Actor {
             allowance: Allowance::new(Instant::now()),
             shell,
             shell_changes: Vec::new(),
+            reader_queue,
         }
     }
 
@@ -233,6 +244,10 @@ impl Actor {
             // A batch whose time is up goes out before anything else (a busy Select could otherwise hold it).
             if self.batch.deadline().is_some_and(|deadline| Instant::now() >= deadline) {
                 self.flush();
+            }
+            // So is a look at what the terminal waits for (scheduled only while a subscriber asked for it).
+            if self.input.next().is_some() {
+                self.look_at_input_if_due(Instant::now());
             }
             // Requests held back while the controller was stalled go first, in order, once it is not.
             if self.controller_pace() != Pace::Stalled
@@ -291,13 +306,20 @@ impl Actor {
         for (n, delivery) in deliveries.iter().enumerate() {
             waits.send(&delivery.sender, Wake::Delivery(n));
         }
-        let deadline = match self.batch.deadline() {
-            None => Deadline::Never,
-            Some(at) if self.batch.wants_precise_flush() => Deadline::Exact(at),
-            Some(at) => Deadline::At(at),
+        // The batch's deadline, or the next look at what the terminal waits for when that comes first.
+        let deadline = match (self.batch.deadline(), self.input.next()) {
+            (None, None) => Deadline::Never,
+            (Some(at), look) if self.batch.wants_precise_flush() && look.is_none_or(|look| at <= look) => {
+                Deadline::Exact(at)
+            }
+            (batch, look) => Deadline::At(batch.into_iter().chain(look).min().expect("one of them is set")),
         };
         let Some((ready, operation)) = waits.select(deadline) else {
-            self.flush();
+            let now = Instant::now();
+            if self.batch.deadline().is_some_and(|deadline| now >= deadline) {
+                self.flush();
+            }
+            self.look_at_input_if_due(now);
             return Flow::Continue;
         };
         match ready {
@@ -409,8 +431,8 @@ impl Actor {
         if command.expired(Instant::now()) {
             // A refresh changes nothing a client asked for: done all the same, so the next `get` or `list` that
             // cannot wait for this actor shows it.
-            if matches!(command, Command::Info { .. }) {
-                self.in_order(Self::refresh_foreground);
+            if let Command::Info { opt_ins, .. } = command {
+                self.in_order(|actor| actor.refresh(opt_ins));
             }
             return;
         }
@@ -459,11 +481,11 @@ impl Actor {
                 }
                 reply.send(Ok(()));
             }
-            Command::Snapshot { reply } => {
-                reply.send(self.snapshot());
+            Command::Snapshot { opt_ins, reply } => {
+                reply.send(self.snapshot(opt_ins));
             }
-            Command::ReadRows { rows, reply } => {
-                reply.send(self.read_rows(rows));
+            Command::ReadRows { rows, opt_ins, reply } => {
+                reply.send(self.read_rows(rows, opt_ins));
             }
             Command::Commands { limit, reply } => {
                 reply.send(self.commands(limit));
@@ -471,17 +493,17 @@ impl Actor {
             Command::Replay { offset, reply } => {
                 reply.send(self.replay.read_from(offset).map_err(ServiceError::from));
             }
-            Command::Subscribe { offset, attachment, role, existing_controller, reply } => {
-                reply.send(self.subscribe(offset, attachment, role, existing_controller));
+            Command::Subscribe { offset, attachment, role, existing_controller, events, reply } => {
+                reply.send(self.subscribe(offset, attachment, role, existing_controller, events));
             }
             Command::Detach { key } => {
                 if let Some(subscriber) = self.fanout.remove(key) {
                     self.detached(vec![subscriber]);
                 }
             }
-            Command::Info { reply } => {
-                self.refresh_foreground();
-                reply.send(Ok(self.info()));
+            Command::Info { opt_ins, reply } => {
+                self.refresh(opt_ins);
+                reply.send(Ok(self.info_for(opt_ins)));
             }
         }
     }

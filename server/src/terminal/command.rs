@@ -8,7 +8,7 @@ use crossbeam_channel::Sender;
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use crate::error::ServiceError;
-use crate::process::{ExistingController, ExitStatus, ProcessSubscription, ReplayRead};
+use crate::process::{ExistingController, ExitStatus, OptIns, ProcessSubscription, ReplayRead};
 
 /// A one-shot reply channel, and when its requester stops waiting for it.
 #[derive(Debug)]
@@ -54,10 +54,10 @@ pub(crate) enum Command {
     Input { attachment: String, cols: u16, rows: u16, data: Vec<u8>, reply: Reply<()> },
     /// Set or clear the user title.
     Rename { title: Option<String>, reply: Reply<()> },
-    /// Screen text, checkpoint and cursor.
-    Snapshot { reply: Reply<Response> },
-    /// The last rows of the active screen.
-    ReadRows { rows: Option<u16>, reply: Reply<Response> },
+    /// Screen text, checkpoint and cursor (and the features' members `opt_ins` names in its `process`).
+    Snapshot { opt_ins: OptIns, reply: Reply<Response> },
+    /// The last rows of the active screen (and the features' members `opt_ins` names in its `process`).
+    ReadRows { rows: Option<u16>, opt_ins: OptIns, reply: Reply<Response> },
     /// The shell's last commands (shell integration only).
     Commands { limit: Option<usize>, reply: Reply<Response> },
     /// Kept output from an offset.
@@ -68,12 +68,15 @@ pub(crate) enum Command {
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
+        /// The features whose events (and `attached` members) the subscriber asked for.
+        events: OptIns,
         reply: Reply<ProcessSubscription>,
     },
     /// A subscription ended.
     Detach { key: u64 },
-    /// Refresh the foreground process, then describe the process.
-    Info { reply: Reply<ProcessInfo> },
+    /// Refresh the foreground process (and what the terminal waits for, when `opt_ins` asks for it), then
+    /// describe the process with the members `opt_ins` names.
+    Info { opt_ins: OptIns, reply: Reply<ProcessInfo> },
 }
 
 impl Command {
@@ -85,12 +88,12 @@ impl Command {
             | Command::Control { reply, .. }
             | Command::Input { reply, .. }
             | Command::Rename { reply, .. } => reply.expired(now),
-            Command::Snapshot { reply } | Command::ReadRows { reply, .. } | Command::Commands { reply, .. } => {
+            Command::Snapshot { reply, .. } | Command::ReadRows { reply, .. } | Command::Commands { reply, .. } => {
                 reply.expired(now)
             }
             Command::Replay { reply, .. } => reply.expired(now),
             Command::Subscribe { reply, .. } => reply.expired(now),
-            Command::Info { reply } => reply.expired(now),
+            Command::Info { reply, .. } => reply.expired(now),
             Command::WriterFailed(_) | Command::ChildExited(_) | Command::WaitFailed(_) | Command::Detach { .. } => {
                 false
             }

@@ -14,7 +14,7 @@ use opencode_pty_protocol::Role;
 
 use super::command::Command;
 use crate::process::delivery::{self, Delivery, Held, Pushed};
-use crate::process::{Event, ProcessSubscription};
+use crate::process::{Event, OptIns, ProcessSubscription};
 
 /// Events in one observer's channel. A 1 MiB burst is 128 live output events of 8 KiB, well within it.
 pub const OBSERVER_QUEUE_EVENTS: usize = 1024;
@@ -58,6 +58,8 @@ pub(crate) struct Subscriber {
     pub(crate) attachment: String,
     /// The controller generation at which it last became controller; 0 if it never was.
     pub(crate) last_control: u64,
+    /// The features whose events it asked for (SPEC V7): only those get them.
+    pub(crate) events: OptIns,
     /// The delivery of its events (dropped with it, which lets its connection go).
     delivery: Delivery<Event>,
 }
@@ -94,12 +96,13 @@ pub(crate) struct Fanout {
 }
 
 impl Fanout {
-    /// Adds a subscriber with an empty queue sized for its role, and returns its subscription, which tells the
-    /// actor through `commands` when it is dropped.
+    /// Adds a subscriber with an empty queue sized for its role, which asked for the events of `events`, and
+    /// returns its subscription, which tells the actor through `commands` when it is dropped.
     pub(crate) fn add(
         &mut self,
         attachment: String,
         role: Role,
+        events: OptIns,
         commands: Sender<Command>,
     ) -> (u64, ProcessSubscription) {
         let capacity = match role {
@@ -109,7 +112,7 @@ impl Fanout {
         let (delivery, recipient) = delivery::channel(capacity, DIRECT_WRITE_BATCH_BYTES);
         self.next_key += 1;
         let key = self.next_key;
-        self.subscribers.push(Subscriber { key, attachment, last_control: 0, delivery });
+        self.subscribers.push(Subscriber { key, attachment, last_control: 0, events, delivery });
         // If the queue is full the actor still notices on its next command (`prune_dropped`).
         let detach = move || {
             let _ = commands.try_send(Command::Detach { key });
@@ -158,10 +161,25 @@ impl Fanout {
     /// subscribers that are gone and observers (anyone but `controller`) whose backlog outgrew
     /// [`OBSERVER_BACKLOG_BYTES`].
     pub(crate) fn publish(&mut self, event: &Event, controller: Option<&str>) -> Vec<Subscriber> {
+        self.publish_where(event, controller, |_| true)
+    }
+
+    /// [`Self::publish`] to the subscribers `wanted` accepts only (an event of a feature, to those that asked
+    /// for it); the others are left as they are.
+    pub(crate) fn publish_where(
+        &mut self,
+        event: &Event,
+        controller: Option<&str>,
+        wanted: impl Fn(&Subscriber) -> bool,
+    ) -> Vec<Subscriber> {
         let mut removed = Vec::new();
         let mut index = 0;
         while index < self.subscribers.len() {
             let subscriber = &mut self.subscribers[index];
+            if !wanted(subscriber) {
+                index += 1;
+                continue;
+            }
             let is_controller = controller == Some(subscriber.attachment.as_str());
             let pushed = subscriber.delivery.push(event.clone());
             let keep = pushed != Pushed::Gone && (is_controller || !subscriber.over_observer_bound());

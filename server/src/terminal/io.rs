@@ -9,6 +9,8 @@
 
 use std::io::{IoSlice, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, select};
@@ -45,6 +47,30 @@ impl PtyMaster {
     /// The descriptor.
     pub(crate) fn fd(&self) -> &OwnedFd {
         &self.0
+    }
+
+    /// Whether output the child wrote is waiting in the PTY to be read. (`poll` first moves what the kernel
+    /// still holds in the PTY's flip buffer to where a read finds it, which `FIONREAD` would not.)
+    pub(crate) fn has_output(&self) -> bool {
+        let mut fds = [PollFd::new(self.0.as_fd(), PollFlags::POLLIN)];
+        poll(&mut fds, PollTimeout::ZERO).is_ok_and(|_| fds[0].revents().is_some_and(|r| r.contains(PollFlags::POLLIN)))
+    }
+}
+
+/// Whether the reader holds output it has read from the PTY and not yet handed to the actor: set before each
+/// read, cleared once the chunk is queued. With the PTY and the reader's queue it tells the actor whether it has
+/// seen all the output the child wrote before some moment (`Actor::caught_up_with_child`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ReaderHolds(Arc<AtomicBool>);
+
+impl ReaderHolds {
+    fn set(&self, holds: bool) {
+        self.0.store(holds, Ordering::SeqCst);
+    }
+
+    /// Whether the reader holds a chunk now.
+    pub(crate) fn get(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
     }
 }
 
@@ -100,7 +126,13 @@ pub(crate) fn send<T>(actor: &Sender<T>, stop: &Receiver<()>, message: T) -> boo
 
 /// The reader thread: the only reader of the PTY's output. Every chunk goes to the actor in order, then the end
 /// of the output or the failure that ended it.
-pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderOutput>, stop: Receiver<()>) {
+pub(crate) fn reader(
+    master: OwnedFd,
+    stop_pipe: OwnedFd,
+    output: Sender<ReaderOutput>,
+    stop: Receiver<()>,
+    holds: ReaderHolds,
+) {
     let poll_fd = match master.try_clone() {
         Ok(fd) => fd,
         Err(error) => {
@@ -120,18 +152,21 @@ pub(crate) fn reader(master: OwnedFd, stop_pipe: OwnedFd, output: Sender<ReaderO
             }
             Ready::Yes | Ready::HungUp => {}
         }
+        holds.set(true);
         match file.read(&mut buffer) {
             Ok(0) => {
                 send(&output, &stop, ReaderOutput::End);
                 return;
             }
             Ok(n) => {
-                if !send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec(), Instant::now())) {
+                let sent = send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec(), Instant::now()));
+                holds.set(false);
+                if !sent {
                     return;
                 }
             }
-            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => holds.set(false),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => holds.set(false),
             // Linux reports the closed slave side of a PTY as EIO: that is the end of the output.
             Err(error) if error.raw_os_error() == Some(Errno::EIO as i32) => {
                 send(&output, &stop, ReaderOutput::End);

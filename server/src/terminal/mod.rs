@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
-pub use actor::{COALESCE_TIMER_SLACK_NS, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN};
+pub use actor::{
+    COALESCE_TIMER_SLACK_NS, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN,
+};
 pub use coalesce::PRECISE_FLUSH_BYTES;
 pub use fanout::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES, OBSERVER_BACKLOG_BYTES,
@@ -36,7 +38,7 @@ pub use turns::{FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, MAX_OUTPU
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
 use crate::process::threads::Threads;
-use crate::process::{Child, ExistingController, ProcessSubscription, ReplayRead, delivery};
+use crate::process::{Child, ExistingController, OptIns, ProcessSubscription, ReplayRead, delivery};
 use crate::procinfo::stat::proc_stat;
 use command::{Command, Reply};
 
@@ -156,6 +158,7 @@ impl PtyHandle {
         let (exit_tx, exit_rx) = bounded(1);
         let master = Arc::new(io::PtyMaster::new(spawned.master));
         input_rx.offer(master.clone());
+        let reader_holds = io::ReaderHolds::default();
         let parts = actor::ActorParts {
             id,
             spec,
@@ -171,6 +174,7 @@ impl PtyHandle {
             last_info: last_info.clone(),
             turns: config.turns.clone(),
             shell_nonce: launch.as_ref().map(|launch| launch.nonce.clone()),
+            reader_holds: reader_holds.clone(),
         };
         // The child is not reaped before `terminate`, so this is its own start time.
         let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
@@ -190,7 +194,7 @@ impl PtyHandle {
         let result = (|| {
             threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
             let s = stop.clone();
-            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s))?;
+            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s, reader_holds))?;
             let (c, s) = (commands.clone(), stop.clone());
             threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s))?;
             child.watch(threads, id, move |end| {
@@ -300,12 +304,22 @@ impl PtyHandle {
 
     /// A `snapshot` response.
     pub fn snapshot(&self) -> Result<Response, ServiceError> {
-        self.request(|reply| Command::Snapshot { reply })
+        self.snapshot_with(OptIns::NONE)
+    }
+
+    /// A `snapshot` response whose `process` carries the members of the features `opt_ins` names.
+    pub fn snapshot_with(&self, opt_ins: OptIns) -> Result<Response, ServiceError> {
+        self.request(|reply| Command::Snapshot { opt_ins, reply })
     }
 
     /// A `rows` response.
     pub fn read_rows(&self, rows: Option<u16>) -> Result<Response, ServiceError> {
-        self.request(|reply| Command::ReadRows { rows, reply })
+        self.read_rows_with(rows, OptIns::NONE)
+    }
+
+    /// A `rows` response whose `process` carries the members of the features `opt_ins` names.
+    pub fn read_rows_with(&self, rows: Option<u16>, opt_ins: OptIns) -> Result<Response, ServiceError> {
+        self.request(|reply| Command::ReadRows { rows, opt_ins, reply })
     }
 
     /// A `commands` answer: the shell's newest `limit` commands (all it keeps by default), for a terminal with
@@ -329,39 +343,69 @@ impl PtyHandle {
         role: Role,
         existing_controller: ExistingController,
     ) -> Result<ProcessSubscription, ServiceError> {
+        self.subscribe_with(offset, attachment, role, existing_controller, OptIns::NONE)
+    }
+
+    /// [`Self::subscribe`], the subscriber also getting the events (and `attached` members) of the features
+    /// `events` names.
+    pub fn subscribe_with(
+        &self,
+        offset: u64,
+        attachment: String,
+        role: Role,
+        existing_controller: ExistingController,
+        events: OptIns,
+    ) -> Result<ProcessSubscription, ServiceError> {
         crate::bounds::check_attachment(&attachment)?;
-        self.request(|reply| Command::Subscribe { offset, attachment, role, existing_controller, reply })
+        self.request(|reply| Command::Subscribe { offset, attachment, role, existing_controller, events, reply })
     }
 
     /// Refreshes the foreground process and describes the process. A terminal too busy to answer within
     /// [`INFO_TIMEOUT`] is described as it last published itself.
     pub fn info(&self) -> ProcessInfo {
+        self.info_with(OptIns::NONE)
+    }
+
+    /// [`Self::info`] with the members of the features `opt_ins` names (looked at afresh too).
+    pub fn info_with(&self, opt_ins: OptIns) -> ProcessInfo {
         let deadline = Instant::now() + INFO_TIMEOUT;
-        self.info_by(deadline, self.ask_refresh(deadline))
+        self.info_by(deadline, opt_ins, self.ask_refresh(deadline, opt_ins))
     }
 
     /// Queues an `Info` command answering by `deadline`; `None` when it could not be queued by then.
-    fn ask_refresh(&self, deadline: Instant) -> Option<Receiver<Result<ProcessInfo, ServiceError>>> {
-        self.send_until(deadline, |reply| Command::Info { reply }).ok()
+    fn ask_refresh(&self, deadline: Instant, opt_ins: OptIns) -> Option<Receiver<Result<ProcessInfo, ServiceError>>> {
+        self.send_until(deadline, |reply| Command::Info { opt_ins, reply }).ok()
     }
 
     /// The answer to [`Self::ask_refresh`] if it comes by `deadline`, else the last published info.
-    fn info_by(&self, deadline: Instant, answer: Option<Receiver<Result<ProcessInfo, ServiceError>>>) -> ProcessInfo {
-        answer.and_then(|answer| self.answer_by(deadline, &answer).ok()).unwrap_or_else(|| self.last_info())
+    fn info_by(
+        &self,
+        deadline: Instant,
+        opt_ins: OptIns,
+        answer: Option<Receiver<Result<ProcessInfo, ServiceError>>>,
+    ) -> ProcessInfo {
+        answer.and_then(|answer| self.answer_by(deadline, &answer).ok()).unwrap_or_else(|| self.last_info_with(opt_ins))
     }
 
-    /// Asks the terminal to refresh its foreground process and describe itself, answering by `deadline`;
-    /// [`InfoRequest::answer`] waits for it. `list` asks every terminal first, then waits for them all against
-    /// one deadline.
-    pub(crate) fn ask_info(self: &Arc<Self>, deadline: Instant) -> InfoRequest {
-        InfoRequest { handle: self.clone(), deadline, answer: self.ask_refresh(deadline) }
+    /// Asks the terminal to refresh its foreground process (and what `opt_ins` names) and describe itself,
+    /// answering by `deadline`; [`InfoRequest::answer`] waits for it. `list` asks every terminal first, then
+    /// waits for them all against one deadline.
+    pub(crate) fn ask_info(self: &Arc<Self>, deadline: Instant, opt_ins: OptIns) -> InfoRequest {
+        InfoRequest { handle: self.clone(), deadline, opt_ins, answer: self.ask_refresh(deadline, opt_ins) }
     }
 
     /// The info the actor last published: at once, whatever the actor is doing. Published before the actor
     /// starts, after each command and with each event it publishes, so it already shows whatever a client was
     /// told (output, a title, a size, the exit); only the foreground process may be older.
     pub fn last_info(&self) -> ProcessInfo {
-        self.last_info.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.last_info_with(OptIns::NONE)
+    }
+
+    /// [`Self::last_info`] with the members of the features `opt_ins` names, as last looked at (they may be
+    /// older, like the foreground process).
+    pub fn last_info_with(&self, opt_ins: OptIns) -> ProcessInfo {
+        let published = self.last_info.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        actor::for_opt_ins(published, opt_ins)
     }
 
     /// Ends the terminal as closing its window would, and more: [`Self::begin_stop`] (the hangup), then after
@@ -418,6 +462,7 @@ impl PtyHandle {
 pub(crate) struct InfoRequest {
     handle: Arc<PtyHandle>,
     deadline: Instant,
+    opt_ins: OptIns,
     /// `None` when the command could not be queued in time (or the terminal has stopped).
     answer: Option<Receiver<Result<ProcessInfo, ServiceError>>>,
 }
@@ -426,7 +471,7 @@ impl InfoRequest {
     /// The refreshed info when the actor answers by the deadline, else the info it last published (a stopped
     /// terminal, not yet removed, is described as it ended).
     pub(crate) fn answer(self) -> ProcessInfo {
-        self.handle.info_by(self.deadline, self.answer)
+        self.handle.info_by(self.deadline, self.opt_ins, self.answer)
     }
 }
 

@@ -114,7 +114,9 @@ fn subscribers_share_each_event_s_encoded_frame() {
 fn a_request_the_actor_dropped_as_expired_is_a_timeout_not_the_end_of_the_terminal() {
     let handle = PtyHandle::spawn(1, sh("read never"), TerminalConfig::default()).expect("spawn");
     let deadline = std::time::Instant::now();
-    let answer = handle.send_until(deadline, |reply| Command::Snapshot { reply }).expect("queued");
+    let answer = handle
+        .send_until(deadline, |reply| Command::Snapshot { opt_ins: crate::process::OptIns::NONE, reply })
+        .expect("queued");
     // Answered in order after the expired snapshot: by then the actor has dropped it.
     handle.rename(Some("later".into())).expect("rename");
     assert!(matches!(handle.answer_by(deadline, &answer), Err(ServiceError::Timeout { id: 1, .. })));

@@ -45,7 +45,8 @@ fn ping_says_who_answers() {
     let pong = daemon.request(json!({"op": "ping"}));
     assert_eq!(pong["type"], "pong");
     assert_eq!(pong["protocol"], 8);
-    assert_eq!(pong["features"], json!(opencode_pty_protocol::FEATURES));
+    assert_eq!(pong["features"], json!(opencode_pty_protocol::FEATURES), "what the schema announces (SPEC V2)");
+    assert_eq!(pong["features"], json!(daemon.registration.features), "the same as the registration");
     assert_eq!(pong["instance_id"], daemon.registration.instance_id.as_str());
     assert_eq!(pong["pid"], daemon.pid());
 }

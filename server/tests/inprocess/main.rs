@@ -7,5 +7,6 @@
 mod support;
 
 mod control;
+mod input;
 mod pipe;
 mod terminal;

@@ -69,7 +69,7 @@ fn bind_creates_private_runtime() {
     assert!(is_hex32(&registration.instance_id) && is_hex32(&registration.token));
     assert_ne!(registration.instance_id, registration.token);
     assert_eq!((registration.protocol, registration.pid), (8, std::process::id()));
-    assert_eq!(registration.features, ["commands"]);
+    assert_eq!(registration.features, opencode_pty_protocol::FEATURES, "the schema's x-features (SPEC V2)");
     assert_eq!(Path::new(&registration.socket), socket);
     let names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 2, "no temp file is left: {names:?}");

@@ -14,7 +14,7 @@ use super::ownership::OwnershipError;
 use super::state::DaemonState;
 use crate::error::ServiceError;
 use crate::pipe::{PipeSpec, PipeWait};
-use crate::process::{ExistingController, ProcessSubscription, SubscribeRequest};
+use crate::process::{ExistingController, OptIns, ProcessSubscription, SubscribeRequest};
 use crate::terminal::PtySpec;
 
 /// The answer to anything a superseded owner channel sends (SPEC O4); the channel closes after it.
@@ -110,13 +110,16 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
         (Channel::Ordinary, Request::Own { instance_id, ticket }) => own(state, &instance_id, ticket.as_deref()),
         (Channel::Ordinary, Request::PrepareHandoff) => Outcome::Reply(error(OwnershipError::NotOwner.to_string())),
         (Channel::Ordinary, Request::Shutdown) => Outcome::Stop,
-        (Channel::Ordinary, Request::Subscribe { id, offset, attachment_id, role, takeover }) => {
+        (Channel::Ordinary, Request::Subscribe { id, offset, attachment_id, role, takeover, events }) => {
             let existing_controller = ExistingController::from_takeover(takeover);
-            match subscribe(
-                state,
-                id,
-                SubscribeRequest { offset, attachment: attachment_id, role, existing_controller },
-            ) {
+            let request = crate::bounds::check_opt_ins("events", &events).map(|()| SubscribeRequest {
+                offset,
+                attachment: attachment_id,
+                role,
+                existing_controller,
+                events: OptIns::from_wire(&events),
+            });
+            match request.and_then(|request| subscribe(state, id, request)) {
                 Ok(subscription) => Outcome::Stream { id, subscription },
                 Err(refused) => Outcome::Reply(error(refused.to_string())),
             }
@@ -134,10 +137,14 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
                 PipeSpec { program, args, cwd: cwd.into(), env, group_id, output_path: output_path.into(), metadata };
             reply(service.create_pipe(spec).map(|process| Response::Created { process }))
         }
-        (Channel::Ordinary, Request::List { mode }) => {
-            Outcome::Reply(Response::Processes { processes: service.list(mode) })
+        (Channel::Ordinary, Request::List { mode, features }) => {
+            reply(opt_ins(&features).map(|opt_ins| Response::Processes { processes: service.list_with(mode, opt_ins) }))
         }
-        (Channel::Ordinary, Request::Get { id }) => reply(service.get(id).map(|process| Response::Process { process })),
+        (Channel::Ordinary, Request::Get { id, features }) => reply(
+            opt_ins(&features)
+                .and_then(|opt_ins| service.get_with(id, opt_ins))
+                .map(|process| Response::Process { process }),
+        ),
         (Channel::Ordinary, Request::Write { id, attachment_id, data_base64 }) => {
             done(decode_input(&data_base64).and_then(|data| service.pty(id)?.write(attachment_id, data)))
         }
@@ -151,13 +158,15 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
             decode_input(&data_base64)
                 .and_then(|data| service.pty(id)?.input(attachment_id, cols.get(), rows.get(), data)),
         ),
-        (Channel::Ordinary, Request::Snapshot { id }) => reply(service.pty(id).and_then(|pty| pty.snapshot())),
-        (Channel::Ordinary, Request::ReadRows { id, rows }) => {
-            reply(service.pty(id).and_then(|pty| pty.read_rows(rows.map(|r| r.get()))))
+        (Channel::Ordinary, Request::Snapshot { id, features }) => {
+            reply(opt_ins(&features).and_then(|opt_ins| service.pty(id)?.snapshot_with(opt_ins)))
         }
         (Channel::Ordinary, Request::Commands { id, limit }) => {
             reply(service.pty(id).and_then(|pty| pty.commands(limit.map(|l| l.get()))))
         }
+        (Channel::Ordinary, Request::ReadRows { id, rows, features }) => reply(
+            opt_ins(&features).and_then(|opt_ins| service.pty(id)?.read_rows_with(rows.map(|r| r.get()), opt_ins)),
+        ),
         (Channel::Ordinary, Request::Rename { id, title }) => done(service.pty(id).and_then(|pty| pty.rename(title))),
         (Channel::Ordinary, Request::Replay { id, offset }) => reply(replay(state, id, offset)),
         (Channel::Ordinary, Request::Terminate { id }) => done(service.terminate(id)),
@@ -168,6 +177,12 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
             done(service.pipe(id).and_then(|pipe| pipe.set_metadata(metadata)))
         }
     }
+}
+
+/// A request's `features`, bounded (SPEC B2).
+fn opt_ins(features: &[opencode_pty_protocol::OptIn]) -> Result<OptIns, ServiceError> {
+    crate::bounds::check_opt_ins("features", features)?;
+    Ok(OptIns::from_wire(features))
 }
 
 fn error(message: impl Into<String>) -> Response {

@@ -7,7 +7,7 @@ use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use super::Actor;
 use crate::error::{ALREADY_CONTROLLED, ServiceError};
-use crate::process::{Event, ExistingController, ProcessSubscription, ReplayRead};
+use crate::process::{Event, ExistingController, OptIns, ProcessSubscription, ReplayRead};
 use crate::terminal::fanout::Subscriber;
 
 /// How the controller keeps up with its events (a stalled controller is also behind).
@@ -89,13 +89,15 @@ impl Actor {
     }
 
     /// Attaches a subscriber: `attached` (with the replay from `offset`) is its first event, and live events
-    /// continue at the replay's end, because both happen in this one command.
+    /// continue at the replay's end, because both happen in this one command. A subscriber that asked for
+    /// `input_changed` (`events`) is attached with what the terminal waits for now, looked at first.
     pub(super) fn subscribe(
         &mut self,
         offset: u64,
         attachment: String,
         role: Role,
         existing_controller: ExistingController,
+        events: OptIns,
     ) -> Result<ProcessSubscription, ServiceError> {
         if role == Role::Controller
             && let Some(controller) = &self.controller
@@ -104,12 +106,16 @@ impl Actor {
         {
             return Err(ServiceError::invalid(format!("{ALREADY_CONTROLLED} {controller}")));
         }
+        // Those already listening hear of a change the look finds before this subscriber is attached with it.
+        if events.input {
+            self.look_at_input();
+        }
         let replay = self.replay.read_from(offset)?;
         // Reusing an attachment id replaces its old subscription.
         if let Some(old) = self.fanout.remove_attachment(&attachment) {
             drop(old);
         }
-        let (key, subscription) = self.fanout.add(attachment.clone(), role, self.parts.commands.clone());
+        let (key, subscription) = self.fanout.add(attachment.clone(), role, events, self.parts.commands.clone());
         let becomes_controller = role == Role::Controller && self.controller.as_deref() != Some(attachment.as_str());
         if becomes_controller {
             // Counted now, so `attached` carries the generation after this attach.
@@ -125,7 +131,12 @@ impl Actor {
         }
         let role =
             if self.controller.as_deref() == Some(attachment.as_str()) { Role::Controller } else { Role::Observer };
-        let attached = attached(self.info(), role, self.generation, replay);
+        let mut process = self.info_for(events);
+        // What those listening were told: a change whose output is still on its way comes as an event after it.
+        if let Some(pty) = process.pty.as_mut().filter(|_| events.input) {
+            pty.input = Some(self.input_reported());
+        }
+        let attached = attached(process, role, self.generation, replay);
         self.fanout.send_to(key, Event::message(attached));
         // After an exit, `exited` comes right after `attached`, before anything else.
         if let Some(exited) = self.life.published() {

@@ -23,8 +23,10 @@ impl Actor {
         self.vt.write(bytes);
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
-        let batches = self.batch.push(start, bytes, read_at, Instant::now());
+        let now = Instant::now();
+        let batches = self.batch.push(start, bytes, read_at, now);
         self.publish_batches(batches);
+        self.input_activity(now);
         if self.vt.take_title_changed()
             && let Some(title) = self.titles.set_osc(self.vt.title())
         {
@@ -60,7 +62,7 @@ impl Actor {
 
     /// Stores the current info where requests can read it while the actor is busy.
     pub(super) fn publish_info(&self) {
-        let info = self.info();
+        let info = self.info_full();
         *self.parts.last_info.lock().unwrap_or_else(|e| e.into_inner()) = info;
     }
 
@@ -89,6 +91,7 @@ impl Actor {
         }
         self.batch.input_written();
         self.enqueue(bytes);
+        self.input_activity(Instant::now());
         Ok(())
     }
 

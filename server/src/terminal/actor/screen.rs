@@ -1,15 +1,18 @@
 //! The actor's reads and changes of the screen and its description: resize (PTY and emulator in one step,
-//! with its `resized` checkpoint), `snapshot`, `read_rows`, the foreground process, and `info`.
+//! with its `resized` checkpoint), `snapshot`, `read_rows`, the foreground process (and, in the same look, what
+//! the terminal waits for), and `info`.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use opencode_pty_protocol::{Lifecycle, MAX_FRAME_BYTES, MAX_ROWS_BYTES, Mode, ProcessInfo, PtyInfo, Response};
-use opencode_pty_vt::MAX_CHECKPOINT_BYTES;
+use opencode_pty_vt::{MAX_CHECKPOINT_BYTES, Screen};
 
 use super::{Actor, nonzero};
 use crate::error::ServiceError;
+use crate::process::OptIns;
 use crate::process::ending::Ending;
 use crate::process::sys;
+use crate::procinfo::{self, ForegroundGroup};
 use crate::terminal::spawn::PtySpec;
 use crate::terminal::title::Titles;
 
@@ -38,12 +41,12 @@ impl Actor {
     }
 
     /// A `snapshot`: the screen's text, a checkpoint that fits the rest of the frame, and the cursor.
-    pub(super) fn snapshot(&mut self) -> Result<Response, ServiceError> {
-        self.refresh_foreground();
+    pub(super) fn snapshot(&mut self, opt_ins: OptIns) -> Result<Response, ServiceError> {
+        self.refresh(opt_ins);
         let text = self.vt.plain_text()?;
         let cursor = self.vt.cursor();
         let mut response = Response::Snapshot {
-            process: self.info(),
+            process: self.info_for(opt_ins),
             text,
             checkpoint_base64: String::new(),
             cursor_x: cursor.x,
@@ -61,7 +64,7 @@ impl Actor {
     }
 
     /// A `rows` answer: the last `rows` rows (the screen's height by default) within `MAX_ROWS_BYTES`.
-    pub(super) fn read_rows(&mut self, rows: Option<u16>) -> Result<Response, ServiceError> {
+    pub(super) fn read_rows(&mut self, rows: Option<u16>, opt_ins: OptIns) -> Result<Response, ServiceError> {
         let count = match rows {
             Some(0) => return Err(ServiceError::invalid("row count must be positive")),
             Some(rows) => usize::from(rows),
@@ -69,21 +72,36 @@ impl Actor {
         };
         let lines = self.vt.read_rows(count, MAX_ROWS_BYTES)?;
         let cursor = self.vt.cursor();
-        Ok(Response::Rows { process: self.info(), lines, cursor_x: cursor.x, cursor_y: cursor.y })
+        if opt_ins.input {
+            self.look_at_input();
+        }
+        Ok(Response::Rows { process: self.info_for(opt_ins), lines, cursor_x: cursor.x, cursor_y: cursor.y })
     }
 
-    /// Re-reads the foreground process and publishes a change.
-    pub(super) fn refresh_foreground(&mut self) {
-        let current =
-            crate::procinfo::foreground_process(self.parts.master.fd(), self.parts.tty.as_deref(), self.parts.pid);
+    /// Re-reads the foreground process and publishes a change; in the same look, what the terminal waits for,
+    /// when `opt_ins` asks for it or a subscriber listens for its changes.
+    pub(super) fn refresh(&mut self, opt_ins: OptIns) {
+        let parts = &self.parts;
+        let group = procinfo::foreground_group(parts.master.fd(), parts.tty.as_deref(), parts.pid);
+        let current = group.as_ref().and_then(ForegroundGroup::name);
         if current != self.foreground {
             self.foreground = current.clone();
             self.emit(Response::ForegroundProcessChanged { process: current });
         }
+        if opt_ins.input || self.input_watched() {
+            self.input_seen_in(group.as_ref());
+        }
     }
 
-    /// The process as `list` and `get` describe it.
-    pub(super) fn info(&self) -> ProcessInfo {
+    /// The process as a request that opted into `opt_ins` sees it (`list`, `get`, `snapshot`, `rows`,
+    /// `attached`).
+    pub(super) fn info_for(&self, opt_ins: OptIns) -> ProcessInfo {
+        super::for_opt_ins(self.info_full(), opt_ins)
+    }
+
+    /// The process with the members of every feature: what the actor publishes (see
+    /// `PtyHandle::last_info_with`, which leaves out what a request did not ask for).
+    pub(super) fn info_full(&self) -> ProcessInfo {
         let lifecycle = match (&self.failure, &self.life) {
             (Some(message), _) => Lifecycle::Failed { message: message.clone() },
             (None, Ending::Ended { child: exit, .. }) => {
@@ -104,6 +122,8 @@ impl Actor {
                 cols: nonzero(self.cols),
                 rows: nonzero(self.rows),
                 shell: self.shell.as_ref().map(|shell| shell.state()),
+                input: Some(self.input_value()),
+                alternate_screen: Some(self.vt.active_screen() == Screen::Alternate),
             }),
             ..initial_info(parts.id, parts.pid, parts.started_at, &parts.spec)
         }
@@ -133,6 +153,8 @@ pub(crate) fn initial_info(id: u64, pid: u32, started_at: u64, spec: &PtySpec) -
             cols: nonzero(spec.cols),
             rows: nonzero(spec.rows),
             shell: spec.shell_integration.then(crate::terminal::shell::starting),
+            input: None,
+            alternate_screen: None,
         }),
         pipe: None,
     }

@@ -6,6 +6,7 @@ use opencode_pty_protocol::Response;
 
 use super::Actor;
 use crate::error::ServiceError;
+use crate::process::OptIns;
 use crate::terminal::shell::Change;
 use crate::time::now_ms;
 
@@ -37,9 +38,11 @@ impl Actor {
         }
     }
 
-    /// A `commands` answer, or the error of a terminal without shell integration.
+    /// A `commands` answer, or the error of a terminal without shell integration. Its `process` carries
+    /// `pty.shell`: a request of the `commands` feature has opted into it.
     pub(super) fn commands(&self, limit: Option<usize>) -> Result<Response, ServiceError> {
         let shell = self.shell.as_ref().ok_or(ServiceError::NoShellIntegration(self.parts.id))?;
-        Ok(Response::Commands { process: self.info(), commands: shell.commands(limit) })
+        let process = self.info_for(OptIns { commands: true, ..OptIns::NONE });
+        Ok(Response::Commands { process, commands: shell.commands(limit) })
     }
 }

@@ -53,6 +53,7 @@ fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorP
         last_info,
         turns,
         shell_nonce: None,
+        reader_holds: crate::terminal::io::ReaderHolds::default(),
     };
     (parts, child, writer)
 }
@@ -86,7 +87,7 @@ impl Harness {
     /// The screen's text, as `snapshot` answers it.
     fn screen(&self) -> String {
         let (reply, answer) = bounded(1);
-        self.send(Command::Snapshot { reply: Reply::new(reply, Instant::now() + BOUND) });
+        self.send(Command::Snapshot { opt_ins: OptIns::NONE, reply: Reply::new(reply, Instant::now() + BOUND) });
         match answer.recv_timeout(BOUND).expect("an answer").expect("a snapshot") {
             Response::Snapshot { text, .. } => text,
             other => panic!("not a snapshot: {other:?}"),
@@ -104,7 +105,7 @@ impl Harness {
 
     fn lifecycle(&self) -> Lifecycle {
         let (reply, answer) = bounded(1);
-        self.send(Command::Info { reply: Reply::new(reply, Instant::now() + BOUND) });
+        self.send(Command::Info { opt_ins: OptIns::NONE, reply: Reply::new(reply, Instant::now() + BOUND) });
         answer.recv_timeout(BOUND).expect("an answer").expect("info").lifecycle
     }
 
@@ -228,7 +229,7 @@ fn an_end_seen_while_being_terminated_is_not_published_as_exited() {
         let (stop, stop_rx) = bounded::<()>(0);
         let (parts, child, _writer) = parts(commands, stop_rx, Turns::new(1));
         let vt = Terminal::new(80, 24, 100).expect("terminal");
-        let mut actor = Actor::new(parts, vt);
+        let mut actor = Actor::new(parts, vt, bounded(1).1);
         if terminated {
             drop(stop);
         }

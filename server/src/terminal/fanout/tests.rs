@@ -21,7 +21,7 @@ fn title() -> Event {
 fn with(role: Role) -> (Fanout, ProcessSubscription) {
     let (commands, _unused) = bounded(8);
     let mut fanout = Fanout::default();
-    let (_key, subscription) = fanout.add("s".into(), role, commands);
+    let (_key, subscription) = fanout.add("s".into(), role, OptIns::NONE, commands);
     (fanout, subscription)
 }
 
@@ -87,7 +87,7 @@ fn a_controller_is_never_dropped_and_is_behind_then_stalled() {
 fn a_subscription_dropped_is_pruned_and_the_actor_is_told() {
     let (commands, told) = bounded(8);
     let mut fanout = Fanout::default();
-    let (key, subscription) = fanout.add("s".into(), Role::Observer, commands);
+    let (key, subscription) = fanout.add("s".into(), Role::Observer, OptIns::NONE, commands);
     assert!(fanout.prune_dropped().is_empty());
     drop(subscription);
     assert!(matches!(told.try_recv(), Ok(Command::Detach { key: detached }) if detached == key));
