@@ -87,7 +87,7 @@ test("a shell with integration: one persistent bash, its commands with their exi
   const pty = await daemon.createPty({ program: "bash", cwd: home, env, cols: 80, rows: 24, shellIntegration: true });
   // Starting, unless the shell was quick enough to reach its prompt before the answer.
   assert.ok(pty.pty?.shell?.state === "starting" || pty.pty?.shell?.state === "prompt", JSON.stringify(pty.pty));
-  await eventually("the first prompt", async () => (await daemon.get(pty.id)).pty?.shell?.state === "prompt");
+  await eventually("the first prompt", async () => (await daemon.get(pty.id, { features: ["commands"] })).pty?.shell?.state === "prompt");
   // Typed as a user would; the shell keeps its state from one command to the next.
   await daemon.write(pty.id, null, bytes("cd /tmp && export GREETING=hi\r"));
   await daemon.write(pty.id, null, bytes("echo $GREETING-$PWD; false\r"));

@@ -40,6 +40,9 @@ pub struct Bundle {
     pub response_types: Vec<String>,
     /// Each request op with the response type that answers it (`x-answer`), in `protocol.json` order.
     pub answers: Vec<(String, String)>,
+    /// The ops that another response type may answer too (`x-answer-also`: `run` answers `command_running`
+    /// when its timeout passes), with those types.
+    pub other_answers: Vec<(String, Vec<String>)>,
     /// What the schema says about each response beyond its shape, in `protocol.json` order.
     pub responses: Vec<ResponseInfo>,
     /// `x-constants` of `protocol.json`, by name.
@@ -81,7 +84,8 @@ pub struct Constant {
 }
 
 /// The extension keys read into [`Bundle`]'s fields and removed from the document.
-const MESSAGE_EXTENSIONS: [&str; 5] = ["x-answer", "x-event", "x-client-view", "x-bytes", ABSENT_OR_NULL];
+const MESSAGE_EXTENSIONS: [&str; 6] =
+    ["x-answer", "x-answer-also", "x-event", "x-client-view", "x-bytes", ABSENT_OR_NULL];
 
 /// The extension that marks a member whose absence and `null` differ.
 const ABSENT_OR_NULL: &str = "x-absent-or-null";
@@ -120,6 +124,7 @@ pub fn load(schema_dir: &Path, purpose: Purpose) -> Result<Bundle> {
     check_descriptions(&definitions)?;
     check_bytes(&Value::Object(definitions.clone()), "")?;
     let answers = answers(&definitions, &request_ops, &response_types)?;
+    let other_answers = other_answers(&definitions, &request_ops, &response_types)?;
     let responses = responses(&definitions, &response_types)?;
     let constants = constants(&root)?;
     let absent_or_null = absent_or_null(&definitions)?;
@@ -144,6 +149,7 @@ pub fn load(schema_dir: &Path, purpose: Purpose) -> Result<Bundle> {
         request_ops,
         response_types,
         answers,
+        other_answers,
         responses,
         constants,
         absent_or_null,
@@ -325,6 +331,30 @@ fn answers(definitions: &Map<String, Value>, ops: &[String], types: &[String]) -
         answers.push((op.clone(), answer.to_owned()));
     }
     Ok(answers)
+}
+
+/// Each op's `x-answer-also`: response types that may answer it besides its `x-answer`.
+fn other_answers(
+    definitions: &Map<String, Value>,
+    ops: &[String],
+    types: &[String],
+) -> Result<Vec<(String, Vec<String>)>> {
+    let variants = definitions["Request"]["oneOf"].as_array().context("Request must be a oneOf")?;
+    let mut others = Vec::new();
+    for (op, variant) in ops.iter().zip(variants) {
+        let Some(also) = variant.get("x-answer-also") else { continue };
+        let also: Vec<String> = also
+            .as_array()
+            .with_context(|| format!("request {op}: x-answer-also must be an array of response types"))?
+            .iter()
+            .map(|t| t.as_str().map(str::to_owned).context("x-answer-also holds strings"))
+            .collect::<Result<_>>()?;
+        for answer in &also {
+            ensure!(types.contains(answer), "request {op}: x-answer-also {answer:?} is not a response type");
+        }
+        others.push((op.clone(), also));
+    }
+    Ok(others)
 }
 
 /// Each response's `x-event`, `x-client-view` and the `x-bytes` of its members.

@@ -55,8 +55,16 @@ pub fn generate(bundle: &Bundle, validation: &Bundle) -> Result<String> {
     }
     out.push_str(
         "} as const satisfies { readonly [Op in Request[\"op\"]]: Response[\"type\"] };\n\n\
-         /** The response that answers the op `Op`. */\n\
-         export type AnswerTo<Op extends Request[\"op\"]> = Extract<Response, { type: (typeof ANSWERS)[Op] }>;\n",
+         /** The types that may also answer an op (`x-answer-also`): `run`'s `command_running` after its timeout. */\n\
+         export const OTHER_ANSWERS = {\n",
+    );
+    for (op, others) in &bundle.other_answers {
+        let _ = writeln!(out, "  {op}: [{}],", list(others));
+    }
+    out.push_str(
+        "} as const satisfies { readonly [Op in Request[\"op\"]]?: readonly Response[\"type\"][] };\n\n\
+         /** The response that answers the op `Op` (its `x-answer`, or one of its `x-answer-also`). */\n\
+         export type AnswerTo<Op extends Request[\"op\"]> = Extract<\n  Response,\n  { type: (typeof ANSWERS)[Op] | (Op extends keyof typeof OTHER_ANSWERS ? (typeof OTHER_ANSWERS)[Op][number] : never) }\n>;\n",
     );
     let events: Vec<String> = bundle.responses.iter().filter(|r| r.event).map(|r| r.tag.clone()).collect();
     let _ = write!(

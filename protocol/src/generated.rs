@@ -670,6 +670,31 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         limit: ::std::option::Option<::std::num::NonZeroU16>,
     },
+    ///Types a command at the prompt of a terminal started with `shell_integration` and holds the connection until the command ends (answered with `command_finished`) or `timeout_ms` passes (answered with `command_running`; the command goes on, and `wait_command` waits again). Refused at once with `error` unless the shell is at its prompt with nothing typed (SPEC SH10). Only a daemon whose `features` include `commands` knows it.
+    #[serde(rename = "run")]
+    Run {
+        ///The command line, typed as is and followed by Enter. Several lines are sent as one bracketed paste, which the shell must have enabled. Not empty, no control characters but newlines and tabs, at most 65536 bytes of UTF-8 (`MAX_RUN_COMMAND_BYTES`).
+        command: ::std::string::String,
+        ///The terminal.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        id: u64,
+        ///How long to wait for the command's end, in milliseconds: 0 to 86400000 (24 hours, `MAX_COMMAND_WAIT_MS`); omitted or null: 30000 (`DEFAULT_COMMAND_WAIT_MS`).
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        timeout_ms: ::std::option::Option<u32>,
+    },
+    ///Holds the connection until a command of a terminal started with `shell_integration` ends (answered with `command_finished`, at once for one that already ended) or `timeout_ms` passes (answered with `command_running`). Several may wait for one command (SPEC SH11). Only a daemon whose `features` include `commands` knows it.
+    #[serde(rename = "wait_command")]
+    WaitCommand {
+        ///The command, as `run`'s `command_running` or `commands` named it.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        command_id: u64,
+        ///The terminal.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        id: u64,
+        ///As `run`'s: 0 to 86400000 milliseconds, 30000 when omitted or null.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        timeout_ms: ::std::option::Option<u32>,
+    },
 }
 impl ::std::convert::From<&Self> for Request {
     fn from(value: &Request) -> Self {
@@ -871,6 +896,53 @@ pub enum Response {
         commands: ::std::vec::Vec<ShellCommand>,
         ///The process info, captured in the same step as the commands.
         process: ProcessInfo,
+    },
+    ///Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`): a command of a terminal with shell integration started, after the output before its first byte (SPEC SH12).
+    #[serde(rename = "command_started")]
+    CommandStarted {
+        ///The command line as in `commands` (at most 4096 bytes, `MAX_COMMAND_LINE_BYTES`).
+        command: ::std::string::String,
+        ///The command (as in `commands`).
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        command_id: u64,
+        ///The shell's working directory, as in `commands`.
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
+        cwd: ::std::option::Option<::std::string::String>,
+        ///The output offset of its first byte of output.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        output_start: u64,
+    },
+    ///A command of a terminal with shell integration ended. The answer to `run` and `wait_command`, with the command's text; also a subscription event (without `text` and `truncated`), sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`), after the command's last byte of output and before the next (SPEC SH11, SH12).
+    #[serde(rename = "command_finished")]
+    CommandFinished {
+        ///The command.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        command_id: u64,
+        ///Its exit status as the shell reported it, or null when it ended without one (the next prompt came without an end mark).
+        #[serde(deserialize_with = "crate::serde_rules::required_nullable")]
+        exit_code: ::std::option::Option<u32>,
+        ///The output offset just past its last byte of output: `replay` from `output_start` has its exact bytes while they are kept.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        output_end: u64,
+        ///The output offset of its first byte of output (as in `commands`).
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        output_start: u64,
+        ///Answers only: the output as plain text rows joined by newlines (as `read_rows` formats rows, at the terminal's size when the command started; trailing blank rows left out), at most about 1 MiB (`MAX_ROWS_BYTES`): the first and the last rows, with a marker row where rows were left out.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        text: ::std::option::Option<::std::string::String>,
+        ///Answers only: whether rows were left out of `text` (a marker row says where and how many).
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        truncated: ::std::option::Option<bool>,
+    },
+    ///The answer to `run` or `wait_command` whose `timeout_ms` passed before the command ended: it goes on running, and `wait_command` with this `command_id` waits again (SPEC SH11).
+    #[serde(rename = "command_running")]
+    CommandRunning {
+        ///The command: for a `run` whose command the shell has not started yet, the number it will get.
+        #[serde(deserialize_with = "crate::serde_rules::exact_u64")]
+        command_id: u64,
+        ///The output offset of its first byte of output, or null when the shell has not started it yet.
+        #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
+        output_start: ::std::option::Option<u64>,
     },
 }
 impl ::std::convert::From<&Self> for Response {
@@ -1929,6 +2001,84 @@ impl crate::variant::RequestVariant for CommandsRequest {
     const OP: &'static str = "commands";
     type Answer = CommandsResponse;
 }
+///Types a command at the prompt of a terminal started with `shell_integration` and holds the connection until the command ends (answered with `command_finished`) or `timeout_ms` passes (answered with `command_running`; the command goes on, and `wait_command` waits again). Refused at once with `error` unless the shell is at its prompt with nothing typed (SPEC SH10). Only a daemon whose `features` include `commands` knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRequest {
+    ///The command line, typed as is and followed by Enter. Several lines are sent as one bracketed paste, which the shell must have enabled. Not empty, no control characters but newlines and tabs, at most 65536 bytes of UTF-8 (`MAX_RUN_COMMAND_BYTES`).
+    pub command: ::std::string::String,
+    ///The terminal.
+    pub id: u64,
+    ///How long to wait for the command's end, in milliseconds: 0 to 86400000 (24 hours, `MAX_COMMAND_WAIT_MS`); omitted or null: 30000 (`DEFAULT_COMMAND_WAIT_MS`).
+    pub timeout_ms: ::std::option::Option<u32>,
+}
+impl ::std::convert::From<RunRequest> for Request {
+    fn from(value: RunRequest) -> Self {
+        let RunRequest { command, id, timeout_ms } = value;
+        Request::Run {
+            command,
+            id,
+            timeout_ms,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for RunRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Run { command, id, timeout_ms } => {
+                Ok(RunRequest {
+                    command,
+                    id,
+                    timeout_ms,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for RunRequest {
+    const OP: &'static str = "run";
+    type Answer = CommandFinishedResponse;
+}
+///Holds the connection until a command of a terminal started with `shell_integration` ends (answered with `command_finished`, at once for one that already ended) or `timeout_ms` passes (answered with `command_running`). Several may wait for one command (SPEC SH11). Only a daemon whose `features` include `commands` knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitCommandRequest {
+    ///The command, as `run`'s `command_running` or `commands` named it.
+    pub command_id: u64,
+    ///The terminal.
+    pub id: u64,
+    ///As `run`'s: 0 to 86400000 milliseconds, 30000 when omitted or null.
+    pub timeout_ms: ::std::option::Option<u32>,
+}
+impl ::std::convert::From<WaitCommandRequest> for Request {
+    fn from(value: WaitCommandRequest) -> Self {
+        let WaitCommandRequest { command_id, id, timeout_ms } = value;
+        Request::WaitCommand {
+            command_id,
+            id,
+            timeout_ms,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Request> for WaitCommandRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::WaitCommand { command_id, id, timeout_ms } => {
+                Ok(WaitCommandRequest {
+                    command_id,
+                    id,
+                    timeout_ms,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for WaitCommandRequest {
+    const OP: &'static str = "wait_command";
+    type Answer = CommandFinishedResponse;
+}
 ///The answer to `ping`: who the daemon is and what it speaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PongResponse {
@@ -2640,6 +2790,149 @@ impl crate::variant::ResponseVariant for CommandsResponse {
     const TYPE: &'static str = "commands";
     const EVENT: bool = false;
 }
+///Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`): a command of a terminal with shell integration started, after the output before its first byte (SPEC SH12).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandStartedResponse {
+    ///The command line as in `commands` (at most 4096 bytes, `MAX_COMMAND_LINE_BYTES`).
+    pub command: ::std::string::String,
+    ///The command (as in `commands`).
+    pub command_id: u64,
+    ///The shell's working directory, as in `commands`.
+    pub cwd: ::std::option::Option<::std::string::String>,
+    ///The output offset of its first byte of output.
+    pub output_start: u64,
+}
+impl ::std::convert::From<CommandStartedResponse> for Response {
+    fn from(value: CommandStartedResponse) -> Self {
+        let CommandStartedResponse { command, command_id, cwd, output_start } = value;
+        Response::CommandStarted {
+            command,
+            command_id,
+            cwd,
+            output_start,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for CommandStartedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::CommandStarted { command, command_id, cwd, output_start } => {
+                Ok(CommandStartedResponse {
+                    command,
+                    command_id,
+                    cwd,
+                    output_start,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for CommandStartedResponse {
+    const TYPE: &'static str = "command_started";
+    const EVENT: bool = true;
+}
+///A command of a terminal with shell integration ended. The answer to `run` and `wait_command`, with the command's text; also a subscription event (without `text` and `truncated`), sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`), after the command's last byte of output and before the next (SPEC SH11, SH12).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandFinishedResponse {
+    ///The command.
+    pub command_id: u64,
+    ///Its exit status as the shell reported it, or null when it ended without one (the next prompt came without an end mark).
+    pub exit_code: ::std::option::Option<u32>,
+    ///The output offset just past its last byte of output: `replay` from `output_start` has its exact bytes while they are kept.
+    pub output_end: u64,
+    ///The output offset of its first byte of output (as in `commands`).
+    pub output_start: u64,
+    ///Answers only: the output as plain text rows joined by newlines (as `read_rows` formats rows, at the terminal's size when the command started; trailing blank rows left out), at most about 1 MiB (`MAX_ROWS_BYTES`): the first and the last rows, with a marker row where rows were left out.
+    pub text: ::std::option::Option<::std::string::String>,
+    ///Answers only: whether rows were left out of `text` (a marker row says where and how many).
+    pub truncated: ::std::option::Option<bool>,
+}
+impl ::std::convert::From<CommandFinishedResponse> for Response {
+    fn from(value: CommandFinishedResponse) -> Self {
+        let CommandFinishedResponse {
+            command_id,
+            exit_code,
+            output_end,
+            output_start,
+            text,
+            truncated,
+        } = value;
+        Response::CommandFinished {
+            command_id,
+            exit_code,
+            output_end,
+            output_start,
+            text,
+            truncated,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for CommandFinishedResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::CommandFinished {
+                command_id,
+                exit_code,
+                output_end,
+                output_start,
+                text,
+                truncated,
+            } => {
+                Ok(CommandFinishedResponse {
+                    command_id,
+                    exit_code,
+                    output_end,
+                    output_start,
+                    text,
+                    truncated,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for CommandFinishedResponse {
+    const TYPE: &'static str = "command_finished";
+    const EVENT: bool = true;
+}
+///The answer to `run` or `wait_command` whose `timeout_ms` passed before the command ended: it goes on running, and `wait_command` with this `command_id` waits again (SPEC SH11).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandRunningResponse {
+    ///The command: for a `run` whose command the shell has not started yet, the number it will get.
+    pub command_id: u64,
+    ///The output offset of its first byte of output, or null when the shell has not started it yet.
+    pub output_start: ::std::option::Option<u64>,
+}
+impl ::std::convert::From<CommandRunningResponse> for Response {
+    fn from(value: CommandRunningResponse) -> Self {
+        let CommandRunningResponse { command_id, output_start } = value;
+        Response::CommandRunning {
+            command_id,
+            output_start,
+        }
+    }
+}
+impl ::std::convert::TryFrom<Response> for CommandRunningResponse {
+    type Error = Response;
+    fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
+        match value {
+            Response::CommandRunning { command_id, output_start } => {
+                Ok(CommandRunningResponse {
+                    command_id,
+                    output_start,
+                })
+            }
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::ResponseVariant for CommandRunningResponse {
+    const TYPE: &'static str = "command_running";
+    const EVENT: bool = false;
+}
 impl Request {
     /// The `op` tag, as on the wire.
     pub fn op(&self) -> &'static str {
@@ -2666,6 +2959,8 @@ impl Request {
             Request::Terminate { .. } => "terminate",
             Request::Shutdown => "shutdown",
             Request::Commands { .. } => "commands",
+            Request::Run { .. } => "run",
+            Request::WaitCommand { .. } => "wait_command",
         }
     }
     /// The `type` of the response that answers this request (`x-answer` in the schema); an `error` may
@@ -2694,6 +2989,8 @@ impl Request {
             Request::Terminate { .. } => "ok",
             Request::Shutdown => "ok",
             Request::Commands { .. } => "commands",
+            Request::Run { .. } => "command_finished",
+            Request::WaitCommand { .. } => "command_finished",
         }
     }
 }
@@ -2720,6 +3017,9 @@ impl Response {
             Response::InputChanged { .. } => "input_changed",
             Response::Exited { .. } => "exited",
             Response::Commands { .. } => "commands",
+            Response::CommandStarted { .. } => "command_started",
+            Response::CommandFinished { .. } => "command_finished",
+            Response::CommandRunning { .. } => "command_running",
         }
     }
     /// Whether a subscription carries this after `attached` (`x-event` in the schema).
@@ -2727,7 +3027,8 @@ impl Response {
         matches!(
             self, Response::Resized { .. } | Response::ControllerChanged { .. } |
             Response::TitleChanged { .. } | Response::ForegroundProcessChanged { .. } |
-            Response::InputChanged { .. } | Response::Exited { .. }
+            Response::InputChanged { .. } | Response::Exited { .. } |
+            Response::CommandStarted { .. } | Response::CommandFinished { .. }
         )
     }
 }
@@ -2759,6 +3060,8 @@ pub const REQUEST_OPS: &[&str] = &[
     "terminate",
     "shutdown",
     "commands",
+    "run",
+    "wait_command",
 ];
 /// Every response and event `type`, in schema order.
 pub const RESPONSE_TYPES: &[&str] = &[
@@ -2781,6 +3084,9 @@ pub const RESPONSE_TYPES: &[&str] = &[
     "input_changed",
     "exited",
     "commands",
+    "command_started",
+    "command_finished",
+    "command_running",
 ];
 /// The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order.
 pub const EVENT_TYPES: &[&str] = &[
@@ -2790,6 +3096,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "foreground_process_changed",
     "input_changed",
     "exited",
+    "command_started",
+    "command_finished",
 ];
 /// The whole `message` of the `error` answering a claim without a ticket on a daemon that was claimed before (SPEC O2): another client owns it, so this one can use it but not own it.
 pub const ALREADY_OWNED: &str = "daemon already has a live owner";

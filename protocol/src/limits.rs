@@ -88,3 +88,13 @@ pub const MAX_COMMAND_LINE_BYTES: usize = 4096;
 /// The longest working directory a shell's marks may report, in bytes of UTF-8 (Linux's `PATH_MAX`): a longer
 /// one is reported as unknown (null), never cut.
 pub const MAX_SHELL_CWD_BYTES: usize = 4096;
+
+/// The longest command `run` types, in bytes of UTF-8 (64 KiB): well within what a shell's line editor takes
+/// in one go and what a terminal's input queue holds.
+pub const MAX_RUN_COMMAND_BYTES: usize = 64 * 1024;
+
+/// How long `run` and `wait_command` wait for a command's end unless told (30 s).
+pub const DEFAULT_COMMAND_WAIT_MS: u32 = 30_000;
+
+/// The longest `timeout_ms` of `run` and `wait_command` (24 hours).
+pub const MAX_COMMAND_WAIT_MS: u32 = 24 * 60 * 60 * 1000;

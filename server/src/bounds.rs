@@ -7,8 +7,9 @@
 //! (`MAX_CELLS`, `MAX_COMMAND_BYTES`) are the daemon's alone.
 
 use opencode_pty_protocol::{
-    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES, MAX_COMMANDS,
-    MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS, MAX_TITLE_CHARS, OptIn,
+    DEFAULT_COMMAND_WAIT_MS, MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES,
+    MAX_COMMAND_WAIT_MS, MAX_COMMANDS, MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS,
+    MAX_RUN_COMMAND_BYTES, MAX_TITLE_CHARS, OptIn,
 };
 
 use crate::error::ServiceError;
@@ -21,6 +22,34 @@ pub(crate) fn check_commands_limit(limit: Option<u16>) -> Result<Option<usize>, 
         ))),
         limit => Ok(limit),
     }
+}
+
+/// Refuses a command `run` cannot type: empty (or blank), over [`MAX_RUN_COMMAND_BYTES`], or holding a control
+/// character other than a newline or a tab (an escape would end a bracketed paste early, a Ctrl-C interrupt it).
+pub(crate) fn check_run_command(command: &str) -> Result<(), ServiceError> {
+    if command.len() > MAX_RUN_COMMAND_BYTES {
+        return Err(ServiceError::invalid(format!(
+            "command is {} bytes, over the {MAX_RUN_COMMAND_BYTES}-byte limit (MAX_RUN_COMMAND_BYTES)",
+            command.len()
+        )));
+    }
+    if command.trim().is_empty() {
+        return Err(ServiceError::invalid("command is empty: run types a command and waits for its end"));
+    }
+    if let Some(control) = command.chars().find(|&c| c.is_control() && c != '\n' && c != '\t') {
+        return Err(ServiceError::invalid(format!(
+            "command holds the control character U+{:04X}: run types text (use input for keys)",
+            u32::from(control)
+        )));
+    }
+    Ok(())
+}
+
+/// How long a `run` or `wait_command` waits: its `timeout_ms` ([`DEFAULT_COMMAND_WAIT_MS`] when absent), which
+/// the schema bounds by [`MAX_COMMAND_WAIT_MS`] (a larger one is taken as that).
+pub(crate) fn command_wait(timeout_ms: Option<u32>) -> std::time::Duration {
+    let ms = timeout_ms.unwrap_or(DEFAULT_COMMAND_WAIT_MS).min(MAX_COMMAND_WAIT_MS);
+    std::time::Duration::from_millis(u64::from(ms))
 }
 
 /// Refuses a terminal size with a zero, more than [`MAX_COLS`] columns, more than [`MAX_ROWS`] rows or more

@@ -151,6 +151,14 @@ pub enum ServiceError {
     /// A request about a terminal's shell (`commands`) for one started without `shell_integration`.
     #[error("process {0} was not started with shell integration")]
     NoShellIntegration(u64),
+    /// A `run` or `wait_command` that cannot be carried out as asked (the shell is busy, the command unknown).
+    #[error("process {id}: {message}")]
+    Shell {
+        /// The terminal.
+        id: u64,
+        /// What stands in the way.
+        message: String,
+    },
     /// The terminal did not answer in time.
     #[error("process {id} did not answer within {seconds} s")]
     Timeout {

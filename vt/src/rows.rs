@@ -30,16 +30,25 @@ impl Terminal {
         }
         let total = self.total_rows();
         let count = n.min(total);
+        self.read_row_range(total - count, count, budget)
+    }
+
+    /// The `count` physical rows of the active buffer from row `first` (0: the oldest row of its history),
+    /// formatted as [`Self::read_rows`] formats them and under the same kind of budget. A range past the
+    /// buffer's last row is cut at it.
+    pub fn read_row_range(&self, first: usize, count: usize, budget: usize) -> Result<Vec<String>> {
+        let total = self.total_rows();
+        let count = count.min(total.saturating_sub(first));
         if count == 0 {
             return Ok(Vec::new());
         }
+        let total = first + count;
         let over = || Error::BudgetExceeded { limit: budget };
         // Brackets plus the fixed part of every row's cost, before any text is formatted.
         let mut cost = 2 + count * row_json_cost("");
         if cost > budget {
             return Err(over());
         }
-        let first = total - count;
         // The formatted text (with its line breaks) never exceeds the JSON cost, so the budget bounds it too.
         let text = self.format_rows(Format::plain(), Space::Screen, first, total - 1, budget)?;
         let text = String::from_utf8_lossy(&text);
@@ -64,5 +73,11 @@ impl Terminal {
             }
         }
         Ok(lines)
+    }
+
+    /// Forgets the rows of history (what `CSI 3 J` does): the rows [`Self::read_row_range`] numbers from 0
+    /// start at the top of the active area again.
+    pub fn clear_history(&mut self) {
+        self.write(b"\x1b[3J");
     }
 }

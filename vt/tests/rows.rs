@@ -71,3 +71,21 @@ fn json_cost_counts_escapes() {
     assert_eq!(row_json_cost("\u{1}"), slot + 6);
     assert_eq!(row_json_cost("漢"), slot + 3);
 }
+
+#[test]
+fn a_row_range_reads_history_from_its_first_row_and_clearing_history_renumbers() {
+    let mut terminal = Terminal::new(20, 3, 100).unwrap();
+    for n in 0..8 {
+        terminal.write(format!("line {n}\r\n").as_bytes());
+    }
+    // Eight lines and the cursor's empty row: six rows went to history.
+    assert_eq!(terminal.scrollback_rows(), 6);
+    let history = terminal.read_row_range(0, terminal.scrollback_rows(), 1 << 20).unwrap();
+    assert_eq!(history, ["line 0", "line 1", "line 2", "line 3", "line 4", "line 5"]);
+    assert_eq!(terminal.read_row_range(7, 5, 1 << 20).unwrap(), ["line 7", ""], "cut at the last row");
+    terminal.clear_history();
+    assert_eq!(terminal.scrollback_rows(), 0);
+    assert_eq!(terminal.read_row_range(0, 3, 1 << 20).unwrap(), ["line 6", "line 7", ""]);
+    terminal.write(b"line 8\r\nline 9\r\n");
+    assert_eq!(terminal.read_row_range(0, terminal.scrollback_rows(), 1 << 20).unwrap(), ["line 6", "line 7"]);
+}

@@ -168,7 +168,7 @@ export interface Registration {
 }
 
 /** A request, tagged by `op`. */
-export type Request = PingRequest | OwnRequest | PrepareHandoffRequest | CreatePtyRequest | CreatePipeRequest | ListRequest | GetRequest | WaitRequest | SignalRequest | SetMetadataRequest | WriteRequest | ResizeRequest | ControlRequest | InputRequest | SnapshotRequest | ReadRowsRequest | RenameRequest | ReplayRequest | SubscribeRequest | TerminateRequest | ShutdownRequest | CommandsRequest;
+export type Request = PingRequest | OwnRequest | PrepareHandoffRequest | CreatePtyRequest | CreatePipeRequest | ListRequest | GetRequest | WaitRequest | SignalRequest | SetMetadataRequest | WriteRequest | ResizeRequest | ControlRequest | InputRequest | SnapshotRequest | ReadRowsRequest | RenameRequest | ReplayRequest | SubscribeRequest | TerminateRequest | ShutdownRequest | CommandsRequest | RunRequest | WaitCommandRequest;
 
 /** Checks that the daemon answers and asks who it is. Answered with `pong`. */
 export interface PingRequest {
@@ -424,8 +424,32 @@ export interface CommandsRequest {
   op: "commands";
 }
 
+/** Types a command at the prompt of a terminal started with `shell_integration` and holds the connection until the command ends (answered with `command_finished`) or `timeout_ms` passes (answered with `command_running`; the command goes on, and `wait_command` waits again). Refused at once with `error` unless the shell is at its prompt with nothing typed (SPEC SH10). Only a daemon whose `features` include `commands` knows it. */
+export interface RunRequest {
+  /** The command line, typed as is and followed by Enter. Several lines are sent as one bracketed paste, which the shell must have enabled. Not empty, no control characters but newlines and tabs, at most 65536 bytes of UTF-8 (`MAX_RUN_COMMAND_BYTES`). */
+  command: string;
+  /** The terminal. */
+  id: number;
+  /** Tag: `run`. */
+  op: "run";
+  /** How long to wait for the command's end, in milliseconds: 0 to 86400000 (24 hours, `MAX_COMMAND_WAIT_MS`); omitted or null: 30000 (`DEFAULT_COMMAND_WAIT_MS`). */
+  timeout_ms?: number | null;
+}
+
+/** Holds the connection until a command of a terminal started with `shell_integration` ends (answered with `command_finished`, at once for one that already ended) or `timeout_ms` passes (answered with `command_running`). Several may wait for one command (SPEC SH11). Only a daemon whose `features` include `commands` knows it. */
+export interface WaitCommandRequest {
+  /** The command, as `run`'s `command_running` or `commands` named it. */
+  command_id: number;
+  /** The terminal. */
+  id: number;
+  /** Tag: `wait_command`. */
+  op: "wait_command";
+  /** As `run`'s: 0 to 86400000 milliseconds, 30000 when omitted or null. */
+  timeout_ms?: number | null;
+}
+
 /** A response or a subscription event, tagged by `type`. */
-export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | InputChangedResponse | ExitedResponse | CommandsResponse;
+export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | InputChangedResponse | ExitedResponse | CommandsResponse | CommandStartedResponse | CommandFinishedResponse | CommandRunningResponse;
 
 /** The answer to `ping`: who the daemon is and what it speaks. */
 export interface PongResponse {
@@ -639,6 +663,48 @@ export interface CommandsResponse {
   type: "commands";
 }
 
+/** Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`): a command of a terminal with shell integration started, after the output before its first byte (SPEC SH12). */
+export interface CommandStartedResponse {
+  /** The command line as in `commands` (at most 4096 bytes, `MAX_COMMAND_LINE_BYTES`). */
+  command: string;
+  /** The command (as in `commands`). */
+  command_id: number;
+  /** The shell's working directory, as in `commands`. */
+  cwd: string | null;
+  /** The output offset of its first byte of output. */
+  output_start: number;
+  /** Tag: `command_started`. */
+  type: "command_started";
+}
+
+/** A command of a terminal with shell integration ended. The answer to `run` and `wait_command`, with the command's text; also a subscription event (without `text` and `truncated`), sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`), after the command's last byte of output and before the next (SPEC SH11, SH12). */
+export interface CommandFinishedResponse {
+  /** The command. */
+  command_id: number;
+  /** Its exit status as the shell reported it, or null when it ended without one (the next prompt came without an end mark). */
+  exit_code: number | null;
+  /** The output offset just past its last byte of output: `replay` from `output_start` has its exact bytes while they are kept. */
+  output_end: number;
+  /** The output offset of its first byte of output (as in `commands`). */
+  output_start: number;
+  /** Answers only: the output as plain text rows joined by newlines (as `read_rows` formats rows, at the terminal's size when the command started; trailing blank rows left out), at most about 1 MiB (`MAX_ROWS_BYTES`): the first and the last rows, with a marker row where rows were left out. */
+  text?: string;
+  /** Answers only: whether rows were left out of `text` (a marker row says where and how many). */
+  truncated?: boolean;
+  /** Tag: `command_finished`. */
+  type: "command_finished";
+}
+
+/** The answer to `run` or `wait_command` whose `timeout_ms` passed before the command ended: it goes on running, and `wait_command` with this `command_id` waits again (SPEC SH11). */
+export interface CommandRunningResponse {
+  /** The command: for a `run` whose command the shell has not started yet, the number it will get. */
+  command_id: number;
+  /** The output offset of its first byte of output, or null when the shell has not started it yet. */
+  output_start: number | null;
+  /** Tag: `command_running`. */
+  type: "command_running";
+}
+
 /** How a subscription attaches: a `controller` may write and resize (at most one per terminal); an `observer` only watches until an interaction promotes it. */
 export type Role = "controller" | "observer";
 
@@ -682,10 +748,10 @@ export const PROTOCOL_VERSION = 8 as const;
 export const FEATURES: readonly string[] = ["commands", "input"];
 
 /** Every request `op`, in schema order. */
-export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands"] as const;
+export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands", "run", "wait_command"] as const;
 
 /** Every response and event `type`, in schema order. */
-export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "input_changed", "exited", "commands"] as const;
+export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "input_changed", "exited", "commands", "command_started", "command_finished", "command_running"] as const;
 
 /** The `type` of the response that answers each op (`x-answer`); an `error` may answer any request instead. */
 export const ANSWERS = {
@@ -711,13 +777,24 @@ export const ANSWERS = {
   terminate: "ok",
   shutdown: "ok",
   commands: "commands",
+  run: "command_finished",
+  wait_command: "command_finished",
 } as const satisfies { readonly [Op in Request["op"]]: Response["type"] };
 
-/** The response that answers the op `Op`. */
-export type AnswerTo<Op extends Request["op"]> = Extract<Response, { type: (typeof ANSWERS)[Op] }>;
+/** The types that may also answer an op (`x-answer-also`): `run`'s `command_running` after its timeout. */
+export const OTHER_ANSWERS = {
+  run: ["command_running"],
+  wait_command: ["command_running"],
+} as const satisfies { readonly [Op in Request["op"]]?: readonly Response["type"][] };
+
+/** The response that answers the op `Op` (its `x-answer`, or one of its `x-answer-also`). */
+export type AnswerTo<Op extends Request["op"]> = Extract<
+  Response,
+  { type: (typeof ANSWERS)[Op] | (Op extends keyof typeof OTHER_ANSWERS ? (typeof OTHER_ANSWERS)[Op][number] : never) }
+>;
 
 /** The response and event `type`s a subscription carries after `attached` (`x-event`), in schema order. */
-export const EVENT_TYPES = ["resized", "controller_changed", "title_changed", "foreground_process_changed", "input_changed", "exited"] as const;
+export const EVENT_TYPES = ["resized", "controller_changed", "title_changed", "foreground_process_changed", "input_changed", "exited", "command_started", "command_finished"] as const;
 
 /** The whole `message` of the `error` answering a claim without a ticket on a daemon that was claimed before (SPEC O2): another client owns it, so this one can use it but not own it. */
 export const ALREADY_OWNED = "daemon already has a live owner";

@@ -1084,6 +1084,73 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
           "id"
         ],
         "type": "object"
+      },
+      {
+        "properties": {
+          "command": {
+            "allOf": [
+              {
+                "maxLength": 65536
+              }
+            ],
+            "type": "string"
+          },
+          "id": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "op": {
+            "const": "run",
+            "type": "string"
+          },
+          "timeout_ms": {
+            "maximum": 86400000,
+            "minimum": 0,
+            "type": [
+              "integer",
+              "null"
+            ]
+          }
+        },
+        "required": [
+          "op",
+          "id",
+          "command"
+        ],
+        "type": "object"
+      },
+      {
+        "properties": {
+          "command_id": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "id": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "op": {
+            "const": "wait_command",
+            "type": "string"
+          },
+          "timeout_ms": {
+            "maximum": 86400000,
+            "minimum": 0,
+            "type": [
+              "integer",
+              "null"
+            ]
+          }
+        },
+        "required": [
+          "op",
+          "id",
+          "command_id"
+        ],
+        "type": "object"
       }
     ]
   },
@@ -1589,6 +1656,123 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
           "type",
           "process",
           "commands"
+        ],
+        "type": "object"
+      },
+      {
+        "properties": {
+          "command": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
+            "type": "string"
+          },
+          "command_id": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "cwd": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "output_start": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "type": {
+            "const": "command_started",
+            "type": "string"
+          }
+        },
+        "required": [
+          "type",
+          "command_id",
+          "command",
+          "cwd",
+          "output_start"
+        ],
+        "type": "object"
+      },
+      {
+        "properties": {
+          "command_id": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "exit_code": {
+            "maximum": 4294967295,
+            "minimum": 0,
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "output_end": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "output_start": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "text": {
+            "type": "string"
+          },
+          "truncated": {
+            "type": "boolean"
+          },
+          "type": {
+            "const": "command_finished",
+            "type": "string"
+          }
+        },
+        "required": [
+          "type",
+          "command_id",
+          "exit_code",
+          "output_start",
+          "output_end"
+        ],
+        "type": "object"
+      },
+      {
+        "properties": {
+          "command_id": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
+          "output_start": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "type": {
+            "const": "command_running",
+            "type": "string"
+          }
+        },
+        "required": [
+          "type",
+          "command_id",
+          "output_start"
         ],
         "type": "object"
       }

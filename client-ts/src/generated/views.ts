@@ -1,7 +1,7 @@
 /** Generated from `schema/` by `cargo run -p opencode-pty-codegen` (`just codegen`): do not edit by hand. The caller-facing shapes of the responses marked `x-client-view`: camelCase, base64 members as bytes. */
 
 import { bytesOf } from "../core/bytes.js";
-import type { AttachedResponse, CommandsResponse, ControllerChangedResponse, ExitedResponse, ForegroundProcessChangedResponse, InputChangedResponse, InputWait, ProcessInfo, ReplayResponse, ResizedResponse, Response, Role, RowsResponse, ShellCommand, SnapshotResponse, TitleChangedResponse } from "./protocol.js";
+import type { AttachedResponse, CommandFinishedResponse, CommandRunningResponse, CommandStartedResponse, CommandsResponse, ControllerChangedResponse, ExitedResponse, ForegroundProcessChangedResponse, InputChangedResponse, InputWait, ProcessInfo, ReplayResponse, ResizedResponse, Response, Role, RowsResponse, ShellCommand, SnapshotResponse, TitleChangedResponse } from "./protocol.js";
 
 /** The answer to `snapshot`: the screen, its checkpoint and the cursor, captured in one step with the process info. */
 export interface Snapshot {
@@ -248,8 +248,80 @@ export function commandsOf(response: CommandsResponse): Commands {
   };
 }
 
+/** Subscription event, sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`): a command of a terminal with shell integration started, after the output before its first byte (SPEC SH12). */
+export interface CommandStarted {
+  /** Tag: `command_started`. */
+  readonly type: "command_started";
+  /** The command line as in `commands` (at most 4096 bytes, `MAX_COMMAND_LINE_BYTES`). */
+  readonly command: string;
+  /** The command (as in `commands`). */
+  readonly commandId: number;
+  /** The shell's working directory, as in `commands`. */
+  readonly cwd: string | null;
+  /** The output offset of its first byte of output. */
+  readonly outputStart: number;
+}
+
+/** The caller's `CommandStarted` from a checked `command_started`. */
+export function commandStartedOf(response: CommandStartedResponse): CommandStarted {
+  return {
+    type: "command_started",
+    command: response.command,
+    commandId: response.command_id,
+    cwd: response.cwd,
+    outputStart: response.output_start,
+  };
+}
+
+/** A command of a terminal with shell integration ended. The answer to `run` and `wait_command`, with the command's text; also a subscription event (without `text` and `truncated`), sent only to a subscriber that asked for it (`subscribe` with `events: ["commands"]`), after the command's last byte of output and before the next (SPEC SH11, SH12). */
+export interface CommandFinished {
+  /** Tag: `command_finished`. */
+  readonly type: "command_finished";
+  /** The command. */
+  readonly commandId: number;
+  /** Its exit status as the shell reported it, or null when it ended without one (the next prompt came without an end mark). */
+  readonly exitCode: number | null;
+  /** The output offset just past its last byte of output: `replay` from `output_start` has its exact bytes while they are kept. */
+  readonly outputEnd: number;
+  /** The output offset of its first byte of output (as in `commands`). */
+  readonly outputStart: number;
+  /** Answers only: the output as plain text rows joined by newlines (as `read_rows` formats rows, at the terminal's size when the command started; trailing blank rows left out), at most about 1 MiB (`MAX_ROWS_BYTES`): the first and the last rows, with a marker row where rows were left out. */
+  readonly text?: string;
+  /** Answers only: whether rows were left out of `text` (a marker row says where and how many). */
+  readonly truncated?: boolean;
+}
+
+/** The caller's `CommandFinished` from a checked `command_finished`. */
+export function commandFinishedOf(response: CommandFinishedResponse): CommandFinished {
+  return {
+    type: "command_finished",
+    commandId: response.command_id,
+    exitCode: response.exit_code,
+    outputEnd: response.output_end,
+    outputStart: response.output_start,
+    ...(response.text === undefined ? {} : { text: response.text }),
+    ...(response.truncated === undefined ? {} : { truncated: response.truncated }),
+  };
+}
+
+/** The answer to `run` or `wait_command` whose `timeout_ms` passed before the command ended: it goes on running, and `wait_command` with this `command_id` waits again (SPEC SH11). */
+export interface CommandRunning {
+  /** The command: for a `run` whose command the shell has not started yet, the number it will get. */
+  readonly commandId: number;
+  /** The output offset of its first byte of output, or null when the shell has not started it yet. */
+  readonly outputStart: number | null;
+}
+
+/** The caller's `CommandRunning` from a checked `command_running`. */
+export function commandRunningOf(response: CommandRunningResponse): CommandRunning {
+  return {
+    commandId: response.command_id,
+    outputStart: response.output_start,
+  };
+}
+
 /** A subscription event other than output, as the caller sees it (`x-event`). */
-export type EventView = Resized | ControllerChanged | TitleChanged | ForegroundProcessChanged | InputChanged | Exited;
+export type EventView = Resized | ControllerChanged | TitleChanged | ForegroundProcessChanged | InputChanged | Exited | CommandStarted | CommandFinished;
 
 /** The caller's view of a subscription event, or null when `response` is not one. */
 export function eventOf(response: Response): EventView | null {
@@ -266,6 +338,10 @@ export function eventOf(response: Response): EventView | null {
       return inputChangedOf(response);
     case "exited":
       return exitedOf(response);
+    case "command_started":
+      return commandStartedOf(response);
+    case "command_finished":
+      return commandFinishedOf(response);
     default:
       return null;
   }

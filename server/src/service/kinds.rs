@@ -81,8 +81,13 @@ impl Process {
 
     /// The process as it last described itself, without waiting for anything: what `create` answers.
     pub fn last_info(&self) -> ProcessInfo {
+        self.last_info_with(OptIns::NONE)
+    }
+
+    /// [`Self::last_info`] with the members of the features `opt_ins` names.
+    pub fn last_info_with(&self, opt_ins: OptIns) -> ProcessInfo {
         match self {
-            Process::Pty(handle) => handle.last_info(),
+            Process::Pty(handle) => handle.last_info_with(opt_ins),
             Process::Pipe(handle) => handle.info(),
         }
     }

@@ -107,6 +107,7 @@ impl ProcessService {
     fn create(
         &self,
         listing: Reservation,
+        opt_ins: OptIns,
         start: impl FnOnce(u64) -> Result<Process, ServiceError>,
     ) -> Result<ProcessInfo, ServiceError> {
         if self.processes().is_none() {
@@ -120,7 +121,7 @@ impl ProcessService {
             self.reaped(id);
             return Err(refused);
         }
-        let registered = self.register(id, Entry { process, _listing: listing });
+        let registered = self.register(id, Entry { process, _listing: listing }, opt_ins);
         if registered.is_err() {
             // The handle was dropped, which killed and reaped the child.
             self.reaped(id);
@@ -131,8 +132,9 @@ impl ProcessService {
     /// Registers a started process, or drops it (stopping it) when it cannot be. Its info is the one published
     /// when it started: registering never waits for the new process (a terminal's actor may not have run yet on
     /// a busy machine), so a process that started is always answered `created`.
-    fn register(&self, id: u64, entry: Entry) -> Result<ProcessInfo, ServiceError> {
-        let info = entry.process.last_info();
+    /// `opt_ins`: the features whose members the answer carries.
+    fn register(&self, id: u64, entry: Entry, opt_ins: OptIns) -> Result<ProcessInfo, ServiceError> {
+        let info = entry.process.last_info_with(opt_ins);
         let mut processes = self.processes();
         let Some(processes) = processes.as_mut() else {
             // Shut down meanwhile: the new process goes with the rest (dropping the handle stops it).
@@ -147,7 +149,9 @@ impl ProcessService {
         let command_bytes = crate::terminal::validate(&spec)?;
         let listing = self.listing.reserve(listing::pty_cost(&spec, command_bytes))?;
         let config = self.config.clone();
-        self.create(listing, |id| Ok(Process::Pty(Arc::new(PtyHandle::spawn(id, spec, config)?))))
+        // A create that asked for shell integration knows the `commands` feature: its answer has `pty.shell`.
+        let opt_ins = OptIns { commands: spec.shell_integration, ..OptIns::NONE };
+        self.create(listing, opt_ins, |id| Ok(Process::Pty(Arc::new(PtyHandle::spawn(id, spec, config)?))))
     }
 
     /// Starts a pipe process. Its metadata must fit in the daemon's total (`MAX_TOTAL_METADATA_BYTES`) with
@@ -160,7 +164,7 @@ impl ProcessService {
         }
         let listing = self.listing.reserve(listing::pipe_cost(&spec, command_bytes))?;
         let budget = self.metadata.clone();
-        self.create(listing, |id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec, budget)?))))
+        self.create(listing, OptIns::NONE, |id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec, budget)?))))
     }
 
     /// The bytes of `list` the live processes have reserved together.

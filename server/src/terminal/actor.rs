@@ -13,6 +13,7 @@
 mod control;
 mod input;
 mod output;
+mod run;
 mod screen;
 mod shell;
 mod waits;
@@ -135,6 +136,8 @@ struct Actor {
     shell: Option<Tracker>,
     /// The changes the shell's last marks made (kept to reuse its allocation).
     shell_changes: Vec<Change>,
+    /// `run` and `wait_command`: the waiters and the text of the command they wait for.
+    runs: run::Runs,
     /// The reader's queue, only to see whether it is empty (the loop's `Inbox` receives from it).
     reader_queue: Receiver<ReaderOutput>,
 }
@@ -235,6 +238,7 @@ impl Actor {
             allowance: Allowance::new(Instant::now()),
             shell,
             shell_changes: Vec::new(),
+            runs: run::Runs::default(),
             reader_queue,
         }
     }
@@ -248,6 +252,10 @@ impl Actor {
             // So is a look at what the terminal waits for (scheduled only while a subscriber asked for it).
             if self.input.next().is_some() {
                 self.look_at_input_if_due(Instant::now());
+            }
+            // And a `run` or `wait_command` whose time is up.
+            if self.runs.next_deadline().is_some() {
+                self.runs_due(Instant::now());
             }
             // Requests held back while the controller was stalled go first, in order, once it is not.
             if self.controller_pace() != Pace::Stalled
@@ -306,8 +314,10 @@ impl Actor {
         for (n, delivery) in deliveries.iter().enumerate() {
             waits.send(&delivery.sender, Wake::Delivery(n));
         }
-        // The batch's deadline, or the next look at what the terminal waits for when that comes first.
-        let deadline = match (self.batch.deadline(), self.input.next()) {
+        // The batch's deadline, or the next look at what the terminal waits for or the next waiter's answer when
+        // that comes first.
+        let next = self.input.next().into_iter().chain(self.runs.next_deadline()).min();
+        let deadline = match (self.batch.deadline(), next) {
             (None, None) => Deadline::Never,
             (Some(at), look) if self.batch.wants_precise_flush() && look.is_none_or(|look| at <= look) => {
                 Deadline::Exact(at)
@@ -320,6 +330,7 @@ impl Actor {
                 self.flush();
             }
             self.look_at_input_if_due(now);
+            self.runs_due(now);
             return Flow::Continue;
         };
         match ready {
@@ -489,6 +500,12 @@ impl Actor {
             }
             Command::Commands { limit, reply } => {
                 reply.send(self.commands(limit));
+            }
+            Command::Run { command, waiter, reply } => {
+                reply.send(self.run_command(&command, waiter));
+            }
+            Command::EndOf { command_id, waiter, reply } => {
+                reply.send(self.wait_command(command_id, waiter));
             }
             Command::Replay { offset, reply } => {
                 reply.send(self.replay.read_from(offset).map_err(ServiceError::from));

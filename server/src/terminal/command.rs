@@ -2,9 +2,10 @@
 //! "one ordered actor command" is one variant, so its ordering guarantee is the order of this queue. (The
 //! reader's output has its own channel and type, `io::ReaderOutput`; stopping is the stop channel's.)
 
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, Sender, bounded};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 use crate::error::ServiceError;
@@ -35,6 +36,51 @@ impl<T> Reply<T> {
     }
 }
 
+/// The actor's end of a `run` or `wait_command`: one answer, the command's end or, once `deadline` passes,
+/// `command_running`.
+#[derive(Debug)]
+pub(crate) struct CommandWaiter {
+    pub(crate) sender: Sender<Result<Response, ServiceError>>,
+    pub(crate) deadline: Instant,
+    /// Shared with the requester's [`CommandWait`]: held here alone once the requester has gone.
+    alive: Arc<()>,
+}
+
+impl CommandWaiter {
+    /// Whether the requester has gone (its connection closed): nobody reads the answer any more.
+    pub(crate) fn gone(&self) -> bool {
+        Arc::strong_count(&self.alive) == 1
+    }
+
+    /// Answers (the requester may have gone meanwhile).
+    pub(crate) fn answer(self, result: Result<Response, ServiceError>) {
+        let _ = self.sender.try_send(result);
+    }
+}
+
+/// The requester's end of a `run` or `wait_command`: where the one answer arrives. It disconnects without one
+/// when the terminal stops (terminated, or the daemon stopping).
+#[derive(Debug)]
+pub(crate) struct CommandWait {
+    receiver: Receiver<Result<Response, ServiceError>>,
+    _alive: Arc<()>,
+}
+
+impl CommandWait {
+    /// Where the answer arrives.
+    pub(crate) fn receiver(&self) -> &Receiver<Result<Response, ServiceError>> {
+        &self.receiver
+    }
+}
+
+/// A waiter whose answer is due by `timeout` from now, and its requester's end.
+pub(crate) fn command_wait(timeout: Duration) -> (CommandWaiter, CommandWait) {
+    let (sender, receiver) = bounded(1);
+    let alive = Arc::new(());
+    let deadline = Instant::now() + timeout;
+    (CommandWaiter { sender, deadline, alive: alive.clone() }, CommandWait { receiver, _alive: alive })
+}
+
 /// Everything a terminal's actor does, in the order it arrives.
 #[derive(Debug)]
 pub(crate) enum Command {
@@ -60,6 +106,10 @@ pub(crate) enum Command {
     ReadRows { rows: Option<u16>, opt_ins: OptIns, reply: Reply<Response> },
     /// The shell's last commands (shell integration only).
     Commands { limit: Option<usize>, reply: Reply<Response> },
+    /// Type `command` at the shell's prompt; `waiter` gets its end (shell integration only).
+    Run { command: String, waiter: CommandWaiter, reply: Reply<()> },
+    /// `wait_command`: `waiter` gets the end of command `command_id` (shell integration only).
+    EndOf { command_id: u64, waiter: CommandWaiter, reply: Reply<()> },
     /// Kept output from an offset.
     Replay { offset: u64, reply: Reply<ReplayRead> },
     /// Attach a subscriber: its replay and every later event cross this one step.
@@ -91,6 +141,7 @@ impl Command {
             Command::Snapshot { reply, .. } | Command::ReadRows { reply, .. } | Command::Commands { reply, .. } => {
                 reply.expired(now)
             }
+            Command::Run { reply, .. } | Command::EndOf { reply, .. } => reply.expired(now),
             Command::Replay { reply, .. } => reply.expired(now),
             Command::Subscribe { reply, .. } => reply.expired(now),
             Command::Info { reply, .. } => reply.expired(now),

@@ -26,6 +26,7 @@ pub use actor::{
     COALESCE_TIMER_SLACK_NS, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN,
 };
 pub use coalesce::PRECISE_FLUSH_BYTES;
+pub(crate) use command::CommandWait;
 pub use fanout::{
     CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS, DIRECT_WRITE_BATCH_BYTES, OBSERVER_BACKLOG_BYTES,
     OBSERVER_BACKLOG_EVENTS, OBSERVER_QUEUE_EVENTS,
@@ -327,6 +328,22 @@ impl PtyHandle {
     pub fn commands(&self, limit: Option<u16>) -> Result<Response, ServiceError> {
         let limit = crate::bounds::check_commands_limit(limit)?;
         self.request(|reply| Command::Commands { limit, reply })
+    }
+
+    /// `run`: types `command` at the shell's prompt (refused at once unless the shell waits there with
+    /// nothing typed); the wait's answer is its end, or `command_running` once `timeout_ms` passed.
+    pub(crate) fn run(&self, command: String, timeout_ms: Option<u32>) -> Result<CommandWait, ServiceError> {
+        crate::bounds::check_run_command(&command)?;
+        let (waiter, wait) = command::command_wait(crate::bounds::command_wait(timeout_ms));
+        self.request(|reply| Command::Run { command, waiter, reply })?;
+        Ok(wait)
+    }
+
+    /// `wait_command`: the end of command `command_id`, or `command_running` once `timeout_ms` passed.
+    pub(crate) fn wait_command(&self, command_id: u64, timeout_ms: Option<u32>) -> Result<CommandWait, ServiceError> {
+        let (waiter, wait) = command::command_wait(crate::bounds::command_wait(timeout_ms));
+        self.request(|reply| Command::EndOf { command_id, waiter, reply })?;
+        Ok(wait)
     }
 
     /// Kept output from `offset`.

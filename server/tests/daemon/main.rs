@@ -15,6 +15,7 @@ mod newcomer;
 mod ownership;
 mod packaging;
 mod pipe;
+mod run;
 mod runtime_dir;
 mod security;
 mod shell;

@@ -2,8 +2,8 @@
 //! read the user's own start-up files, keep the environment as given, report their prompt, working directory
 //! and commands (command line, offsets, exit code), and a mark without the terminal's nonce ends nothing.
 //!
-//! No event tells a command's start or end yet (the opt-in `command_started`/`command_finished` events come with
-//! `run`), so these tests poll `get` and `commands`, within `WAIT`.
+//! These tests watch the shell through `get` and `commands` (polled within `WAIT`), as a client that does not
+//! subscribe would; `run.rs` has `run`, `wait_command` and the opt-in events.
 
 use crate::support;
 
@@ -16,10 +16,10 @@ use serde_json::{Value, json};
 use support::{Daemon, eventually, message};
 
 /// The shells shell integration supports.
-const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
+pub(super) const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
 
 /// Panics with a clear message unless `shell` can be run.
-fn require(shell: &str) {
+pub(super) fn require(shell: &str) {
     let found = Command::new(shell).arg("-c").arg("exit 0").stdin(Stdio::null()).status();
     if !found.is_ok_and(|status| status.success()) {
         panic!("this test needs {shell} on PATH (.ci/run installs it: apt-get install {shell})");
@@ -28,7 +28,7 @@ fn require(shell: &str) {
 
 /// A home folder whose start-up files, for every shell, write `<shell>-rc` into it when they run and export
 /// `USER_RC=yes`; zsh's also sets `nounset` and a `precmd` of its own, writing `zpc.log`.
-fn home() -> tempfile::TempDir {
+pub(super) fn home() -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("home");
     let path = home.path();
     let write = |name: &str, text: &str| {
@@ -49,7 +49,7 @@ fn home() -> tempfile::TempDir {
 }
 
 /// Starts `shell` with shell integration in `cwd`, with only `PATH`, `HOME` and `env` in its request.
-fn create(daemon: &Daemon, shell: &str, home: &Path, cwd: &Path, env: &[(&str, &str)]) -> u64 {
+pub(super) fn create(daemon: &Daemon, shell: &str, home: &Path, cwd: &Path, env: &[(&str, &str)]) -> u64 {
     let mut vars = json!({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"});
     for (name, value) in env {
         vars[name] = json!(value);
@@ -64,14 +64,14 @@ fn create(daemon: &Daemon, shell: &str, home: &Path, cwd: &Path, env: &[(&str, &
     created["process"]["id"].as_u64().expect("id")
 }
 
-/// `pty.shell` as `get` reports it.
-fn shell_of(daemon: &Daemon, id: u64) -> Value {
-    let got = daemon.request(json!({"op": "get", "id": id}));
+/// `pty.shell` as `get` reports it to a request that names the feature `commands`.
+pub(super) fn shell_of(daemon: &Daemon, id: u64) -> Value {
+    let got = daemon.request(json!({"op": "get", "id": id, "features": ["commands"]}));
     got["process"]["pty"]["shell"].clone()
 }
 
 /// The terminal's commands.
-fn commands(daemon: &Daemon, id: u64) -> Vec<Value> {
+pub(super) fn commands(daemon: &Daemon, id: u64) -> Vec<Value> {
     let answer = daemon.request(json!({"op": "commands", "id": id}));
     assert_eq!(answer["type"], "commands", "{answer}");
     answer["commands"].as_array().expect("commands").clone()
@@ -87,7 +87,7 @@ fn finished(daemon: &Daemon, id: u64, count: usize) -> Vec<Value> {
 }
 
 /// Types `line` and Enter.
-fn type_line(daemon: &Daemon, id: u64, line: &str) {
+pub(super) fn type_line(daemon: &Daemon, id: u64, line: &str) {
     let data = BASE64.encode(format!("{line}\r"));
     let answer = daemon.request(json!({"op": "write", "id": id, "attachment_id": null, "data_base64": data}));
     assert_eq!(answer["type"], "ok", "{answer}");
@@ -331,7 +331,7 @@ fn ctrl_c_ends_a_running_command_with_the_shell_status_of_an_interrupt() {
         // Interrupted once it runs (an interrupt during fish's preexec event cancels the command before it
         // starts, and fish then writes no end mark: it ends at the next prompt without a status).
         eventually("sleep to run", || {
-            let got = daemon.request(json!({"op": "get", "id": id}));
+            let got = daemon.request(json!({"op": "get", "id": id, "features": ["commands"]}));
             let pty = &got["process"]["pty"];
             (pty["shell"]["state"] == "running" && pty["foreground_process"] == "sleep").then_some(())
         });

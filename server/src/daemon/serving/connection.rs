@@ -48,7 +48,12 @@ pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
     // A subscription or a wait holds its connection (and two threads) for as long as it lasts: counted, and
     // refused past the cap, so the reserve stays for requests answered at once (SPEC N11).
     let mut held = None;
-    if matches!(incoming, Incoming::Request(Request::Subscribe { .. } | Request::Wait { .. })) {
+    if matches!(
+        incoming,
+        Incoming::Request(
+            Request::Subscribe { .. } | Request::Wait { .. } | Request::Run { .. } | Request::WaitCommand { .. }
+        )
+    ) {
         held = state.hold();
         if held.is_none() {
             crate::daemon::log_limit::limited_warn!(HELD_CAP, "refusing a subscription or wait: too many are held");

@@ -12,8 +12,9 @@ use opencode_pty_protocol::{MAX_INPUT_BYTES, PROTOCOL_VERSION, Request, Response
 use super::frames::Incoming;
 use super::ownership::OwnershipError;
 use super::state::DaemonState;
+use super::subscription::Held;
 use crate::error::ServiceError;
-use crate::pipe::{PipeSpec, PipeWait};
+use crate::pipe::PipeSpec;
 use crate::process::{ExistingController, OptIns, ProcessSubscription, SubscribeRequest};
 use crate::terminal::PtySpec;
 
@@ -52,12 +53,13 @@ pub(crate) enum Outcome<'a> {
         /// What keeps the subscription attached.
         subscription: ProcessSubscription,
     },
-    /// Hold the connection until the pipe process's wait is answered (`subscription::hold_wait`).
+    /// Hold the connection until a wait is answered (`subscription::hold_wait`): a pipe process's exit, or a
+    /// terminal's command.
     Hold {
-        /// The pipe process waited on.
+        /// The process waited on.
         id: u64,
         /// Its registered waiter.
-        waiter: PipeWait,
+        waiter: Held,
     },
     /// Write `owned`, then serve the owner channel of this claim; the claim is given up when it is dropped.
     OwnerChannel(OwnerClaim<'a>),
@@ -125,7 +127,7 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
             }
         }
         (Channel::Ordinary, Request::Wait { id }) => match service.pipe(id) {
-            Ok(pipe) => Outcome::Hold { id, waiter: pipe.wait() },
+            Ok(pipe) => Outcome::Hold { id, waiter: Held::Exit(pipe.wait()) },
             Err(refused) => Outcome::Reply(error(refused.to_string())),
         },
         (Channel::Ordinary, request @ Request::CreatePty { .. }) => {
@@ -167,6 +169,18 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
         (Channel::Ordinary, Request::ReadRows { id, rows, features }) => reply(
             opt_ins(&features).and_then(|opt_ins| service.pty(id)?.read_rows_with(rows.map(|r| r.get()), opt_ins)),
         ),
+        (Channel::Ordinary, Request::Run { id, command, timeout_ms }) => {
+            match service.pty(id).and_then(|pty| pty.run(command, timeout_ms)) {
+                Ok(wait) => Outcome::Hold { id, waiter: Held::Command(wait) },
+                Err(refused) => Outcome::Reply(error(refused.to_string())),
+            }
+        }
+        (Channel::Ordinary, Request::WaitCommand { id, command_id, timeout_ms }) => {
+            match service.pty(id).and_then(|pty| pty.wait_command(command_id, timeout_ms)) {
+                Ok(wait) => Outcome::Hold { id, waiter: Held::Command(wait) },
+                Err(refused) => Outcome::Reply(error(refused.to_string())),
+            }
+        }
         (Channel::Ordinary, Request::Rename { id, title }) => done(service.pty(id).and_then(|pty| pty.rename(title))),
         (Channel::Ordinary, Request::Replay { id, offset }) => reply(replay(state, id, offset)),
         (Channel::Ordinary, Request::Terminate { id }) => done(service.terminate(id)),

@@ -22,7 +22,18 @@ use opencode_pty_protocol::Response;
 
 use super::frames::send;
 use super::state::DaemonState;
+use crate::error::ServiceError;
 use crate::pipe::PipeWait;
+use crate::terminal::CommandWait;
+
+/// What a held connection waits for.
+#[derive(Debug)]
+pub(crate) enum Held {
+    /// A pipe process's exit (`wait`).
+    Exit(PipeWait),
+    /// A terminal's command (`run`, `wait_command`).
+    Command(CommandWait),
+}
 use crate::process::ProcessSubscription;
 use crate::process::delivery::{Sink, write_while_taken};
 use crate::process::thread::join_reporting;
@@ -154,10 +165,22 @@ pub(crate) fn serve_subscription(state: &DaemonState, stream: Arc<UnixStream>, i
 /// it has), `error` `terminated` if it is terminated first (or the failure when waiting for the child failed),
 /// and nothing (the connection just closes) if the daemon stops or the client leaves. The waiter is held until
 /// the connection ends, and removed then.
-pub(crate) fn hold_wait(state: &DaemonState, stream: Arc<UnixStream>, id: u64, waiter: PipeWait) {
+pub(crate) fn hold_wait(state: &DaemonState, stream: Arc<UnixStream>, id: u64, waiter: Held) {
     let Some((gone, watcher)) = watch_close(&stream, id) else { return };
+    let receiver = match &waiter {
+        Held::Exit(wait) => wait.receiver(),
+        Held::Command(wait) => wait.receiver(),
+    };
     let answer = select! {
-        recv(waiter.receiver()) -> answer => answer.ok(),
+        recv(receiver) -> answer => match (answer, &waiter) {
+            (Ok(answer), _) => Some(answer),
+            // The terminal stopped without an answer: terminated, or the daemon is stopping.
+            (Err(_), Held::Command(_)) => Some(Err(ServiceError::Shell {
+                id,
+                message: "it was terminated while the command was waited for".into(),
+            })),
+            (Err(_), Held::Exit(_)) => None,
+        },
         recv(gone) -> _ => None,
     };
     match answer {

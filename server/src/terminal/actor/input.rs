@@ -118,12 +118,12 @@ impl Actor {
         self.input.seen.map(wire)
     }
 
-    /// HOOK for shell integration (issue 29, `pty.shell`): true while the shell's marks say it waits for a
-    /// command at its prompt, which `input` then reports as `prompt` over what the detector sees (a shell's line
-    /// editor reads keys). Shell integration sets the state this answers from and then calls
-    /// [`Self::input_may_have_changed`], so that subscribers hear of it in order with the output around it.
+    /// True while shell integration's marks say the shell waits for a command at its prompt, which `input` then
+    /// reports as `prompt` over what the detector sees (a shell's line editor reads keys). A change of the
+    /// shell's state calls [`Self::input_may_have_changed`], so that subscribers hear of it in order with the
+    /// output around it.
     fn shell_waits_for_command(&self) -> bool {
-        false
+        self.shell_at_prompt()
     }
 
     /// What the subscribers that asked for `input_changed` were last told (a new one is attached with it).

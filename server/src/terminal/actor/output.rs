@@ -17,15 +17,17 @@ impl Actor {
     /// `read_at` is when the reader read `bytes`: the coalescing window of a batch they start counts from then.
     pub(super) fn output(&mut self, bytes: &[u8], read_at: Instant) {
         let (start, _end) = self.replay.append(bytes);
-        if self.shell.is_some() {
-            self.shell_output(start, bytes);
-        }
         self.vt.write(bytes);
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
         let now = Instant::now();
-        let batches = self.batch.push(start, bytes, read_at, now);
-        self.publish_batches(batches);
+        if self.shell.is_some() {
+            // Batched around the shell's marks, so that its events come between the right bytes.
+            self.shell_output(start, bytes, read_at, now);
+        } else {
+            let batches = self.batch.push(start, bytes, read_at, now);
+            self.publish_batches(batches);
+        }
         self.input_activity(now);
         if self.vt.take_title_changed()
             && let Some(title) = self.titles.set_osc(self.vt.title())
@@ -84,7 +86,17 @@ impl Actor {
 
     /// Queues client input for the PTY, after everything queued before it. Fails, queuing nothing, when more
     /// than [`MAX_PENDING_INPUT_BYTES`] would be waiting (the child is not reading its input).
+    /// At a shell's prompt, the prompt's line may hold text from then on (`run` refuses it).
     pub(super) fn queue_input(&mut self, bytes: Vec<u8>) -> Result<(), ServiceError> {
+        self.queue_typed(bytes)?;
+        if let Some(shell) = &mut self.shell {
+            shell.input_written();
+        }
+        Ok(())
+    }
+
+    /// [`Self::queue_input`] for what `run` types, which does not count as typed at the prompt.
+    pub(super) fn queue_typed(&mut self, bytes: Vec<u8>) -> Result<(), ServiceError> {
         let waiting = self.parts.input.held().bytes;
         if waiting + bytes.len() > MAX_PENDING_INPUT_BYTES {
             return Err(ServiceError::InputQueueFull { waiting });

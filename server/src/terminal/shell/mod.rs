@@ -8,6 +8,7 @@
 //! so ZDOTDIR points at a folder of ours, whose `.zshenv` gives the user's ZDOTDIR back before any of the
 //! user's files runs. No other variable of the environment the request gave changes.
 
+mod capture;
 mod marks;
 mod tracker;
 
@@ -17,6 +18,7 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+pub(crate) use capture::{Capture, CommandText};
 pub(crate) use tracker::{Change, Tracker, starting};
 
 use crate::error::ServiceError;

@@ -39,6 +39,12 @@ pub(crate) struct Tracker {
     running: bool,
     /// The id the next command gets.
     next_id: u64,
+    /// Whether input reached the terminal while the shell was at this prompt (so its line may hold text).
+    typed: bool,
+    /// Prompts shown so far (each `P` mark).
+    prompts: u64,
+    /// A command's end came and the next prompt's `P` mark has not yet.
+    awaiting_prompt: bool,
 }
 
 impl Tracker {
@@ -53,6 +59,9 @@ impl Tracker {
             commands: VecDeque::new(),
             running: false,
             next_id: 1,
+            typed: false,
+            prompts: 0,
+            awaiting_prompt: false,
         }
     }
 
@@ -84,10 +93,14 @@ impl Tracker {
                 self.finish(start, None, now, changes);
                 self.cwd = cwd.and_then(|cwd| shell_cwd(&cwd));
                 self.state = ShellStateState::Prompt;
+                self.typed = false;
+                self.prompts += 1;
+                self.awaiting_prompt = false;
             }
             Kind::Input => self.state = ShellStateState::Prompt,
             Kind::Output { command } => {
                 self.finish(start, None, now, changes);
+                self.typed = false;
                 let command_id = self.next_id;
                 self.next_id += 1;
                 if self.commands.len() == MAX_COMMANDS {
@@ -110,6 +123,7 @@ impl Tracker {
             Kind::End { exit_code } => {
                 self.finish(start, exit_code, now, changes);
                 self.state = ShellStateState::Prompt;
+                self.awaiting_prompt = true;
             }
         }
     }
@@ -144,8 +158,44 @@ impl Tracker {
         self.commands.iter().skip(skip).cloned().collect()
     }
 
+    /// Input reached the terminal: at a prompt, the shell's line may now hold text.
+    pub(crate) fn input_written(&mut self) {
+        if self.state == ShellStateState::Prompt {
+            self.typed = true;
+        }
+    }
+
+    /// Whether input reached the terminal since the shell last showed its prompt (`run` refuses then).
+    pub(crate) fn typed(&self) -> bool {
+        self.typed
+    }
+
+    /// The shell's state.
+    pub(crate) fn state_kind(&self) -> ShellStateState {
+        self.state
+    }
+
+    /// Whether a command's end came and the next prompt's `P` mark has not yet.
+    pub(crate) fn awaiting_prompt(&self) -> bool {
+        self.awaiting_prompt
+    }
+
+    /// How many prompts the shell has shown.
+    pub(crate) fn prompts(&self) -> u64 {
+        self.prompts
+    }
+
+    /// The id the next command that starts gets.
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
+    /// The id of the oldest command kept, if any.
+    pub(crate) fn oldest_id(&self) -> Option<u64> {
+        self.commands.front().map(|command| command.command_id)
+    }
+
     /// The command with this id, while it is kept.
-    #[cfg_attr(not(test), expect(dead_code, reason = "for `run` and `wait_command`, which come next"))]
     pub(crate) fn command(&self, command_id: u64) -> Option<&ShellCommand> {
         let oldest = self.commands.front()?.command_id;
         self.commands.get(usize::try_from(command_id.checked_sub(oldest)?).ok()?)

@@ -1,0 +1,271 @@
+//! `run` and `wait_command` on the actor (SPEC SH10, SH11): typing a command at the shell's prompt, the waiters
+//! of commands (answered at the command's end, with its text, or with `command_running` at their deadline),
+//! and the capture of the text of a command someone waits for.
+
+use std::time::Instant;
+
+use opencode_pty_protocol::{Response, ShellCommand, ShellStateState};
+
+use super::Actor;
+use crate::error::ServiceError;
+use crate::terminal::command::CommandWaiter;
+use crate::terminal::shell::{Capture, CommandText};
+use opencode_pty_vt::ModeKind;
+
+/// The most `run` and `wait_command` requests that wait on one terminal at once; past it, one more is refused
+/// (a waiter whose connection closed is forgotten first).
+pub(crate) const MAX_COMMAND_WAITERS: usize = 64;
+
+/// DEC private mode 2004: bracketed paste, which a multi-line command needs.
+const BRACKETED_PASTE: u16 = 2004;
+
+/// A command `run` typed that the shell has not started yet.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    /// The id the shell will give it.
+    id: u64,
+    /// The prompts shown by the time it can no longer start (the shell showed a prompt without running it).
+    gives_up_after: u64,
+}
+
+/// What the actor keeps for `run` and `wait_command`.
+#[derive(Debug, Default)]
+pub(super) struct Runs {
+    /// Each waiter with the command it waits for.
+    waiters: Vec<(u64, CommandWaiter)>,
+    /// The text of the running command, while someone waits for it.
+    capture: Option<(u64, Capture)>,
+    /// The text of the last command captured to its end.
+    last_text: Option<(u64, CommandText)>,
+    pending: Option<Pending>,
+}
+
+impl Runs {
+    /// When the next waiter's answer is due, if any waits.
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        self.waiters.iter().map(|(_, waiter)| waiter.deadline).min()
+    }
+}
+
+impl Actor {
+    /// `run`: types `command` and Enter, as the controller would, when the shell waits at its prompt with
+    /// nothing typed; `waiter` then waits for the command's end.
+    pub(super) fn run_command(&mut self, command: &str, waiter: CommandWaiter) -> Result<(), ServiceError> {
+        let id = self.parts.id;
+        let refuse = |message: String| Err(ServiceError::Shell { id, message });
+        let Some(shell) = &self.shell else { return Err(ServiceError::NoShellIntegration(id)) };
+        if self.life.is_output_ended() {
+            return refuse("its shell has exited".into());
+        }
+        match shell.state_kind() {
+            ShellStateState::Starting => return refuse("its shell has not shown its first prompt yet".into()),
+            ShellStateState::Running => {
+                let running = shell.state().command_id.unwrap_or_default();
+                return refuse(format!(
+                    "its shell is running command {running}; run needs the prompt (wait_command waits for it)"
+                ));
+            }
+            ShellStateState::Prompt => {}
+        }
+        if let Some(pending) = self.runs.pending {
+            return refuse(format!("the command run typed (command {}) has not started yet", pending.id));
+        }
+        if shell.typed() {
+            return refuse("something was typed at the prompt since it was shown; run needs an empty prompt".into());
+        }
+        let multi_line = command.contains('\n');
+        let paste = multi_line && self.vt.mode(BRACKETED_PASTE, ModeKind::Dec).unwrap_or(false);
+        if multi_line && !paste {
+            return refuse("a command of several lines needs bracketed paste, which the shell has not enabled".into());
+        }
+        self.make_room_for_a_waiter()?;
+        let mut bytes = Vec::with_capacity(command.len() + 16);
+        if paste {
+            bytes.extend_from_slice(b"\x1b[200~");
+        }
+        bytes.extend_from_slice(command.as_bytes());
+        if paste {
+            bytes.extend_from_slice(b"\x1b[201~");
+        }
+        bytes.push(b'\r');
+        self.queue_typed(bytes)?;
+        let shell = self.shell.as_ref().expect("checked above");
+        // At a prompt whose `P` mark has not come yet (the end mark came, the prompt is being drawn), that mark
+        // is still this prompt's.
+        let prompts = shell.prompts() + u64::from(shell.awaiting_prompt());
+        let pending = Pending { id: shell.next_id(), gives_up_after: prompts };
+        self.runs.pending = Some(pending);
+        self.runs.waiters.push((pending.id, waiter));
+        Ok(())
+    }
+
+    /// `wait_command`: `waiter` waits for the end of command `command_id`, or is answered now for one that ended.
+    pub(super) fn wait_command(&mut self, command_id: u64, waiter: CommandWaiter) -> Result<(), ServiceError> {
+        let id = self.parts.id;
+        let Some(shell) = &self.shell else { return Err(ServiceError::NoShellIntegration(id)) };
+        if let Some(command) = shell.command(command_id).cloned() {
+            if command.output_end.is_some() {
+                waiter.answer(self.finished_answer(&command));
+                return Ok(());
+            }
+            self.make_room_for_a_waiter()?;
+            self.capture_running(&command);
+            self.runs.waiters.push((command_id, waiter));
+            return Ok(());
+        }
+        if self.runs.pending.is_some_and(|pending| pending.id == command_id) {
+            self.make_room_for_a_waiter()?;
+            self.runs.waiters.push((command_id, waiter));
+            return Ok(());
+        }
+        let message = match shell.oldest_id() {
+            Some(oldest) if command_id < oldest => {
+                format!("command {command_id} is no longer kept (the oldest kept is {oldest})")
+            }
+            _ => format!("no command {command_id} (the next command the shell starts is {})", shell.next_id()),
+        };
+        Err(ServiceError::Shell { id, message })
+    }
+
+    /// Refuses one more waiter past [`MAX_COMMAND_WAITERS`], once those whose requester left are forgotten.
+    fn make_room_for_a_waiter(&mut self) -> Result<(), ServiceError> {
+        self.runs.waiters.retain(|(_, waiter)| !waiter.gone());
+        if self.runs.waiters.len() >= MAX_COMMAND_WAITERS {
+            return Err(ServiceError::Shell {
+                id: self.parts.id,
+                message: format!("{MAX_COMMAND_WAITERS} requests already wait for its commands (MAX_COMMAND_WAITERS)"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Starts capturing the text of a running command someone now waits for, from its bytes still in the
+    /// replay buffer.
+    fn capture_running(&mut self, command: &ShellCommand) {
+        if self.runs.capture.as_ref().is_some_and(|(id, _)| *id == command.command_id) {
+            return;
+        }
+        let Ok(kept) = self.replay.read_from(command.output_start) else { return };
+        let Ok(mut capture) = Capture::new(self.cols, self.rows, kept.truncated) else { return };
+        capture.feed(&kept.bytes);
+        self.runs.capture = Some((command.command_id, capture));
+    }
+
+    /// The answer for a command that ended: its text as captured, or made now from its bytes still kept.
+    fn finished_answer(&self, command: &ShellCommand) -> Result<Response, ServiceError> {
+        let output_end = command.output_end.unwrap_or(command.output_start);
+        if command.exit_code.is_none() && self.life.is_output_ended() && output_end == self.replay.tail() {
+            return Err(self.shell_exited(command.command_id));
+        }
+        let text = match &self.runs.last_text {
+            Some((id, text)) if *id == command.command_id => text.clone(),
+            _ => self.text_from_replay(command.output_start, output_end),
+        };
+        Ok(Response::CommandFinished {
+            command_id: command.command_id,
+            exit_code: command.exit_code,
+            output_start: command.output_start,
+            output_end,
+            text: Some(text.text),
+            truncated: Some(text.truncated),
+        })
+    }
+
+    /// The text of the output between two offsets, from what the replay buffer still keeps of it.
+    fn text_from_replay(&self, start: u64, end: u64) -> CommandText {
+        let kept = self.replay.read_from(start).ok();
+        let missed = kept.as_ref().is_none_or(|kept| kept.truncated);
+        let Ok(mut capture) = Capture::new(self.cols, self.rows, missed) else {
+            return CommandText { text: String::new(), truncated: true };
+        };
+        if let Some(kept) = kept {
+            let length = usize::try_from(end.saturating_sub(kept.available)).unwrap_or(usize::MAX);
+            capture.feed(&kept.bytes[..length.min(kept.bytes.len())]);
+        }
+        capture.finish()
+    }
+
+    /// The error of a wait whose command's shell exited first.
+    fn shell_exited(&self, command_id: u64) -> ServiceError {
+        ServiceError::Shell { id: self.parts.id, message: format!("its shell exited while command {command_id} ran") }
+    }
+
+    /// Output of the running command: into its capture, if someone waits for it.
+    pub(super) fn run_output(&mut self, bytes: &[u8]) {
+        if let Some((_, capture)) = &mut self.runs.capture {
+            capture.feed(bytes);
+        }
+    }
+
+    /// The shell started command `id`: the command `run` typed, if one was pending; captured when someone
+    /// waits for it.
+    pub(super) fn run_started(&mut self, id: u64) {
+        if let Some(pending) = self.runs.pending.take() {
+            for (waits_for, _) in &mut self.runs.waiters {
+                if *waits_for == pending.id {
+                    *waits_for = id;
+                }
+            }
+        }
+        self.runs.capture = None;
+        if self.runs.waiters.iter().any(|(waits_for, _)| *waits_for == id) {
+            self.runs.capture = Capture::new(self.cols, self.rows, false).ok().map(|capture| (id, capture));
+        }
+    }
+
+    /// Command `id` ended: its waiters are answered (an error when the shell's exit ended it).
+    pub(super) fn run_finished(&mut self, id: u64, shell_exited: bool) {
+        if let Some((_, capture)) = self.runs.capture.take_if(|(captured, _)| *captured == id) {
+            self.runs.last_text = Some((id, capture.finish()));
+        }
+        if !self.runs.waiters.iter().any(|(waits_for, _)| *waits_for == id) {
+            return;
+        }
+        let command = self.shell.as_ref().and_then(|shell| shell.command(id)).cloned();
+        let answer = match command {
+            Some(_) if shell_exited => Err(self.shell_exited(id)),
+            Some(command) => self.finished_answer(&command),
+            None => Err(self.shell_exited(id)),
+        };
+        for (_, waiter) in self.runs.waiters.extract_if(.., |(waits_for, _)| *waits_for == id) {
+            waiter.answer(answer.clone());
+        }
+    }
+
+    /// The shell showed a prompt: a command `run` typed that it has not started by now never will.
+    pub(super) fn run_prompted(&mut self) {
+        let prompts = self.shell.as_ref().map_or(0, |shell| shell.prompts());
+        let Some(pending) = self.runs.pending.filter(|pending| prompts > pending.gives_up_after) else { return };
+        self.runs.pending = None;
+        let message = format!(
+            "its shell showed a new prompt without starting the command run typed (command {}): a line it could \
+             not parse, or one the shell's line editor took otherwise",
+            pending.id
+        );
+        for (_, waiter) in self.runs.waiters.extract_if(.., |(waits_for, _)| *waits_for == pending.id) {
+            waiter.answer(Err(ServiceError::Shell { id: self.parts.id, message: message.clone() }));
+        }
+    }
+
+    /// The output ended (the shell exited): every waiter is told so.
+    pub(super) fn run_output_ended(&mut self) {
+        self.runs.pending = None;
+        self.runs.capture = None;
+        for (command_id, waiter) in std::mem::take(&mut self.runs.waiters) {
+            waiter.answer(Err(self.shell_exited(command_id)));
+        }
+    }
+
+    /// Answers `command_running` to the waiters whose deadline has come.
+    pub(super) fn runs_due(&mut self, now: Instant) {
+        if self.runs.next_deadline().is_none_or(|next| next > now) {
+            return;
+        }
+        for (command_id, waiter) in self.runs.waiters.extract_if(.., |(_, waiter)| waiter.deadline <= now) {
+            let output_start =
+                self.shell.as_ref().and_then(|shell| shell.command(command_id)).map(|command| command.output_start);
+            waiter.answer(Ok(Response::CommandRunning { command_id, output_start }));
+        }
+        // The capture goes on (bounded): a `wait_command` that comes later still gets the output's head.
+    }
+}
