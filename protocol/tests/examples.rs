@@ -78,6 +78,7 @@ const SCHEMA_ONLY_RULES: &[&str] = &[
     "Request.create-pipe-group-id-too-long",
     "Request.create-pipe-too-many-args",
     "Request.commands-limit-too-large",
+    "Request.run-timeout-too-long",
     "Request.list-too-many-features",
 ];
 

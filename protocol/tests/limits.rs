@@ -2,8 +2,9 @@
 //! places (the schema for validators and other languages, the constant for the daemon), and they must agree.
 
 use opencode_pty_protocol::{
-    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_COMMAND_LINE_BYTES, MAX_COMMANDS,
-    MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS, MAX_SHELL_CWD_BYTES, MAX_TITLE_CHARS, SCHEMA_JSON,
+    MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_COMMAND_LINE_BYTES, MAX_COMMAND_WAIT_MS,
+    MAX_COMMANDS, MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS, MAX_RUN_COMMAND_BYTES,
+    MAX_SHELL_CWD_BYTES, MAX_TITLE_CHARS, SCHEMA_JSON,
 };
 use serde_json::Value;
 
@@ -71,4 +72,9 @@ fn the_shell_integration_limits_agree_with_the_constants() {
     assert_eq!(bound(&command["command"], "maxLength"), MAX_COMMAND_LINE_BYTES);
     assert_eq!(bound(&command["cwd"], "maxLength"), MAX_SHELL_CWD_BYTES);
     assert_eq!(bound(&definition(&schema, "ShellState")["cwd"], "maxLength"), MAX_SHELL_CWD_BYTES);
+    let run = request(&schema, "run");
+    assert_eq!(bound(&run["command"], "maxLength"), MAX_RUN_COMMAND_BYTES);
+    for op in ["run", "wait_command"] {
+        assert_eq!(request(&schema, op)["timeout_ms"]["maximum"], u64::from(MAX_COMMAND_WAIT_MS), "{op}");
+    }
 }

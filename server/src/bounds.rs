@@ -45,11 +45,16 @@ pub(crate) fn check_run_command(command: &str) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// How long a `run` or `wait_command` waits: its `timeout_ms` ([`DEFAULT_COMMAND_WAIT_MS`] when absent), which
-/// the schema bounds by [`MAX_COMMAND_WAIT_MS`] (a larger one is taken as that).
-pub(crate) fn command_wait(timeout_ms: Option<u32>) -> std::time::Duration {
-    let ms = timeout_ms.unwrap_or(DEFAULT_COMMAND_WAIT_MS).min(MAX_COMMAND_WAIT_MS);
-    std::time::Duration::from_millis(u64::from(ms))
+/// How long a `run` or `wait_command` waits: its `timeout_ms` ([`DEFAULT_COMMAND_WAIT_MS`] when absent), refused
+/// over [`MAX_COMMAND_WAIT_MS`].
+pub(crate) fn command_wait(timeout_ms: Option<u32>) -> Result<std::time::Duration, ServiceError> {
+    let ms = timeout_ms.unwrap_or(DEFAULT_COMMAND_WAIT_MS);
+    if ms > MAX_COMMAND_WAIT_MS {
+        return Err(ServiceError::invalid(format!(
+            "timeout_ms must be at most {MAX_COMMAND_WAIT_MS} (24 hours, MAX_COMMAND_WAIT_MS), got {ms}"
+        )));
+    }
+    Ok(std::time::Duration::from_millis(u64::from(ms)))
 }
 
 /// Refuses a terminal size with a zero, more than [`MAX_COLS`] columns, more than [`MAX_ROWS`] rows or more

@@ -334,14 +334,14 @@ impl PtyHandle {
     /// nothing typed); the wait's answer is its end, or `command_running` once `timeout_ms` passed.
     pub(crate) fn run(&self, command: String, timeout_ms: Option<u32>) -> Result<CommandWait, ServiceError> {
         crate::bounds::check_run_command(&command)?;
-        let (waiter, wait) = command::command_wait(crate::bounds::command_wait(timeout_ms));
+        let (waiter, wait) = command::command_wait(crate::bounds::command_wait(timeout_ms)?);
         self.request(|reply| Command::Run { command, waiter, reply })?;
         Ok(wait)
     }
 
     /// `wait_command`: the end of command `command_id`, or `command_running` once `timeout_ms` passed.
     pub(crate) fn wait_command(&self, command_id: u64, timeout_ms: Option<u32>) -> Result<CommandWait, ServiceError> {
-        let (waiter, wait) = command::command_wait(crate::bounds::command_wait(timeout_ms));
+        let (waiter, wait) = command::command_wait(crate::bounds::command_wait(timeout_ms)?);
         self.request(|reply| Command::EndOf { command_id, waiter, reply })?;
         Ok(wait)
     }

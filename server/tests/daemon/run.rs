@@ -52,9 +52,22 @@ fn one_shell_keeps_its_state_across_runs_with_exit_codes_and_text() {
         let list = commands(&daemon, id);
         let last = list.last().expect("commands");
         assert_eq!((last["command"].as_str(), &last["exit_code"]), (Some("sh -c 'exit 7'"), &json!(7)), "{shell}");
+        // Several lines: one bracketed paste, run as one command: one exit code, one text.
+        assert_eq!(finished(&daemon, id, "echo a\necho b"), (json!(0), "a\nb".to_owned()), "{shell}");
+        assert_eq!(finished(&daemon, id, "echo c\nfalse").0, json!(1), "{shell}: the status of the last line");
         // `pty.input` says the shell waits at its prompt.
         let got = daemon.request(json!({"op": "get", "id": id, "features": ["input"]}));
         assert_eq!(got["process"]["pty"]["input"], "prompt", "{shell}: {got}");
+        // The user's own prompt command (bash) and precmd (zsh) ran at every prompt beside ours.
+        let own = match shell {
+            "bash" => Some("pc.log"),
+            "zsh" => Some("zpc.log"),
+            _ => None,
+        };
+        if let Some(log) = own {
+            let runs = std::fs::read_to_string(home.path().join(log)).expect("the user's prompt command ran");
+            assert!(runs.lines().count() >= 6, "{shell}: {runs:?}");
+        }
     }
 }
 
@@ -233,4 +246,40 @@ fn a_subscriber_that_opts_in_gets_command_events_between_the_right_bytes() {
             .contains(&e["type"].as_str().unwrap_or_default())),
         "{plain_events:?}"
     );
+}
+
+#[test]
+fn a_run_outlives_the_first_request_deadline_and_a_quiet_command_is_not_cut() {
+    require("bash");
+    // The first-request deadline and the idle wait of connection threads shortened to 300 ms: a `run` holds its
+    // connection for as long as its command, quiet or not, and its own timeout say.
+    let daemon = Daemon::start_with(&["--first-request-timeout-ms", "300", "--worker-linger-ms", "300"]);
+    let _owner = daemon.own();
+    let home = home();
+    let id = at_prompt(&daemon, "bash", home.path());
+    let started = std::time::Instant::now();
+    let answer = run(&daemon, id, "sleep 2; echo woke", Some(60_000));
+    assert_eq!((answer["type"].as_str(), answer["text"].as_str()), (Some("command_finished"), Some("woke")));
+    assert!(started.elapsed() >= std::time::Duration::from_secs(2), "answered at the command's end");
+    let refused = run(&daemon, id, "true", Some(86_400_001));
+    assert!(message(&refused).contains("timeout_ms must be at most 86400000"), "{refused}");
+}
+
+#[test]
+fn several_lines_without_bracketed_paste_are_refused_after_the_prompt() {
+    require("bash");
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let home = home();
+    // Without readline, bash never enables bracketed paste.
+    let vars = json!({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home.path()});
+    let created = daemon.request(json!({"op": "create_pty", "program": "bash", "args": ["--noediting"],
+        "cwd": home.path(), "env": vars, "group_id": "g", "title": "t", "cols": 80, "rows": 24,
+        "shell_integration": true}));
+    let id = created["process"]["id"].as_u64().expect("id");
+    eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+    let refused = run(&daemon, id, "echo a\necho b", None);
+    assert!(message(&refused).contains("needs bracketed paste"), "{refused}");
+    // Nothing was typed: the shell still takes a command of one line.
+    assert_eq!(finished(&daemon, id, "echo one"), (json!(0), "one".to_owned()));
 }

@@ -2,7 +2,7 @@
 //! of commands (answered at the command's end, with its text, or with `command_running` at their deadline),
 //! and the capture of the text of a command someone waits for.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::{Response, ShellCommand, ShellStateState};
 
@@ -18,6 +18,18 @@ pub(crate) const MAX_COMMAND_WAITERS: usize = 64;
 
 /// DEC private mode 2004: bracketed paste, which a multi-line command needs.
 const BRACKETED_PASTE: u16 = 2004;
+
+/// How long a command of several lines waits, once the prompt is drawn, for the shell to enable bracketed paste
+/// (zsh enables it just after drawing its prompt) before `run` gives up on it.
+pub(crate) const PASTE_MODE_GRACE: Duration = Duration::from_millis(500);
+
+/// A command of several lines `run` holds until the shell's line editor takes a bracketed paste.
+#[derive(Debug)]
+struct Deferred {
+    command: String,
+    /// When the prompt was first seen drawn without bracketed paste on.
+    ready_without_paste: Option<Instant>,
+}
 
 /// A command `run` typed that the shell has not started yet.
 #[derive(Debug, Clone, Copy)]
@@ -38,12 +50,16 @@ pub(super) struct Runs {
     /// The text of the last command captured to its end.
     last_text: Option<(u64, CommandText)>,
     pending: Option<Pending>,
+    /// The pending command, when it has several lines and waits to be typed.
+    deferred: Option<Deferred>,
 }
 
 impl Runs {
     /// When the next waiter's answer is due, if any waits.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
-        self.waiters.iter().map(|(_, waiter)| waiter.deadline).min()
+        let paste = self.deferred.as_ref().and_then(|deferred| deferred.ready_without_paste);
+        let paste = paste.map(|since| since + PASTE_MODE_GRACE);
+        self.waiters.iter().map(|(_, waiter)| waiter.deadline).chain(paste).min()
     }
 }
 
@@ -73,22 +89,15 @@ impl Actor {
         if shell.typed() {
             return refuse("something was typed at the prompt since it was shown; run needs an empty prompt".into());
         }
-        let multi_line = command.contains('\n');
-        let paste = multi_line && self.vt.mode(BRACKETED_PASTE, ModeKind::Dec).unwrap_or(false);
-        if multi_line && !paste {
-            return refuse("a command of several lines needs bracketed paste, which the shell has not enabled".into());
-        }
         self.make_room_for_a_waiter()?;
-        let mut bytes = Vec::with_capacity(command.len() + 16);
-        if paste {
-            bytes.extend_from_slice(b"\x1b[200~");
+        if command.contains('\n') {
+            // Typed once the line editor takes a bracketed paste (see `type_deferred`).
+            self.runs.deferred = Some(Deferred { command: command.to_owned(), ready_without_paste: None });
+        } else {
+            let mut bytes = command.as_bytes().to_vec();
+            bytes.push(b'\r');
+            self.queue_typed(bytes)?;
         }
-        bytes.extend_from_slice(command.as_bytes());
-        if paste {
-            bytes.extend_from_slice(b"\x1b[201~");
-        }
-        bytes.push(b'\r');
-        self.queue_typed(bytes)?;
         let shell = self.shell.as_ref().expect("checked above");
         // At a prompt whose `P` mark has not come yet (the end mark came, the prompt is being drawn), that mark
         // is still this prompt's.
@@ -96,7 +105,43 @@ impl Actor {
         let pending = Pending { id: shell.next_id(), gives_up_after: prompts };
         self.runs.pending = Some(pending);
         self.runs.waiters.push((pending.id, waiter));
+        self.type_deferred(Instant::now());
         Ok(())
+    }
+
+    /// Types a command of several lines that `run` holds, as one bracketed paste, once the prompt is drawn and
+    /// the shell has enabled bracketed paste; gives up when it has not [`PASTE_MODE_GRACE`] after the prompt.
+    pub(super) fn type_deferred(&mut self, now: Instant) {
+        let Some(deferred) = &mut self.runs.deferred else { return };
+        if !self.shell.as_ref().is_some_and(|shell| shell.input_ready()) {
+            return;
+        }
+        if self.vt.mode(BRACKETED_PASTE, ModeKind::Dec).unwrap_or(false) {
+            let deferred = self.runs.deferred.take().expect("checked above");
+            let mut bytes = Vec::with_capacity(deferred.command.len() + 16);
+            bytes.extend_from_slice(b"\x1b[200~");
+            bytes.extend_from_slice(deferred.command.as_bytes());
+            bytes.extend_from_slice(b"\x1b[201~\r");
+            if let Err(refused) = self.queue_typed(bytes) {
+                self.fail_pending(refused.to_string());
+            }
+            return;
+        }
+        let since = *deferred.ready_without_paste.get_or_insert(now);
+        if now >= since + PASTE_MODE_GRACE {
+            self.runs.deferred = None;
+            self.fail_pending(
+                "a command of several lines needs bracketed paste, which the shell has not enabled".into(),
+            );
+        }
+    }
+
+    /// The pending command will not be typed: its waiters get `message`.
+    fn fail_pending(&mut self, message: String) {
+        let Some(pending) = self.runs.pending.take() else { return };
+        for (_, waiter) in self.runs.waiters.extract_if(.., |(waits_for, _)| *waits_for == pending.id) {
+            waiter.answer(Err(ServiceError::Shell { id: self.parts.id, message: message.clone() }));
+        }
     }
 
     /// `wait_command`: `waiter` waits for the end of command `command_id`, or is answered now for one that ended.
@@ -235,6 +280,10 @@ impl Actor {
     /// The shell showed a prompt: a command `run` typed that it has not started by now never will.
     pub(super) fn run_prompted(&mut self) {
         let prompts = self.shell.as_ref().map_or(0, |shell| shell.prompts());
+        if self.runs.deferred.is_some() {
+            // Not typed yet: the new prompt is the one it waits for.
+            return;
+        }
         let Some(pending) = self.runs.pending.filter(|pending| prompts > pending.gives_up_after) else { return };
         self.runs.pending = None;
         let message = format!(
@@ -250,6 +299,7 @@ impl Actor {
     /// The output ended (the shell exited): every waiter is told so.
     pub(super) fn run_output_ended(&mut self) {
         self.runs.pending = None;
+        self.runs.deferred = None;
         self.runs.capture = None;
         for (command_id, waiter) in std::mem::take(&mut self.runs.waiters) {
             waiter.answer(Err(self.shell_exited(command_id)));
@@ -261,6 +311,7 @@ impl Actor {
         if self.runs.next_deadline().is_none_or(|next| next > now) {
             return;
         }
+        self.type_deferred(now);
         for (command_id, waiter) in self.runs.waiters.extract_if(.., |(_, waiter)| waiter.deadline <= now) {
             let output_start =
                 self.shell.as_ref().and_then(|shell| shell.command(command_id)).map(|command| command.output_start);

@@ -47,6 +47,8 @@ impl Actor {
         if after.1 != before.1 {
             self.run_prompted();
         }
+        // The emulator has taken the whole chunk: a bracketed paste enabled just after the prompt counts.
+        self.type_deferred(now);
         if after != before {
             // `prompt` in `pty.input` follows the shell's state.
             self.input_may_have_changed();

@@ -45,6 +45,8 @@ pub(crate) struct Tracker {
     prompts: u64,
     /// A command's end came and the next prompt's `P` mark has not yet.
     awaiting_prompt: bool,
+    /// The prompt has been drawn (its `B` mark came): the shell's line editor takes input.
+    input_ready: bool,
 }
 
 impl Tracker {
@@ -62,6 +64,7 @@ impl Tracker {
             typed: false,
             prompts: 0,
             awaiting_prompt: false,
+            input_ready: false,
         }
     }
 
@@ -87,6 +90,7 @@ impl Tracker {
             return;
         }
         self.sequence = mark.sequence;
+        self.input_ready = matches!(mark.kind, Kind::Input);
         match mark.kind {
             Kind::Prompt { cwd } => {
                 // A prompt without the end of the command before it (its end mark was lost): it ended here.
@@ -178,6 +182,11 @@ impl Tracker {
     /// Whether a command's end came and the next prompt's `P` mark has not yet.
     pub(crate) fn awaiting_prompt(&self) -> bool {
         self.awaiting_prompt
+    }
+
+    /// Whether the prompt has been drawn (its `B` mark came last): the line editor takes input.
+    pub(crate) fn input_ready(&self) -> bool {
+        self.input_ready
     }
 
     /// How many prompts the shell has shown.

@@ -22,6 +22,7 @@ fi
 # BEL` where n grows with every mark; plus OSC 7 for the working directory.
 __opty_seq=0
 __opty_running=0
+__opty_was_running=0
 __opty_hist=0
 __opty_z=
 __opty_ps1_mark=
@@ -84,13 +85,16 @@ __opty_precmd() {
     return "$__opty_status"
 }
 
-# PS0, which bash expands once it has read a line and before it runs it (not for an empty line): C with the
-# command line. Its arithmetic runs in the shell itself (the running flag and the mark's number); the command
+# PS0, which bash expands once it has read a command and before it runs it (not for an empty line): C with the
+# command line, once per line read at the prompt. Its arithmetic runs in the shell itself (the running flag and the mark's number); the command
 # substitution in a subshell, which takes the line from the history when bash saved it there (else it is left
 # empty). PS0 goes to the terminal whatever the command's own redirections.
-__opty_ps0='${__opty_z:$((__opty_running=1,__opty_seq+=1,0)):0}$(__opty_output_mark)'
+__opty_ps0='${__opty_z:$((__opty_was_running=__opty_running,__opty_running=1,__opty_seq+=1,0)):0}$(__opty_output_mark)'
 __opty_output_mark() {
     local entry line=
+    # A line of several commands (a pasted block) shows PS0 before each: the first one's mark stands for all,
+    # and the end mark comes once, with the status of the last.
+    [[ $__opty_was_running == 1 ]] && return
     if [[ -o history ]]; then
         entry=$(HISTTIMEFORMAT= builtin history 1)
         # "  123  text" (a '*' after the number marks an edited entry)
