@@ -6,6 +6,7 @@ mod escape;
 mod observe;
 mod play;
 mod prompt;
+mod run;
 mod screen;
 
 use std::path::PathBuf;
@@ -132,6 +133,21 @@ enum Command {
         #[command(flatten)]
         location: Location,
     },
+    /// Run a command in a terminal started with shell integration, as if typed at its prompt: prints the
+    /// command's output as text and exits with its exit code (124 when --timeout passes first; the command then
+    /// goes on).
+    Run {
+        /// The terminal's process id.
+        id: u64,
+        /// Give up waiting after this many seconds [default: wait until the command ends].
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<u64>,
+        #[command(flatten)]
+        location: Location,
+        /// The command line (its words joined by spaces).
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Copy a process's raw output (from the start) to stdout until it exits.
     Watch {
         /// The process id.
@@ -243,6 +259,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return attached;
         }
         Command::Watch { id, location } => client_runtime()?.block_on(observe::watch(&location.dir()?, id))?,
+        Command::Run { id, timeout, location, command } => {
+            let timeout = timeout.map(std::time::Duration::from_secs);
+            return client_runtime()?.block_on(run::run(&location.dir()?, id, &command, timeout));
+        }
         Command::Stop { location } => client_runtime()?.block_on(observe::stop(&location.dir()?))?,
     }
     Ok(ExitCode::SUCCESS)

@@ -2,11 +2,14 @@
 //! through its registration (refusing another protocol, then pinging it) and never start one.
 
 use std::io::Write;
+use std::num::NonZeroU16;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use opencode_pty_client::{Client, Event, InputWait, Mode, OptIn, ProcessInfo, Response, Role, Takeover};
+use opencode_pty_client::{
+    Client, Event, InputWait, Mode, OptIn, ProcessInfo, Response, Role, ShellStateState, Takeover,
+};
 use opencode_pty_protocol::Lifecycle;
 use tokio::io::AsyncWriteExt;
 
@@ -162,9 +165,13 @@ async fn ask(dir: &Path) -> Found {
 pub(super) async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     let client = discover(dir).await?;
     // What each terminal waits for, when the daemon can say (SPEC §6.4).
-    let features: &[OptIn] =
-        if client.registration().features.iter().any(|f| f == "input") { &[OptIn::Input] } else { &[] };
-    let mut processes = client.list_with(Mode::Pty, features).await?;
+    let offered = &client.registration().features;
+    let features: Vec<OptIn> = [("input", OptIn::Input), ("commands", OptIn::Commands)]
+        .into_iter()
+        .filter(|(name, _)| offered.iter().any(|f| f == name))
+        .map(|(_, opt_in)| opt_in)
+        .collect();
+    let mut processes = client.list_with(Mode::Pty, &features).await?;
     processes.extend(client.list(Mode::Pipe).await?);
     if format == Format::Json {
         println!("{}", serde_json::to_string(&processes)?);
@@ -173,8 +180,29 @@ pub(super) async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     if processes.is_empty() {
         println!("no processes");
     }
+    // The command line of each shell's running command (SPEC K2).
+    for process in &mut processes {
+        let running = process.pty.as_ref().and_then(|pty| pty.shell.as_ref()).and_then(|shell| shell.command_id);
+        if let Some(command_id) = running
+            && let Ok(answer) = client.commands(process.id, NonZeroU16::new(1)).await
+            && let Some(command) = answer.commands.into_iter().find(|c| c.command_id == command_id)
+            && let Some(pty) = process.pty.as_mut()
+        {
+            // Shown in the title's place: what the terminal is busy with.
+            pty.title = format!("running: {}", one_line(&command.command));
+        }
+    }
     table(&mut processes).iter().for_each(|line| println!("{line}"));
     Ok(())
+}
+
+/// A command line on one line, cut to 60 characters.
+fn one_line(command: &str) -> String {
+    let flat: String = command.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    match flat.char_indices().nth(60) {
+        Some((at, _)) => format!("{}...", &flat[..at]),
+        None => flat,
+    }
 }
 
 /// The header of [`table`].
@@ -199,8 +227,12 @@ pub(super) fn describe(process: &ProcessInfo) -> String {
         Some(Some(InputWait::Password)) => " (waits for a password)",
         Some(Some(InputWait::Line)) => " (waits for a line)",
         Some(Some(InputWait::Key)) => " (waits for keys)",
-        Some(Some(InputWait::Prompt)) => " (waits for a command)",
-        Some(None) | None => "",
+        Some(Some(InputWait::Prompt)) => " (at its prompt)",
+        Some(None) | None => match process.pty.as_ref().and_then(|pty| pty.shell.as_ref()).map(|s| s.state) {
+            Some(ShellStateState::Prompt) => " (at its prompt)",
+            Some(ShellStateState::Running) => " (runs a command)",
+            Some(ShellStateState::Starting) | None => "",
+        },
     };
     let lifecycle = match &process.lifecycle {
         Lifecycle::Running => format!("running{waiting}"),

@@ -283,3 +283,40 @@ fn several_lines_without_bracketed_paste_are_refused_after_the_prompt() {
     // Nothing was typed: the shell still takes a command of one line.
     assert_eq!(finished(&daemon, id, "echo one"), (json!(0), "one".to_owned()));
 }
+
+#[test]
+fn the_command_line_runs_a_command_with_its_exit_code_and_lists_the_shell_state() {
+    require("bash");
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let home = home();
+    // Not waited for: `run` waits for the first prompt itself.
+    let id = create(&daemon, "bash", home.path(), home.path(), &[]);
+    let cli = |args: &[&str]| {
+        // The location goes before the command's words (`--` ends the options).
+        let (head, words) = args.split_at(args.iter().position(|a| *a == "--").unwrap_or(args.len()));
+        let mut command = std::process::Command::new(support::binary());
+        command.args(head).args(["--name", &daemon.name, "--runtime-dir"]).arg(daemon.root.path()).args(words);
+        support::run_bounded(command, b"", support::WAIT * 2)
+    };
+    let id_arg = id.to_string();
+    let out = cli(&["run", &id_arg, "--", "echo", "hi;", "echo", "there"]);
+    assert_eq!((String::from_utf8_lossy(&out.stdout).as_ref(), out.status.code()), ("hi\nthere\n", Some(0)));
+    let out = cli(&["run", &id_arg, "--", "sh -c 'exit 3'"]);
+    assert_eq!((out.stdout.is_empty(), out.status.code()), (true, Some(3)));
+    let list = cli(&["list"]);
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(list.contains("running (at its prompt)"), "{list}");
+    // Past --timeout the command goes on and run says so, exiting 124; list shows what runs.
+    let out = cli(&["run", "--timeout", "0", &id_arg, "--", "sleep 30"]);
+    assert_eq!(out.status.code(), Some(124), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is still running"));
+    eventually("list to show the running command", || {
+        let list = cli(&["list"]);
+        let list = String::from_utf8_lossy(&list.stdout).into_owned();
+        (list.contains("running (runs a command)") && list.contains("[running: sleep 30]")).then_some(())
+    });
+    let refused = cli(&["run", &id_arg, "--", "true"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is running command 3"));
+}
