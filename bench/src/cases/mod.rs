@@ -1,6 +1,7 @@
 //! The cases of issue 14, one module each, and the order a run takes them in. Each returns its tables; a case
 //! that fails leaves a table with the error instead, and the run goes on.
 
+mod commands;
 mod echo;
 mod ingest;
 mod memory;
@@ -22,13 +23,14 @@ use crate::stats::{Row, Table, Unit};
 type Case = (&'static str, for<'a> fn(&'a Context) -> Pin<Box<dyn Future<Output = Result<Vec<Table>>> + 'a>>);
 
 /// Every case, in order.
-pub(crate) const CASES: [Case; 6] = [
+pub(crate) const CASES: [Case; 7] = [
     ("ingest", |ctx| Box::pin(ingest::run(ctx))),
     ("echo", |ctx| Box::pin(echo::run(ctx))),
     ("scale", |ctx| Box::pin(scale::run(ctx))),
     ("memory", |ctx| Box::pin(memory::run(ctx))),
     ("pipes", |ctx| Box::pin(pipes::run(ctx))),
     ("requests", |ctx| Box::pin(requests::run(ctx))),
+    ("commands", |ctx| Box::pin(commands::run(ctx))),
 ];
 
 /// Runs the cases whose name contains `filter` (all without one); a failed case becomes a table holding its
