@@ -1,7 +1,7 @@
 //! [`Client`]: finds a daemon through its registration and runs requests against it, one connection per request
 //! (SPEC E8). This module holds the plumbing (discovery, timeouts, the generic, typed and raw requests) and the
 //! three requests that keep their connection: `own`, `subscribe` and `wait`. The typed one-shot requests are in
-//! `ops.rs`.
+//! `ops.rs`; `run` and `wait_command`, which hold theirs until a command ends, in `commands.rs`.
 
 use std::future::Future;
 use std::path::Path;
@@ -173,9 +173,12 @@ impl Client {
     }
 
     /// [`Client::subscribe`], the subscription also carrying the events of the features `events` names (SPEC V7,
-    /// I5): `[OptIn::Input]` adds `input_changed`, and `pty.input` / `pty.alternate_screen` in `attached`'s
-    /// process. A daemon without the feature ignores `events` (V6) and sends neither: `Client::ping`'s
-    /// `features` says which it has.
+    /// I5, SH12): [`OptIn::Commands`] adds `command_started` and `command_finished` (without `text`), and
+    /// `pty.shell` in `attached`'s process; [`OptIn::Input`] adds `input_changed`, and `pty.input` /
+    /// `pty.alternate_screen`. A daemon without the feature ignores `events` (V6) and sends neither:
+    /// `Client::ping`'s `features` says which it has. The events convert with `TryFrom`
+    /// ([`CommandStarted`](crate::CommandStarted), [`CommandFinished`](crate::CommandFinished),
+    /// [`InputChanged`](crate::InputChanged)).
     ///
     /// # Errors
     ///
@@ -221,19 +224,19 @@ impl Client {
     }
 
     /// Wraps a request in an envelope with the registration's token.
-    fn envelope(&self, request: &Request) -> Result<Map<String, Value>, ClientError> {
+    pub(crate) fn envelope(&self, request: &Request) -> Result<Map<String, Value>, ClientError> {
         Ok(envelope(&self.registration.token, request_value(request)?))
     }
 
     /// Connects to the daemon and sends one envelope.
-    async fn open(&self, envelope: &Map<String, Value>) -> Result<Connection, ClientError> {
+    pub(crate) async fn open(&self, envelope: &Map<String, Value>) -> Result<Connection, ClientError> {
         let mut connection = Connection::connect(&self.registration.socket).await?;
         connection.send(envelope).await?;
         Ok(connection)
     }
 
     /// Runs `exchange` within the request timeout; `what` names it in the timeout error.
-    async fn bounded<T>(
+    pub(crate) async fn bounded<T>(
         &self,
         what: String,
         exchange: impl Future<Output = Result<T, ClientError>>,

@@ -17,12 +17,13 @@
 //! ```
 //!
 //! Every request is its own connection (SPEC E8): [`Client`] holds only the registration, and each call
-//! connects, sends one envelope and reads one answer within [`REQUEST_TIMEOUT`]. Three requests keep their
-//! connection: [`Client::subscribe`] returns a [`Subscription`], [`Client::own`] an [`Owner`], and
-//! [`Client::wait`] waits without a limit for its one answer.
+//! connects, sends one envelope and reads one answer within [`REQUEST_TIMEOUT`]. Some requests keep their
+//! connection: [`Client::subscribe`] returns a [`Subscription`], [`Client::own`] an [`Owner`],
+//! [`Client::wait`] waits without a limit for its one answer, and [`Client::run`] and
+//! [`Client::wait_command`] wait for a command's end (or their timeout) for a [`CommandOutcome`].
 //!
 //! Module map: `client` (discovery, timeouts, generic, typed and raw requests, the long-lived requests), `ops`
-//! (the typed one-shot requests), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the
+//! (the typed one-shot requests), `commands` (`run`, `wait_command` and their outcome), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the
 //! returned values), `generated` (the returned values with base64 members decoded, written by
 //! `opencode-pty-codegen` from `schema/`), `owner`, `subscription`, `conn` (one framed socket connection),
 //! `registration` (reading the file, checking a `pong`), `error`.
@@ -32,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod client;
+mod commands;
 mod conn;
 mod error;
 // Generated code, formatted by its generator.
@@ -46,13 +48,17 @@ mod subscription;
 mod types;
 
 pub use client::{Client, REQUEST_TIMEOUT};
+pub use commands::CommandOutcome;
 pub use conn::READ_CHUNK_BYTES;
 pub use error::ClientError;
 pub use owner::Owner;
 pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Takeover};
 pub use registration::{MAX_REGISTRATION_BYTES, parse_registration, read_registration};
 pub use subscription::Subscription;
-pub use types::{Attached, Commands, Event, Exited, Handoff, Pong, Replay, Resized, Rows, Snapshot, response_type};
+pub use types::{
+    Attached, CommandFinished, CommandRunning, CommandStarted, Commands, Event, Exited, Handoff, InputChanged, Pong,
+    Replay, Resized, Rows, Snapshot, response_type,
+};
 
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.
 pub use opencode_pty_protocol as protocol;

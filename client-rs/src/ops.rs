@@ -34,7 +34,8 @@ impl Client {
     }
 
     /// `list` whose processes carry the members of the features `features` names (SPEC V7; `[OptIn::Input]`:
-    /// `pty.input` and `pty.alternate_screen`, what each terminal waits for).
+    /// `pty.input` and `pty.alternate_screen`, what each terminal waits for; `[OptIn::Commands]`: `pty.shell`,
+    /// where a terminal started with shell integration is).
     pub async fn list_with(&self, mode: Mode, features: &[OptIn]) -> Result<Vec<ProcessInfo>, ClientError> {
         Ok(self.exchange(ListRequest { features: features.to_vec(), mode }).await?.processes)
     }
@@ -45,7 +46,7 @@ impl Client {
     }
 
     /// `get` with the members of the features `features` names (SPEC V7; `[OptIn::Input]`: what the terminal
-    /// waits for, looked at afresh).
+    /// waits for, looked at afresh; `[OptIn::Commands]`: `pty.shell`, whether its shell is at its prompt).
     pub async fn get_with(&self, id: u64, features: &[OptIn]) -> Result<ProcessInfo, ClientError> {
         Ok(self.exchange(GetRequest { features: features.to_vec(), id }).await?.process)
     }

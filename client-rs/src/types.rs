@@ -15,8 +15,9 @@ use crate::error::ClientError;
 
 pub use crate::generated::{Attached, Replay, Resized, Snapshot};
 pub use opencode_pty_protocol::{
-    CommandsResponse as Commands, ExitedResponse as Exited, HandoffResponse as Handoff, PongResponse as Pong,
-    RowsResponse as Rows,
+    CommandFinishedResponse as CommandFinished, CommandRunningResponse as CommandRunning,
+    CommandStartedResponse as CommandStarted, CommandsResponse as Commands, ExitedResponse as Exited,
+    HandoffResponse as Handoff, InputChangedResponse as InputChanged, PongResponse as Pong, RowsResponse as Rows,
 };
 
 /// What a [`Subscription`](crate::Subscription) yields after `attached`.
@@ -30,8 +31,10 @@ pub enum Event {
         bytes: Vec<u8>,
     },
     /// An event: a response the schema marks as one ([`Response::is_event`]: `resized`, `controller_changed`,
-    /// `title_changed`, `foreground_process_changed` or, last, `exited`). Boxed, so that the frequent output
-    /// chunks stay small; [`Resized`] and [`Exited`] convert one with `TryFrom`.
+    /// `title_changed`, `foreground_process_changed`, the opt-in `input_changed`, `command_started` and
+    /// `command_finished`, or, last, `exited`). Boxed, so that the frequent output chunks stay small;
+    /// [`Resized`], [`Exited`], [`InputChanged`], [`CommandStarted`] and [`CommandFinished`] convert one with
+    /// `TryFrom`.
     Message(Box<Response>),
 }
 

@@ -1,7 +1,9 @@
 //! Subscriptions: `attached` first, then contiguous output and events up to `exited`, then nothing; a refused
 //! or cut subscription, and output that skips or repeats bytes, are errors.
 
-use opencode_pty_client::{ClientError, Event, InputWait, OptIn, Response, Role, Subscription, Takeover};
+use opencode_pty_client::{
+    ClientError, CommandFinished, CommandStarted, Event, InputWait, OptIn, Response, Role, Subscription, Takeover,
+};
 use serde_json::{Value, json};
 
 use crate::fake::{FakeDaemon, Peer, TOKEN, bounded, exited, pty_process};
@@ -162,6 +164,38 @@ async fn a_subscription_that_names_input_asks_for_its_events_and_yields_them() {
         assert_eq!(waiting, Event::Message(Box::new(Response::InputChanged { input: Some(InputWait::Password) })));
         let done = subscription.next().await.expect("an event").expect("input_changed");
         assert_eq!(done, Event::Message(Box::new(Response::InputChanged { input: None })));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_subscription_that_names_commands_yields_typed_command_events() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let events = [OptIn::Commands, OptIn::Input];
+        let (subscription, (mut peer, envelope)) = tokio::join!(
+            client.subscribe_with(3, 0, "agent", Role::Observer, Takeover::Refuse, &events),
+            attach(&daemon)
+        );
+        assert_eq!(envelope["request"]["events"], json!(["commands", "input"]));
+        let mut subscription = subscription.expect("attached");
+        peer.send_json(&json!({"type": "command_started", "command_id": 1, "command": "ls", "cwd": "/tmp",
+                               "output_start": 5}))
+            .await;
+        peer.send_output(5, b"a\r\n").await;
+        peer.send_json(&json!({"type": "command_finished", "command_id": 1, "exit_code": 0, "output_start": 5,
+                               "output_end": 8}))
+            .await;
+        let Some(Ok(Event::Message(started))) = subscription.next().await else { panic!("command_started") };
+        let started = CommandStarted::try_from(*started).expect("command_started");
+        assert_eq!((started.command_id, started.command.as_str(), started.cwd.as_deref()), (1, "ls", Some("/tmp")));
+        assert_eq!(started.output_start, subscription.next_offset(), "at the offset of the output before it");
+        let output = subscription.next().await.expect("an event").expect("output");
+        assert_eq!(output, Event::Output { start: 5, bytes: b"a\r\n".to_vec() });
+        let Some(Ok(Event::Message(done))) = subscription.next().await else { panic!("command_finished") };
+        let done = CommandFinished::try_from(*done).expect("command_finished");
+        assert_eq!((done.exit_code, done.output_end, done.text), (Some(0), subscription.next_offset(), None));
     })
     .await;
 }
