@@ -34,15 +34,26 @@ export {
   type JsonObject,
 } from "./core/frame.js";
 export { problemWith } from "./core/check.js";
+export {
+  DEFAULT_COMMAND_WAIT_MS,
+  MAX_COMMAND_WAIT_MS,
+  type CommandOutcome,
+  type FinishedCommand,
+  type RunningCommand,
+} from "./core/commands.js";
 export type {
   Attached,
+  CommandFinished,
+  CommandRunning,
   Commands,
+  CommandStarted,
   ControllerChanged,
   DeepReadonly,
   EventView,
   Exited,
   ForegroundProcessChanged,
   Handoff,
+  InputChanged,
   Replay,
   RequestInput,
   Resized,
@@ -74,6 +85,7 @@ export {
   DEFAULT_TIMEOUT_MS,
   type AttachmentSize,
   type CallOptions,
+  type CommandWaitOptions,
   type CreatePipeParams,
   type CreatePtyParams,
   type InfoOptions,

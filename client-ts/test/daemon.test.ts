@@ -79,7 +79,7 @@ test("a PTY: create, type, resize, read rows, titles, snapshot, terminate", limi
   await assert.rejects(daemon.get(pty.id), (e: unknown) => e instanceof DaemonError && e.message === `process ${pty.id} not found`);
 });
 
-test("a shell with integration: one persistent bash, its commands with their exit codes and output", limit, async (t) => {
+test("a shell with integration: one persistent bash driven by run, exit codes, text, a timeout, events", limit, async (t) => {
   const { daemon, owner } = await spawned(t);
   releaseAtEnd(t, owner);
   const home = tempDir(t);
@@ -87,26 +87,42 @@ test("a shell with integration: one persistent bash, its commands with their exi
   const pty = await daemon.createPty({ program: "bash", cwd: home, env, cols: 80, rows: 24, shellIntegration: true });
   // Starting, unless the shell was quick enough to reach its prompt before the answer.
   assert.ok(pty.pty?.shell?.state === "starting" || pty.pty?.shell?.state === "prompt", JSON.stringify(pty.pty));
+  const watcher = await daemon.subscribe({ id: pty.id, attachmentId: "watcher", events: ["commands"] });
+  t.after(() => watcher.close());
   await eventually("the first prompt", async () => (await daemon.get(pty.id, { features: ["commands"] })).pty?.shell?.state === "prompt");
-  // Typed as a user would; the shell keeps its state from one command to the next.
-  await daemon.write(pty.id, null, bytes("cd /tmp && export GREETING=hi\r"));
-  await daemon.write(pty.id, null, bytes("echo $GREETING-$PWD; false\r"));
-  let listed = await daemon.commands(pty.id);
-  await eventually("two finished commands", async () => {
-    listed = await daemon.commands(pty.id);
-    return listed.commands.length === 2 && listed.commands.every((c) => c.exit_code !== null);
-  });
-  const [first, second] = listed.commands;
-  assert.equal(first?.exit_code, 0);
-  assert.equal(second?.command, "echo $GREETING-$PWD; false");
-  assert.equal(second?.cwd, "/tmp");
-  assert.equal(second?.exit_code, 1);
+  // One shell keeps its state from one command to the next.
+  const cd = await daemon.run(pty.id, "cd /tmp && export GREETING=hi");
+  assert.ok(cd.type === "command_finished" && cd.exitCode === 0 && cd.text === "", JSON.stringify(cd));
+  const second = await daemon.run(pty.id, "echo $GREETING-$PWD; false");
+  assert.ok(second.type === "command_finished", JSON.stringify(second));
+  assert.equal(second.exitCode, 1);
+  assert.equal(second.text, "hi-/tmp");
+  assert.equal(second.truncated, false);
+  const replay = await daemon.replay(pty.id, second.outputStart);
+  const output = Buffer.from(replay.bytes.subarray(0, second.outputEnd - second.outputStart)).toString();
+  assert.equal(output, "hi-/tmp\r\n", "the offsets span the exact output");
+  const listed = await daemon.commands(pty.id);
+  assert.deepEqual(listed.commands.map((c) => [c.command, c.cwd, c.exit_code]), [
+    ["cd /tmp && export GREETING=hi", home, 0],
+    ["echo $GREETING-$PWD; false", "/tmp", 1],
+  ]);
   assert.equal(listed.process.pty?.shell?.cwd, "/tmp");
-  const start = second?.output_start ?? 0;
-  const replay = await daemon.replay(pty.id, start);
-  const output = Buffer.from(replay.bytes.subarray(0, (second?.output_end ?? 0) - start)).toString();
-  assert.equal(output, "hi-/tmp\r\n");
   assert.equal((await daemon.commands(pty.id, 1)).commands.length, 1);
+  // A command that outlasts its timeout goes on; run is refused meanwhile; waitCommand gets its end.
+  const slow = await daemon.run(pty.id, "sleep 1; echo slept", { timeoutMs: 0 });
+  assert.equal(slow.type, "command_running");
+  await assert.rejects(
+    daemon.run(pty.id, "true"),
+    (e: unknown) => e instanceof DaemonError && e.message.includes(`command ${slow.commandId}`),
+  );
+  const slept = await daemon.waitCommand(pty.id, slow.commandId);
+  assert.ok(slept.type === "command_finished", JSON.stringify(slept));
+  assert.deepEqual([slept.commandId, slept.exitCode, slept.text], [slow.commandId, 0, "slept"]);
+  // The subscriber that named `commands` saw each command start and end, in order with the output.
+  const seen = { output: "", offset: watcher.attached.endOffset };
+  const ended = await until(watcher, (e) => e.type === "command_finished" && e.commandId === slow.commandId, seen);
+  assert.ok(ended.type === "command_finished" && ended.outputEnd === seen.offset, "after the command's last byte");
+  assert.equal("text" in ended, false, "events carry no text");
   await daemon.terminate(pty.id);
 });
 

@@ -219,3 +219,82 @@ test("claim, a handoff on the owner channel, and wait", quick, async () => {
   assert.deepEqual(await daemon.wait(3), { type: "exited", exitCode: null, signal: "SIGTERM", finalOffset: 0, exitedAt: 7, outputLines: 2 });
   assert.deepEqual(seen.map((request) => request["op"]), ["own", "prepare_handoff", "wait"]);
 });
+
+test("run and waitCommand send their requests and type both answers, narrowed by type", quick, async () => {
+  const finished = { type: "command_finished", command_id: 4, exit_code: 0, output_start: 100, output_end: 103, text: "ok", truncated: false };
+  let answer: Record<string, unknown> = finished;
+  const { daemon, seen } = await daemonWith(() => answer);
+  const outcome = await daemon.run(1, "echo ok");
+  assert.deepEqual(outcome, {
+    type: "command_finished",
+    commandId: 4,
+    exitCode: 0,
+    outputStart: 100,
+    outputEnd: 103,
+    text: "ok",
+    truncated: false,
+  });
+  answer = { type: "command_running", command_id: 5, output_start: null };
+  assert.deepEqual(await daemon.run(1, "sleep 9", { timeoutMs: 0 }), { type: "command_running", commandId: 5, outputStart: null });
+  answer = { type: "command_running", command_id: 5, output_start: 200 };
+  const running = await daemon.waitCommand(1, 5, { timeoutMs: 1_000 });
+  assert.ok(running.type === "command_running" && running.outputStart === 200, JSON.stringify(running));
+  // `exchange` takes either answer too (`OTHER_ANSWERS`).
+  assert.equal((await daemon.exchange({ op: "wait_command", id: 1, command_id: 5 })).type, "command_running");
+  assert.deepEqual(seen, [
+    { op: "run", id: 1, command: "echo ok" },
+    { op: "run", id: 1, command: "sleep 9", timeout_ms: 0 },
+    { op: "wait_command", id: 1, command_id: 5, timeout_ms: 1_000 },
+    { op: "wait_command", id: 1, command_id: 5 },
+  ]);
+});
+
+test("a refused run is a DaemonError; an answer of another type, or without text, a ProtocolError", quick, async () => {
+  const refusal = "process 1: its shell is running command 4; run needs the prompt (wait_command waits for it)";
+  let answer: Record<string, unknown> = { type: "error", message: refusal };
+  const { daemon } = await daemonWith(() => answer);
+  await assert.rejects(daemon.run(1, "true"), (e: unknown) => e instanceof DaemonError && e.message === refusal);
+  answer = { type: "ok" };
+  await assert.rejects(daemon.run(1, "true"), (e: unknown) => e instanceof ProtocolError && /expected `command_finished`/.test(e.message));
+  // The event's shape (no text) is not an answer.
+  answer = { type: "command_finished", command_id: 4, exit_code: 0, output_start: 1, output_end: 1 };
+  await assert.rejects(daemon.waitCommand(1, 4), (e: unknown) => e instanceof ProtocolError && /no `text`/.test(e.message));
+});
+
+test("run's answer is awaited past the call timeout, but not past its own timeoutMs plus it", quick, async () => {
+  let late = true;
+  const { daemon } = await daemonWith((_, peer) => {
+    if (late) {
+      setTimeout(() => {
+        peer.send({ type: "command_finished", command_id: 1, exit_code: 0, output_start: 1, output_end: 1, text: "", truncated: false });
+        peer.end();
+      }, 300);
+    }
+    return undefined;
+  }, 100);
+  const outcome = await daemon.run(1, "sleep 0.3", { timeoutMs: 1_000 });
+  assert.equal(outcome.type, "command_finished");
+  late = false;
+  await assert.rejects(daemon.waitCommand(1, 1, { timeoutMs: 0 }), (e: unknown) => e instanceof TimeoutError && e.sent);
+});
+
+test("a subscription whose events name commands yields command_started and command_finished", quick, async () => {
+  const attached = { ...example("Response.attached.json"), available_offset: 0, end_offset: 0, requested_offset: 0, replay_base64: "", truncated: false };
+  const { daemon, seen } = await daemonWith((_, peer) => {
+    peer.send(attached);
+    peer.send({ type: "command_started", command_id: 2, command: "ls", cwd: "/tmp", output_start: 0 });
+    peer.output(0, new TextEncoder().encode("a\r\n"));
+    peer.send({ type: "command_finished", command_id: 2, exit_code: 0, output_start: 0, output_end: 3 });
+    peer.end();
+    return undefined;
+  });
+  const subscription = await daemon.subscribe({ id: 1, attachmentId: "agent", events: ["commands", "input"] });
+  const events = [];
+  for await (const event of subscription) events.push(event);
+  assert.deepEqual(events, [
+    { type: "command_started", commandId: 2, command: "ls", cwd: "/tmp", outputStart: 0 },
+    { type: "output", start: 0, end: 3, bytes: new TextEncoder().encode("a\r\n") },
+    { type: "command_finished", commandId: 2, exitCode: 0, outputStart: 0, outputEnd: 3 },
+  ]);
+  assert.deepEqual(seen[0]?.["events"], ["commands", "input"]);
+});

@@ -2,7 +2,8 @@
 //! `@ts-expect-error` must meet an error or the build fails. They prove the compiler rejects the wrong uses:
 //! `pty` of a `ProcessInfo` not narrowed by `mode`, an op the protocol does not have, a request missing a
 //! member, an unknown error `_tag`, a member the answer `exchange` types by its op does not have, a `takeover`
-//! that is neither the enum nor the older boolean; and that read-only arrays are accepted as inputs. The one
+//! that is neither the enum nor the older boolean, an unknown feature, a `run` outcome not narrowed by `type`;
+//! and that read-only arrays are accepted as inputs. The one
 //! runtime test narrows a real answer's shape.
 
 import assert from "node:assert/strict";
@@ -50,6 +51,20 @@ export function rejectedUses(info: ProcessInfo, pipe: ProcessInfoPipe, daemon: D
   void daemon.exchange({ op: "get", id: 1 }).then((answer) => answer.process.id);
   // @ts-expect-error `get` is answered with `process`, not `processes`.
   void daemon.exchange({ op: "get", id: 1 }).then((answer) => answer.processes);
+  // `run` is answered by either type (`OTHER_ANSWERS`), and its outcome narrows by `type`.
+  void daemon.exchange({ op: "run", id: 1, command: "true" }).then((answer) => answer.type === "command_running" && answer.output_start);
+  void daemon.run(1, "true").then((outcome) => {
+    // @ts-expect-error only a finished command has an exit code.
+    void outcome.exitCode;
+    if (outcome.type === "command_finished") {
+      const text: string = outcome.text;
+      void text;
+    }
+  });
+  // @ts-expect-error `waitCommand` needs the command's id.
+  void daemon.waitCommand(1);
+  // @ts-expect-error a feature the protocol does not have.
+  void daemon.subscribe({ id: 1, attachmentId: "a", events: ["everything"] });
   // @ts-expect-error `takeover` is `"refuse"`, `"take"` or (deprecated) a boolean.
   void daemon.subscribe({ id: 1, attachmentId: "a", takeover: "yes" });
   void daemon.subscribe({ id: 1, attachmentId: "a", takeover: true });

@@ -2,7 +2,7 @@
 //! (`generated/views.ts`: camelCase, base64 members as `Uint8Array`, SPEC M5); this module adds what the schema
 //! cannot say: that a replay holds exactly the bytes its offsets span, and what a subscription event is.
 
-import { ANSWERS, type AnswerTo, type Request, type Response } from "../generated/protocol.js";
+import { ANSWERS, OTHER_ANSWERS, type AnswerTo, type Request, type Response } from "../generated/protocol.js";
 import { attachedOf, replayOf, type Attached, type EventView, type Replay } from "../generated/views.js";
 import { checked } from "./check.js";
 import { DaemonError, ProtocolError } from "./errors.js";
@@ -10,11 +10,15 @@ import type { JsonObject } from "./frame.js";
 
 export type {
   Attached,
+  CommandFinished,
+  CommandRunning,
   Commands,
+  CommandStarted,
   ControllerChanged,
   EventView,
   Exited,
   ForegroundProcessChanged,
+  InputChanged,
   Replay,
   Resized,
   Rows,
@@ -66,8 +70,18 @@ export function expectType<T extends Response["type"]>(response: Response, type:
   throw new ProtocolError(`the ${what} was answered with \`${response.type}\`, expected \`${type}\``);
 }
 
-/** Narrows a checked response to the one the schema says answers `op` (`ANSWERS`), as {@link expectType}. */
+/** The types that may answer `op` besides its `ANSWERS` entry (`OTHER_ANSWERS`: `run`'s `command_running`). */
+function otherAnswers(op: Request["op"]): readonly Response["type"][] {
+  const others: Partial<Record<Request["op"], readonly Response["type"][]>> = OTHER_ANSWERS;
+  return others[op] ?? [];
+}
+
+/** Narrows a checked response to one the schema says answers `op` (`ANSWERS`, or one of `OTHER_ANSWERS`), as
+ * {@link expectType}. */
 export function expectAnswer<Op extends Request["op"]>(response: Response, op: Op, what: string): AnswerTo<Op> {
+  if (otherAnswers(op).includes(response.type)) {
+    return response as AnswerTo<Op>;
+  }
   return expectType(response, ANSWERS[op], what) as AnswerTo<Op>;
 }
 

@@ -1,11 +1,13 @@
 //! `Daemon`: a handle on one running daemon, found through its registration and confirmed by `ping`. What it
 //! is (the registration, where it lives, what it announced), how one is had (`discover`, `fromRegistration`,
 //! `spawn`), the generic calls (`call`, `callRaw`, `exchange`, `supports`) and the requests that keep their
-//! connection (`claim`, `subscribe`, `wait`). The exchanges themselves are `exchange.ts`'s; the typed one-shot
-//! requests are inherited from `requests.ts`. Every request runs on its own connection (SPEC E8) and is bounded
-//! by a timeout and the caller's `AbortSignal`; `wait` and subscriptions are bounded only up to sending (or
-//! `attached`), then live as long as the process does (SPEC N8).
+//! connection (`claim`, `subscribe`, `wait`, `run`, `waitCommand`). The exchanges themselves are
+//! `exchange.ts`'s; the typed one-shot requests are inherited from `requests.ts`. Every request runs on its own
+//! connection (SPEC E8) and is bounded by a timeout and the caller's `AbortSignal`; `wait` and subscriptions are
+//! bounded only up to sending (or `attached`), then live as long as the process does (SPEC N8); `run` and
+//! `waitCommand` as long as the command's wait, plus the timeout.
 
+import { commandOutcomeOf, DEFAULT_COMMAND_WAIT_MS, type CommandOutcome } from "../core/commands.js";
 import { alreadyOwned, ConnectionError, DaemonError, VersionMismatchError } from "../core/errors.js";
 import type { JsonObject } from "../core/frame.js";
 import { checkedAttached, describe, expectAnswer, type Exited, type RequestInput } from "../core/messages.js";
@@ -18,12 +20,20 @@ import {
   type Registration,
   type Request,
   type Response,
+  type RunRequest,
+  type WaitCommandRequest,
 } from "../generated/protocol.js";
 import { exitedOf } from "../generated/views.js";
 import { DAEMON_BINARY_NAME, daemonBinary, platformPackage } from "./binary.js";
 import { socketTransport } from "./connection.js";
 import { Exchanges } from "./exchange.js";
-import { DEFAULT_TIMEOUT_MS, takeoverFlag, type CallOptions, type SubscribeParams } from "./options.js";
+import {
+  DEFAULT_TIMEOUT_MS,
+  takeoverFlag,
+  type CallOptions,
+  type CommandWaitOptions,
+  type SubscribeParams,
+} from "./options.js";
 import { Owner } from "./owner.js";
 import { checkRegistration, daemonDir, readRegistration, type Location } from "./registration.js";
 import { DaemonRequests } from "./requests.js";
@@ -251,6 +261,33 @@ export class Daemon extends DaemonRequests {
     return exitedOf(expectAnswer(await this.exchanges.await(request, options), "wait", describe(request)));
   }
 
+  /** Types `command` and Enter at the prompt of a terminal started with `shellIntegration` and waits for the
+   * command's end (`command_finished`: exit code, output offsets, text) or for `options.timeoutMs` (default
+   * 30 s; `command_running`: the command goes on, and {@link waitCommand} waits again). The shell must be at its
+   * prompt with nothing typed: otherwise (a command runs, something was typed, no first prompt yet) it rejects
+   * at once with a `DaemonError` saying why, as it does when the shell exits or the terminal is terminated
+   * before the command ends. Needs the daemon's `commands` feature. */
+  run(id: number, command: string, options?: CommandWaitOptions): Promise<CommandOutcome> {
+    const request: RunRequest = { op: "run", id, command, ...timeoutMember(options) };
+    return this.awaitCommand(request, options);
+  }
+
+  /** Waits for the end of command `commandId` (from `run`'s `command_running`, `commands` or a
+   * `command_started` event) of a terminal started with `shellIntegration`, or for `options.timeoutMs`, as
+   * {@link run} does; a command that already ended is answered at once. Several callers may wait for one. */
+  waitCommand(id: number, commandId: number, options?: CommandWaitOptions): Promise<CommandOutcome> {
+    const request: WaitCommandRequest = { op: "wait_command", id, command_id: commandId, ...timeoutMember(options) };
+    return this.awaitCommand(request, options);
+  }
+
+  /** Sends `run` or `wait_command` and waits for its answer: connecting and sending within the handle's
+   * timeout, the answer within the command's wait plus that timeout (the daemon answers by the former). */
+  private async awaitCommand(request: RunRequest | WaitCommandRequest, options?: CommandWaitOptions): Promise<CommandOutcome> {
+    const answerMs = (options?.timeoutMs ?? DEFAULT_COMMAND_WAIT_MS) + this.timeoutMs;
+    const answer = await this.exchanges.await(request, { signal: options?.signal }, answerMs);
+    return commandOutcomeOf(expectAnswer(answer, request.op, describe(request)));
+  }
+
   /** Attaches to a process. Only the exchange up to `attached` is bounded by the timeout; the subscription then
    * lasts until the process exits, the daemon closes it or `close()` (the signal, if given, also closes it). */
   subscribe(params: SubscribeParams, options?: CallOptions): Promise<Subscription> {
@@ -268,4 +305,9 @@ export class Daemon extends DaemonRequests {
       return new Subscription(channel, attached, options?.signal);
     });
   }
+}
+
+/** `timeout_ms` as a request member: left out when not given, so the daemon's default applies. */
+function timeoutMember(options: CommandWaitOptions | undefined): { timeout_ms?: number } {
+  return options?.timeoutMs === undefined ? {} : { timeout_ms: options.timeoutMs };
 }

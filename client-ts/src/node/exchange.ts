@@ -1,9 +1,9 @@
 //! How a `Daemon` handle talks to its daemon: every request on a channel of its own (SPEC E8) from the handle's
 //! transport, carrying the registration's token, and bounded by the call's timeout and signal. Three shapes of
 //! exchange cover every op: one answer and close (`call`), one answer and keep the channel (`open`: `own`,
-//! `subscribe`), and an answer that may take as long as the process runs (`await`: `wait`, SPEC N8). An `error`
-//! answer rejects with `DaemonError` (`rejectError`, which `open` leaves to its caller), and one saying the op
-//! is unknown is remembered for `supports`.
+//! `subscribe`), and an answer that may take as long as the process runs (`await`: `wait`, SPEC N8) or the
+//! command's wait (`run`, `wait_command`). An `error` answer rejects with `DaemonError` (`rejectError`, which
+//! `open` leaves to its caller), and one saying the op is unknown is remembered for `supports`.
 
 import { DaemonError } from "../core/errors.js";
 import type { JsonObject } from "../core/frame.js";
@@ -72,8 +72,9 @@ export class Exchanges {
   }
 
   /** Sends `request` on its own channel within the timeout, then waits for its one answer without one (the
-   * signal still aborts); the channel is closed after. */
-  async await(request: Sendable, options: CallOptions | undefined): Promise<Response> {
+   * signal still aborts), or within `answerMs` when given (for a request the daemon answers by a deadline of
+   * its own); the channel is closed after. */
+  async await(request: Sendable, options: CallOptions | undefined, answerMs?: number): Promise<Response> {
     const what = describe(request);
     let channel: Channel | null = null;
     const opened = await bounded(what, this.limits(options), () => channel?.destroy(), async () => {
@@ -81,8 +82,13 @@ export class Exchanges {
       await this.send(started, request);
       return started;
     }, () => channel?.sent ?? false);
+    const cancel = (): void => opened.destroy();
+    const answer = (): Promise<Response> => readAnswer(opened, what);
     try {
-      const response = await abortable(what, options?.signal, () => opened.destroy(), readAnswer(opened, what));
+      const response =
+        answerMs === undefined
+          ? await abortable(what, options?.signal, cancel, answer())
+          : await bounded(what, { signal: options?.signal, timeoutMs: answerMs }, cancel, answer, () => true);
       return this.rejectError(response, request);
     } finally {
       opened.destroy();

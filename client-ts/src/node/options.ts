@@ -17,8 +17,10 @@ export interface CallOptions {
 
 /** What `get`, `list`, `snapshot` and `readRows` accept: the call's options and the features whose members the
  * answer's `ProcessInfo` should carry (SPEC V7). `["input"]` adds `pty.input` (what the terminal waits for:
- * `"password"`, `"line"`, `"key"`, `"prompt"` or null) and `pty.alternate_screen`, looked at afresh; check
- * `daemon.features.includes("input")` first, since an older daemon ignores the member. */
+ * `"password"`, `"line"`, `"key"`, `"prompt"` or null) and `pty.alternate_screen`, looked at afresh;
+ * `["commands"]` adds `pty.shell` to a terminal started with `shellIntegration` (`starting`, `prompt` or
+ * `running`, the running command, the cwd). Check `daemon.features` first, since an older daemon ignores the
+ * member. */
 export interface InfoOptions extends CallOptions {
   readonly features?: readonly OptIn[] | undefined;
 }
@@ -26,6 +28,16 @@ export interface InfoOptions extends CallOptions {
 /** `features` as a request member: left out when none, so the request is exactly protocol 8's. */
 export function featuresMember(features: readonly OptIn[] | undefined): { features?: OptIn[] } {
   return features !== undefined && features.length > 0 ? { features: [...features] } : {};
+}
+
+/** What `run` and `waitCommand` accept. */
+export interface CommandWaitOptions {
+  /** Aborting rejects the call with `AbortError` and closes its connection; the command goes on. */
+  readonly signal?: AbortSignal | undefined;
+  /** How long the daemon waits for the command's end before it answers `command_running`: 0 to 86 400 000 ms
+   * (`MAX_COMMAND_WAIT_MS`); left out, 30 s (`DEFAULT_COMMAND_WAIT_MS`). Not the call's timeout: connecting
+   * and sending are bounded by the handle's timeout, and the answer is awaited this long plus that timeout. */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** `createPty` parameters. */
@@ -43,7 +55,8 @@ export interface CreatePtyParams {
   readonly cols: number;
   readonly rows: number;
   /** Start the shell (`bash`, `zsh` or `fish`) with the daemon's shell integration, so that `pty.shell` and
-   * `commands` report its prompt and commands (SPEC §10); needs the daemon's `commands` feature. Left out: the
+   * `commands` report its prompt and commands, and `run` types commands at its prompt (SPEC §10); needs the
+   * daemon's `commands` feature. Left out: the
    * request does not carry it, and the program starts as asked. */
   readonly shellIntegration?: boolean | undefined;
 }
@@ -77,8 +90,10 @@ export interface SubscribeParams {
   /** For a controller: what to do about a different existing controller; defaults to `"refuse"`. The boolean of
    * earlier versions is deprecated but still accepted: `true` is `"take"`, `false` is `"refuse"`. */
   readonly takeover?: Takeover | boolean | undefined;
-  /** Features whose events this subscription also carries (SPEC V7, I5): `["input"]` adds `input_changed`
-   * events, and `pty.input` / `pty.alternate_screen` in `attached`'s process. Left out: none. */
+  /** Features whose events this subscription also carries (SPEC V7, I5, SH12): `["commands"]` adds
+   * `command_started` and `command_finished` events (the latter without `text`), and `pty.shell` in
+   * `attached`'s process; `["input"]` adds `input_changed` events, and `pty.input` / `pty.alternate_screen`.
+   * Each event comes in order with the output around it. Left out: none. */
   readonly events?: readonly OptIn[] | undefined;
 }
 
