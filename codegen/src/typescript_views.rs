@@ -2,8 +2,8 @@
 //! callers as values of their own (`x-client-view`), and the functions that build them from checked responses.
 //!
 //! A view has the response's members in camelCase, all `readonly`, with each base64 member (`x-bytes`) decoded
-//! into a `Uint8Array` under its `x-bytes` name; a subscription event (`x-event`) keeps its `type` tag, an answer
-//! drops it. `<name>Of(response)` builds a view (a member left out stays left out; bad base64 throws
+//! into a `Uint8Array` under its `x-bytes` name; a subscription event (`x-event`) keeps its `type` tag, and so does an
+//! answer that shares its op with another answer type (`x-answer-also`); any other answer drops it. `<name>Of(response)` builds a view (a member left out stays left out; bad base64 throws
 //! `ProtocolError` through `core/bytes.ts`), and `eventOf(response)` builds the view of any event, which is how
 //! a subscription dispatches on what it reads.
 
@@ -27,8 +27,19 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
 
     let mut body = String::new();
     let mut imports = BTreeSet::new();
+    // An answer that shares its op with another answer type (`x-answer-also`) keeps its tag, as events do, so
+    // that the caller can tell them apart.
+    let shared: BTreeSet<&str> = bundle
+        .other_answers
+        .iter()
+        .flat_map(|(op, others)| {
+            let answer = bundle.answers.iter().find(|(o, _)| o == op).map(|(_, answer)| answer.as_str());
+            others.iter().map(String::as_str).chain(answer)
+        })
+        .collect();
     for (info, variant) in &views {
-        view(&mut body, &mut imports, info, variant).with_context(|| format!("the view of {}", info.tag))?;
+        let tagged = info.event || shared.contains(info.tag.as_str());
+        view(&mut body, &mut imports, info, variant, tagged).with_context(|| format!("the view of {}", info.tag))?;
     }
     let events: Vec<&ResponseInfo> = views.iter().map(|(info, _)| *info).filter(|info| info.event).collect();
     if !events.is_empty() {
@@ -63,7 +74,14 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
 }
 
 /// The interface of one view and the function that builds it.
-fn view(out: &mut String, imports: &mut BTreeSet<String>, info: &ResponseInfo, variant: &Value) -> Result<()> {
+/// `tagged`: the view keeps the `type` tag.
+fn view(
+    out: &mut String,
+    imports: &mut BTreeSet<String>,
+    info: &ResponseInfo,
+    variant: &Value,
+    tagged: bool,
+) -> Result<()> {
     let name = pascal(&info.tag);
     let wire = format!("{name}Response");
     imports.insert(wire.clone());
@@ -74,7 +92,7 @@ fn view(out: &mut String, imports: &mut BTreeSet<String>, info: &ResponseInfo, v
 
     let mut members = String::new();
     let mut values = String::new();
-    if info.event {
+    if tagged {
         let _ = writeln!(members, "  /** Tag: `{}`. */\n  readonly type: {:?};", info.tag, info.tag);
         let _ = writeln!(values, "    type: {:?},", info.tag);
     }

@@ -1,7 +1,7 @@
 //! What `run` and `waitCommand` answer (SPEC SH10, SH11): a `CommandOutcome`, the command's end with its text
 //! or the news that it still runs when the request's timeout passed. The shapes are the generated views of
-//! `command_finished` and `command_running`, with what an answer (unlike the subscription event of the same
-//! type) always carries made required, and a `type` on both so that a caller narrows the union by it.
+//! `command_finished` and `command_running` (both keep their `type`, so a caller narrows the union by it), with
+//! what an answer (unlike the subscription event of the same type) always carries made required.
 
 import type { AnswerTo } from "../generated/protocol.js";
 import { commandFinishedOf, commandRunningOf, type CommandFinished, type CommandRunning } from "../generated/views.js";
@@ -24,9 +24,7 @@ export interface FinishedCommand extends CommandFinished {
 
 /** The request's timeout passed first: the command goes on, and `waitCommand(id, commandId)` waits again.
  * `outputStart` is null while the shell has not started it yet. */
-export interface RunningCommand extends CommandRunning {
-  readonly type: "command_running";
-}
+export type RunningCommand = CommandRunning;
 
 /** How a `run` or `waitCommand` ended, discriminated by `type`. */
 export type CommandOutcome = FinishedCommand | RunningCommand;
@@ -35,7 +33,7 @@ export type CommandOutcome = FinishedCommand | RunningCommand;
  * without its text is a `ProtocolError`. */
 export function commandOutcomeOf(answer: AnswerTo<"run" | "wait_command">): CommandOutcome {
   if (answer.type === "command_running") {
-    return { type: "command_running", ...commandRunningOf(answer) };
+    return commandRunningOf(answer);
   }
   const { text, truncated } = answer;
   if (text === undefined || truncated === undefined) {

@@ -306,6 +306,8 @@ export function commandFinishedOf(response: CommandFinishedResponse): CommandFin
 
 /** The answer to `run` or `wait_command` whose `timeout_ms` passed before the command ended: it goes on running, and `wait_command` with this `command_id` waits again (SPEC SH11). */
 export interface CommandRunning {
+  /** Tag: `command_running`. */
+  readonly type: "command_running";
   /** The command: for a `run` whose command the shell has not started yet, the number it will get. */
   readonly commandId: number;
   /** The output offset of its first byte of output, or null when the shell has not started it yet. */
@@ -315,6 +317,7 @@ export interface CommandRunning {
 /** The caller's `CommandRunning` from a checked `command_running`. */
 export function commandRunningOf(response: CommandRunningResponse): CommandRunning {
   return {
+    type: "command_running",
     commandId: response.command_id,
     outputStart: response.output_start,
   };
