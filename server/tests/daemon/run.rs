@@ -320,3 +320,23 @@ fn the_command_line_runs_a_command_with_its_exit_code_and_lists_the_shell_state(
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is running command 3"));
 }
+
+#[test]
+fn terminating_the_terminal_answers_a_waiting_run_with_an_error() {
+    require("bash");
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let home = home();
+    let id = at_prompt(&daemon, "bash", home.path());
+    let answer = thread::scope(|scope| {
+        let waiting = scope.spawn(|| run(&daemon, id, "sleep 60", Some(120_000)));
+        eventually("sleep to run", || {
+            let got = daemon.request(json!({"op": "get", "id": id}));
+            (got["process"]["pty"]["foreground_process"] == "sleep").then_some(())
+        });
+        assert_eq!(daemon.request(json!({"op": "terminate", "id": id}))["type"], "ok");
+        waiting.join().expect("the run")
+    });
+    let said = message(&answer);
+    assert!(said.contains("terminated while the command was waited for") || said.contains("shell exited"), "{answer}");
+}

@@ -106,6 +106,8 @@ fn one_of_each(dir: &Path) -> Vec<Value> {
         json!({"op": "snapshot", "id": PIPE}),
         json!({"op": "read_rows", "id": PIPE}),
         json!({"op": "commands", "id": PIPE, "limit": 5}),
+        json!({"op": "run", "id": PIPE, "command": "true"}),
+        json!({"op": "wait_command", "id": PIPE, "command_id": 1}),
         json!({"op": "rename", "id": PIPE, "title": "x"}),
         json!({"op": "replay", "id": PIPE, "offset": 0}),
         json!({"op": "signal", "id": 99, "signal": "SIGTERM"}),
