@@ -114,13 +114,9 @@ impl Generalizer {
                 out = format!("{}{}", &out[..at + 2], crate::matching::ANY_TEXT);
             }
             for (id, name) in &self.ids {
-                for (before, after) in [
-                    ("process ", " "),
-                    ("process ", ";"),
-                    ("process ", ":"),
-                    ("process ", ""),
-                    ("process ", ")"),
-                ] {
+                for (before, after) in
+                    [("process ", " "), ("process ", ";"), ("process ", ":"), ("process ", ""), ("process ", ")")]
+                {
                     let literal = format!("{before}{id}{after}");
                     if after.is_empty() {
                         if out.ends_with(&literal) {
