@@ -114,7 +114,9 @@ impl Generalizer {
                 out = format!("{}{}", &out[..at + 2], crate::matching::ANY_TEXT);
             }
             for (id, name) in &self.ids {
-                for (before, after) in [("process ", " "), ("process ", ";"), ("process ", ""), ("process ", ")")] {
+                for (before, after) in
+                    [("process ", " "), ("process ", ";"), ("process ", ":"), ("process ", ""), ("process ", ")")]
+                {
                     let literal = format!("{before}{id}{after}");
                     if after.is_empty() {
                         if out.ends_with(&literal) {
@@ -207,6 +209,8 @@ mod tests {
         );
         let error = json!({"type": "error", "message": "process 5 not found"});
         assert_eq!(g.generalize(&error)["message"], "process ${id1} not found");
+        let shell = json!({"type": "error", "message": "process 5: no command 15 (the next command is 5)"});
+        assert_eq!(g.generalize(&shell)["message"], "process ${id1}: no command 15 (the next command is 5)");
         let decode = json!({"type": "error", "message": "invalid write request: missing field `id`"});
         assert_eq!(g.generalize(&decode)["message"], "invalid write request: [..]");
         let duplicate = json!({"type": "error", "message": "invalid request: duplicate member `op`"});

@@ -1,7 +1,8 @@
 //! The suite can fail: a deliberately broken transcript, a "daemon" that never registers, and fake daemons
 //! that leave out a member, swap two events or change a text the protocol fixes are each reported as a
 //! failure with a message that says what differed, and the runner leaves none of the processes it started
-//! behind. A fake that words only the other errors its own way fails only under `--strict-messages`.
+//! behind. A fake that words only the other errors its own way fails only under `--strict-messages`; one that
+//! lacks a feature skips the transcripts that need it.
 
 mod support;
 
@@ -56,6 +57,17 @@ fn against_fake(fault: &str, transcripts: &std::path::Path, filter: &str) -> sup
 
 /// [`against_fake`] with more arguments for the runner.
 fn against_fake_with(fault: &str, transcripts: &std::path::Path, filter: &str, more: &[&str]) -> support::Run {
+    against_fake_announcing("commands", fault, transcripts, filter, more)
+}
+
+/// [`against_fake_with`] with the features the fake announces (comma-separated; empty: none).
+fn against_fake_announcing(
+    features: &str,
+    fault: &str,
+    transcripts: &std::path::Path,
+    filter: &str,
+    more: &[&str],
+) -> support::Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let pidfile = dir.path().join("pid");
     let fake = dir.path().join("fake-daemon");
@@ -67,7 +79,12 @@ fn against_fake_with(fault: &str, transcripts: &std::path::Path, filter: &str, m
     args.extend_from_slice(more);
     let out = run(
         &args,
-        &[("FAKE_FAULT", fault), ("FAKE_ATTACHED", attached), ("FAKE_PIDFILE", pidfile.to_str().expect("UTF-8"))],
+        &[
+            ("FAKE_FAULT", fault),
+            ("FAKE_FEATURES", features),
+            ("FAKE_ATTACHED", attached),
+            ("FAKE_PIDFILE", pidfile.to_str().expect("UTF-8")),
+        ],
     );
     assert!(!process_exists(read_pid(&pidfile)), "the runner left the fake daemon running: {out:?}");
     out
@@ -145,6 +162,23 @@ fn a_run_where_nothing_passes_is_not_a_success() {
     let out = run(&["--daemon", daemon.to_str().expect("UTF-8"), "--transcripts", transcripts], &[]);
     assert_ne!(out.code, Some(0), "{out:?}");
     assert!(format!("{out:?}").contains("no expect step"), "{out:?}");
+}
+
+/// A daemon that does not announce a feature skips its transcripts (header `features`) instead of failing them: a
+/// plain protocol 8 daemon skips those of `commands`, one with `commands` alone those of `input`. Nothing ran, so
+/// neither run is a success.
+#[test]
+fn the_transcripts_of_a_feature_the_daemon_lacks_are_skipped() {
+    for (features, filter, missing) in [("", "shell/", "commands"), ("commands", "input/", "input")] {
+        let out = against_fake_announcing(features, "", &support::transcripts(), filter, &[]);
+        assert_eq!(out.code, Some(2), "{filter}: {out:?}");
+        let lines: Vec<&str> = out.stdout.lines().filter(|line| !line.starts_with("conformance:")).collect();
+        assert!(lines.len() >= 2, "{filter}: {}", out.stdout);
+        let skipped = format!("needs the feature \"{missing}\", which the daemon does not announce");
+        for line in lines {
+            assert!(line.starts_with(&format!("SKIP  {filter}")) && line.ends_with(&skipped), "{filter}: {line}");
+        }
+    }
 }
 
 /// A transcript of two errors as our daemon words them: `process 999 not found`, whose wording is ours, and

@@ -10,6 +10,8 @@ FAKE_FAULT=reworded        words the errors the protocol leaves to the implement
                            opencode-pty (`get` of an unknown id: `no process N` for `process N not found`).
 FAKE_FAULT=changed-fixed   words a text the protocol fixes differently: `unknown request: OP` for
                            `unsupported request: OP`.
+FAKE_FEATURES lists the features it announces, comma-separated (default `commands`; empty: a plain protocol 8
+daemon).
 FAKE_ATTACHED names a JSON file holding a valid `attached` frame (a schema example); FAKE_PIDFILE, if set, is
 where it writes its pid."""
 import json, os, secrets, socket, struct, sys, threading
@@ -18,6 +20,7 @@ args = sys.argv[1:]
 name = args[args.index("--name") + 1]
 root = args[args.index("--runtime-dir") + 1]
 fault = os.environ.get("FAKE_FAULT", "")
+features = [feature for feature in os.environ.get("FAKE_FEATURES", "commands").split(",") if feature]
 directory = os.path.join(root, name)
 os.makedirs(directory, mode=0o700, exist_ok=True)
 path = os.path.join(directory, "fake.sock")
@@ -28,7 +31,7 @@ token, instance = secrets.token_hex(16), secrets.token_hex(16)
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(path)
 listener.listen(16)
-registration = {"instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": ["commands"], "socket": path,
+registration = {"instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": features, "socket": path,
                 "token": token}
 with open(os.path.join(directory, "service.tmp"), "w") as f:
     json.dump(registration, f)
@@ -76,7 +79,7 @@ def serve(conn):
                 send(conn, {"type": "owned"})
                 continue
             if op == "ping":
-                pong = {"type": "pong", "instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": ["commands"]}
+                pong = {"type": "pong", "instance_id": instance, "pid": os.getpid(), "protocol": 8, "features": features}
                 if fault == "missing-member":
                     del pong["features"]
                 send(conn, pong)
