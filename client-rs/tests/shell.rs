@@ -4,7 +4,7 @@
 //! `Client::wait_command` for its end. The daemon is the `opencode-pty` binary built next to this test
 //! (`cargo build -p opencode-pty`; `cargo test --workspace` builds it), stopped when the test ends.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use opencode_pty_client::launch::{Launch, LaunchedDaemon};
@@ -16,23 +16,9 @@ const PROMPT_WAIT: Duration = Duration::from_secs(20);
 /// How often the shell's state is looked at while waiting for its first prompt.
 const POLL: Duration = Duration::from_millis(20);
 
-/// The daemon binary next to this test's own (`target/<profile>/opencode-pty`).
-fn daemon_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
-    let binary = profile_dir.join("opencode-pty");
-    assert!(
-        binary.is_file(),
-        "the daemon binary {} is missing: build it first (`cargo build -p opencode-pty`, or run `cargo test \
-         --workspace`, which builds it)",
-        binary.display()
-    );
-    binary
-}
-
 /// A daemon in a fresh runtime directory and a client for it.
 fn start(root: &Path) -> (LaunchedDaemon, Client) {
-    let daemon = Launch::new(daemon_binary(), root, "shell").start().expect("the daemon starts");
+    let daemon = Launch::new(opencode_pty_testkit::daemon_binary(), root, "shell").start().expect("the daemon starts");
     let client = Client::from_registration(daemon.registration().clone());
     (daemon, client)
 }

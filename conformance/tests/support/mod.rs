@@ -56,19 +56,9 @@ pub(crate) fn run(args: &[&str], envs: &[(&str, &str)]) -> Run {
     Run { code: status.code(), stdout: out.join().expect("stdout"), stderr: err.join().expect("stderr") }
 }
 
-/// The `opencode-pty` binary built next to this test (`target/<profile>/opencode-pty`). `cargo test
-/// --workspace` builds it before running any test, since the server's own tests need it.
+/// The `opencode-pty` binary built next to this test.
 pub(crate) fn daemon_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
-    let binary = profile_dir.join("opencode-pty");
-    assert!(
-        binary.is_file(),
-        "the daemon binary {} is missing: build it first (`cargo build -p opencode-pty`, or run `cargo test \
-         --workspace`, which builds it)",
-        binary.display()
-    );
-    binary
+    opencode_pty_testkit::daemon_binary()
 }
 
 /// The transcripts of this crate.

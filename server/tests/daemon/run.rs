@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use support::{Daemon, eventually, frames_until, message, recv, send};
 
-use super::shell::{SHELLS, commands, create, home, require, shell_of, type_line};
+use super::shell::{SHELLS, at_prompt, commands, create, home, require, shell_of, type_line};
 
 /// Sends `run` on a connection of its own and returns the answer.
 fn run(daemon: &Daemon, id: u64, command: &str, timeout_ms: Option<u64>) -> Value {
@@ -23,13 +23,6 @@ fn finished(daemon: &Daemon, id: u64, command: &str) -> (Value, String) {
     let answer = run(daemon, id, command, None);
     assert_eq!(answer["type"], "command_finished", "{command}: {answer}");
     (answer["exit_code"].clone(), answer["text"].as_str().expect("text").to_owned())
-}
-
-/// A terminal of `shell` with shell integration, at its first prompt.
-fn at_prompt(daemon: &Daemon, shell: &str, home: &std::path::Path) -> u64 {
-    let id = create(daemon, shell, home, home, &[]);
-    eventually(&format!("{shell}'s first prompt"), || (shell_of(daemon, id)["state"] == "prompt").then_some(()));
-    id
 }
 
 #[test]

@@ -64,6 +64,13 @@ pub(super) fn create(daemon: &Daemon, shell: &str, home: &Path, cwd: &Path, env:
     created["process"]["id"].as_u64().expect("id")
 }
 
+/// A terminal of `shell` with shell integration in `home`, at its first prompt.
+pub(super) fn at_prompt(daemon: &Daemon, shell: &str, home: &Path) -> u64 {
+    let id = create(daemon, shell, home, home, &[]);
+    eventually(&format!("{shell}'s first prompt"), || (shell_of(daemon, id)["state"] == "prompt").then_some(()));
+    id
+}
+
 /// `pty.shell` as `get` reports it to a request that names the feature `commands`.
 pub(super) fn shell_of(daemon: &Daemon, id: u64) -> Value {
     let got = daemon.request(json!({"op": "get", "id": id, "features": ["commands"]}));
@@ -175,8 +182,7 @@ fn marks_without_the_nonce_start_and_end_nothing() {
         // What `cat` prints: an end with status 7 and a prompt, bare and with someone else's nonce.
         let forged = "\x1b]133;D;7\x07\x1b]133;A\x07\x1b]133;D;7;opty=00000000000000000000000000000000.99\x07forged\n";
         std::fs::write(home.path().join("forged.log"), forged).expect("log");
-        let id = create(&daemon, shell, home.path(), home.path(), &[]);
-        eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+        let id = at_prompt(&daemon, shell, home.path());
         type_line(&daemon, id, "cat forged.log; sleep 0.2; echo after");
         let list = finished(&daemon, id, 1);
         assert_eq!(list[0]["exit_code"], 0, "{shell}: {list:?}");
@@ -255,8 +261,7 @@ fn a_command_that_exits_the_shell_ends_with_the_output() {
         let daemon = Daemon::start();
         let _owner = daemon.own();
         let home = home();
-        let id = create(&daemon, shell, home.path(), home.path(), &[]);
-        eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+        let id = at_prompt(&daemon, shell, home.path());
         type_line(&daemon, id, "exit 3");
         let process = eventually(&format!("{shell} to exit"), || {
             let got = daemon.request(json!({"op": "get", "id": id}));
@@ -325,8 +330,7 @@ fn ctrl_c_ends_a_running_command_with_the_shell_status_of_an_interrupt() {
         let daemon = Daemon::start();
         let _owner = daemon.own();
         let home = home();
-        let id = create(&daemon, shell, home.path(), home.path(), &[]);
-        eventually("the first prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+        let id = at_prompt(&daemon, shell, home.path());
         type_line(&daemon, id, "sleep 30");
         // Interrupted once it runs (an interrupt during fish's preexec event cancels the command before it
         // starts, and fish then writes no end mark: it ends at the next prompt without a status).
