@@ -100,9 +100,7 @@ fn run_is_refused_while_a_command_runs_or_something_was_typed_and_a_timeout_leav
             stream
         })
         .collect();
-    // Both are registered before the command ends: `wait_command` is answered after the actor took it, and a
-    // third request on the same actor is answered after both.
-    eventually("the waiters to be in", || (shell_of(&daemon, id)["state"] == "running").then_some(()));
+    // Whether each is registered before the command's end or after it, it gets the same answer.
     std::fs::write(&fifo, "go\n").expect("write the fifo");
     for mut stream in waiters {
         let answer = recv(&mut stream).expect("an answer");
@@ -332,4 +330,29 @@ fn terminating_the_terminal_answers_a_waiting_run_with_an_error() {
     });
     let said = message(&answer);
     assert!(said.contains("terminated while the command was waited for") || said.contains("shell exited"), "{answer}");
+}
+
+#[test]
+fn input_typed_ahead_that_joins_the_line_is_told_and_a_tab_is_typed_not_completed() {
+    require("bash");
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let home = home();
+    let id = at_prompt(&daemon, "bash", home.path());
+    let running = run(&daemon, id, "sleep 1", Some(0));
+    assert_eq!(running["type"], "command_running", "{running}");
+    // Typed while `sleep` runs: the terminal keeps it for the next prompt's line.
+    let data = BASE64.encode("abc");
+    let typed = daemon.request(json!({"op": "write", "id": id, "attachment_id": null, "data_base64": data}));
+    assert_eq!(typed["type"], "ok");
+    let done = daemon.request(json!({"op": "wait_command", "id": id, "command_id": 1}));
+    assert_eq!(done["type"], "command_finished", "{done}");
+    let joined = run(&daemon, id, "echo X", None);
+    assert!(message(&joined).contains("rather than the command run typed"), "{joined}");
+    assert!(message(&joined).contains("`abcecho X`"), "{joined}");
+    eventually("the prompt", || (shell_of(&daemon, id)["state"] == "prompt").then_some(()));
+    // A tab goes in a bracketed paste: typed as it is, never a completion.
+    std::fs::write(home.path().join("a-file-to-complete"), "").expect("a file");
+    let (code, text) = finished(&daemon, id, "printf '%s\\n' 'a-f\t'");
+    assert_eq!((code, text.trim_end()), (json!(0), "a-f"), "the tab printed as a tab, not completed");
 }

@@ -86,10 +86,12 @@ impl Actor {
 
     /// Queues client input for the PTY, after everything queued before it. Fails, queuing nothing, when more
     /// than [`MAX_PENDING_INPUT_BYTES`] would be waiting (the child is not reading its input).
-    /// At a shell's prompt, the prompt's line may hold text from then on (`run` refuses it).
+    /// At a shell's prompt, the prompt's line may hold text from then on (`run` refuses it), unless nothing was
+    /// typed: empty input, or a focus report a terminal UI forwards (which a line editor does not insert).
     pub(super) fn queue_input(&mut self, bytes: Vec<u8>) -> Result<(), ServiceError> {
+        let typing = !bytes.is_empty() && bytes != b"\x1b[I" && bytes != b"\x1b[O";
         self.queue_typed(bytes)?;
-        if let Some(shell) = &mut self.shell {
+        if let Some(shell) = self.shell.as_mut().filter(|_| typing) {
             shell.input_written();
         }
         Ok(())

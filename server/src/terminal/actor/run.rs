@@ -19,23 +19,27 @@ pub(crate) const MAX_COMMAND_WAITERS: usize = 64;
 /// DEC private mode 2004: bracketed paste, which a multi-line command needs.
 const BRACKETED_PASTE: u16 = 2004;
 
-/// How long a command of several lines waits, once the prompt is drawn, for the shell to enable bracketed paste
-/// (zsh enables it just after drawing its prompt) before `run` gives up on it.
-pub(crate) const PASTE_MODE_GRACE: Duration = Duration::from_millis(500);
+/// How long a command sent as a bracketed paste waits for the prompt to be drawn (its B mark) with bracketed
+/// paste on (zsh enables it just after drawing its prompt), counted from the `run` or from the latest prompt
+/// mark, before `run` gives up on it (a prompt that takes longer to draw, a shell whose B mark a prompt
+/// framework removed, a line editor without bracketed paste).
+pub(crate) const PASTE_MODE_GRACE: Duration = Duration::from_secs(2);
 
-/// A command of several lines `run` holds until the shell's line editor takes a bracketed paste.
+/// A command `run` holds until the shell's line editor takes a bracketed paste (several lines, or a tab).
 #[derive(Debug)]
 struct Deferred {
     command: String,
-    /// When the prompt was first seen drawn without bracketed paste on.
-    ready_without_paste: Option<Instant>,
+    /// When `run` gives up on typing it.
+    give_up_at: Instant,
 }
 
 /// A command `run` typed that the shell has not started yet.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Pending {
     /// The id the shell will give it.
     id: u64,
+    /// The command line `run` typed, to compare with the one the shell reports.
+    command: String,
     /// The prompts shown by the time it can no longer start (the shell showed a prompt without running it).
     gives_up_after: u64,
 }
@@ -57,8 +61,7 @@ pub(super) struct Runs {
 impl Runs {
     /// When the next waiter's answer is due, if any waits.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
-        let paste = self.deferred.as_ref().and_then(|deferred| deferred.ready_without_paste);
-        let paste = paste.map(|since| since + PASTE_MODE_GRACE);
+        let paste = self.deferred.as_ref().map(|deferred| deferred.give_up_at);
         self.waiters.iter().map(|(_, waiter)| waiter.deadline).chain(paste).min()
     }
 }
@@ -83,16 +86,22 @@ impl Actor {
             }
             ShellStateState::Prompt => {}
         }
-        if let Some(pending) = self.runs.pending {
-            return refuse(format!("the command run typed (command {}) has not started yet", pending.id));
+        if let Some(pending) = &self.runs.pending {
+            return refuse(format!(
+                "the command run typed (command {}) has not started yet (a line the shell has not finished \
+                 reading, such as one with an open quote, waits for more: Ctrl-C through input abandons it)",
+                pending.id
+            ));
         }
         if shell.typed() {
             return refuse("something was typed at the prompt since it was shown; run needs an empty prompt".into());
         }
         self.make_room_for_a_waiter()?;
-        if command.contains('\n') {
-            // Typed once the line editor takes a bracketed paste (see `type_deferred`).
-            self.runs.deferred = Some(Deferred { command: command.to_owned(), ready_without_paste: None });
+        if command.contains(['\n', '\t']) {
+            // Typed once the line editor takes a bracketed paste (see `type_deferred`): a newline would end the
+            // line early, a tab ask for completion.
+            let give_up_at = Instant::now() + PASTE_MODE_GRACE;
+            self.runs.deferred = Some(Deferred { command: command.to_owned(), give_up_at });
         } else {
             let mut bytes = command.as_bytes().to_vec();
             bytes.push(b'\r');
@@ -102,21 +111,20 @@ impl Actor {
         // At a prompt whose `P` mark has not come yet (the end mark came, the prompt is being drawn), that mark
         // is still this prompt's.
         let prompts = shell.prompts() + u64::from(shell.awaiting_prompt());
-        let pending = Pending { id: shell.next_id(), gives_up_after: prompts };
-        self.runs.pending = Some(pending);
-        self.runs.waiters.push((pending.id, waiter));
+        let id = shell.next_id();
+        self.runs.pending = Some(Pending { id, command: command.to_owned(), gives_up_after: prompts });
+        self.runs.waiters.push((id, waiter));
         self.type_deferred(Instant::now());
         Ok(())
     }
 
-    /// Types a command of several lines that `run` holds, as one bracketed paste, once the prompt is drawn and
-    /// the shell has enabled bracketed paste; gives up when it has not [`PASTE_MODE_GRACE`] after the prompt.
+    /// Types a command that `run` holds, as one bracketed paste, once the prompt is drawn and the shell has
+    /// enabled bracketed paste; gives up at its deadline ([`PASTE_MODE_GRACE`] after the `run` or the latest
+    /// prompt mark), answering its waiters.
     pub(super) fn type_deferred(&mut self, now: Instant) {
-        let Some(deferred) = &mut self.runs.deferred else { return };
-        if !self.shell.as_ref().is_some_and(|shell| shell.input_ready()) {
-            return;
-        }
-        if self.vt.mode(BRACKETED_PASTE, ModeKind::Dec).unwrap_or(false) {
+        let Some(deferred) = &self.runs.deferred else { return };
+        let ready = self.shell.as_ref().is_some_and(|shell| shell.input_ready());
+        if ready && self.vt.mode(BRACKETED_PASTE, ModeKind::Dec).unwrap_or(false) {
             let deferred = self.runs.deferred.take().expect("checked above");
             let mut bytes = Vec::with_capacity(deferred.command.len() + 16);
             bytes.extend_from_slice(b"\x1b[200~");
@@ -125,13 +133,19 @@ impl Actor {
             if let Err(refused) = self.queue_typed(bytes) {
                 self.fail_pending(refused.to_string());
             }
+            // Typed at this prompt: the next one shows that the shell did not start it.
+            let prompts = self.shell.as_ref().map_or(0, |shell| shell.prompts());
+            if let Some(pending) = &mut self.runs.pending {
+                pending.gives_up_after = prompts;
+            }
             return;
         }
-        let since = *deferred.ready_without_paste.get_or_insert(now);
-        if now >= since + PASTE_MODE_GRACE {
+        if now >= deferred.give_up_at {
             self.runs.deferred = None;
             self.fail_pending(
-                "a command of several lines needs bracketed paste, which the shell has not enabled".into(),
+                "a command of several lines or with a tab needs bracketed paste, and the shell did not show its \
+                 prompt with bracketed paste enabled within 2 s"
+                    .into(),
             );
         }
     }
@@ -158,7 +172,7 @@ impl Actor {
             self.runs.waiters.push((command_id, waiter));
             return Ok(());
         }
-        if self.runs.pending.is_some_and(|pending| pending.id == command_id) {
+        if self.runs.pending.as_ref().is_some_and(|pending| pending.id == command_id) {
             self.make_room_for_a_waiter()?;
             self.runs.waiters.push((command_id, waiter));
             return Ok(());
@@ -245,10 +259,23 @@ impl Actor {
     /// The shell started command `id`: the command `run` typed, if one was pending; captured when someone
     /// waits for it.
     pub(super) fn run_started(&mut self, id: u64) {
-        if let Some(pending) = self.runs.pending.take() {
+        // A command still held (not typed) is not this one.
+        let typed = if self.runs.deferred.is_some() { None } else { self.runs.pending.take() };
+        if let Some(pending) = typed {
             for (waits_for, _) in &mut self.runs.waiters {
                 if *waits_for == pending.id {
                     *waits_for = id;
+                }
+            }
+            let reported = self.shell.as_ref().and_then(|shell| shell.command(id)).map(|c| c.command.clone());
+            if let Some(reported) = reported.filter(|reported| !same_command(reported, &pending.command)) {
+                // Input typed ahead (while the last command ran, or before the prompt) joined the line.
+                let message = format!(
+                    "its shell started `{reported}` (command {id}) rather than the command run typed: input typed \
+                     ahead of it joined the line"
+                );
+                for (_, waiter) in self.runs.waiters.extract_if(.., |(waits_for, _)| *waits_for == id) {
+                    waiter.answer(Err(ServiceError::Shell { id: self.parts.id, message: message.clone() }));
                 }
             }
         }
@@ -280,12 +307,15 @@ impl Actor {
     /// The shell showed a prompt: a command `run` typed that it has not started by now never will.
     pub(super) fn run_prompted(&mut self) {
         let prompts = self.shell.as_ref().map_or(0, |shell| shell.prompts());
-        if self.runs.deferred.is_some() {
-            // Not typed yet: the new prompt is the one it waits for.
+        if let Some(deferred) = &mut self.runs.deferred {
+            // Not typed yet: the new prompt is the one it waits for, and it is being drawn.
+            deferred.give_up_at = deferred.give_up_at.max(Instant::now() + PASTE_MODE_GRACE);
             return;
         }
-        let Some(pending) = self.runs.pending.filter(|pending| prompts > pending.gives_up_after) else { return };
-        self.runs.pending = None;
+        if self.runs.pending.as_ref().is_none_or(|pending| prompts <= pending.gives_up_after) {
+            return;
+        }
+        let Some(pending) = self.runs.pending.take() else { return };
         let message = format!(
             "its shell showed a new prompt without starting the command run typed (command {}): a line it could \
              not parse, or one the shell's line editor took otherwise",
@@ -302,7 +332,15 @@ impl Actor {
         self.runs.deferred = None;
         self.runs.capture = None;
         for (command_id, waiter) in std::mem::take(&mut self.runs.waiters) {
-            waiter.answer(Err(self.shell_exited(command_id)));
+            let started = self.shell.as_ref().is_some_and(|shell| shell.command(command_id).is_some());
+            let error = match started {
+                true => self.shell_exited(command_id),
+                false => ServiceError::Shell {
+                    id: self.parts.id,
+                    message: format!("its shell exited before the command run typed (command {command_id}) started"),
+                },
+            };
+            waiter.answer(Err(error));
         }
     }
 
@@ -318,5 +356,27 @@ impl Actor {
             waiter.answer(Ok(Response::CommandRunning { command_id, output_start }));
         }
         // The capture goes on (bounded): a `wait_command` that comes later still gets the output's head.
+    }
+}
+
+/// Whether the command line the shell reported is the one `run` typed: the same (spaces around aside), or its
+/// start (bash reports the first line of several, and a long line is kept cut). An empty report (a line bash kept
+/// out of its history) says nothing against it.
+fn same_command(reported: &str, typed: &str) -> bool {
+    let (reported, typed) = (reported.trim(), typed.trim());
+    reported.is_empty() || typed.starts_with(reported)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_command;
+
+    #[test]
+    fn a_reported_command_line_matches_what_was_typed_or_its_start() {
+        assert!(same_command("echo X", "echo X"));
+        assert!(same_command("echo a", "echo a\necho b"), "bash's first line of several");
+        assert!(same_command("", "echo X"), "nothing reported");
+        assert!(!same_command("abcecho X", "echo X"), "type-ahead joined the line");
+        assert!(!same_command("ls", "echo X"));
     }
 }

@@ -3,16 +3,22 @@
 //! they scroll into its history, and whose screen gives the last rows. The first rows are kept up to half of [`MAX_ROWS_BYTES`] (the head), the last rows in a ring of the
 //! other half (the tail); rows in between are counted and left out, and a marker row says how many.
 //!
-//! The bytes are fed in pieces of at most [`CAPTURE_PIECE_BYTES`] and the history is read and cleared after each,
-//! so the emulator never holds more than a piece's rows of history and no row leaves it unread.
+//! The bytes are fed in pieces of at most [`CAPTURE_PIECE_BYTES`], and after each the rows new in the history are
+//! read. The history is cleared (by a `CSI 3 J` of ours) only where the output stands between two of its own
+//! sequences ([`ground::Ground`]), so that the clear never lands inside one of them; so the emulator rarely holds
+//! more than a few pieces' rows of history, and no row leaves it unread (a row pushed out of a full history
+//! anyway, by a huge scroll count, makes the text `truncated`).
+
+mod ground;
 
 use std::collections::VecDeque;
 
 use opencode_pty_protocol::MAX_ROWS_BYTES;
 use opencode_pty_vt::{Terminal, row_json_cost};
 
-/// The most output bytes fed to a capture's emulator between two reads of its history: each byte makes at most
-/// one row, so its history ([`CAPTURE_HISTORY_LINES`]) always holds every row a piece made.
+/// The most output bytes fed to a capture's emulator between two reads of its history: a byte makes at most one
+/// row but for a scroll with a count (`CSI n S`), so its history ([`CAPTURE_HISTORY_LINES`]) holds every row a
+/// piece or two make.
 pub(crate) const CAPTURE_PIECE_BYTES: usize = 4096;
 
 /// The history of a capture's emulator, in rows: more than a piece can make.
@@ -46,6 +52,12 @@ pub(crate) struct Capture {
     left_out: u64,
     /// Whether the capture started after the command's first bytes had left the replay buffer.
     missed_start: bool,
+    /// The rows of the emulator's history already taken.
+    taken: usize,
+    /// Where the output stands: the history is cleared only between sequences.
+    ground: ground::Ground,
+    /// Rows may have left the emulator's history unread.
+    lost: bool,
 }
 
 impl std::fmt::Debug for Capture {
@@ -67,6 +79,9 @@ impl Capture {
             tail_cost: 0,
             left_out: 0,
             missed_start,
+            taken: 0,
+            ground: ground::Ground::default(),
+            lost: false,
         })
     }
 
@@ -74,23 +89,32 @@ impl Capture {
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
         for piece in bytes.chunks(CAPTURE_PIECE_BYTES) {
             self.vt.write(piece);
+            self.ground.feed(piece);
             // Replies (to a query in the output) are the terminal's business, not the capture's.
             drop(self.vt.take_replies());
             self.take_history();
         }
     }
 
-    /// The rows that scrolled into the emulator's history, which no later byte can change.
+    /// The rows that scrolled into the emulator's history since the last time, which no later byte can change;
+    /// the history is then cleared when the output stands between sequences.
     fn take_history(&mut self) {
         let count = self.vt.scrollback_rows();
-        if count == 0 {
-            return;
+        if count >= CAPTURE_HISTORY_LINES {
+            // Full: the oldest rows may have gone unread, and the numbering has moved.
+            self.lost = true;
+            self.taken = self.taken.min(count);
         }
-        // A row's cost is at most a few times its cells; a piece's rows fit this budget by far.
-        let rows = self.vt.read_row_range(0, count, usize::MAX).unwrap_or_default();
-        self.vt.clear_history();
-        for row in rows {
-            self.keep(row);
+        if count > self.taken {
+            let rows = self.vt.read_row_range(self.taken, count - self.taken, usize::MAX).unwrap_or_default();
+            self.taken = count;
+            for row in rows {
+                self.keep(row);
+            }
+        }
+        if self.taken > 0 && self.ground.at_ground() {
+            self.vt.clear_history();
+            self.taken = 0;
         }
     }
 
@@ -117,13 +141,14 @@ impl Capture {
     /// The text of the output fed so far (the command ended).
     pub(crate) fn finish(mut self) -> CommandText {
         self.take_history();
-        // Then the screen, filled from its top; the blank rows below the output are trimmed below.
-        let screen = self.vt.read_row_range(0, self.vt.total_rows(), usize::MAX).unwrap_or_default();
+        // Then the screen, filled from its top (below the history not yet cleared); trailing blank rows are
+        // trimmed below.
+        let screen = self.vt.read_row_range(self.taken, self.vt.total_rows(), usize::MAX).unwrap_or_default();
         for row in screen {
             self.keep(row);
         }
         let mut rows: Vec<String> = Vec::with_capacity(self.head.len() + self.tail.len() + 1);
-        let truncated = self.left_out > 0 || self.missed_start;
+        let truncated = self.left_out > 0 || self.missed_start || self.lost;
         if self.missed_start {
             rows.push("[... the start of the output is no longer kept ...]".to_owned());
         }

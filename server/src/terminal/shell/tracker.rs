@@ -41,6 +41,9 @@ pub(crate) struct Tracker {
     next_id: u64,
     /// Whether input reached the terminal while the shell was at this prompt (so its line may hold text).
     typed: bool,
+    /// Whether input reached it after a command's end and before the next prompt's `P` mark: the next prompt's
+    /// line editor reads it.
+    typed_before_prompt: bool,
     /// Prompts shown so far (each `P` mark).
     prompts: u64,
     /// A command's end came and the next prompt's `P` mark has not yet.
@@ -62,6 +65,7 @@ impl Tracker {
             running: false,
             next_id: 1,
             typed: false,
+            typed_before_prompt: false,
             prompts: 0,
             awaiting_prompt: false,
             input_ready: false,
@@ -90,21 +94,26 @@ impl Tracker {
             return;
         }
         self.sequence = mark.sequence;
-        self.input_ready = matches!(mark.kind, Kind::Input);
+        self.input_ready = matches!(mark.kind, Kind::Input) && !self.running;
         match mark.kind {
             Kind::Prompt { cwd } => {
                 // A prompt without the end of the command before it (its end mark was lost): it ended here.
                 self.finish(start, None, now, changes);
                 self.cwd = cwd.and_then(|cwd| shell_cwd(&cwd));
                 self.state = ShellStateState::Prompt;
-                self.typed = false;
+                // A new prompt's line is empty (after Ctrl-C or an empty line too), but for what was typed
+                // since the last command's end, which its line editor reads.
+                self.typed = std::mem::take(&mut self.typed_before_prompt);
                 self.prompts += 1;
                 self.awaiting_prompt = false;
             }
-            Kind::Input => self.state = ShellStateState::Prompt,
+            // The end of a prompt drawn while a command runs (a nested shell's, say) is the command's output.
+            Kind::Input if !self.running => self.state = ShellStateState::Prompt,
+            Kind::Input => {}
             Kind::Output { command } => {
                 self.finish(start, None, now, changes);
                 self.typed = false;
+                self.typed_before_prompt = false;
                 let command_id = self.next_id;
                 self.next_id += 1;
                 if self.commands.len() == MAX_COMMANDS {
@@ -166,6 +175,7 @@ impl Tracker {
     pub(crate) fn input_written(&mut self) {
         if self.state == ShellStateState::Prompt {
             self.typed = true;
+            self.typed_before_prompt |= self.awaiting_prompt;
         }
     }
 

@@ -66,3 +66,29 @@ fn a_capture_that_missed_the_start_says_so() {
     assert!(got.truncated);
     assert_eq!(got.text, "[... the start of the output is no longer kept ...]\nlate");
 }
+
+#[test]
+fn a_piece_that_ends_inside_a_sequence_or_a_character_leaves_it_whole() {
+    let mut rows = String::new();
+    for n in 0..40 {
+        rows.push_str(&format!("row {n}\r\n"));
+    }
+    // Each split lands where the history has rows to take: the capture's own clear must wait for the end of
+    // the sequence (or character) the output is in.
+    let splits: [(&[u8], &[u8], &str); 3] = [
+        (b"xx\x1b[3", b"1mRED\x1b[m\r\n", "xxRED"),
+        (b"see \x1b]8;;http://exa", b"mple.com\x07link\x1b]8;;\x07\r\n", "see link"),
+        (b"caf\xc3", b"\xa9\r\n", "caf\u{e9}"),
+    ];
+    for (first, second, row) in splits {
+        let mut capture = Capture::new(20, 5, false).unwrap();
+        let mut bytes = rows.clone().into_bytes();
+        bytes.extend_from_slice(first);
+        capture.feed(&bytes);
+        capture.feed(second);
+        let got = capture.finish();
+        let lines: Vec<&str> = got.text.split('\n').collect();
+        assert_eq!(lines.len(), 41, "{got:?}");
+        assert_eq!((lines[39], lines[40]), ("row 39", row));
+    }
+}
