@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use support::{Daemon, eventually, frames_until, message, recv, send};
 
-use super::shell::{SHELLS, at_prompt, commands, create, home, require, shell_of, type_line};
+use super::shell::{SHELLS, Session, at_prompt, commands, create, home, require, session, shell_of, type_line};
 
 /// Sends `run` on a connection of its own and returns the answer.
 fn run(daemon: &Daemon, id: u64, command: &str, timeout_ms: Option<u64>) -> Value {
@@ -28,11 +28,7 @@ fn finished(daemon: &Daemon, id: u64, command: &str) -> (Value, String) {
 #[test]
 fn one_shell_keeps_its_state_across_runs_with_exit_codes_and_text() {
     for shell in SHELLS {
-        require(shell);
-        let daemon = Daemon::start();
-        let _owner = daemon.own();
-        let home = home();
-        let id = at_prompt(&daemon, shell, home.path());
+        let Session { daemon, _owner, home, id } = session(shell);
         let tmp = tempfile::tempdir().expect("dir");
         let dir = tmp.path().to_str().expect("utf-8 path");
         let set = if shell == "fish" { "set -gx FOO bar" } else { "export FOO=bar" };
@@ -66,11 +62,7 @@ fn one_shell_keeps_its_state_across_runs_with_exit_codes_and_text() {
 
 #[test]
 fn run_is_refused_while_a_command_runs_or_something_was_typed_and_a_timeout_leaves_it_running() {
-    require("bash");
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let home = home();
-    let id = at_prompt(&daemon, "bash", home.path());
+    let Session { daemon, _owner, home, id } = session("bash");
     // Typed at the prompt: run refuses, and nothing is typed for it.
     let data = BASE64.encode("echo typed");
     let typed = daemon.request(json!({"op": "write", "id": id, "attachment_id": null, "data_base64": data}));
@@ -119,11 +111,7 @@ fn run_is_refused_while_a_command_runs_or_something_was_typed_and_a_timeout_leav
 #[test]
 fn ctrl_c_through_input_during_a_run_ends_it_with_130() {
     for shell in SHELLS {
-        require(shell);
-        let daemon = Daemon::start();
-        let _owner = daemon.own();
-        let home = home();
-        let id = at_prompt(&daemon, shell, home.path());
+        let Session { daemon, _owner, home: _home, id } = session(shell);
         let answer = thread::scope(|scope| {
             let waiting = scope.spawn(|| run(&daemon, id, "sleep 30", Some(60_000)));
             eventually("sleep to run", || {
@@ -146,11 +134,7 @@ fn ctrl_c_through_input_during_a_run_ends_it_with_130() {
 
 #[test]
 fn a_command_that_exits_the_shell_answers_an_error_and_so_does_a_terminal_without_integration() {
-    require("bash");
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let home = home();
-    let id = at_prompt(&daemon, "bash", home.path());
+    let Session { daemon, _owner, home: _home, id } = session("bash");
     let answer = run(&daemon, id, "exit 3", None);
     assert!(message(&answer).contains("its shell exited while command 1 ran"), "{answer}");
     let after = run(&daemon, id, "true", None);
@@ -167,11 +151,7 @@ fn a_command_that_exits_the_shell_answers_an_error_and_so_does_a_terminal_withou
 
 #[test]
 fn fifty_mebibytes_of_output_keep_exact_offsets_and_a_truncated_text_with_head_and_tail() {
-    require("bash");
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let home = home();
-    let id = at_prompt(&daemon, "bash", home.path());
+    let Session { daemon, _owner, home: _home, id } = session("bash");
     // 524288 rows of 99 digits and a newline (the terminal makes it \r\n): 50 MiB and 512 KiB of output.
     let rows = 524_288u64;
     let command = format!("seq -f '%099g' 1 {rows}");
@@ -191,11 +171,7 @@ fn fifty_mebibytes_of_output_keep_exact_offsets_and_a_truncated_text_with_head_a
 
 #[test]
 fn a_subscriber_that_opts_in_gets_command_events_between_the_right_bytes() {
-    require("bash");
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let home = home();
-    let id = at_prompt(&daemon, "bash", home.path());
+    let Session { daemon, _owner, home: _home, id } = session("bash");
     let mut stream = daemon.connect();
     let subscribe = json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "agent", "role": "observer",
                            "takeover": false, "events": ["commands", "input"]});
@@ -314,11 +290,7 @@ fn the_command_line_runs_a_command_with_its_exit_code_and_lists_the_shell_state(
 
 #[test]
 fn terminating_the_terminal_answers_a_waiting_run_with_an_error() {
-    require("bash");
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let home = home();
-    let id = at_prompt(&daemon, "bash", home.path());
+    let Session { daemon, _owner, home: _home, id } = session("bash");
     let answer = thread::scope(|scope| {
         let waiting = scope.spawn(|| run(&daemon, id, "sleep 60", Some(120_000)));
         eventually("sleep to run", || {
@@ -334,11 +306,7 @@ fn terminating_the_terminal_answers_a_waiting_run_with_an_error() {
 
 #[test]
 fn input_typed_ahead_that_joins_the_line_is_told_and_a_tab_is_typed_not_completed() {
-    require("bash");
-    let daemon = Daemon::start();
-    let _owner = daemon.own();
-    let home = home();
-    let id = at_prompt(&daemon, "bash", home.path());
+    let Session { daemon, _owner, home, id } = session("bash");
     let running = run(&daemon, id, "sleep 1", Some(0));
     assert_eq!(running["type"], "command_running", "{running}");
     // Typed while `sleep` runs: the terminal keeps it for the next prompt's line.

@@ -64,6 +64,25 @@ pub(super) fn create(daemon: &Daemon, shell: &str, home: &Path, cwd: &Path, env:
     created["process"]["id"].as_u64().expect("id")
 }
 
+/// An owned daemon with one terminal of `shell` (which must be installed) started with shell integration in a
+/// fresh home, at its first prompt.
+pub(super) struct Session {
+    pub(super) daemon: Daemon,
+    pub(super) _owner: std::os::unix::net::UnixStream,
+    pub(super) home: tempfile::TempDir,
+    pub(super) id: u64,
+}
+
+/// A [`Session`] of `shell`.
+pub(super) fn session(shell: &str) -> Session {
+    require(shell);
+    let daemon = Daemon::start();
+    let _owner = daemon.own();
+    let home = home();
+    let id = at_prompt(&daemon, shell, home.path());
+    Session { daemon, _owner, home, id }
+}
+
 /// A terminal of `shell` with shell integration in `home`, at its first prompt.
 pub(super) fn at_prompt(daemon: &Daemon, shell: &str, home: &Path) -> u64 {
     let id = create(daemon, shell, home, home, &[]);
@@ -257,11 +276,7 @@ fn the_script_lives_in_the_runtime_directory_until_its_terminal_ends() {
 #[test]
 fn a_command_that_exits_the_shell_ends_with_the_output() {
     for shell in SHELLS {
-        require(shell);
-        let daemon = Daemon::start();
-        let _owner = daemon.own();
-        let home = home();
-        let id = at_prompt(&daemon, shell, home.path());
+        let Session { daemon, _owner, home: _home, id } = session(shell);
         type_line(&daemon, id, "exit 3");
         let process = eventually(&format!("{shell} to exit"), || {
             let got = daemon.request(json!({"op": "get", "id": id}));
@@ -326,11 +341,7 @@ fn login_shells_read_the_login_files_and_still_report_their_commands() {
 #[test]
 fn ctrl_c_ends_a_running_command_with_the_shell_status_of_an_interrupt() {
     for shell in SHELLS {
-        require(shell);
-        let daemon = Daemon::start();
-        let _owner = daemon.own();
-        let home = home();
-        let id = at_prompt(&daemon, shell, home.path());
+        let Session { daemon, _owner, home: _home, id } = session(shell);
         type_line(&daemon, id, "sleep 30");
         // Interrupted once it runs (an interrupt during fish's preexec event cancels the command before it
         // starts, and fish then writes no end mark: it ends at the next prompt without a status).
