@@ -28,6 +28,7 @@ mod procinfo;
 mod service;
 mod terminal;
 mod time;
+pub mod upgrade;
 
 // The public API is what the binary (`main.rs`, `cli/`), the tests and the examples use; everything else is
 // `pub(crate)`, and `unreachable_pub` keeps it so.
