@@ -179,7 +179,7 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let error = open(&File::open(&path).unwrap()).unwrap_err().to_string();
         assert_eq!(error, "the upgrade state is 29 bytes where its header says 34");
-        std::fs::write(&path, &header(STATE_FORMAT, MAX_STATE_BYTES + 1)).unwrap();
+        std::fs::write(&path, header(STATE_FORMAT, MAX_STATE_BYTES + 1)).unwrap();
         let error = open(&File::open(&path).unwrap()).unwrap_err();
         assert!(matches!(error, EnvelopeError::TooLarge(_)), "{error}");
     }

@@ -143,7 +143,7 @@ impl Program {
     }
 
     /// The program's path.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 

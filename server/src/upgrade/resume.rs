@@ -64,6 +64,7 @@ pub(crate) enum Failure {
     /// Before the commit: nothing irreversible happened, and the previous image can take the state.
     Refused(String),
     /// After the commit: the daemon ends.
+    #[expect(dead_code, reason = "the upgrade op (issue 30) calls it; not wired yet")]
     Failed(DaemonError),
 }
 
@@ -77,6 +78,7 @@ impl Fallback {
     /// Gives up the fallback: from now on this image owns the daemon, and a failure ends it. The restore calls it
     /// before its first irreversible act (adopting a passed descriptor, reaping a child, touching the runtime
     /// directory or the socket).
+    #[expect(dead_code, reason = "the upgrade op (issue 30) calls it; not wired yet")]
     pub(crate) fn commit(&mut self) {
         self.exe = None;
     }
