@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use nix::fcntl::{OFlag, open};
 use nix::sys::memfd::{MFdFlags, memfd_create};
 use nix::sys::stat::Mode;
-use opencode_pty::upgrade::{CheckReport, check_report, vet};
+use opencode_pty::{CheckReport, upgrade_check_report, vet_upgrade};
 
 /// The binary under test.
 const DAEMON: &str = env!("CARGO_BIN_EXE_opencode-pty");
@@ -141,9 +141,9 @@ fn upgrade_check_prints_this_builds_report_and_the_preflight_reads_it() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 1, "one line: {stdout}");
     let report: CheckReport = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(report, check_report());
+    assert_eq!(report, upgrade_check_report());
     assert!(report.libghostty_revision.is_some());
-    let (program, vetted) = vet(Some(Path::new(DAEMON))).unwrap();
+    let (program, vetted) = vet_upgrade(Some(Path::new(DAEMON))).unwrap();
     assert_eq!(program.path(), Path::new(DAEMON));
     assert_eq!(vetted, report);
 }
@@ -153,7 +153,7 @@ fn a_new_image_that_cannot_take_the_state_hands_it_to_the_old_one() {
     let dir = tempfile::tempdir().unwrap();
     let program = new_build(dir.path(), "--refuse-state");
     // The new build passes every check before the exec: it would be executed.
-    vet(Some(&program)).unwrap();
+    vet_upgrade(Some(&program)).unwrap();
     let payload = b"what the old daemon saved".to_vec();
     let state = passed_state(&envelope(1, &payload));
     let exe = passed_executable(Path::new(DAEMON));

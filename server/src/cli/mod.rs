@@ -226,7 +226,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         daemon @ Command::Daemon { .. } => run_daemon(daemon_options(daemon)?)?,
         Command::UpgradeCheck => upgrade::check()?,
         Command::Resume { state_fd, fallback_exe_fd, refuse_state, daemon_args } => {
-            let args = opencode_pty::upgrade::ResumeArgs { state_fd, fallback_exe_fd, refuse_state, daemon_args };
+            let args = opencode_pty::ResumeArgs { state_fd, fallback_exe_fd, refuse_state, daemon_args };
             upgrade::resume(args)?
         }
         Command::Guard { record, instance } => opencode_pty::serve_guardian(&record, &instance)?,

@@ -5,19 +5,19 @@ use std::ffi::OsString;
 
 use clap::Parser as _;
 use opencode_pty::DaemonOptions;
-use opencode_pty::upgrade::ResumeArgs;
+use opencode_pty::ResumeArgs;
 
 use super::{Cli, Command, daemon_options};
 
 /// `upgrade-check`: prints this build's report as one JSON line.
 pub(super) fn check() -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string(&opencode_pty::upgrade::check_report())?);
+    println!("{}", serde_json::to_string(&opencode_pty::upgrade_check_report())?);
     Ok(())
 }
 
 /// `resume`: resumes the daemon from the state it was passed, or goes back to the previous executable.
 pub(super) fn resume(args: ResumeArgs) -> anyhow::Result<()> {
-    opencode_pty::upgrade::resume(args, |daemon_args| parse_daemon_args(daemon_args).map_err(|e| format!("{e:#}")))?;
+    opencode_pty::resume_daemon(args, |daemon_args| parse_daemon_args(daemon_args).map_err(|e| format!("{e:#}")))?;
     Ok(())
 }
 

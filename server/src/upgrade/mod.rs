@@ -11,11 +11,3 @@ pub(crate) mod inherited;
 pub(crate) mod preflight;
 pub(crate) mod program;
 pub(crate) mod resume;
-
-// What the binary (`upgrade-check`, `resume`) and the tests use.
-pub use envelope::EnvelopeError;
-pub use exec::ExecError;
-pub use inherited::AdoptError;
-pub use preflight::{CheckReport, PreflightError, Refusal, check_report, vet};
-pub use program::{Program, ProgramError};
-pub use resume::{ResumeArgs, ResumeError, resume};

@@ -115,7 +115,7 @@ pub enum PreflightError {
 
 /// Why an upgrade was refused before anything changed: the program, or its preflight.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub enum UpgradeRefused {
     /// The program is not one the daemon may become.
     #[error(transparent)]
     Program(#[from] ProgramError),
@@ -126,7 +126,7 @@ pub enum Refusal {
 
 /// Every check before an upgrade: `requested` (absent: this daemon's executable as it is on disk now) may be
 /// executed, and its preflight says it can take this daemon's state.
-pub fn vet(requested: Option<&std::path::Path>) -> Result<(Program, CheckReport), Refusal> {
+pub fn vet(requested: Option<&std::path::Path>) -> Result<(Program, CheckReport), UpgradeRefused> {
     let program = Program::resolve(requested)?;
     let report = preflight(&program)?;
     Ok((program, report))
