@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use nix::fcntl::{OFlag, open};
 use nix::sys::memfd::{MFdFlags, memfd_create};
 use nix::sys::stat::Mode;
-use opencode_pty::{CheckReport, upgrade_check_report, vet_upgrade};
+use opencode_pty::{CheckReport, PreflightError, UpgradeRefused, upgrade_check_report, vet_upgrade};
 
 /// The binary under test.
 const DAEMON: &str = env!("CARGO_BIN_EXE_opencode-pty");
@@ -143,8 +143,28 @@ fn upgrade_check_prints_this_builds_report_and_the_preflight_reads_it() {
     let report: CheckReport = serde_json::from_str(&stdout).unwrap();
     assert_eq!(report, upgrade_check_report());
     assert!(report.libghostty_revision.is_some());
-    let (program, vetted) = vet_upgrade(Some(Path::new(DAEMON))).unwrap();
-    assert_eq!(program.path(), Path::new(DAEMON));
+    // Through a private copy: a build tree made under umask 002 has the binary group-writable, which the
+    // checks before the preflight rightly refuse.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("opencode-pty");
+    fs::copy(DAEMON, &copy).unwrap();
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o700)).unwrap();
+    let mut vetted = None;
+    for _ in 0..BUSY_RETRIES {
+        match vet_upgrade(Some(&copy)) {
+            Err(UpgradeRefused::Preflight(PreflightError::Run { source, .. }))
+                if source.kind() == std::io::ErrorKind::ExecutableFileBusy =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => {
+                vetted = Some(other.unwrap());
+                break;
+            }
+        }
+    }
+    let (program, vetted) = vetted.expect("the copy stayed busy");
+    assert_eq!(program.path(), copy);
     assert_eq!(vetted, report);
 }
 
