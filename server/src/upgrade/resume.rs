@@ -68,24 +68,25 @@ pub(crate) enum Failure {
     Failed(DaemonError),
 }
 
-/// The previous executable, while this image may still go back to it.
+/// The previous executable and the state's memory file, while this image may still go back to it.
 #[derive(Debug)]
 pub(crate) struct Fallback {
-    exe: Option<OwnedFd>,
+    to: Option<(OwnedFd, File)>,
 }
 
 impl Fallback {
-    /// Gives up the fallback: from now on this image owns the daemon, and a failure ends it. The restore calls it
-    /// before its first irreversible act (adopting a passed descriptor, reaping a child, touching the runtime
-    /// directory or the socket).
+    /// Gives up the fallback, closing the old executable and the state's memory file (its memory is freed once
+    /// the restore drops the state it was handed): from now on this image owns the daemon, and a failure ends
+    /// it. The restore calls it before its first irreversible act (adopting a passed descriptor, reaping a
+    /// child, touching the runtime directory or the socket).
     #[expect(dead_code, reason = "the upgrade op (issue 30) calls it; not wired yet")]
     pub(crate) fn commit(&mut self) {
-        self.exe = None;
+        self.to = None;
     }
 
     /// Whether [`Fallback::commit`] was called (or there was no fallback).
     pub(crate) fn committed(&self) -> bool {
-        self.exe.is_none()
+        self.to.is_none()
     }
 }
 
@@ -110,9 +111,11 @@ pub fn resume(
     let exe = args.fallback_exe_fd.and_then(|fd| {
         adopt(fd).inspect_err(|error| tracing::warn!(%error, "the previous executable is not available")).ok()
     });
-    let mut fallback = Fallback { exe };
-    tracing::info!(pid = std::process::id(), fallback = !fallback.committed(), "resuming after an upgrade");
-    let why = match open(&state) {
+    tracing::info!(pid = std::process::id(), fallback = exe.is_some(), "resuming after an upgrade");
+    let read = open(&state);
+    // Without a fallback, the state's memory file is closed at once.
+    let mut fallback = Fallback { to: exe.map(|exe| (exe, state)) };
+    let why = match read {
         Err(error) => error.to_string(),
         Ok(handed) if !STATE_FORMATS.contains(&handed.format) => {
             format!("its format {} is not one this build reads ({STATE_FORMATS:?})", handed.format)
@@ -133,13 +136,13 @@ pub fn resume(
             }
         },
     };
-    Err(fall_back(fallback, &state, &args.daemon_args, why))
+    Err(fall_back(fallback, &args.daemon_args, why))
 }
 
 /// Executes the previous executable as `resume --state-fd N -- <daemon_args>` (with no fallback of its own:
 /// it wrote this state, so it is the last resort). Returns only if that was impossible.
-fn fall_back(fallback: Fallback, state: &File, daemon_args: &[OsString], why: String) -> ResumeError {
-    let Some(exe) = fallback.exe else {
+fn fall_back(fallback: Fallback, daemon_args: &[OsString], why: String) -> ResumeError {
+    let Some((exe, state)) = fallback.to else {
         return ResumeError::Refused(why);
     };
     tracing::warn!(%why, "this image cannot take the upgrade state; the previous executable resumes with it");
