@@ -152,3 +152,19 @@ fn a_program_that_cannot_run_is_refused() {
     let error = error.to_string();
     assert!(error.starts_with(&format!("cannot run `{} upgrade-check`: ", path.display())), "{error}");
 }
+
+#[test]
+fn a_program_that_closes_its_output_and_stays_is_killed_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = script(&dir, "lingers", "exec >/dev/null 2>&1\nsleep 30");
+    let since = Instant::now();
+    let error = check(&program, Duration::from_millis(300)).unwrap_err().to_string();
+    assert!(since.elapsed() < Duration::from_secs(5), "killed at the deadline: {:?}", since.elapsed());
+    assert_eq!(
+        error,
+        format!(
+            "`{} upgrade-check` did not finish within 300 ms, so it was killed; it said: nothing",
+            program.path().display()
+        )
+    );
+}
