@@ -48,8 +48,8 @@ pub struct Subscription {
     controller: bool,
     /// How to subscribe again, when the daemon resumes lost connections (`Client::resumes`).
     resume: Option<Resume>,
-    /// The replay of a resumption, yielded after [`Event::Resumed`].
-    pending: Option<Event>,
+    /// The replay of a resumption (its start and bytes), yielded as output after [`Event::Resumed`].
+    pending: Option<(u64, Vec<u8>)>,
 }
 
 impl Subscription {
@@ -83,10 +83,12 @@ impl Subscription {
         if self.finished {
             return None;
         }
-        if let Some(pending) = self.pending.take() {
-            return Some(Ok(pending));
-        }
-        let event = match self.read_event().await {
+        let read = match self.pending.take() {
+            // The bytes kept after a resumption's offset, taken as an output frame.
+            Some((start, bytes)) => self.output(start, bytes),
+            None => self.read_event().await,
+        };
+        let event = match read {
             Err(lost) if connection_lost(&lost) && self.resume.is_some() => self.resume(lost).await,
             event => event,
         };
@@ -198,13 +200,12 @@ impl Subscription {
         };
         self.connection = connection;
         self.controller = attached.role == Role::Controller;
-        // A PTY's output goes on after the bytes kept; a pipe process's offsets only say how far it wrote.
-        self.next_offset = match u64::try_from(rest.len()) {
-            Ok(len) if pty => offset.saturating_add(len),
-            _ => attached.end_offset,
-        };
-        if !rest.is_empty() {
-            self.pending = Some(Event::Output { start: offset, bytes: rest });
+        if !pty {
+            // A pipe process sends no output: its offsets only say how far it wrote.
+            self.next_offset = attached.end_offset;
+        } else if !rest.is_empty() {
+            // Yielded next, as an output frame, so the offset moves only when they are read.
+            self.pending = Some((offset, rest));
         }
         let Attached { process, role, generation, .. } = attached;
         Ok(Event::Resumed(Box::new(Resumed { offset, process, role, generation, attempts })))

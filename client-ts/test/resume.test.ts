@@ -7,9 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import {
-  base64Encode,
-} from "../src/core/bytes.js";
+import { base64Encode } from "../src/core/bytes.js";
 import {
   ConnectionError,
   Daemon,
@@ -113,13 +111,6 @@ function refused(socket: string): Channel {
 
 const text = (data: string): Uint8Array => new TextEncoder().encode(data);
 
-/** Every event until the end. */
-async function all(subscription: AsyncIterable<SubscriptionEvent>): Promise<SubscriptionEvent[]> {
-  const events = [];
-  for await (const event of subscription) events.push(event);
-  return events;
-}
-
 test("a subscription goes on across an upgrade with contiguous offsets and the same attachment", quick, async () => {
   const { daemon, requests } = await fake((_request, peer, index) => {
     if (index === 1) {
@@ -134,7 +125,14 @@ test("a subscription goes on across an upgrade with contiguous offsets and the s
     }
   });
   const subscription = await daemon.subscribe({ id: 3, attachmentId: "tab-1", role: "controller", takeover: "take" });
-  const events = await all(subscription);
+  const events: SubscriptionEvent[] = [];
+  const offsets: number[] = [];
+  for await (const event of subscription) {
+    events.push(event);
+    offsets.push(subscription.offset);
+  }
+  // The offset moves with the bytes yielded, never ahead of them.
+  assert.deepEqual(offsets, [9, 9, 11, 12, 12]);
   assert.deepEqual(events, [
     { type: "output", start: 5, end: 9, bytes: text(" wor") },
     { type: "resumed", offset: 9, process: process3, role: "controller", generation: 1, attempts: 1 },

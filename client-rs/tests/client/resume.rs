@@ -65,13 +65,16 @@ async fn a_subscription_goes_on_across_an_upgrade_with_contiguous_offsets_and_th
             peer
         };
         let client_side = async {
-            let mut events = Vec::new();
+            let (mut events, mut offsets) = (Vec::new(), Vec::new());
             while let Some(event) = subscription.next().await {
                 events.push(event.expect("no error"));
+                offsets.push(subscription.next_offset());
             }
-            events
+            (events, offsets)
         };
-        let (events, _peer) = tokio::join!(client_side, daemon_side);
+        let ((events, offsets), _peer) = tokio::join!(client_side, daemon_side);
+        // The offset moves with the bytes yielded, never ahead of them.
+        assert_eq!(offsets, [9, 9, 11, 12, 12]);
         let resumed = Resumed {
             offset: 9,
             process: serde_json::from_value(pty_process(3)).expect("info"),

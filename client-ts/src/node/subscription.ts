@@ -11,6 +11,7 @@
 //! otherwise; anything else asks as an observer.
 
 import { AbortError, ConnectionError, DaemonError, TimeoutError } from "../core/errors.js";
+import type { Frame } from "../core/frame.js";
 import type { Attached, Resumed, SubscriptionEvent } from "../core/messages.js";
 import { SubscriptionState } from "../core/subscription-state.js";
 import type { Channel } from "../core/transport.js";
@@ -47,8 +48,8 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
   private connection: Channel;
   /** Whether this attachment is the controller, as `attached` and the latest `controller_changed` said. */
   private controller: boolean;
-  /** The replay of a resumption, yielded after its `resumed` event. */
-  private pending: SubscriptionEvent | null = null;
+  /** The replay of a resumption, taken as an output frame after its `resumed` event. */
+  private pending: Frame | null = null;
   /** Stops a resumption in progress when the subscription is closed. */
   private readonly stop = new AbortController();
   /** Closes the subscription when the signal fires; removed from the signal once the subscription ends. */
@@ -108,14 +109,10 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
     if (this.reason !== null) {
       return null;
     }
-    const pending = this.pending;
-    if (pending) {
-      this.pending = null;
-      return pending;
-    }
-    let frame;
+    let frame: Frame | null;
     try {
-      frame = await this.connection.read();
+      frame = this.pending ?? (await this.connection.read());
+      this.pending = null;
     } catch (error) {
       this.connection.destroy();
       if (connectionLost(error)) {
@@ -239,11 +236,15 @@ export class Subscription implements AsyncIterable<SubscriptionEvent> {
     }
     this.connection = channel;
     this.controller = attached.role === "controller";
-    // A PTY's output goes on after the bytes kept; a pipe process's offsets only say how far it wrote.
-    this.state.resumeAt(attached.endOffset);
-    const rest = pty ? attached.replay.subarray(offset - attached.availableOffset) : new Uint8Array();
-    if (rest.length > 0) {
-      this.pending = { type: "output", start: offset, end: attached.endOffset, bytes: rest };
+    if (pty) {
+      // The bytes kept after `offset` come next, as an output frame, so `offset` moves only when they are read.
+      const rest = attached.replay.subarray(offset - attached.availableOffset);
+      if (rest.length > 0) {
+        this.pending = { kind: "output", start: offset, end: attached.endOffset, bytes: rest };
+      }
+    } else {
+      // A pipe process sends no output: its offsets only say how far it wrote.
+      this.state.resumeAt(attached.endOffset);
     }
     const { process, role, generation } = attached;
     const resumed: Resumed = { type: "resumed", offset, process, role, generation, attempts };
