@@ -11,6 +11,9 @@
 //! output that follows. The role it asks for is the one it last had: a controller (by `attached` or the latest
 //! `controller_changed`) asks to be the controller without taking over, so it is the controller again when
 //! nobody else took control during the break, and an observer otherwise; anything else asks as an observer.
+//! The client cannot tell an upgrade's close from another: an observer the daemon dropped for falling behind
+//! (D13) goes on the same way while the daemon still keeps the bytes from its offset, and ends as before once
+//! it does not; a process terminated meanwhile ends it as before.
 
 use opencode_pty_protocol::{Frame, Mode, OptIn, Response, Role};
 
@@ -187,7 +190,8 @@ impl Subscription {
     ) -> Result<Event, ClientError> {
         let offset = self.next_offset;
         let pty = attached.process.mode == Mode::Pty;
-        // From `offset` on, the bytes the daemon still keeps (all of them after an upgrade); none is `None`.
+        // The bytes the daemon keeps from `offset` on (all of them after an upgrade); `None` when it no longer
+        // keeps them all.
         let kept = offset
             .checked_sub(attached.available_offset)
             .and_then(|skip| usize::try_from(skip).ok())

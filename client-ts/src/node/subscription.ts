@@ -8,7 +8,9 @@
 //! client's own, not the daemon's) before the output that follows. The role it asks for is the one it last had:
 //! a controller (by `attached` or the latest `controller_changed`) asks to be the controller without taking
 //! over, so it is the controller again when nobody else took control during the break, and an observer
-//! otherwise; anything else asks as an observer.
+//! otherwise; anything else asks as an observer. The client cannot tell an upgrade's close from another: an
+//! observer the daemon dropped for falling behind (D13) goes on the same way while the daemon still keeps the
+//! bytes from its offset, and ends as before once it does not; a process terminated meanwhile ends it as before.
 
 import { AbortError, ConnectionError, DaemonError, TimeoutError } from "../core/errors.js";
 import type { Frame } from "../core/frame.js";
