@@ -24,6 +24,13 @@ const SUPERSEDED: &str = "owner connection has been superseded";
 /// The answer to a request the owner channel does not carry (SPEC O3).
 const OWNER_CHANNEL_ONLY: &str = "owner connection only accepts prepare_handoff or shutdown";
 
+/// The answer to `upgrade` on the owner channel while this build cannot re-execute itself: nothing changes, and
+/// the daemon does not announce the `upgrade` feature.
+const UPGRADE_UNAVAILABLE: &str = "upgrade is not available in this build";
+
+/// The answer to `upgrade` from anything but the current owner channel, as `prepare_handoff`'s.
+const UPGRADE_NEEDS_OWNER: &str = "upgrade requires the owner connection";
+
 /// The answer to an output frame sent where a request envelope belongs (SPEC N1).
 const NOT_AN_ENVELOPE: &str = "expected a request envelope, got an output frame";
 
@@ -107,11 +114,13 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
     match (channel, request) {
         (Channel::Owner { generation }, Request::PrepareHandoff) => prepare_handoff(state, generation),
         (Channel::Owner { generation }, Request::Shutdown) => owner_shutdown(state, generation),
+        (Channel::Owner { .. }, Request::Upgrade { .. }) => Outcome::ReplyAndRead(error(UPGRADE_UNAVAILABLE)),
         (Channel::Owner { .. }, _) => Outcome::ReplyAndRead(error(OWNER_CHANNEL_ONLY)),
         (Channel::Ordinary, Request::Ping) => Outcome::Reply(pong(state)),
         (Channel::Ordinary, Request::Own { instance_id, ticket }) => own(state, &instance_id, ticket.as_deref()),
         (Channel::Ordinary, Request::PrepareHandoff) => Outcome::Reply(error(OwnershipError::NotOwner.to_string())),
         (Channel::Ordinary, Request::Shutdown) => Outcome::Stop,
+        (Channel::Ordinary, Request::Upgrade { .. }) => Outcome::Reply(error(UPGRADE_NEEDS_OWNER)),
         (Channel::Ordinary, Request::Subscribe { id, offset, attachment_id, role, takeover, events }) => {
             let existing_controller = ExistingController::from_takeover(takeover);
             let request = crate::bounds::check_opt_ins("events", &events).map(|()| SubscribeRequest {

@@ -1,6 +1,7 @@
 //! Unit tests of the request router: every op routes to the expected kind of outcome on each channel (a table
-//! checked against the schema's list of ops), the owner channel carries out nothing but its own two requests,
-//! and a superseded owner channel is closed whatever it sends.
+//! checked against the schema's list of ops), the owner channel carries out nothing but its own two requests
+//! (`upgrade` is refused as unavailable in this build), and a superseded owner channel is closed whatever it
+//! sends.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -113,6 +114,7 @@ fn one_of_each(dir: &Path) -> Vec<Value> {
         json!({"op": "signal", "id": 99, "signal": "SIGTERM"}),
         json!({"op": "set_metadata", "id": PIPE, "metadata": {"k": "v"}}),
         json!({"op": "terminate", "id": 99}),
+        json!({"op": "upgrade", "program": "/nonexistent/opencode-pty"}),
         json!({"op": "shutdown"}),
     ]
 }
@@ -129,8 +131,8 @@ fn ordinary_kind(op: &str) -> &'static str {
         "replay" => "reply replay",
         "set_metadata" => "reply ok",
         "shutdown" => "stop",
-        // Refused by the service or the ownership: a wrong instance, not the owner, a relative cwd, a PTY
-        // request for a pipe process, an unknown id.
+        // Refused by the service or the ownership: a wrong instance, not the owner (`prepare_handoff`,
+        // `upgrade`), a relative cwd, a PTY request for a pipe process, an unknown id.
         _ => "reply error",
     }
 }
@@ -166,6 +168,26 @@ fn every_op_on_an_ordinary_connection_routes_to_its_outcome() {
 }
 
 #[test]
+fn upgrade_is_refused_on_an_ordinary_connection_and_unavailable_on_the_owner_channel() {
+    let fixture = fixture();
+    let state = &fixture.state;
+    let upgrade = || request(json!({"op": "upgrade"}));
+    let outcome = route(state, upgrade(), Channel::Ordinary);
+    assert_eq!((kind(&outcome), message(&outcome)), ("reply error".into(), super::UPGRADE_NEEDS_OWNER.into()));
+    let own = route(state, request(json!({"op": "own", "instance_id": INSTANCE})), Channel::Ordinary);
+    let Outcome::OwnerChannel(claim) = own else { panic!("own claims the daemon") };
+    for value in [json!({"op": "upgrade"}), json!({"op": "upgrade", "program": "/usr/bin/opencode-pty"})] {
+        let outcome = route(state, request(value.clone()), claim.channel());
+        let answer = (kind(&outcome), message(&outcome));
+        assert_eq!(answer, ("reply-and-read error".into(), super::UPGRADE_UNAVAILABLE.into()), "{value}");
+    }
+    // Nothing changed: the channel is still the owner's, and the daemon runs on.
+    let Channel::Owner { generation } = claim.channel() else { panic!("a claim serves an owner channel") };
+    assert!(state.ownership().is_owner(generation));
+    assert!(!state.is_stopping());
+}
+
+#[test]
 fn the_owner_channel_carries_out_only_prepare_handoff_and_shutdown() {
     let fixture = fixture();
     let state = &fixture.state;
@@ -180,7 +202,9 @@ fn the_owner_channel_carries_out_only_prepare_handoff_and_shutdown() {
             _ => "reply-and-read error",
         };
         assert_eq!(kind(&outcome), expected, "{value}");
-        if expected == "reply-and-read error" {
+        if op(&value) == "upgrade" {
+            assert_eq!(message(&outcome), super::UPGRADE_UNAVAILABLE, "{value}");
+        } else if expected == "reply-and-read error" {
             assert_eq!(message(&outcome), super::OWNER_CHANNEL_ONLY, "{value}");
         }
     }
