@@ -28,6 +28,7 @@ mod procinfo;
 mod service;
 mod terminal;
 mod time;
+mod upgrade;
 
 // The public API is what the binary (`main.rs`, `cli/`), the tests and the examples use; everything else is
 // `pub(crate)`, and `unreachable_pub` keeps it so.
@@ -44,6 +45,7 @@ pub use process::{
 };
 pub use service::{Process, ProcessHook, ProcessService};
 pub use terminal::{PtyHandle, PtySpec, TerminalConfig, Turns};
+pub use upgrade::{ACCEPTED_STATE_FORMATS, STATE_FORMAT};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {

@@ -8,6 +8,7 @@ pub(crate) use actor::gate as actor_gate;
 mod coalesce;
 mod command;
 mod fanout;
+mod handover;
 mod io;
 pub(crate) mod replay;
 pub(crate) mod shell;
@@ -117,8 +118,32 @@ pub struct PtyHandle {
     session: Option<Reach>,
     /// How long the session has after the hangup (`TerminalConfig::hangup_grace`).
     hangup_grace: Duration,
-    /// The shell integration script, removed when the handle is dropped (after the terminal's stop).
-    _shell: Option<shell::Launch>,
+    /// Where an upgrade's capture is asked of the actor (`handover.rs`).
+    capture: Sender<actor::handover::CaptureRequest>,
+    /// What the writer hands back when the terminal is captured.
+    handback: io::Handback,
+    /// The shell integration script, removed when the handle is dropped (after the terminal's stop), or handed
+    /// to an upgrade's successor.
+    shell: Mutex<Option<shell::Launch>>,
+}
+
+/// What a terminal's threads start from: its child in its PTY, new or handed over (see [`PtyHandle::start`]).
+struct Start {
+    id: u64,
+    pid: u32,
+    started_at: u64,
+    spec: PtySpec,
+    /// The PTY master (non-blocking, close-on-exec).
+    master: OwnedFd,
+    tty: Option<std::path::PathBuf>,
+    launch: Option<shell::Launch>,
+    session: Option<Reach>,
+    replay_bytes: usize,
+    scrollback_lines: usize,
+    /// What the handle publishes before the actor runs.
+    last_info: ProcessInfo,
+    /// The state an upgrade's predecessor captured.
+    restored: Option<Box<crate::upgrade::TerminalState>>,
 }
 
 impl PtyHandle {
@@ -138,11 +163,39 @@ impl PtyHandle {
         let spawned = spawn::spawn(&spec, &config.withheld_env, launch.as_ref())?;
         let started_at = crate::time::now_ms();
         let pid = spawned.pid;
+        // The child is not reaped before `terminate`, so this is its own start time.
+        let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
+        let last_info = actor::initial_info(id, pid, started_at, &spec);
+        let start = Start {
+            id,
+            pid,
+            started_at,
+            spec,
+            master: spawned.master,
+            tty: spawned.tty,
+            launch,
+            session,
+            replay_bytes: config.replay_bytes,
+            scrollback_lines: config.scrollback_lines,
+            last_info,
+            restored: None,
+        };
+        PtyHandle::start(start, config)
+    }
+
+    /// Starts the four threads of a terminal whose child runs in its PTY (new, or handed over by an upgrade's
+    /// predecessor). A failure kills and reaps the child: it is never left behind.
+    fn start(start: Start, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
+        let Start { id, pid, started_at, spec, master, tty, launch, session, replay_bytes, scrollback_lines, .. } =
+            start;
+        // The reader's output has ended already for a terminal handed over after it did.
+        let reads = start.restored.as_ref().is_none_or(|state| !state.life.output_ended);
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
         let (output, output_rx) = bounded(OUTPUT_QUEUE_CHUNKS);
         // Each chunk is written as it is queued (no gathering): a keystroke's echo waits for nothing.
         let (input, input_rx) = delivery::channel(WRITER_QUEUE_CHUNKS, 0);
         let (stop_tx, stop) = bounded::<()>(0);
+        let (capture, capture_rx) = bounded(1);
         // From here on a failure must not leave the child behind.
         let child = Child::new(pid);
         let abandon = |error: ServiceError| {
@@ -153,22 +206,23 @@ impl PtyHandle {
         let (stop_pipe_read, stop_pipe_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
             .map_err(|e| abandon(ServiceError::system("cannot create a pipe", e)))?;
         let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::system("cannot duplicate", e));
-        let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
+        let (reader_fd, writer_fd) = (dup(&master).map_err(abandon)?, dup(&master).map_err(abandon)?);
         let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
-        let last_info = Arc::new(Mutex::new(actor::initial_info(id, pid, started_at, &spec)));
+        let last_info = Arc::new(Mutex::new(start.last_info));
         let (exit_tx, exit_rx) = bounded(1);
-        let master = Arc::new(io::PtyMaster::new(spawned.master));
+        let master = Arc::new(io::PtyMaster::new(master));
         input_rx.offer(master.clone());
         let reader_holds = io::ReaderHolds::default();
+        let handback = io::Handback::default();
         let parts = actor::ActorParts {
             id,
             spec,
             pid,
             started_at,
             master,
-            tty: spawned.tty,
-            replay_bytes: config.replay_bytes,
-            scrollback_lines: config.scrollback_lines,
+            tty,
+            replay_bytes,
+            scrollback_lines,
             commands: commands.clone(),
             input,
             stop: stop.clone(),
@@ -176,9 +230,9 @@ impl PtyHandle {
             turns: config.turns.clone(),
             shell_nonce: launch.as_ref().map(|launch| launch.nonce.clone()),
             reader_holds: reader_holds.clone(),
+            capture: capture_rx,
+            restored: start.restored,
         };
-        // The child is not reaped before `terminate`, so this is its own start time.
-        let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
         let handle = PtyHandle {
             id,
             pid,
@@ -189,15 +243,19 @@ impl PtyHandle {
             stopped: stop.clone(),
             session,
             hangup_grace: config.hangup_grace,
-            _shell: launch,
+            capture,
+            handback: handback.clone(),
+            shell: Mutex::new(launch),
         };
         let threads = &handle.threads;
         let result = (|| {
             threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
-            let s = stop.clone();
-            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s, reader_holds))?;
+            if reads {
+                let s = stop.clone();
+                threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s, reader_holds))?;
+            }
             let (c, s) = (commands.clone(), stop.clone());
-            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s))?;
+            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s, handback))?;
             child.watch(threads, id, move |end| {
                 let report = match end {
                     Ok(exit) => Command::ChildExited(exit),

@@ -1,0 +1,66 @@
+//! What a daemon hands to its successor when it upgrades in place (issue 30): the state of every terminal and
+//! pipe process, captured without ending any child or closing any descriptor, written as bytes the new image
+//! reads after `execve`, and the processes rebuilt from it with the descriptors it names.
+//!
+//! - `state.rs`, `terminal.rs`, `pipe.rs`: the format's types, plain data ([`UpgradeState`]).
+//! - `encoding.rs`: its bytes (a JSON header and raw blobs) and the checks on reading them.
+//! - `error.rs`: [`UpgradeError`].
+//! - The capture and the rebuild live with what they capture: `PtyHandle::capture` / `PtyHandle::restore`
+//!   (`terminal/handover.rs`, the actor's side in `terminal/actor/handover.rs`), `PipeHandle::capture` /
+//!   `PipeHandle::restore` (`pipe/handover.rs`), and for every process at once `ProcessService::capture_all`
+//!   / `ProcessService::restore_all` (`service/handover.rs`), which is what the upgrade calls.
+//!
+//! **Capture.** A terminal stops at a consistent point: its reader stops reading (what the child writes from
+//! then on waits in the PTY), its actor takes every chunk already read, so the ring's tail is exactly where the
+//! successor's reader starts, and its writer hands back what it could not write. The PTY master, the child and
+//! its exit are untouched: the wait thread never reaps (it waits with `WNOWAIT`), so a child that exits during
+//! the upgrade is a zombie the successor watches again and reports exactly as it ended. A pipe process's reader
+//! stops between two chunks and hands over its pipe and output file, whose position travels with the descriptor.
+//!
+//! **The emulator.** Its state is libghostty's binary snapshot, which holds both screens, their history, the
+//! modes, the title and a control sequence the output was in the middle of (up to
+//! `opencode_pty_vt::MAX_CONTINUATION_BYTES`; a longer one is read on to its end first). libghostty marks that
+//! format "version 1, work in progress, no binary-compatibility guarantee", so the state names the Ghostty
+//! revision that made it (`Build::ghostty_revision`) and a build with another revision refuses a state with
+//! terminals ([`UpgradeError::VtRevision`]) before anything changes: an upgrade across a libghostty change is
+//! refused by the successor's preflight, not half done.
+//!
+//! **Versions.** [`STATE_FORMAT`] is the format this build writes; [`ACCEPTED_STATE_FORMATS`] the ones it reads:
+//! its own and the previous one. Format 1 is the first. To change the format (a member added, removed or
+//! renamed, a blob added or moved): copy the types as they are now into a frozen `v1.rs`, bump
+//! [`STATE_FORMAT`] to 2 and add it to [`ACCEPTED_STATE_FORMATS`] beside 1, make `read_from` decode a format-1
+//! header into the frozen types and convert them into the current ones, and commit a fixture of the new format
+//! beside `server/src/upgrade/fixtures/format-1.state`. The tests read every fixture kept there, and fail when
+//! the current types no longer write the newest fixture byte for byte (a format change without a new number).
+
+mod encoding;
+mod error;
+mod pipe;
+mod state;
+mod terminal;
+
+pub(crate) use error::UpgradeError;
+pub(crate) use pipe::{PipeChildEnd, PipeProcessState};
+pub(crate) use state::{
+    Blob, Build, ChildState, DaemonState, ExitState, HandoffState, OwnerPhase, OwnerState, ProcessState, UpgradeState,
+};
+pub(crate) use terminal::{
+    CommandState, LifeState, ReplayState, RunState, ScannerPhase, ScannerState, ShellPhase, ShellState, TerminalSpec,
+    TerminalState, TitlesState,
+};
+
+/// The state format this build writes.
+pub const STATE_FORMAT: u32 = 1;
+
+/// The state formats this build reads: its own and the previous one (there is none before format 1).
+pub const ACCEPTED_STATE_FORMATS: &[u32] = &[1];
+
+/// [`ACCEPTED_STATE_FORMATS`] as words, for messages.
+fn accepted_formats() -> String {
+    ACCEPTED_STATE_FORMATS.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod tests;
