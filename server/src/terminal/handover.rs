@@ -4,9 +4,9 @@
 //! successor (or in the same daemon, when the upgrade falls back).
 
 use std::os::fd::OwnedFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, select};
+use crossbeam_channel::{Receiver, Sender, bounded, select};
 
 use super::actor::handover::{CaptureRequest, Captured, restored_info, spec_from_state};
 use super::{PtyHandle, Start, TerminalConfig, shell};
@@ -28,36 +28,66 @@ pub(crate) struct CapturedTerminal {
     pub(crate) master: OwnedFd,
 }
 
+/// A capture asked of a terminal's actor ([`PtyHandle::begin_capture`]), to finish with
+/// [`PtyHandle::finish_capture`].
+#[derive(Debug)]
+pub(crate) struct Capturing {
+    /// The stop channel's sender, dropped once the actor has answered (or failed to).
+    stop: Sender<()>,
+    /// Where the state comes (`None`: the actor had stopped).
+    answer: Option<Receiver<Result<Captured, ServiceError>>>,
+    deadline: Instant,
+}
+
 impl PtyHandle {
     /// Stops the terminal's threads without touching its child or its PTY, and takes its state: every byte read
     /// from the PTY is in the ring (what the child writes from now on waits in the PTY), the input not yet
     /// written is in the state, and the child's exit, if it happens meanwhile, is left for the successor's watch
     /// (the child is never reaped here). Subscribers' channels end after what they were sent. From then on the
     /// handle is inert: dropping it ends nothing. Fails for a terminal already stopped; a terminal whose actor
-    /// does not answer within [`CAPTURE_TIMEOUT`] is ended.
+    /// does not answer within [`CAPTURE_TIMEOUT`] is ended. [`Self::begin_capture`] and
+    /// [`Self::finish_capture`] in two steps, so that many terminals capture at once.
     pub(crate) fn capture(&self) -> Result<CapturedTerminal, ServiceError> {
+        let capturing = self.begin_capture()?;
+        self.finish_capture(capturing)
+    }
+
+    /// The first step of [`Self::capture`]: asks the actor for its state (its reader and writer stop). Fails,
+    /// changing nothing, for a terminal already stopped.
+    pub(crate) fn begin_capture(&self) -> Result<Capturing, ServiceError> {
         let Some((stop, stop_pipe)) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return Err(ServiceError::Gone(self.id));
         };
         self.handback.capture();
         let (reply, answer) = bounded(1);
-        let asked = self.capture.try_send(CaptureRequest { stop_pipe, reply });
-        let captured = match asked {
-            Ok(()) => select! {
+        // Room for the one request a terminal ever gets; full or gone only when the actor has stopped.
+        let asked = self.capture.try_send(CaptureRequest { stop_pipe, reply }).is_ok();
+        Ok(Capturing { stop, answer: asked.then_some(answer), deadline: Instant::now() + CAPTURE_TIMEOUT })
+    }
+
+    /// The second step of [`Self::capture`]: the actor's state, once its threads have ended.
+    pub(crate) fn finish_capture(&self, capturing: Capturing) -> Result<CapturedTerminal, ServiceError> {
+        let Capturing { stop, answer, deadline } = capturing;
+        let captured = match answer {
+            Some(answer) => select! {
                 recv(answer) -> captured => captured.unwrap_or(Err(ServiceError::Gone(self.id))),
-                default(CAPTURE_TIMEOUT) => Err(ServiceError::Timeout { id: self.id, seconds: CAPTURE_TIMEOUT.as_secs() }),
+                default(deadline.saturating_duration_since(Instant::now())) => {
+                    Err(ServiceError::Timeout { id: self.id, seconds: CAPTURE_TIMEOUT.as_secs() })
+                }
             },
-            Err(_) => Err(ServiceError::Gone(self.id)),
+            None => Err(ServiceError::Gone(self.id)),
         };
         // The actor has stopped (or is told to now); the writer ends once the input's delivery has.
         drop(stop);
-        let Ok(Captured { mut state, master }) = captured else {
-            let error = captured.err().unwrap_or(ServiceError::Gone(self.id));
-            tracing::error!(id = self.id, %error, "a terminal could not be captured: it is ended");
-            crate::process::session::hang_up(self.pid);
-            self.end_session(std::time::Instant::now() + self.hangup_grace);
-            self.finish_stop();
-            return Err(error);
+        let Captured { mut state, master } = match captured {
+            Ok(captured) => captured,
+            Err(error) => {
+                tracing::error!(id = self.id, %error, "a terminal could not be captured: it is ended");
+                crate::process::session::hang_up(self.pid);
+                self.end_session(Instant::now() + self.hangup_grace);
+                self.finish_stop();
+                return Err(error);
+            }
         };
         self.threads.join_all();
         // What the writer could not write comes before what the actor still held.

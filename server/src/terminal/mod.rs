@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
+pub(crate) use actor::handover::spec_from_state;
 pub use actor::{
     COALESCE_TIMER_SLACK_NS, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN,
 };
