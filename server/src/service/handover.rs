@@ -172,3 +172,6 @@ fn command_bytes<'a>(command: impl IntoIterator<Item = &'a String>) -> usize {
         command.into_iter().fold((0usize, 0usize), |(items, bytes), part| (items + 1, bytes + json_len(part)));
     2 + items.saturating_sub(1) + bytes
 }
+
+#[cfg(test)]
+mod tests;

@@ -55,7 +55,14 @@ impl UpgradeState {
 
     /// Reads a state this build accepts ([`ACCEPTED_STATE_FORMATS`]), whole: the end marker must follow the
     /// last blob. Checks that this build can take it (see [`Self::check_compatible`]).
-    pub(crate) fn read_from(mut input: impl Read) -> Result<UpgradeState, UpgradeError> {
+    pub(crate) fn read_from(input: impl Read) -> Result<UpgradeState, UpgradeError> {
+        let state = UpgradeState::decode(input)?;
+        state.check_compatible()?;
+        Ok(state)
+    }
+
+    /// [`Self::read_from`] without the check that this build can take the state's terminals.
+    pub(crate) fn decode(mut input: impl Read) -> Result<UpgradeState, UpgradeError> {
         let mut magic = [0u8; 8];
         read_exact(&mut input, &mut magic)?;
         if magic != MAGIC {
@@ -88,7 +95,6 @@ impl UpgradeState {
         if input.read(&mut [0u8; 1])? != 0 {
             return Err(UpgradeError::Malformed("bytes follow the end marker".into()));
         }
-        state.check_compatible()?;
         Ok(state)
     }
 

@@ -202,6 +202,11 @@ impl<'de> Deserialize<'de> for Blob {
 }
 
 impl UpgradeState {
+    /// The state this build hands on: the daemon's facts and its captured processes.
+    pub(crate) fn new(daemon: DaemonState, processes: Vec<ProcessState>) -> UpgradeState {
+        UpgradeState { build: Build::current(), daemon, processes }
+    }
+
     /// Every blob, in the order their bytes follow the header.
     pub(crate) fn blobs(&self) -> Vec<&Blob> {
         self.processes.iter().flat_map(ProcessState::blobs).collect()

@@ -1,0 +1,307 @@
+//! Processes handed over within one daemon, as a successor would take them after `execve`: captured, written
+//! as a state and read back, and rebuilt around the same descriptors and children. A terminal printing without
+//! pause loses and repeats no byte and shows the same screen; children that exit while captured, or had
+//! exited before, report exactly how they ended; a pipe process keeps its file, position and counts.
+
+use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use opencode_pty_protocol::{Lifecycle, Response, Role};
+use opencode_pty_vt::{Blanks, Terminal};
+use serde_json::json;
+
+use super::*;
+use crate::process::{Event, ExistingController, ProcessSubscription};
+use crate::procinfo::stat::proc_stat;
+use crate::terminal::TerminalConfig;
+use crate::terminal::tests::sh;
+use crate::upgrade::{DaemonState, UpgradeState};
+
+/// The longest any step waits.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Captures every process and reads its state back from bytes, as the successor would: the state and the
+/// descriptors it names.
+fn capture(service: &ProcessService) -> (UpgradeState, BTreeMap<i32, OwnedFd>) {
+    let captured = service.capture_all();
+    assert!(captured.failures.is_empty(), "{:?}", captured.failures);
+    let daemon = DaemonState { next_id: captured.next_id, ..DaemonState::default() };
+    let bytes = UpgradeState::new(daemon, captured.processes).to_bytes().expect("written");
+    (UpgradeState::read_from(&bytes[..]).expect("read back"), captured.descriptors)
+}
+
+/// Rebuilds the processes of `state` with the descriptors `fds` (all of which the state names).
+fn restore(service: &ProcessService, state: UpgradeState, mut fds: BTreeMap<i32, OwnedFd>) {
+    let failures = service
+        .restore_all(state.daemon.next_id, state.processes, |fd| fds.remove(&fd).ok_or_else(|| "unknown".into()))
+        .expect("restored");
+    assert!(failures.is_empty(), "{failures:?}");
+    assert!(fds.is_empty(), "every descriptor taken");
+}
+
+/// A subscriber's output, offsets checked: each chunk starts where the last ended.
+#[derive(Default)]
+struct Stream(Vec<u8>);
+
+impl Stream {
+    /// Takes one event: output is appended (at the right offset); `exited` is returned.
+    fn take(&mut self, event: Event) -> Option<Response> {
+        match event {
+            Event::Output(output) => {
+                assert_eq!(output.start(), self.0.len() as u64, "contiguous output");
+                self.0.extend_from_slice(output.bytes());
+                None
+            }
+            Event::Message(message) => match message.response() {
+                Response::Attached { available_offset, replay_base64, .. } => {
+                    assert_eq!(*available_offset, self.0.len() as u64, "the replay starts where the stream is");
+                    self.0.extend(BASE64.decode(replay_base64).expect("base64"));
+                    None
+                }
+                exited @ Response::Exited { .. } => Some(exited.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    /// Takes events until the output holds `text` at its end.
+    fn until_ends_with(&mut self, subscription: &ProcessSubscription, text: &[u8]) {
+        while !self.0.ends_with(text) {
+            let event = subscription.recv_timeout(WAIT).expect("output");
+            assert!(self.take(event).is_none(), "exited early");
+        }
+    }
+
+    /// Takes events until `exited`.
+    fn until_exited(&mut self, subscription: &ProcessSubscription) -> Response {
+        loop {
+            if let Some(exited) = self.take(subscription.recv_timeout(WAIT).expect("an event")) {
+                return exited;
+            }
+        }
+    }
+}
+
+/// Waits (bounded) until `pid` has ended (a zombie: nobody reaps it while it is captured).
+fn wait_dead(pid: u32) {
+    let deadline = Instant::now() + WAIT;
+    while !proc_stat(pid).is_some_and(|stat| stat.is_dead()) {
+        assert!(Instant::now() < deadline, "pid {pid} still runs");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn terminal_state(state: &UpgradeState) -> &crate::upgrade::TerminalState {
+    match &state.processes[0] {
+        ProcessState::Pty(terminal) => terminal,
+        ProcessState::Pipe(_) => panic!("a terminal"),
+    }
+}
+
+#[test]
+fn a_printing_terminal_is_handed_over_without_losing_or_repeating_a_byte() {
+    const LINES: usize = 60_000;
+    // Room for the whole output in the ring and the whole history in the emulator, so that the screens compare
+    // row for row (a history limit is enforced a page at a time, where the pages happen to fill).
+    const HISTORY: usize = LINES + 1_000;
+    let config =
+        TerminalConfig { replay_bytes: 16 << 20, scrollback_lines: HISTORY, ..TerminalConfig::default() };
+    let service = ProcessService::new(config);
+    let info = service.create_pty(sh(&format!("read go; seq 1 {LINES}; echo end; read x; exit 7"))).expect("create");
+    let (id, pid) = (info.id, info.pid.expect("pid"));
+    let controller = || Some("ctl".to_owned());
+    let handle = service.pty(id).expect("pty");
+    let subscription = handle.subscribe(0, "ctl".into(), Role::Controller, ExistingController::Refuse).expect("sub");
+    handle.write(controller(), b"\r".to_vec()).expect("go");
+    drop(handle);
+    let mut stream = Stream::default();
+    while stream.0.len() < 150_000 {
+        assert!(stream.take(subscription.recv_timeout(WAIT).expect("output")).is_none());
+    }
+    let (state, fds) = capture(&service);
+    // The subscription ends after what it was sent before the capture.
+    while let Ok(event) = subscription.recv_timeout(WAIT) {
+        assert!(stream.take(event).is_none());
+    }
+    drop(subscription);
+    let terminal = terminal_state(&state);
+    assert_eq!(terminal.child.pid, pid);
+    assert_eq!((terminal.controller.as_deref(), terminal.generation), (Some("ctl"), 1));
+    assert_eq!(terminal.replay.head, 0, "the whole output is in the ring");
+    let tail = terminal.replay.bytes.0.len();
+    assert!(stream.0.len() <= tail && terminal.replay.bytes.0.starts_with(&stream.0), "the ring holds what was sent");
+    assert!(terminal.unprocessed.0.is_empty());
+    // The emulator's snapshot is the screen of exactly the ring's bytes.
+    let snapshot = Terminal::from_snapshot(&terminal.vt_snapshot.0, HISTORY).expect("snapshot");
+    let mut fed = Terminal::new(80, 24, HISTORY).expect("terminal");
+    fed.write(&terminal.replay.bytes.0);
+    assert_eq!(snapshot.state_diff(&fed, Blanks::Exact).expect("diff"), None, "the screen at the capture");
+    assert_eq!(snapshot.plain_text().unwrap(), fed.plain_text().unwrap());
+
+    restore(&service, state, fds);
+    assert_eq!(service.get(id).expect("get").pid, Some(pid), "the same child");
+    let handle = service.pty(id).expect("restored");
+    // The controller comes back as the controller, with the generation it had.
+    let offset = stream.0.len() as u64;
+    let subscription = handle.subscribe(offset, "ctl".into(), Role::Controller, ExistingController::Refuse).expect("sub");
+    let attached = subscription.recv_timeout(WAIT).expect("attached");
+    if let Event::Message(message) = &attached
+        && let Response::Attached { role, generation, requested_offset, truncated, .. } = message.response()
+    {
+        assert_eq!((*role, *generation, *requested_offset, *truncated), (Role::Controller, 1, offset, false));
+    } else {
+        panic!("not attached: {attached:?}");
+    }
+    stream.take(attached);
+    stream.until_ends_with(&subscription, b"end\r\n");
+    handle.write(controller(), b"\r".to_vec()).expect("input to the restored terminal");
+    let exited = stream.until_exited(&subscription);
+    let Response::Exited { exit_code, final_offset, .. } = exited else { unreachable!() };
+    assert_eq!((exit_code, final_offset), (Some(7), stream.0.len() as u64));
+    let mut expected = b"\r\n".to_vec();
+    for n in 1..=LINES {
+        expected.extend_from_slice(format!("{n}\r\n").as_bytes());
+    }
+    expected.extend_from_slice(b"end\r\n\r\n");
+    assert!(stream.0 == expected, "{} bytes of {}", stream.0.len(), expected.len());
+    // The screen after: what a terminal fed the whole output shows.
+    let mut reference = Terminal::new(80, 24, HISTORY).expect("terminal");
+    reference.write(&expected);
+    let Response::Snapshot { text, checkpoint_base64, .. } = handle.snapshot().expect("snapshot") else {
+        unreachable!()
+    };
+    assert_eq!(text, reference.plain_text().unwrap());
+    let mut replayed = Terminal::new(80, 24, HISTORY).expect("terminal");
+    replayed.write(&BASE64.decode(checkpoint_base64).expect("base64"));
+    let mut reference_replayed = Terminal::new(80, 24, HISTORY).expect("terminal");
+    reference_replayed.write(&reference.vt_checkpoint().expect("checkpoint"));
+    assert_eq!(replayed.state_diff(&reference_replayed, Blanks::Exact).expect("diff"), None);
+}
+
+#[test]
+fn a_child_that_exits_while_captured_reports_its_exit_after_the_restore() {
+    let service = ProcessService::new(TerminalConfig::default());
+    let info = service.create_pty(sh("read go; echo bye; exit 7")).expect("create");
+    let (id, pid) = (info.id, info.pid.expect("pid"));
+    let handle = service.pty(id).expect("pty");
+    // Once the shell waits for its line (its prompt-less `read` shows nothing), capture it.
+    let deadline = Instant::now() + WAIT;
+    while handle.info().pty.expect("pty").foreground_process.is_none() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(handle);
+    let (state, fds) = capture(&service);
+    let tail = terminal_state(&state).replay.head + terminal_state(&state).replay.bytes.0.len() as u64;
+    // Typed straight into the PTY while no thread serves it: the shell exits, and stays a zombie.
+    nix::unistd::write(&fds[&terminal_state(&state).master_fd], b"\r").expect("typed");
+    wait_dead(pid);
+    restore(&service, state, fds);
+    let handle = service.pty(id).expect("restored");
+    let subscription = handle.subscribe(tail, "o".into(), Role::Observer, ExistingController::Refuse).expect("sub");
+    let mut stream = Stream(vec![0; tail as usize]);
+    let exited = stream.until_exited(&subscription);
+    assert_eq!(&stream.0[tail as usize..], b"\r\nbye\r\n", "what the child wrote while captured");
+    assert!(matches!(exited, Response::Exited { exit_code: Some(7), signal: None, .. }), "{exited:?}");
+    assert_eq!(service.get(id).expect("get").lifecycle, Lifecycle::Exited { exit_code: Some(7), signal: None });
+}
+
+#[test]
+fn an_exit_published_before_the_capture_is_the_same_exit_after_it() {
+    let service = ProcessService::new(TerminalConfig::default());
+    let id = service.create_pty(sh("echo done; exit 3")).expect("create").id;
+    let handle = service.pty(id).expect("pty");
+    let subscription = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).expect("sub");
+    let before = Stream::default().until_exited(&subscription);
+    drop((subscription, handle));
+    let (state, fds) = capture(&service);
+    assert!(terminal_state(&state).life.exited_at.is_some());
+    restore(&service, state, fds);
+    let handle = service.pty(id).expect("restored");
+    let subscription = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).expect("sub");
+    let mut stream = Stream::default();
+    let after = stream.until_exited(&subscription);
+    assert_eq!(after, before, "the same event: code, offset and time");
+    assert_eq!(stream.0, b"done\r\n");
+    assert!(subscription.recv_timeout(Duration::from_millis(200)).is_err(), "nothing after `exited`");
+}
+
+/// The spec of a pipe process writing `script`'s output to `output`.
+fn pipe_spec(script: &str, output: &std::path::Path) -> PipeSpec {
+    PipeSpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: "/".into(),
+        env: [("PATH".to_owned(), "/usr/bin:/bin".to_owned())].into(),
+        group_id: "pipes".into(),
+        output_path: output.to_owned(),
+        metadata: json!({"task": "count"}).as_object().cloned().unwrap_or_default(),
+    }
+}
+
+fn pipe_state(state: &UpgradeState) -> &crate::upgrade::PipeProcessState {
+    match &state.processes[0] {
+        ProcessState::Pipe(pipe) => pipe,
+        ProcessState::Pty(_) => panic!("a pipe process"),
+    }
+}
+
+#[test]
+fn a_writing_pipe_process_keeps_its_file_position_and_counts() {
+    const LINES: usize = 400_000;
+    let dir = tempfile::TempDir::new().expect("dir");
+    let output = dir.path().join("out.log");
+    let service = ProcessService::new(TerminalConfig::default());
+    let info = service.create_pipe(pipe_spec(&format!("seq 1 {LINES}; exit 4"), &output)).expect("create");
+    let (id, pid) = (info.id, info.pid.expect("pid"));
+    let deadline = Instant::now() + WAIT;
+    while service.get(id).expect("get").output_tail < 100_000 {
+        assert!(Instant::now() < deadline, "no output");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (state, fds) = capture(&service);
+    let pipe = pipe_state(&state);
+    assert_eq!(pipe.child.pid, pid);
+    let in_file = std::fs::metadata(&output).expect("file").len();
+    assert_eq!(pipe.output_position, Some(in_file), "the file's position is where its bytes end");
+    assert_eq!(pipe.tail, in_file + pipe.unwritten.0.len() as u64);
+    assert!(pipe.pipe_fd.is_some() && pipe.output_fd.is_some() && !pipe.output_ended);
+    restore(&service, state, fds);
+    let handle = service.pipe(id).expect("restored");
+    let answer = handle.wait().receiver().recv_timeout(WAIT).expect("an answer").expect("exited");
+    let expected: String = (1..=LINES).map(|n| format!("{n}\n")).collect();
+    let Response::Exited { exit_code, final_offset, output_lines, output_error, .. } = answer else { unreachable!() };
+    assert_eq!((exit_code, output_lines, output_error), (Some(4), Some(LINES as u64), None));
+    assert_eq!(final_offset, expected.len() as u64);
+    assert!(std::fs::read_to_string(&output).expect("file") == expected, "the file holds every line once");
+    let info = service.get(id).expect("get");
+    assert_eq!(info.pipe.expect("pipe").metadata, json!({"task": "count"}).as_object().cloned().unwrap_or_default());
+    assert_eq!(service.metadata_bytes(), r#"{"task":"count"}"#.len(), "its metadata counted once");
+}
+
+#[test]
+fn a_pipe_process_killed_while_captured_reports_the_signal() {
+    let dir = tempfile::TempDir::new().expect("dir");
+    let output = dir.path().join("out.log");
+    let service = ProcessService::new(TerminalConfig::default());
+    let info = service.create_pipe(pipe_spec("echo started; exec sleep 1000", &output)).expect("create");
+    let (id, pid) = (info.id, info.pid.expect("pid"));
+    let deadline = Instant::now() + WAIT;
+    while service.get(id).expect("get").output_tail < 8 {
+        assert!(Instant::now() < deadline, "no output");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (state, fds) = capture(&service);
+    let child = nix::unistd::Pid::from_raw(pid as i32);
+    nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGTERM).expect("signalled");
+    wait_dead(pid);
+    restore(&service, state, fds);
+    let answer = service.pipe(id).expect("restored").wait().receiver().recv_timeout(WAIT).expect("answer");
+    let Response::Exited { exit_code, signal, output_lines, final_offset, .. } = answer.expect("exited") else {
+        unreachable!()
+    };
+    assert_eq!((exit_code, signal.as_deref(), output_lines, final_offset), (None, Some("SIGTERM"), Some(1), 8));
+}
