@@ -1,5 +1,5 @@
-//! A pipe process handed over by an in-place upgrade (issue 30): [`PipeHandle::capture`] stops its reader
-//! between two chunks and takes its state with the output pipe and the output file (whose position travels
+//! A pipe process handed over by an in-place upgrade (issue 30): [`PipeHandle::begin_capture`] and
+//! [`PipeHandle::finish_capture`] stop its reader between two chunks and take its state with the output pipe and the output file (whose position travels
 //! with the descriptor), leaving the child running and unreaped; [`PipeHandle::restore`] starts a new reader
 //! and watch from that state, in the successor (or in the same daemon, when the upgrade falls back).
 
@@ -30,17 +30,8 @@ pub(crate) struct CapturedPipe {
 }
 
 impl PipeHandle {
-    /// Stops the reader at its next wait (a chunk it read is in the file, or what the file had not taken is in
-    /// the state, counted) and the child's watch, and takes the state: counts, metadata, lifecycle, and the
-    /// pipe and file the reader left. The child is neither signalled nor reaped (an exit meanwhile is seen by
-    /// the successor's watch). Waiters and subscribers are let go without an answer, as at a shutdown; the
-    /// metadata's share of the budget is given back. From then on the handle is inert. Fails after terminate.
-    pub(crate) fn capture(&self) -> Result<CapturedPipe, ServiceError> {
-        self.begin_capture()?;
-        Ok(self.finish_capture())
-    }
-
-    /// The first step of [`Self::capture`]: tells the reader to stop. Fails, changing nothing, after terminate.
+    /// The first step of a capture: tells the reader to stop. Fails, changing nothing, after terminate;
+    /// [`Self::finish_capture`] must follow.
     pub(crate) fn begin_capture(&self) -> Result<(), ServiceError> {
         let Some(stop) = locked(&self.stop).take() else { return Err(ServiceError::NotFound(self.id)) };
         self.handback.capture();
@@ -48,7 +39,11 @@ impl PipeHandle {
         Ok(())
     }
 
-    /// The second step of [`Self::capture`]: the state, once the reader has stopped.
+    /// The second step: the state, once the reader has stopped at its next wait (a chunk it read is in the file,
+    /// or what the file had not taken is in the state, counted) with the child's watch: counts, metadata,
+    /// lifecycle, and the pipe and file the reader left. The child is neither signalled nor reaped (an exit
+    /// meanwhile is seen by the successor's watch). Waiters and subscribers are let go without an answer, as at a
+    /// shutdown; the metadata's share of the budget is given back. From then on the handle is inert.
     pub(crate) fn finish_capture(&self) -> CapturedPipe {
         self.threads.join_all();
         let left = self.handback.take();

@@ -34,7 +34,7 @@ pub(super) const MAX_READS_WITHOUT_POLL: usize = 16;
 /// How long the reader keeps draining the pipe after the child exited, when something else still holds it.
 pub const LINGER: Duration = Duration::from_secs(1);
 
-/// What the reader hands back when its process is captured for an upgrade (`PipeHandle::capture`): once
+/// What the reader hands back when its process is captured for an upgrade (`PipeHandle::finish_capture`): once
 /// [`Self::capture`] was called, a stop leaves the pipe and the output file here, with the linger's time left
 /// and the part of a chunk the file had not taken (counted already), instead of closing them.
 #[derive(Debug, Default)]

@@ -33,7 +33,7 @@ pub(crate) struct CapturedProcesses {
 }
 
 impl ProcessService {
-    /// Captures every process (see `PtyHandle::capture`, `PipeHandle::capture`) and takes them out of the
+    /// Captures every process (see `PtyHandle::finish_capture`, `PipeHandle::finish_capture`) and takes them out of the
     /// service, which creates nothing until [`Self::restore_all`] (a create is refused as during a stop). All
     /// terminals are asked at once and then waited for, so the pause is about the slowest one's, not the sum.
     /// Nothing is killed, reaped or closed, and the hook (the record of process groups) is not told of any

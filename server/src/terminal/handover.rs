@@ -1,5 +1,5 @@
-//! A terminal handed over by an in-place upgrade (issue 30): [`PtyHandle::capture`] stops its threads at a
-//! consistent point and takes its state, leaving the PTY master open and the child running (and unreaped);
+//! A terminal handed over by an in-place upgrade (issue 30): [`PtyHandle::begin_capture`] and
+//! [`PtyHandle::finish_capture`] stop its threads at a consistent point and take its state, leaving the PTY master open and the child running (and unreaped);
 //! [`PtyHandle::restore`] starts new threads around the same master and child from that state, in the
 //! successor (or in the same daemon, when the upgrade falls back).
 
@@ -40,20 +40,9 @@ pub(crate) struct Capturing {
 }
 
 impl PtyHandle {
-    /// Stops the terminal's threads without touching its child or its PTY, and takes its state: every byte read
-    /// from the PTY is in the ring (what the child writes from now on waits in the PTY), the input not yet
-    /// written is in the state, and the child's exit, if it happens meanwhile, is left for the successor's watch
-    /// (the child is never reaped here). Subscribers' channels end after what they were sent. From then on the
-    /// handle is inert: dropping it ends nothing. Fails for a terminal already stopped; a terminal whose actor
-    /// does not answer within [`CAPTURE_TIMEOUT`] is ended. [`Self::begin_capture`] and
-    /// [`Self::finish_capture`] in two steps, so that many terminals capture at once.
-    pub(crate) fn capture(&self) -> Result<CapturedTerminal, ServiceError> {
-        let capturing = self.begin_capture()?;
-        self.finish_capture(capturing)
-    }
-
-    /// The first step of [`Self::capture`]: asks the actor for its state (its reader and writer stop). Fails,
-    /// changing nothing, for a terminal already stopped.
+    /// The first step of a capture: asks the actor for its state (its reader and writer stop). Fails, changing
+    /// nothing, for a terminal already stopped. [`Self::finish_capture`] must follow; the two steps let many
+    /// terminals capture at once.
     pub(crate) fn begin_capture(&self) -> Result<Capturing, ServiceError> {
         let Some((stop, stop_pipe)) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return Err(ServiceError::Gone(self.id));
@@ -65,7 +54,12 @@ impl PtyHandle {
         Ok(Capturing { stop, answer: asked.then_some(answer), deadline: Instant::now() + CAPTURE_TIMEOUT })
     }
 
-    /// The second step of [`Self::capture`]: the actor's state, once its threads have ended.
+    /// The second step: the terminal's state, once its threads have ended. Its threads stop without touching
+    /// its child or its PTY: every byte read from the PTY is in the ring (what the child writes from now on
+    /// waits in the PTY), the input not yet written is in the state, and the child's exit, if it happens
+    /// meanwhile, is left for the successor's watch (the child is never reaped here). Subscribers' channels end
+    /// after what they were sent. From then on the handle is inert: dropping it ends nothing. A terminal whose
+    /// actor does not answer within [`CAPTURE_TIMEOUT`] is ended.
     pub(crate) fn finish_capture(&self, capturing: Capturing) -> Result<CapturedTerminal, ServiceError> {
         let Capturing { stop, answer, deadline } = capturing;
         let captured = match answer {

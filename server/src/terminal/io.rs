@@ -74,7 +74,7 @@ impl ReaderHolds {
     }
 }
 
-/// What the writer hands back when the terminal is captured for an upgrade (`PtyHandle::capture`): once
+/// What the writer hands back when the terminal is captured for an upgrade (`PtyHandle::finish_capture`): once
 /// [`Self::capture`] was called and the stop pipe closed, the writer writes only what the PTY takes at once and
 /// keeps everything from the first byte it did not take, in order, without saying it wrote it (so the actor
 /// never writes around it), until the input's delivery ends; the capture then takes it.

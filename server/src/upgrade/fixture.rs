@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use opencode_pty_vt::Terminal;
 use serde_json::json;
 
+use super::state::Build;
 use super::*;
 
 /// Where the fixture of format 1 is kept.
@@ -86,7 +87,12 @@ pub(super) fn state(build: Build, vt_snapshot: Vec<u8>) -> UpgradeState {
                 payload: Blob(b"D;0;opty=".to_vec()),
             },
         }),
-        run: Some(RunState { command_id: 4, command: "echo a\necho b".into(), gives_up_after: 3, held_left_ms: Some(1500) }),
+        run: Some(RunState {
+            command_id: 4,
+            command: "echo a\necho b".into(),
+            gives_up_after: 3,
+            held_left_ms: Some(1500),
+        }),
     };
     let pipe = PipeProcessState {
         id: 3,

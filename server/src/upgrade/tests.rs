@@ -8,6 +8,7 @@ use opencode_pty_vt::Terminal;
 
 use super::encoding::{END, MAGIC, MAX_HEADER_BYTES};
 use super::fixture::{self, FORMAT_1, SCREEN_BYTES};
+use super::state::Build;
 use super::*;
 
 fn sample() -> UpgradeState {

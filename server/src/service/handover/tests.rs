@@ -107,8 +107,7 @@ fn a_printing_terminal_is_handed_over_without_losing_or_repeating_a_byte() {
     // Room for the whole output in the ring and the whole history in the emulator, so that the screens compare
     // row for row (a history limit is enforced a page at a time, where the pages happen to fill).
     const HISTORY: usize = LINES + 1_000;
-    let config =
-        TerminalConfig { replay_bytes: 16 << 20, scrollback_lines: HISTORY, ..TerminalConfig::default() };
+    let config = TerminalConfig { replay_bytes: 16 << 20, scrollback_lines: HISTORY, ..TerminalConfig::default() };
     let service = ProcessService::new(config);
     let info = service.create_pty(sh(&format!("read go; seq 1 {LINES}; echo end; read x; exit 7"))).expect("create");
     let (id, pid) = (info.id, info.pid.expect("pid"));
@@ -146,7 +145,8 @@ fn a_printing_terminal_is_handed_over_without_losing_or_repeating_a_byte() {
     let handle = service.pty(id).expect("restored");
     // The controller comes back as the controller, with the generation it had.
     let offset = stream.0.len() as u64;
-    let subscription = handle.subscribe(offset, "ctl".into(), Role::Controller, ExistingController::Refuse).expect("sub");
+    let subscription =
+        handle.subscribe(offset, "ctl".into(), Role::Controller, ExistingController::Refuse).expect("sub");
     let attached = subscription.recv_timeout(WAIT).expect("attached");
     if let Event::Message(message) = &attached
         && let Response::Attached { role, generation, requested_offset, truncated, .. } = message.response()
