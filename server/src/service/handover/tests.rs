@@ -305,3 +305,95 @@ fn a_pipe_process_killed_while_captured_reports_the_signal() {
     };
     assert_eq!((exit_code, signal.as_deref(), output_lines, final_offset), (None, Some("SIGTERM"), Some(1), 8));
 }
+
+/// Input the child had not read when the terminal was captured (in the writer's hands, its queue and the
+/// actor's backlog) reaches it after the restore, once, in order.
+#[test]
+fn input_the_child_has_not_read_reaches_it_after_the_restore() {
+    const INPUT: usize = 200_000;
+    let dir = tempfile::TempDir::new().expect("dir");
+    let (fifo, out) = (dir.path().join("go"), dir.path().join("input"));
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
+    let script = format!(
+        "stty -icanon -echo; echo ready; read x < {}; head -c {INPUT} > {}; echo done",
+        fifo.display(),
+        out.display()
+    );
+    let service = ProcessService::new(TerminalConfig::default());
+    let id = service.create_pty(sh(&script)).expect("create").id;
+    let handle = service.pty(id).expect("pty");
+    let subscription = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).expect("sub");
+    let mut stream = Stream::default();
+    stream.until_ends_with(&subscription, b"ready\r\n");
+    // Far more than the PTY holds: most of it waits in the daemon.
+    let input: Vec<u8> = (0..INPUT).map(|n| b'a' + (n % 26) as u8).collect();
+    for chunk in input.chunks(10_000) {
+        handle.write(None, chunk.to_vec()).expect("queued");
+    }
+    drop((subscription, handle));
+    let (state, fds) = capture(&service);
+    let pending = terminal_state(&state).pending_input.0.clone();
+    assert!(pending.len() > INPUT / 2, "{} bytes waited in the daemon", pending.len());
+    assert!(input.ends_with(&pending), "the input not written, in order");
+    let tail = stream.0.len() as u64;
+    restore(&service, state, fds);
+    std::fs::write(&fifo, "go\n").expect("the child goes on");
+    let handle = service.pty(id).expect("restored");
+    let subscription = handle.subscribe(tail, "o".into(), Role::Observer, ExistingController::Refuse).expect("sub");
+    stream.until_ends_with(&subscription, b"done\r\n");
+    assert!(std::fs::read(&out).expect("what the child read") == input, "every byte once, in order");
+}
+
+/// Sixteen terminals printing without pause: how long capturing and restoring them all takes (the pause in
+/// their output an upgrade adds, without the `execve`), printed.
+#[test]
+fn sixteen_busy_terminals_capture_and_restore_together() {
+    const TERMINALS: usize = 16;
+    let service = ProcessService::new(TerminalConfig::default());
+    let ids: Vec<u64> = (0..TERMINALS)
+        .map(|_| service.create_pty(sh("while :; do echo busy busy busy busy; done")).expect("create").id)
+        .collect();
+    for id in &ids {
+        let deadline = Instant::now() + WAIT;
+        while service.get(*id).expect("get").output_tail < 100_000 {
+            assert!(Instant::now() < deadline, "terminal {id} prints nothing");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let started = Instant::now();
+    let captured = service.capture_all();
+    let captured_in = started.elapsed();
+    assert!(captured.failures.is_empty());
+    let daemon = DaemonState { next_id: captured.next_id, ..DaemonState::default() };
+    let state = UpgradeState::new(daemon, captured.processes);
+    let mut fds = captured.descriptors;
+    let started = Instant::now();
+    let bytes = state.to_bytes().expect("written");
+    let state = UpgradeState::read_from(&bytes[..]).expect("read");
+    let encoded_in = started.elapsed();
+    let tails: Vec<u64> = state
+        .processes
+        .iter()
+        .map(|process| match process {
+            ProcessState::Pty(terminal) => terminal.replay.head + terminal.replay.bytes.0.len() as u64,
+            ProcessState::Pipe(_) => unreachable!(),
+        })
+        .collect();
+    let started = Instant::now();
+    let failures =
+        service.restore_all(state.daemon.next_id, state.processes, |fd| fds.remove(&fd).ok_or_else(String::new));
+    assert!(failures.expect("restored").is_empty());
+    // Restored once every terminal reads again: its output grows past where it was captured.
+    for (id, tail) in ids.iter().zip(&tails) {
+        while service.get(*id).expect("get").output_tail <= *tail {
+            assert!(started.elapsed() < WAIT, "terminal {id} does not read again");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    println!(
+        "{TERMINALS} busy terminals: captured in {captured_in:?}, state of {} KiB written and read in \
+         {encoded_in:?}, all reading again {:?} after the restore began",
+        bytes.len() >> 10,
+        started.elapsed()
+    );
+}
