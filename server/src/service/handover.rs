@@ -1,7 +1,8 @@
-//! Every process of a daemon handed over by an in-place upgrade (issue 30): [`ProcessService::capture_all`]
-//! takes them all out of the service with their states and the descriptors those name (nothing is killed,
-//! reaped or closed), and [`ProcessService::restore_all`] puts them back, rebuilt from the states, under their
-//! ids: in the successor after `execve`, or in the same daemon when the upgrade falls back.
+//! Every process of a daemon handed over by an in-place upgrade (issue 30), and what the upgrade calls:
+//! [`ProcessService::hand_over`] takes them all out of the service into a state beside the daemon's own facts,
+//! with the descriptors the state names (nothing is killed, reaped or closed), and [`ProcessService::take_over`]
+//! puts them back, rebuilt from a state, under their ids: in the successor after `execve`, or in the same
+//! daemon when the upgrade falls back.
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
@@ -15,7 +16,7 @@ use crate::error::ServiceError;
 use crate::listing::{self, Reservation};
 use crate::pipe::{PipeHandle, PipeSpec};
 use crate::terminal::PtyHandle;
-use crate::upgrade::{ProcessState, UpgradeError};
+use crate::upgrade::{DaemonState, ProcessState, UpgradeError, UpgradeState};
 
 /// Every process of a daemon, captured: what the state's `processes` and `next_id` hold, and the descriptors
 /// the processes' states name, which must stay open (across `execve`: without close-on-exec, at the same
@@ -32,7 +33,47 @@ pub(crate) struct CapturedProcesses {
     pub(crate) failures: Vec<(u64, ServiceError)>,
 }
 
+/// A daemon's state for its successor and the descriptors it names ([`ProcessService::hand_over`]).
+#[derive(Debug)]
+#[allow(dead_code, reason = "the upgrade's execve (issue 30) reads it; that part is merged separately")]
+pub(crate) struct Handover {
+    /// The state: this build, the daemon's facts (its `next_id` is the service's), every process captured.
+    pub(crate) state: UpgradeState,
+    /// The descriptors the processes' states name, by number: keep them open, without close-on-exec, until
+    /// [`ProcessService::take_over`] takes them (`UpgradeState::descriptors` lists them with the daemon's own).
+    pub(crate) descriptors: BTreeMap<i32, OwnedFd>,
+    /// The processes that could not be captured (each was ended), with why.
+    pub(crate) failures: Vec<(u64, ServiceError)>,
+}
+
 impl ProcessService {
+    /// Captures every process (see [`Self::capture_all`]) into a state with `daemon`'s facts; the service's next
+    /// process id replaces `daemon.next_id`.
+    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
+    pub(crate) fn hand_over(&self, daemon: DaemonState) -> Handover {
+        let captured = self.capture_all();
+        let daemon = DaemonState { next_id: captured.next_id, ..daemon };
+        Handover {
+            state: UpgradeState::new(daemon, captured.processes),
+            descriptors: captured.descriptors,
+            failures: captured.failures,
+        }
+    }
+
+    /// Rebuilds the processes of `state` (see [`Self::restore_all`]), each taking the descriptors its state
+    /// names from `adopt` (which turns a number inherited across `execve`, or one [`Handover::descriptors`]
+    /// holds, into its owned descriptor). The daemon's own facts (`state.daemon`: the ownership, its
+    /// descriptors) are the caller's to take.
+    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
+    pub(crate) fn take_over(
+        &self,
+        state: UpgradeState,
+        adopt: impl FnMut(i32) -> Result<OwnedFd, String>,
+    ) -> Result<Vec<UpgradeError>, UpgradeError> {
+        state.check_compatible()?;
+        self.restore_all(state.daemon.next_id, state.processes, adopt)
+    }
+
     /// Captures every process (see `PtyHandle::finish_capture`, `PipeHandle::finish_capture`) and takes them out of the
     /// service, which creates nothing until [`Self::restore_all`] (a create is refused as during a stop). All
     /// terminals are asked at once and then waited for, so the pause is about the slowest one's, not the sum.

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 
 use super::actor::handover::{CaptureRequest, Captured, restored_info, spec_from_state};
-use super::{PtyHandle, Start, TerminalConfig, shell};
+use super::start::Start;
+use super::{PtyHandle, TerminalConfig, shell};
 use crate::error::ServiceError;
 use crate::process::session::Reach;
 use crate::procinfo::stat::proc_stat;

@@ -5,11 +5,13 @@
 //! - `state.rs`, `terminal.rs`, `pipe.rs`: the format's types, plain data ([`UpgradeState`]).
 //! - `encoding.rs`: its bytes (a JSON header and raw blobs) and the checks on reading them.
 //! - `error.rs`: [`UpgradeError`].
-//! - `handover.rs`: what the upgrade calls, [`capture`] and [`restore`].
 //! - The capture and the rebuild live with what they capture: `PtyHandle::begin_capture`, `finish_capture` and
 //!   `restore` (`terminal/handover.rs`, the actor's side in `terminal/actor/handover.rs`), the same for
-//!   `PipeHandle` (`pipe/handover.rs`), and for every process at once `ProcessService::capture_all` and
-//!   `restore_all` (`service/handover.rs`).
+//!   `PipeHandle` (`pipe/handover.rs`), and for every process at once `ProcessService::hand_over` and
+//!   `take_over` (`service/handover.rs`), which is what the upgrade calls.
+//!
+//! This module is data only: it names no other module of the daemon but `error` (what a client is told), and
+//! those that capture and rebuild name it.
 //!
 //! **Capture.** A terminal stops at a consistent point: its reader stops reading (what the child writes from
 //! then on waits in the PTY), its actor takes every chunk already read, so the ring's tail is exactly where the
@@ -36,14 +38,11 @@
 
 mod encoding;
 mod error;
-mod handover;
 mod pipe;
 mod state;
 mod terminal;
 
 pub(crate) use error::UpgradeError;
-#[allow(unused_imports, reason = "the upgrade's execve (issue 30) calls them; that part is merged separately")]
-pub(crate) use handover::{Handover, capture, restore};
 pub(crate) use pipe::{PipeChildEnd, PipeProcessState};
 pub(crate) use state::{
     Blob, ChildState, DaemonState, ExitState, HandoffState, OwnerPhase, OwnerState, ProcessState, UpgradeState,
