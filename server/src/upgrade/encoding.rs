@@ -1,4 +1,4 @@
-//! The state's bytes: a fixed preamble, a JSON header (the [`UpgradeState`] with each [`Blob`] as its length),
+//! The state's bytes: a fixed preamble, a JSON header (the [`UpgradeState`] with each [`Blob`](super::Blob) as its length),
 //! the blobs' bytes one after the other in the order [`UpgradeState::blobs`] lists them, and an end marker.
 //!
 //! ```text

@@ -28,12 +28,20 @@
 //! terminals ([`UpgradeError::VtRevision`]) before anything changes: an upgrade across a libghostty change is
 //! refused by the successor's preflight, not half done.
 //!
+//! **The upgrade's steps.** Before: stop taking requests and answer those in flight (a request queued at a
+//! terminal when it is captured is answered that the terminal is gone). Then `ProcessService::hand_over` with
+//! the daemon's facts (`Ownership::to_upgrade`, its named descriptors), `UpgradeState::write_to` (a memfd),
+//! every descriptor of `UpgradeState::descriptors` kept open without close-on-exec, and `execve`. The
+//! successor: `UpgradeState::read_from`, `ProcessService::take_over` with an `adopt` that owns each inherited
+//! number, `Ownership::from_upgrade`. On a failure before `execve`, `take_over` in the same daemon with the
+//! descriptors `Handover` holds gives everything back as it was. Until `take_over`, the service creates nothing.
+//!
 //! **Versions.** [`STATE_FORMAT`] is the format this build writes; [`ACCEPTED_STATE_FORMATS`] the ones it reads:
 //! its own and the previous one. Format 1 is the first. To change the format (a member added, removed or
 //! renamed, a blob added or moved): copy the types as they are now into a frozen `v1.rs`, bump
 //! [`STATE_FORMAT`] to 2 and add it to [`ACCEPTED_STATE_FORMATS`] beside 1, make `read_from` decode a format-1
 //! header into the frozen types and convert them into the current ones, and commit a fixture of the new format
-//! beside `server/src/upgrade/fixtures/format-1.state`. The tests read every fixture kept there, and fail when
+//! beside `server/tests/fixtures/upgrade/format-1.state`. The tests read every fixture kept there, and fail when
 //! the current types no longer write the newest fixture byte for byte (a format change without a new number).
 
 mod encoding;
