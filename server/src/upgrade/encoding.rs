@@ -1,5 +1,6 @@
-//! The state's bytes: a fixed preamble, a JSON header (the [`UpgradeState`] with each [`Blob`](super::Blob) as its length),
-//! the blobs' bytes one after the other in the order [`UpgradeState::blobs`] lists them, and an end marker.
+//! The state's bytes: a fixed preamble, a JSON header (the [`UpgradeState`] with each [`Blob`](super::Blob) as
+//! its length), the blobs' bytes one after the other in the order [`UpgradeState::blobs`] lists them, and an
+//! end marker.
 //!
 //! ```text
 //! MAGIC (8 bytes) | format (u32 LE) | header length (u64 LE) | header (JSON) | blob bytes ... | END (8 bytes)
