@@ -470,3 +470,37 @@ fn a_sequence_that_does_not_end_during_the_capture_is_rebuilt_from_the_ring() {
     std::fs::write(fifo, "go\n").expect("released");
     finish_long_sequence(&service, id, &expected);
 }
+
+/// A quiet terminal answers `snapshot` (text, checkpoint, cursor) and `get` (titles, size) the same before and
+/// after the handover, on the alternate screen with a primary screen and history behind it.
+#[test]
+fn a_quiet_terminal_shows_the_same_screen_and_titles_after_the_handover() {
+    let service = ProcessService::new(TerminalConfig::default());
+    let script = "for n in $(seq 1 60); do printf '\\033[3%dmline %d\\033[0m\\n' $((n % 8)) $n; done; \
+                  printf '\\033]2;from the program\\007\\033[?1049h\\033[2J\\033[5;3Hfull screen'; read x";
+    let id = service.create_pty(sh(script)).expect("create").id;
+    let handle = service.pty(id).expect("pty");
+    let subscription = handle.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).expect("sub");
+    Stream::default().until_ends_with(&subscription, b"full screen");
+    handle.rename(Some("mine".into())).expect("rename");
+    handle.resize(None, 100, 30).expect("resize");
+    drop(subscription);
+    let before = (handle.snapshot().expect("snapshot"), handle.info());
+    drop(handle);
+    let (state, fds) = capture(&service);
+    restore(&service, state, fds);
+    let handle = service.pty(id).expect("restored");
+    let after = (handle.snapshot().expect("snapshot"), handle.info());
+    let (Response::Snapshot { text, checkpoint_base64, cursor_x, cursor_y, .. }, info) = before else { unreachable!() };
+    let (Response::Snapshot { text: text2, checkpoint_base64: checkpoint2, cursor_x: x2, cursor_y: y2, .. }, info2) =
+        after
+    else {
+        unreachable!()
+    };
+    assert_eq!((text2, x2, y2), (text, cursor_x, cursor_y));
+    assert!(checkpoint2 == checkpoint_base64, "the same checkpoint");
+    assert_eq!(info2.pty, info.pty, "titles, size");
+    assert_eq!((info2.output_head, info2.output_tail), (info.output_head, info.output_tail));
+    let pty = info2.pty.expect("pty");
+    assert_eq!((pty.title.as_str(), pty.user_title.as_deref(), pty.cols.get()), ("mine", Some("mine"), 100));
+}
