@@ -54,6 +54,7 @@ pub use upgrade::preflight::{
 };
 pub use upgrade::program::{Program as UpgradeProgram, ProgramError};
 pub use upgrade::resume::{ResumeArgs, ResumeError, resume as resume_daemon};
+pub use upgrade::{ACCEPTED_STATE_FORMATS, STATE_FORMAT};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {

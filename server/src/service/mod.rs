@@ -2,6 +2,7 @@
 //! both), and the operations that span them (create, list, get, terminate, shutdown). It sits above both
 //! kinds and the process layer; what names both kinds (`Process`) is in `kinds`.
 
+mod handover;
 mod kinds;
 
 use std::collections::BTreeMap;

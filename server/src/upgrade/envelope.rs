@@ -13,14 +13,7 @@ use std::os::unix::fs::FileExt as _;
 use nix::fcntl::{FcntlArg, SealFlag, fcntl};
 use nix::sys::memfd::{MFdFlags, memfd_create};
 
-/// The state format this build writes.
-///
-/// PLACEHOLDER: the state module (another part of issue 30) defines the real format number and the list of
-/// formats a build reads (its own and the previous one); these two constants stand in for them until then.
-pub(crate) const STATE_FORMAT: u32 = 1;
-
-/// The state formats this build reads (see [`STATE_FORMAT`]: a placeholder too).
-pub(crate) const STATE_FORMATS: &[u32] = &[STATE_FORMAT];
+pub(crate) use super::{ACCEPTED_STATE_FORMATS as STATE_FORMATS, STATE_FORMAT};
 
 /// The first bytes of every envelope (this layout's name).
 pub(crate) const ENVELOPE_MAGIC: [u8; 8] = *b"OCPTYUP1";
