@@ -42,6 +42,17 @@ pub(crate) struct SocketDir {
     pub(crate) fresh: bool,
 }
 
+impl SocketDir {
+    /// The socket directory that holds `socket` (a predecessor chose it): fresh unless it is the usual one in
+    /// `$XDG_RUNTIME_DIR` or in the temporary directory.
+    pub(crate) fn holding(socket: &Path) -> SocketDir {
+        let path = socket.parent().map(Path::to_path_buf).unwrap_or_default();
+        let usual = format!("{SOCKET_DIR_PREFIX}{}", geteuid().as_raw());
+        let name = path.file_name().and_then(OsStr::to_str).unwrap_or_default();
+        SocketDir { fresh: name.starts_with(&format!("{usual}-")), path }
+    }
+}
+
 /// Picks and prepares the socket directory: `xdg/opencode-pty` when `xdg` (`$XDG_RUNTIME_DIR`) is an absolute,
 /// private directory of ours; else `tmp/opencode-pty-<euid>` when it is (or can be made) a private directory of
 /// ours; else a fresh private `tmp/opencode-pty-<euid>-XXXXXX`. Fails only when none can be made, naming the

@@ -35,7 +35,6 @@ pub(crate) struct CapturedProcesses {
 
 /// A daemon's state for its successor and the descriptors it names ([`ProcessService::hand_over`]).
 #[derive(Debug)]
-#[allow(dead_code, reason = "the upgrade's execve (issue 30) reads it; that part is merged separately")]
 pub(crate) struct Handover {
     /// The state: this build, the daemon's facts (its `next_id` is the service's), every process captured.
     pub(crate) state: UpgradeState,
@@ -49,7 +48,6 @@ pub(crate) struct Handover {
 impl ProcessService {
     /// Captures every process (see [`Self::capture_all`]) into a state with `daemon`'s facts; the service's next
     /// process id replaces `daemon.next_id`.
-    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
     pub(crate) fn hand_over(&self, daemon: DaemonState) -> Handover {
         let captured = self.capture_all();
         let daemon = DaemonState { next_id: captured.next_id, ..daemon };
@@ -64,7 +62,6 @@ impl ProcessService {
     /// names from `adopt` (which turns a number inherited across `execve`, or one [`Handover::descriptors`]
     /// holds, into its owned descriptor). The daemon's own facts (`state.daemon`: the ownership, its
     /// descriptors) are the caller's to take.
-    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
     pub(crate) fn take_over(
         &self,
         state: UpgradeState,

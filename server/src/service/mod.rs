@@ -20,6 +20,7 @@ use crate::process::session;
 use crate::process::thread::join_reporting;
 use crate::process::{OptIns, StopReason};
 use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
+pub(crate) use handover::Handover;
 use kinds::InfoAsked;
 pub use kinds::Process;
 

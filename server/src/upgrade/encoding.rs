@@ -32,7 +32,6 @@ const WRITE_BUFFER_BYTES: usize = 64 * 1024;
 
 impl UpgradeState {
     /// Writes the state in format [`STATE_FORMAT`].
-    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
     pub(crate) fn write_to(&self, out: impl Write) -> Result<(), UpgradeError> {
         let header = serde_json::to_vec(self).map_err(UpgradeError::Header)?;
         let mut out = BufWriter::with_capacity(WRITE_BUFFER_BYTES, out);
@@ -58,7 +57,6 @@ impl UpgradeState {
 
     /// Reads a state this build accepts ([`ACCEPTED_STATE_FORMATS`]), whole: the end marker must follow the
     /// last blob. Checks that this build can take it (see [`Self::check_compatible`]).
-    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
     pub(crate) fn read_from(input: impl Read) -> Result<UpgradeState, UpgradeError> {
         let state = UpgradeState::decode(input)?;
         state.check_compatible()?;

@@ -148,7 +148,6 @@ impl Handover {
 /// The daemon's one call: executes `program` as `PROGRAM resume ...` with the state (`format`, `payload`),
 /// `keep` and this executable for the fallback. Returns only if the exec did not happen; the daemon then goes
 /// on as it was (the caller restarts what it stopped).
-#[expect(dead_code, reason = "the upgrade op (issue 30) calls it; not wired yet")]
 pub(crate) fn upgrade(
     program: &Program,
     format: u32,
@@ -166,7 +165,6 @@ pub(crate) fn upgrade(
 
 /// The arguments this daemon was started with, after the program's name, as a new image must be given them
 /// again after `--`: `daemon ...` as typed, or, in an image an upgrade started, what followed its `--`.
-#[expect(dead_code, reason = "the upgrade op (issue 30) calls it; not wired yet")]
 pub(crate) fn daemon_args() -> Vec<OsString> {
     daemon_args_of(std::env::args_os().skip(1).collect())
 }

@@ -130,6 +130,7 @@ pub(super) fn state(build: Build, vt_snapshot: Vec<u8>) -> UpgradeState {
                 },
             }),
             descriptors: BTreeMap::from([("listener".into(), 3), ("lock".into(), 4), ("owner".into(), 5)]),
+            ..DaemonState::default()
         },
         processes: vec![ProcessState::Pty(Box::new(terminal)), ProcessState::Pipe(Box::new(pipe))],
     }

@@ -40,7 +40,6 @@ pub enum AdoptError {
 
 /// Checks, without taking it, that `fd` is open and inherited (not close-on-exec): what a resuming image asks of
 /// every number its state names before it commits to anything.
-#[cfg_attr(not(test), expect(dead_code, reason = "the restore (issue 30) calls it; not wired yet"))]
 pub(crate) fn check(fd: RawFd) -> Result<(), AdoptError> {
     let _adopting = ADOPTING.lock().unwrap_or_else(|e| e.into_inner());
     inherited_flags(fd).map(drop)

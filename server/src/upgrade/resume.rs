@@ -64,7 +64,6 @@ pub(crate) enum Failure {
     /// Before the commit: nothing irreversible happened, and the previous image can take the state.
     Refused(String),
     /// After the commit: the daemon ends.
-    #[expect(dead_code, reason = "the upgrade op (issue 30) calls it; not wired yet")]
     Failed(DaemonError),
 }
 
@@ -79,7 +78,6 @@ impl Fallback {
     /// the restore drops the state it was handed): from now on this image owns the daemon, and a failure ends
     /// it. The restore calls it before its first irreversible act (adopting a passed descriptor, reaping a
     /// child, touching the runtime directory or the socket).
-    #[expect(dead_code, reason = "the upgrade op (issue 30) calls it; not wired yet")]
     pub(crate) fn commit(&mut self) {
         self.to = None;
     }
@@ -90,15 +88,14 @@ impl Fallback {
     }
 }
 
-/// THE SEAM the orchestration fills in: restores the daemon from `state` (descriptors included, by number, with
-/// `upgrade::inherited`) and serves it until it stops.
+/// Restores the daemon from `state` (descriptors included, by number, with `upgrade::inherited`) and serves it
+/// until it stops: `daemon::upgrading::resume`.
 ///
 /// Contract: before calling `fallback.commit()`, only look (parse the state, `inherited::check` every number it
 /// names) and return `Failure::Refused` on anything this image cannot take; commit, then adopt descriptors,
-/// reap, serve. Not reachable from any client op yet: no daemon executes an upgrade until the op is wired.
+/// reap, serve.
 pub(crate) fn restore_and_serve(options: DaemonOptions, state: Handed, fallback: &mut Fallback) -> Result<(), Failure> {
-    let _ = (options, state, fallback);
-    Err(Failure::Refused("resume is not wired yet".to_owned()))
+    crate::daemon::upgrading::resume::restore_and_serve(options, state, fallback)
 }
 
 /// The `resume` command: takes the state, then resumes the daemon (`daemon_options` turns the daemon's

@@ -55,7 +55,7 @@ impl Build {
 }
 
 /// The daemon's facts, beside its processes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DaemonState {
     /// The id the next process gets (ids are never reused).
@@ -65,6 +65,14 @@ pub(crate) struct DaemonState {
     /// Descriptors the daemon keeps open across `execve` beside its processes' (its socket, its lock, the
     /// owner's connection, its guardian's pipe), by what they are: the successor adopts each by its number.
     pub(crate) descriptors: BTreeMap<String, i32>,
+    /// The registration the daemon published (its instance, token and socket stay; the successor rewrites only
+    /// what its own build changes: protocol, features). Absent in a state no daemon wrote (tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) registration: Option<opencode_pty_protocol::Registration>,
+    /// The pid of the guardian whose pipe `descriptors` names: still the daemon's child, which the successor
+    /// supervises and reaps. Absent without a guardian.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) guardian_pid: Option<u32>,
 }
 
 /// The ownership (`daemon/serving/ownership.rs`): the current owner's generation and where it is in its life.
@@ -218,7 +226,6 @@ impl UpgradeState {
     }
 
     /// Every descriptor the state names (the daemon's and its processes'), which the successor adopts.
-    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
     pub(crate) fn descriptors(&self) -> Vec<i32> {
         let processes = self.processes.iter().flat_map(|process| match process {
             ProcessState::Pty(terminal) => vec![terminal.master_fd],

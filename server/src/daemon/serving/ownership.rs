@@ -176,7 +176,6 @@ impl Ownership {
 impl Ownership {
     /// What an in-place upgrade's state carries of the ownership at `now`: the generation, the phase, and each
     /// deadline as the time it has left. `None` once the daemon must stop (nothing to hand on).
-    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
     pub(crate) fn to_upgrade(&self, now: Instant) -> Option<OwnerState> {
         let left = |deadline: Instant| duration_ms(deadline.saturating_duration_since(now));
         let handoff = |handoff: &Handoff| HandoffState {
@@ -195,7 +194,6 @@ impl Ownership {
 
     /// The ownership an upgrade's state carries, at `now`: the same owner generation (its connection stays the
     /// owner channel), and a prepared handoff valid until its own deadline.
-    #[allow(dead_code, reason = "the upgrade's execve (issue 30) calls it; that part is merged separately")]
     pub(crate) fn from_upgrade(state: &OwnerState, now: Instant, handoff_ttl: Duration) -> Ownership {
         let handoff = |handoff: &HandoffState| Handoff {
             ticket: handoff.ticket.clone(),

@@ -1,7 +1,7 @@
 //! Unit tests of the request router: every op routes to the expected kind of outcome on each channel (a table
-//! checked against the schema's list of ops), the owner channel carries out nothing but its own two requests
-//! (`upgrade` is refused as unavailable in this build), and a superseded owner channel is closed whatever it
-//! sends.
+//! checked against the schema's list of ops), the owner channel carries out nothing but its own requests
+//! (`prepare_handoff`, `shutdown`, and `upgrade`, which the connection carries out), and a superseded owner
+//! channel is closed whatever it sends.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -72,6 +72,7 @@ fn kind(outcome: &Outcome<'_>) -> String {
         Outcome::Hold { .. } => "hold".into(),
         Outcome::OwnerChannel(_) => "owner channel".into(),
         Outcome::Stop => "stop".into(),
+        Outcome::Upgrade { .. } => "upgrade".into(),
     }
 }
 
@@ -168,7 +169,7 @@ fn every_op_on_an_ordinary_connection_routes_to_its_outcome() {
 }
 
 #[test]
-fn upgrade_is_refused_on_an_ordinary_connection_and_unavailable_on_the_owner_channel() {
+fn upgrade_is_refused_on_an_ordinary_connection_and_carried_out_on_the_owner_channel() {
     let fixture = fixture();
     let state = &fixture.state;
     let upgrade = || request(json!({"op": "upgrade"}));
@@ -176,19 +177,22 @@ fn upgrade_is_refused_on_an_ordinary_connection_and_unavailable_on_the_owner_cha
     assert_eq!((kind(&outcome), message(&outcome)), ("reply error".into(), super::UPGRADE_NEEDS_OWNER.into()));
     let own = route(state, request(json!({"op": "own", "instance_id": INSTANCE})), Channel::Ordinary);
     let Outcome::OwnerChannel(claim) = own else { panic!("own claims the daemon") };
-    for value in [json!({"op": "upgrade"}), json!({"op": "upgrade", "program": "/usr/bin/opencode-pty"})] {
+    let Channel::Owner { generation: owner } = claim.channel() else { panic!("a claim serves an owner channel") };
+    for (value, expected) in [
+        (json!({"op": "upgrade"}), None),
+        (json!({"op": "upgrade", "program": "/usr/bin/opencode-pty"}), Some("/usr/bin/opencode-pty")),
+    ] {
         let outcome = route(state, request(value.clone()), claim.channel());
-        let answer = (kind(&outcome), message(&outcome));
-        assert_eq!(answer, ("reply-and-read error".into(), super::UPGRADE_UNAVAILABLE.into()), "{value}");
+        let Outcome::Upgrade { generation, program } = outcome else { panic!("{value}: {}", kind(&outcome)) };
+        assert_eq!((generation, program.as_deref()), (owner, expected), "{value}");
     }
-    // Nothing changed: the channel is still the owner's, and the daemon runs on.
-    let Channel::Owner { generation } = claim.channel() else { panic!("a claim serves an owner channel") };
-    assert!(state.ownership().is_owner(generation));
-    assert!(!state.is_stopping());
+    // Deciding changed nothing: the channel is still the owner's, and the daemon runs on.
+    assert!(state.ownership().is_owner(owner));
+    assert!(!state.is_stopping() && !state.is_upgrading());
 }
 
 #[test]
-fn the_owner_channel_carries_out_only_prepare_handoff_and_shutdown() {
+fn the_owner_channel_carries_out_only_prepare_handoff_shutdown_and_upgrade() {
     let fixture = fixture();
     let state = &fixture.state;
     let own = route(state, request(json!({"op": "own", "instance_id": INSTANCE})), Channel::Ordinary);
@@ -199,12 +203,11 @@ fn the_owner_channel_carries_out_only_prepare_handoff_and_shutdown() {
         let expected = match op(&value).as_str() {
             "prepare_handoff" => "reply-and-read handoff",
             "shutdown" => "stop",
+            "upgrade" => "upgrade",
             _ => "reply-and-read error",
         };
         assert_eq!(kind(&outcome), expected, "{value}");
-        if op(&value) == "upgrade" {
-            assert_eq!(message(&outcome), super::UPGRADE_UNAVAILABLE, "{value}");
-        } else if expected == "reply-and-read error" {
+        if expected == "reply-and-read error" {
             assert_eq!(message(&outcome), super::OWNER_CHANNEL_ONLY, "{value}");
         }
     }
