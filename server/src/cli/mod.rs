@@ -189,6 +189,10 @@ enum Command {
         /// Refuse any state (for tests of the fallback).
         #[arg(long)]
         refuse_state: bool,
+        /// Why the new image could not take the state (given by it to the previous executable, which resumes
+        /// and tells the owner so).
+        #[arg(long, value_name = "WHY")]
+        refused_by_new_image: Option<String>,
         /// The daemon's own arguments (`daemon --name NAME ...`).
         #[arg(last = true, value_name = "DAEMON_ARGS")]
         daemon_args: Vec<std::ffi::OsString>,
@@ -225,8 +229,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         daemon @ Command::Daemon { .. } => run_daemon(daemon_options(daemon)?)?,
         Command::UpgradeCheck => upgrade::check()?,
-        Command::Resume { state_fd, fallback_exe_fd, refuse_state, daemon_args } => {
-            let args = opencode_pty::ResumeArgs { state_fd, fallback_exe_fd, refuse_state, daemon_args };
+        Command::Resume { state_fd, fallback_exe_fd, refuse_state, refused_by_new_image, daemon_args } => {
+            let args =
+                opencode_pty::ResumeArgs { state_fd, fallback_exe_fd, refuse_state, refused_by_new_image, daemon_args };
             upgrade::resume(args)?
         }
         Command::Guard { record, instance } => opencode_pty::serve_guardian(&record, &instance)?,

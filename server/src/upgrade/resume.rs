@@ -18,6 +18,9 @@ use super::exec::{ExecError, Inheritable, RESUME_COMMAND, STATE_FD_OPTION, c_str
 use super::inherited::{AdoptError, adopt};
 use crate::daemon::run::{DaemonError, DaemonOptions};
 
+/// The option by which a new image tells the previous executable why it could not take the state.
+const REFUSED_OPTION: &str = "--refused-by-new-image";
+
 /// The name the fallback gives the old image when its executable's path cannot be read.
 const FALLBACK_NAME: &str = "opencode-pty";
 
@@ -30,6 +33,9 @@ pub struct ResumeArgs {
     pub fallback_exe_fd: Option<RawFd>,
     /// Refuse any state (for tests of the fallback: a new image that cannot take the state).
     pub refuse_state: bool,
+    /// Why the new image could not take the state, in the previous executable it fell back to: the owner who
+    /// asked for the upgrade is told so, from this image, which serves on.
+    pub refused_by_new_image: Option<String>,
     /// The daemon's own arguments (`daemon --name ...`), passed on to every image.
     pub daemon_args: Vec<OsString>,
 }
@@ -94,8 +100,13 @@ impl Fallback {
 /// Contract: before calling `fallback.commit()`, only look (parse the state, `inherited::check` every number it
 /// names) and return `Failure::Refused` on anything this image cannot take; commit, then adopt descriptors,
 /// reap, serve.
-pub(crate) fn restore_and_serve(options: DaemonOptions, state: Handed, fallback: &mut Fallback) -> Result<(), Failure> {
-    crate::daemon::upgrading::resume::restore_and_serve(options, state, fallback)
+pub(crate) fn restore_and_serve(
+    options: DaemonOptions,
+    state: Handed,
+    fallback: &mut Fallback,
+    refused_by_new_image: Option<String>,
+) -> Result<(), Failure> {
+    crate::daemon::upgrading::resume::restore_and_serve(options, state, fallback, refused_by_new_image)
 }
 
 /// The `resume` command: takes the state, then resumes the daemon (`daemon_options` turns the daemon's
@@ -122,7 +133,9 @@ pub fn resume(
             Err(error) => format!("the daemon's arguments: {error}"),
             Ok(options) => {
                 tracing::info!(format = handed.format, bytes = handed.payload.len(), "took the upgrade state");
-                let restored = catch_unwind(AssertUnwindSafe(|| restore_and_serve(options, handed, &mut fallback)));
+                let refused_by = args.refused_by_new_image.clone();
+                let restored =
+                    catch_unwind(AssertUnwindSafe(|| restore_and_serve(options, handed, &mut fallback, refused_by)));
                 match restored {
                     Ok(Ok(())) => return Ok(()),
                     Ok(Err(Failure::Failed(error))) => return Err(ResumeError::Daemon(error)),
@@ -149,6 +162,8 @@ fn fall_back(fallback: Fallback, daemon_args: &[OsString], why: String) -> Resum
         RESUME_COMMAND.into(),
         STATE_FD_OPTION.into(),
         state.as_raw_fd().to_string().into(),
+        REFUSED_OPTION.into(),
+        why.clone().into(),
         "--".into(),
     ];
     args.extend(daemon_args.iter().cloned());

@@ -70,14 +70,14 @@ pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>, registered: &R
 }
 
 /// Serves the owner connection an upgrade's predecessor handed on (registered in the daemon's state), as the
-/// owner channel of `generation`: its first frame is the `ok` that answers the `upgrade` it sent the
-/// predecessor, then its requests as before.
-pub(crate) fn serve_resumed_owner(state: &DaemonState, stream: &Arc<UnixStream>, generation: u64) {
+/// owner channel of `generation`: its first frame is `answer` to the `upgrade` it sent the predecessor (`ok`,
+/// or why the new image could not take the state), then its requests as before.
+pub(crate) fn serve_resumed_owner(state: &DaemonState, stream: &Arc<UnixStream>, generation: u64, answer: &Response) {
     let _span =
         tracing::info_span!(parent: None, "connection", n = CONNECTIONS.fetch_add(1, Ordering::Relaxed), op = "own")
             .entered();
     let claim = OwnerClaim::resumed(state, generation);
-    if send(stream, &Response::Ok) {
+    if send(stream, answer) {
         serve_owner_channel(state, stream, &claim);
     }
     // Dropping the claim here gives the ownership up (unless it was superseded).

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use nix::fcntl::{Flock, FlockArg};
-use opencode_pty_protocol::Registration;
+use opencode_pty_protocol::{Registration, Response};
 
 use super::{GUARDIAN, LISTENER, LOCK, OWNER};
 use crate::daemon::recovery::guardian::Guardian;
@@ -40,18 +40,33 @@ struct Facts {
     guardian: Option<(u32, RawFd)>,
 }
 
-/// Restores the daemon from the state an upgrade handed this image, then serves it until it stops.
+/// Restores the daemon from the state an upgrade handed this image, then serves it until it stops. The owner
+/// is answered `ok`, or, in the previous executable a new image fell back to, that the new image could not
+/// take the state (`refused_by_new_image`).
 pub(crate) fn restore_and_serve(
     options: DaemonOptions,
     handed: Handed,
     fallback: &mut Fallback,
+    refused_by_new_image: Option<String>,
 ) -> Result<(), Failure> {
     let state = UpgradeState::read_from(&handed.payload[..]).map_err(|error| Failure::Refused(error.to_string()))?;
     drop(handed);
     let facts = look(&state).map_err(Failure::Refused)?;
     // Nothing was taken yet: from here on this image owns the daemon, and a failure ends it.
     fallback.commit();
-    restore(options, state, facts).map_err(Failure::Failed)
+    let answer = match refused_by_new_image {
+        None => Response::Ok,
+        Some(why) => Response::Error { message: fell_back(&why) },
+    };
+    restore(options, state, facts, answer).map_err(Failure::Failed)
+}
+
+/// What the owner is told when the new image could not take the state, and this one resumed with it.
+pub(crate) fn fell_back(why: &str) -> String {
+    format!(
+        "the upgrade did not happen: the new program could not take the daemon's state ({why}), so the previous \
+         executable resumed with it, and nothing was lost"
+    )
 }
 
 /// Everything this image checks before it commits: a state of a build it can take, every descriptor it names
@@ -84,7 +99,7 @@ fn look(state: &UpgradeState) -> Result<Facts, String> {
 }
 
 /// Rebuilds the daemon from `state` and `facts` (this image has committed), then serves it.
-fn restore(options: DaemonOptions, state: UpgradeState, facts: Facts) -> Result<(), DaemonError> {
+fn restore(options: DaemonOptions, state: UpgradeState, facts: Facts, answer: Response) -> Result<(), DaemonError> {
     let since = Instant::now();
     prepare_process()?;
     let taken = |what: &str, fd: RawFd| {
@@ -126,7 +141,7 @@ fn restore(options: DaemonOptions, state: UpgradeState, facts: Facts) -> Result<
     let acceptor = Acceptor::start(&state_now, listener, options.worker_linger)
         .map_err(|e| fail("starting the accept thread", e))?;
     if let (Some(owner), Some(generation)) = (owner, facts.owner.as_ref().map(|owner| owner.generation)) {
-        serve_owner(&state_now, owner, generation);
+        serve_owner(&state_now, owner, generation, answer);
     }
     tracing::info!(
         pid = std::process::id(),
@@ -175,14 +190,15 @@ fn protect(
     (record, guardian)
 }
 
-/// Serves the owner's connection again, as the owner channel of `generation`, on a thread of its own.
-fn serve_owner(state: &Arc<DaemonState>, owner: OwnedFd, generation: u64) {
+/// Serves the owner's connection again, as the owner channel of `generation`, on a thread of its own; `answer`
+/// (to its `upgrade`) first.
+fn serve_owner(state: &Arc<DaemonState>, owner: OwnedFd, generation: u64, answer: Response) {
     let stream = Arc::new(UnixStream::from(owner));
     let served = state.clone();
     let thread = std::thread::Builder::new().name("opencode-pty-conn".into()).spawn(move || {
         // Refused only while the daemon stops: the connection then closes.
         let Ok(_registered) = served.register(&stream) else { return };
-        serve_resumed_owner(&served, &stream, generation);
+        serve_resumed_owner(&served, &stream, generation, &answer);
     });
     if let Err(error) = thread {
         tracing::error!(%error, "cannot serve the owner's connection again; it is closed");
