@@ -180,6 +180,7 @@ fn follow(
             offset += replay.len() as u64;
             assert_eq!(attached["end_offset"].as_u64(), Some(offset));
             while let Some(frame) = recv_frame(&mut stream) {
+                assert!(Instant::now() < deadline, "terminal {id}: not done in time ({count:?})");
                 match frame {
                     Frame::Output { start, bytes } => {
                         assert_eq!(start, offset, "terminal {id}: output frames are contiguous");
@@ -382,6 +383,49 @@ fn a_new_program_that_refuses_the_state_leaves_the_old_image_serving() {
     let whole = seen.len() - seen.iter().rev().position(|b| *b == b'\n').unwrap_or(0);
     count.feed(&seen[..whole], b"\r\n");
     // Still the owner, and a second upgrade (to a build that takes the state) works.
+    let answer = upgrade(&daemon, &mut owner, Some(&copy));
+    assert_eq!(answer, json!({"type": "ok"}));
+    assert_eq!((registration(&daemon), pids(&daemon)), before);
+}
+
+#[test]
+fn an_exec_that_does_not_happen_puts_everything_back_in_the_same_image() {
+    let daemon = Daemon::start();
+    let mut owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = private_copy(dir.path());
+    // It passes the preflight, and replaces itself meanwhile: the file executed would not be the one checked.
+    let body = format!("'{copy}' upgrade-check && cp \"$0\" \"$0.new\" && mv \"$0.new\" \"$0\"", copy = copy.display());
+    let program = script(dir.path(), "replaced", &body);
+    let (id, _) = create(&daemon, STEADY);
+    let (quiet, _) = create(&daemon, "printf 'still here'; exec sleep 600");
+    let (mut follower, attached) = daemon.subscribe(id, "follower", "controller");
+    let mut seen = support::replay_of(&attached);
+    support::frames_until(&mut follower, &mut seen, "some output", |text, _| text.contains("\r\n50\r\n"));
+    let before = (registration(&daemon), pids(&daemon));
+    let screen = daemon.request(json!({"op": "snapshot", "id": quiet}))["text"].clone();
+
+    let answer = upgrade(&daemon, &mut owner, Some(&program));
+    let refusal = message(&answer);
+    assert!(refusal.starts_with("the upgrade did not happen: "), "{refusal}");
+    assert!(refusal.contains("the file changed since it was checked"), "{refusal}");
+    // The same image serves on, with every process restored from the state it captured.
+    assert_eq!((registration(&daemon), pids(&daemon)), before);
+    assert_eq!(daemon.request(json!({"op": "snapshot", "id": quiet}))["text"], screen);
+    while recv_frame(&mut follower).is_some() {}
+    let mut again = daemon.connect();
+    send(
+        &mut again,
+        &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": seen.len(),
+        "attachment_id": "follower", "role": "controller", "takeover": false})),
+    );
+    let attached = recv(&mut again).expect("attached");
+    assert_eq!(attached["available_offset"].as_u64(), Some(seen.len() as u64), "{attached}");
+    seen.extend(support::replay_of(&attached));
+    support::frames_until(&mut again, &mut seen, "output after the fallback", |text, _| text.contains("\r\n3000\r\n"));
+    let whole = seen.len() - seen.iter().rev().position(|b| *b == b'\n').unwrap_or(0);
+    Count::default().feed(&seen[..whole], b"\r\n");
+    // New connections are accepted again, and the owner can still upgrade.
     let answer = upgrade(&daemon, &mut owner, Some(&copy));
     assert_eq!(answer, json!({"type": "ok"}));
     assert_eq!((registration(&daemon), pids(&daemon)), before);

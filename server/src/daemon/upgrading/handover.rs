@@ -1,4 +1,6 @@
-//! The old image's side of an in-place upgrade, on the main thread: stop the runtime watch and the accept loop
+//! The old image's side of an in-place upgrade. On the owner channel, [`ask`] checks the program and runs its
+//! preflight, then hands the upgrade to the main thread and waits for the outcome. On the main thread,
+//! [`carry_out`] stops the runtime watch and the accept loop
 //! (keeping the listening socket, with the connections waiting in its backlog), let every connection but the
 //! owner's finish what it is doing (a request is answered, a subscription writes its last frame), capture every
 //! process with the daemon's facts, and execute the new program with exactly the descriptors the state names.
@@ -8,18 +10,57 @@
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{GUARDIAN, LISTENER, LOCK, OWNER, Pending};
+use crossbeam_channel::{Sender, bounded};
+
+use super::{GUARDIAN, LISTENER, LOCK, OWNER};
 use crate::daemon::run::CONNECTION_DRAIN;
 use crate::daemon::running::{Acceptor, Running};
 use crate::daemon::runtime::Checked;
-use crate::daemon::serving::state::DAEMON_STOPPING;
+use crate::daemon::serving::state::{DAEMON_STOPPING, DaemonState as Shared};
 use crate::service::Handover;
 use crate::upgrade::exec::{daemon_args, upgrade};
+use crate::upgrade::preflight::{CheckReport, vet};
 use crate::upgrade::program::Program;
 use crate::upgrade::{DaemonState, STATE_FORMAT};
+
+/// An upgrade the owner asked for, checked, on its way to the main thread.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    /// What to execute.
+    pub(crate) program: Program,
+    /// What its preflight said of it.
+    pub(crate) report: CheckReport,
+    /// The owner channel that asked: it stays open across the upgrade.
+    pub(crate) owner: Arc<UnixStream>,
+    /// Where the main thread says why the upgrade did not happen (it says nothing when it did).
+    pub(crate) reply: Sender<String>,
+}
+
+/// `upgrade` on the owner channel of `generation` (`owner`): checks `program` (absent: the daemon's own
+/// executable as it is on disk now) and its preflight, then has the main thread carry it out. Returns only
+/// when this image serves on, with why the upgrade was refused or did not happen; nothing was lost then.
+pub(crate) fn ask(state: &Shared, owner: &Arc<UnixStream>, generation: u64, program: Option<String>) -> String {
+    let requested = program.map(PathBuf::from);
+    let (program, report) = match vet(requested.as_deref()) {
+        Ok(vetted) => vetted,
+        Err(refused) => {
+            tracing::warn!(%refused, "upgrade refused");
+            return refused.to_string();
+        }
+    };
+    tracing::info!(program = %program.path().display(), version = %report.version, protocol = report.protocol,
+        "upgrade asked for; the program passed its checks");
+    let (reply, replied) = bounded(1);
+    if let Err(refused) = state.request_upgrade(generation, Pending { program, report, owner: owner.clone(), reply }) {
+        return refused.to_owned();
+    }
+    // The main thread answers when the upgrade did not happen, or drops the sender when the daemon stops first.
+    replied.recv().unwrap_or_else(|_| DAEMON_STOPPING.to_owned())
+}
 
 /// Carries out the upgrade `pending` on the main thread of `running`. Returns only when it did not happen,
 /// having told the owner why; the daemon then serves on as before (the connections it closed reconnect).
