@@ -3069,7 +3069,7 @@ impl Response {
 /// The protocol version (`x-protocol-version` of `schema/protocol.json`).
 pub const PROTOCOL_VERSION: u32 = 8;
 /// Additive capabilities of this protocol version (`x-features`).
-pub const FEATURES: &[&str] = &["commands", "input"];
+pub const FEATURES: &[&str] = &["commands", "input", "upgrade"];
 /// Every request `op`, in schema order.
 pub const REQUEST_OPS: &[&str] = &[
     "ping",

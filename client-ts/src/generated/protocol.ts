@@ -753,7 +753,7 @@ export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
 export const PROTOCOL_VERSION = 8 as const;
 
 /** Additive capabilities of this protocol version (`x-features`). */
-export const FEATURES: readonly string[] = ["commands", "input"];
+export const FEATURES: readonly string[] = ["commands", "input", "upgrade"];
 
 /** Every request `op`, in schema order. */
 export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands", "run", "wait_command", "upgrade"] as const;
