@@ -205,6 +205,18 @@ mod tests {
     }
 
     #[test]
+    fn the_socket_directory_of_a_predecessors_socket_is_fresh_only_when_it_was_made_for_it() {
+        let euid = geteuid().as_raw();
+        let holding = |dir: String| SocketDir::holding(&Path::new(&dir).join("0123.sock"));
+        let usual = format!("/tmp/{SOCKET_DIR_PREFIX}{euid}");
+        assert_eq!(holding(usual.clone()), SocketDir { path: usual.clone().into(), fresh: false });
+        let xdg = format!("/run/user/{euid}/{XDG_SOCKET_DIR}");
+        assert_eq!(holding(xdg.clone()), SocketDir { path: xdg.into(), fresh: false });
+        let made = format!("{usual}-AbC123");
+        assert_eq!(holding(made.clone()), SocketDir { path: made.into(), fresh: true });
+    }
+
+    #[test]
     fn a_squatted_usual_directory_gives_a_fresh_private_one() {
         let temp = TempDir::new().unwrap();
         let tmp = temp.path();

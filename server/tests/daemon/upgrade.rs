@@ -187,9 +187,8 @@ fn follow(
                         count.feed(&bytes, b"\r\n");
                         offset += bytes.len() as u64;
                     }
-                    // Its own control, at the first attach.
-                    Frame::Control(event) if event["type"] == "controller_changed" => {}
-                    Frame::Control(event) => panic!("terminal {id}: no other event expected, got {event:?}"),
+                    // Its own control at the first attach, the foreground process (`sleep`) coming and going.
+                    Frame::Control(event) => assert_ne!(event["type"], "exited", "terminal {id}: {event:?}"),
                 }
                 if count.last >= 500 {
                     ready.store(true, Ordering::Release);
@@ -429,4 +428,33 @@ fn an_exec_that_does_not_happen_puts_everything_back_in_the_same_image() {
     let answer = upgrade(&daemon, &mut owner, Some(&copy));
     assert_eq!(answer, json!({"type": "ok"}));
     assert_eq!((registration(&daemon), pids(&daemon)), before);
+}
+
+/// The daemon's guardian: its child running the `guard` command.
+fn guardian_of(pid: u32) -> Option<u32> {
+    children(pid).into_iter().find(|child| {
+        std::fs::read(format!("/proc/{child}/cmdline"))
+            .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|arg| arg == b"guard"))
+    })
+}
+
+#[test]
+fn the_guardian_is_handed_over_and_ends_every_child_of_an_upgraded_daemon_killed() {
+    let mut daemon = Daemon::start();
+    let mut owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = private_copy(dir.path());
+    let (_, pty) = create(&daemon, "exec sleep 600");
+    let (_, pipe) = create_pipe(&daemon, &dir.path().join("out.log"), "exec sleep 600");
+    let _left = (support::KillOnDrop(pty), support::KillOnDrop(pipe));
+    let guardian = eventually("the guardian", || guardian_of(daemon.pid()));
+
+    assert_eq!(upgrade(&daemon, &mut owner, Some(&copy)), json!({"type": "ok"}));
+    assert_eq!(guardian_of(daemon.pid()), Some(guardian), "the same guardian, still the daemon's child");
+    // Nothing is unguarded: the daemon killed, its guardian sees its pipe close and ends what the record lists.
+    daemon.child_mut().kill().unwrap();
+    daemon.wait_exit();
+    for pid in [pty, pipe, guardian] {
+        wait_dead("a child of the killed daemon", pid);
+    }
 }

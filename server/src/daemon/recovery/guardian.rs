@@ -12,7 +12,10 @@
 //! resumes and does its work). SIGTERM and SIGKILL end it.
 //!
 //! In the daemon, a supervisor thread waits for the guardian: it reaps it after the orderly stop, and starts a
-//! new one (after [`GUARDIAN_RESTART_DELAY`]) if it exits while the daemon runs.
+//! new one (after [`GUARDIAN_RESTART_DELAY`]) if it exits while the daemon runs, except while an in-place
+//! upgrade hands it over. The upgrade passes the pipe's write end and the guardian's pid to the new image,
+//! which adopts them ([`Guardian::adopt`]): the pipe never closes, so the guardian never acts, and it stays
+//! this process's child, reaped by the image that stops.
 
 use std::io::Read;
 use std::os::fd::OwnedFd;

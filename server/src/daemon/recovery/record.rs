@@ -358,6 +358,25 @@ mod tests {
     }
 
     #[test]
+    fn a_resumed_record_leaves_the_predecessors_file_until_every_restored_group_is_in() {
+        let dir = TempDir::new().unwrap();
+        let (a, b) = (Sleeper::start(), Sleeper::start());
+        let predecessor = GroupRecord::create(dir.path(), "abc").unwrap();
+        predecessor.started(1, a.pid()).unwrap();
+        predecessor.started(2, b.pid()).unwrap();
+        let left = read(predecessor.path()).unwrap().unwrap();
+        let record = GroupRecord::resumed(dir.path(), "abc").unwrap();
+        record.started(1, a.pid()).unwrap();
+        assert_eq!(read(record.path()).unwrap().unwrap(), left, "not written while the groups are restored");
+        record.started(2, b.pid()).unwrap();
+        record.rewrite().unwrap();
+        assert_eq!(read(record.path()).unwrap().unwrap(), left, "the same process, instance and groups");
+        record.reaped(1);
+        assert_eq!(read(record.path()).unwrap().unwrap().groups, [group(&b)], "written as usual from then on");
+        record.remove();
+    }
+
+    #[test]
     fn a_start_that_cannot_be_written_is_refused_and_undone() {
         let dir = TempDir::new().unwrap();
         let record = GroupRecord::create(dir.path(), "abc").unwrap();

@@ -251,6 +251,10 @@ impl DaemonState {
         }
         let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
         connections.insert(id, Connection { stream: stream.clone(), role: Role::Requests });
+        if self.is_upgrading() {
+            // Accepted as the upgrade stops accepting: quiesced like the others (see `quiesce_requests`).
+            let _ = stream.shutdown(std::net::Shutdown::Read);
+        }
         Ok(Registered { state: self, id })
     }
 
@@ -284,9 +288,12 @@ impl DaemonState {
     }
 
     /// An upgrade's first quiesce: shuts the reading side of every connection but `kept` (the owner's) and the
-    /// subscriptions, so each answers the request it is carrying out (a whole frame) and ends, and a `wait`
-    /// ends without an answer; then waits (at most `bound`) until only `kept` and the subscriptions are left.
-    /// The subscriptions go on until the capture ends them after their last frame.
+    /// subscriptions, so each answers the request it is carrying out, and the one its client had sent already
+    /// (still readable), with a whole frame and ends, a `wait` ends without an answer, and a client that sends
+    /// after this is told at once that its request was not taken (its write fails); then waits (at most
+    /// `bound`) until only `kept` and the subscriptions are left. The subscriptions go on until the capture ends
+    /// them after their last frame. A connection registered while the upgrade is under way is quiesced as it
+    /// registers.
     pub(crate) fn quiesce_requests(&self, kept: &Arc<UnixStream>, bound: Duration) -> bool {
         let others =
             |connection: &Connection| connection.role == Role::Requests && !Arc::ptr_eq(kept, &connection.stream);
