@@ -506,3 +506,49 @@ fn soak_a_hundred_upgrades_with_twenty_terminals_leak_nothing() {
     });
     assert!(settled.is_some(), "the footprint grew: {figures:?}, now {:?}", footprint(daemon.pid()));
 }
+
+#[test]
+fn a_ticket_prepared_before_an_upgrade_is_claimed_after_it_and_control_can_be_taken_over() {
+    let daemon = Daemon::start();
+    let mut owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = private_copy(dir.path());
+    let (id, _) = create(&daemon, "echo ready; exec sleep 600");
+    let (mut controller, attached) = daemon.subscribe(id, "first", "controller");
+    assert_eq!(attached["role"], "controller", "{attached}");
+    send(&mut owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    let handoff = recv(&mut owner).expect("a handoff");
+    assert_eq!(handoff["type"], "handoff", "{handoff}");
+
+    assert_eq!(upgrade(&daemon, &mut owner, Some(&copy)), json!({"type": "ok"}));
+    while recv_frame(&mut controller).is_some() {}
+    // The same ticket and deadline, prepared again; a successor claims the daemon with it.
+    send(&mut owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    assert_eq!(recv(&mut owner).expect("the same handoff"), handoff);
+    let mut successor = daemon.connect();
+    send(
+        &mut successor,
+        &daemon.envelope(json!({"op": "own", "instance_id": daemon.registration.instance_id,
+        "ticket": handoff["ticket"]})),
+    );
+    assert_eq!(recv(&mut successor).expect("owned")["type"], "owned");
+    send(&mut owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    assert_eq!(message(&recv(&mut owner).expect("superseded")), "owner connection has been superseded");
+    // The controller attachment is still the terminal's after the upgrade; another takes control from it.
+    let mut other = daemon.connect();
+    send(
+        &mut other,
+        &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "second",
+        "role": "controller", "takeover": false})),
+    );
+    let refused = recv(&mut other).expect("an answer");
+    assert_eq!(refused["type"], "error", "the first attachment still controls: {refused}");
+    let mut other = daemon.connect();
+    send(
+        &mut other,
+        &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": 0, "attachment_id": "second",
+        "role": "controller", "takeover": true})),
+    );
+    let attached = recv(&mut other).expect("attached");
+    assert_eq!((&attached["type"], &attached["role"]), (&json!("attached"), &json!("controller")), "{attached}");
+}
