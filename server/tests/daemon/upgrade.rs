@@ -1,8 +1,12 @@
 //! The in-place upgrade through the real binary (issue 30): the owner's `upgrade` to a private copy of this
 //! build while terminals print and a pipe process writes (same daemon pid and child pids, subscribers that
 //! reconnect from their last offset get exactly the bytes that follow, a quiet terminal's screen unchanged, exits
-//! during the upgrade reported, the owner still the owner), the refusals that change nothing, and a new program
-//! that passes the preflight but refuses the state, which leaves the old image serving.
+//! during the upgrade reported, the owner still the owner and able to shut everything down), the guardian handed
+//! over, a prepared ticket and the controller kept; `fallback` the upgrades that do not happen, `soak` a hundred
+//! in a row.
+
+mod fallback;
+mod soak;
 
 use crate::support;
 
@@ -308,128 +312,6 @@ fn count_lines(path: &Path) -> u64 {
     count.last
 }
 
-#[test]
-fn refused_upgrades_change_nothing() {
-    let daemon = Daemon::start();
-    let mut owner = daemon.own();
-    let dir = tempfile::tempdir().unwrap();
-    let (id, pid) = create(&daemon, "echo ready; exec sleep 600");
-    let before = (registration(&daemon), pids(&daemon));
-    let failing = script(dir.path(), "failing", "echo 'this build is broken' >&2; exit 3");
-    let open = script(dir.path(), "open", "exit 0");
-    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let cases: [(Value, &str); 4] = [
-        (json!({"op": "upgrade", "program": "relative/opencode-pty"}), "the path is relative"),
-        (json!({"op": "upgrade", "program": dir.path().join("missing")}), "no such file"),
-        (json!({"op": "upgrade", "program": failing}), "this build is broken"),
-        (json!({"op": "upgrade", "program": open}), "writable by its group or by others"),
-    ];
-    for (request, expected) in cases {
-        send(&mut owner, &daemon.envelope(request.clone()));
-        let answer = recv(&mut owner).expect("an answer");
-        assert!(message(&answer).contains(expected), "{request}: {answer}");
-    }
-    // Only the owner channel may ask.
-    let answer = daemon.request(json!({"op": "upgrade", "program": binary()}));
-    assert_eq!(message(&answer), "upgrade requires the owner connection");
-    // Nothing changed: the same daemon, process and owner.
-    assert_eq!((registration(&daemon), pids(&daemon)), before);
-    assert_eq!(pids(&daemon).get(&id), Some(&u64::from(pid)));
-    send(&mut owner, &daemon.envelope(json!({"op": "prepare_handoff"})));
-    assert_eq!(recv(&mut owner).expect("a handoff")["type"], "handoff");
-}
-
-#[test]
-fn a_new_program_that_refuses_the_state_leaves_the_old_image_serving() {
-    let daemon = Daemon::start();
-    let mut owner = daemon.own();
-    let dir = tempfile::tempdir().unwrap();
-    let copy = private_copy(dir.path());
-    // It answers the preflight as this build does, then refuses any state it is given.
-    let body = format!(
-        "case \"$1\" in\nupgrade-check) exec '{copy}' upgrade-check ;;\nresume) shift; exec '{copy}' resume --refuse-state \"$@\" ;;\nesac\nexit 2",
-        copy = copy.display()
-    );
-    let program = script(dir.path(), "new-build", &body);
-    let (id, _) = create(&daemon, STEADY);
-    let (mut follower, attached) = daemon.subscribe(id, "follower", "controller");
-    let mut seen = support::replay_of(&attached);
-    support::frames_until(&mut follower, &mut seen, "some output", |text, _| text.contains("\r\n50\r\n"));
-    let before = (registration(&daemon), pids(&daemon));
-
-    let answer = upgrade(&daemon, &mut owner, Some(&program));
-    let refusal = message(&answer);
-    assert!(refusal.contains("told to refuse it (--refuse-state)"), "{refusal}");
-    assert!(refusal.contains("the previous executable resumed with it"), "{refusal}");
-    // The old image serves: the same daemon and process, output contiguous from where the subscriber was.
-    assert_eq!((registration(&daemon), pids(&daemon)), before);
-    while recv_frame(&mut follower).is_some() {}
-    let (mut again, attached) = {
-        let mut stream = daemon.connect();
-        let offset = seen.len();
-        send(
-            &mut stream,
-            &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": offset,
-            "attachment_id": "follower", "role": "controller", "takeover": false})),
-        );
-        let attached = recv(&mut stream).expect("attached");
-        (stream, attached)
-    };
-    assert_eq!(attached["available_offset"].as_u64(), Some(seen.len() as u64), "{attached}");
-    seen.extend(support::replay_of(&attached));
-    support::frames_until(&mut again, &mut seen, "output after the fallback", |text, _| text.contains("\r\n3000\r\n"));
-    let mut count = Count::default();
-    let whole = seen.len() - seen.iter().rev().position(|b| *b == b'\n').unwrap_or(0);
-    count.feed(&seen[..whole], b"\r\n");
-    // Still the owner, and a second upgrade (to a build that takes the state) works.
-    let answer = upgrade(&daemon, &mut owner, Some(&copy));
-    assert_eq!(answer, json!({"type": "ok"}));
-    assert_eq!((registration(&daemon), pids(&daemon)), before);
-}
-
-#[test]
-fn an_exec_that_does_not_happen_puts_everything_back_in_the_same_image() {
-    let daemon = Daemon::start();
-    let mut owner = daemon.own();
-    let dir = tempfile::tempdir().unwrap();
-    let copy = private_copy(dir.path());
-    // It passes the preflight, and replaces itself meanwhile: the file executed would not be the one checked.
-    let body = format!("'{copy}' upgrade-check && cp \"$0\" \"$0.new\" && mv \"$0.new\" \"$0\"", copy = copy.display());
-    let program = script(dir.path(), "replaced", &body);
-    let (id, _) = create(&daemon, STEADY);
-    let (quiet, _) = create(&daemon, "printf 'still here'; exec sleep 600");
-    let (mut follower, attached) = daemon.subscribe(id, "follower", "controller");
-    let mut seen = support::replay_of(&attached);
-    support::frames_until(&mut follower, &mut seen, "some output", |text, _| text.contains("\r\n50\r\n"));
-    let before = (registration(&daemon), pids(&daemon));
-    let screen = daemon.request(json!({"op": "snapshot", "id": quiet}))["text"].clone();
-
-    let answer = upgrade(&daemon, &mut owner, Some(&program));
-    let refusal = message(&answer);
-    assert!(refusal.starts_with("the upgrade did not happen: "), "{refusal}");
-    assert!(refusal.contains("the file changed since it was checked"), "{refusal}");
-    // The same image serves on, with every process restored from the state it captured.
-    assert_eq!((registration(&daemon), pids(&daemon)), before);
-    assert_eq!(daemon.request(json!({"op": "snapshot", "id": quiet}))["text"], screen);
-    while recv_frame(&mut follower).is_some() {}
-    let mut again = daemon.connect();
-    send(
-        &mut again,
-        &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": seen.len(),
-        "attachment_id": "follower", "role": "controller", "takeover": false})),
-    );
-    let attached = recv(&mut again).expect("attached");
-    assert_eq!(attached["available_offset"].as_u64(), Some(seen.len() as u64), "{attached}");
-    seen.extend(support::replay_of(&attached));
-    support::frames_until(&mut again, &mut seen, "output after the fallback", |text, _| text.contains("\r\n3000\r\n"));
-    let whole = seen.len() - seen.iter().rev().position(|b| *b == b'\n').unwrap_or(0);
-    Count::default().feed(&seen[..whole], b"\r\n");
-    // New connections are accepted again, and the owner can still upgrade.
-    let answer = upgrade(&daemon, &mut owner, Some(&copy));
-    assert_eq!(answer, json!({"type": "ok"}));
-    assert_eq!((registration(&daemon), pids(&daemon)), before);
-}
-
 /// The daemon's guardian: its child running the `guard` command.
 fn guardian_of(pid: u32) -> Option<u32> {
     children(pid).into_iter().find(|child| {
@@ -457,54 +339,6 @@ fn the_guardian_is_handed_over_and_ends_every_child_of_an_upgraded_daemon_killed
     for pid in [pty, pipe, guardian] {
         wait_dead("a child of the killed daemon", pid);
     }
-}
-
-/// The daemon's open descriptors, threads and resident memory (KiB).
-fn footprint(pid: u32) -> (usize, usize, u64) {
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |name: &str| {
-        let line = status.lines().find(|line| line.starts_with(name)).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap()
-    };
-    (fds, field("Threads:") as usize, field("VmRSS:"))
-}
-
-/// How many upgrades the soak makes.
-const SOAK_UPGRADES: usize = 100;
-
-#[test]
-#[ignore = "a soak of about a minute: cargo test -p opencode-pty --test daemon upgrade::soak -- --ignored --nocapture"]
-fn soak_a_hundred_upgrades_with_twenty_terminals_leak_nothing() {
-    let daemon = Daemon::start();
-    let mut owner = daemon.own();
-    let dir = tempfile::tempdir().unwrap();
-    let copy = private_copy(dir.path());
-    let terminals: Vec<_> = (0..20).map(|n| create(&daemon, &format!("echo terminal {n}; exec sleep 600"))).collect();
-    let pids_before = pids(&daemon);
-    let mut figures = Vec::new();
-    let since = Instant::now();
-    for round in 1..=SOAK_UPGRADES {
-        assert_eq!(upgrade(&daemon, &mut owner, Some(&copy)), json!({"type": "ok"}), "upgrade {round}");
-        // Every connection of the previous image is gone once a request is answered.
-        assert_eq!(daemon.request(json!({"op": "ping"}))["type"], "pong");
-        if [1, 10, 25, 50, 75, SOAK_UPGRADES].contains(&round) {
-            figures.push((round, footprint(daemon.pid())));
-        }
-    }
-    let per_upgrade = since.elapsed() / SOAK_UPGRADES as u32;
-    for (round, (fds, threads, rss)) in &figures {
-        println!("after upgrade {round:>3}: {fds} descriptors, {threads} threads, {rss} KiB resident");
-    }
-    println!("{SOAK_UPGRADES} upgrades with {} terminals, {per_upgrade:?} each", terminals.len());
-    assert_eq!(pids(&daemon), pids_before, "every terminal, with the same child");
-    // A connection just answered may still be closing: the figures settle to the first ones.
-    let (_, (fds, threads, rss)) = figures[0];
-    let settled = support::poll_for(std::time::Duration::from_secs(5), || {
-        let (now_fds, now_threads, now_rss) = footprint(daemon.pid());
-        (now_fds <= fds && now_threads <= threads + 4 && now_rss < rss + rss / 4).then_some(())
-    });
-    assert!(settled.is_some(), "the footprint grew: {figures:?}, now {:?}", footprint(daemon.pid()));
 }
 
 #[test]
