@@ -140,8 +140,14 @@ fn restore(options: DaemonOptions, state: UpgradeState, facts: Facts, answer: Re
     crate::daemon::signals::spawn_handler(state_now.clone()).map_err(|e| fail("starting the signal thread", e))?;
     let acceptor = Acceptor::start(&state_now, listener, options.worker_linger)
         .map_err(|e| fail("starting the accept thread", e))?;
-    if let (Some(owner), Some(generation)) = (owner, facts.owner.as_ref().map(|owner| owner.generation)) {
-        serve_owner(&state_now, owner, generation, answer);
+    match (owner, facts.owner.as_ref().map(|owner| owner.generation)) {
+        (Some(owner), Some(generation)) => serve_owner(&state_now, owner, generation, answer),
+        // No connection to serve the owner on: as if it closed (O5).
+        (None, Some(generation)) => {
+            state_now.ownership().disconnect(generation);
+            state_now.notify();
+        }
+        (_, None) => {}
     }
     tracing::info!(
         pid = std::process::id(),
