@@ -195,7 +195,7 @@ fn a_new_image_that_cannot_take_the_state_hands_it_to_the_old_one() {
     let took = lines_with(log, "took the upgrade state");
     assert_eq!(took.len(), 1, "{log}");
     assert!(took[0].contains(&format!("format=1 bytes={}", payload.len())), "{}", took[0]);
-    // Not a daemon's state: the old image, the last resort, ends (the restore is not wired yet).
+    // Not a daemon's state: the old image, the last resort, cannot take it either, and ends.
     assert!(!chain.success, "{log}");
     assert!(log.contains("no previous executable is left to go back to"), "{log}");
 }
