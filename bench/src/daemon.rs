@@ -121,7 +121,8 @@ pub async fn drain(mut subscription: Subscription, limit: Duration) -> Result<Dr
                 Event::Message(message) if matches!(*message, Response::Exited { .. }) => {
                     return Ok(Instant::now());
                 }
-                Event::Message(_) => {}
+                // Gone on across an in-place upgrade, at the same offset.
+                Event::Message(_) | Event::Resumed(_) => {}
             }
         }
         bail!("the subscription ended without `exited`")

@@ -1,6 +1,7 @@
 //! [`Client`]: finds a daemon through its registration and runs requests against it, one connection per request
 //! (SPEC E8). This module holds the plumbing (discovery, timeouts, the generic, typed and raw requests) and the
-//! three requests that keep their connection: `own`, `subscribe` and `wait`. The typed one-shot requests are in
+//! three requests that keep their connection: `own`, `subscribe` and `wait` (the last two go on across an
+//! in-place upgrade, `resume.rs`). The typed one-shot requests are in
 //! `ops.rs`; `run` and `wait_command`, which hold theirs until a command ends, in `commands.rs`.
 
 use std::future::Future;
@@ -18,7 +19,8 @@ use crate::error::ClientError;
 use crate::owner::Owner;
 use crate::params::Takeover;
 use crate::registration::{check_identity, read_registration};
-use crate::subscription::Subscription;
+use crate::resume::{Backoff, NotResumed, RESUME_WINDOW, connection_lost};
+use crate::subscription::{Resume, Subscription};
 use crate::types::{Attached, Exited, Pong, answer};
 
 /// How long a request waits by default (30 s) for its whole exchange: connecting, sending and reading the
@@ -28,19 +30,22 @@ use crate::types::{Attached, Exited, Pong, answer};
 /// [`Client::with_request_timeout`].
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A handle on one daemon: its registration and a request timeout. Cheap to clone; holds no connection.
+/// A handle on one daemon: its registration, a request timeout and a resume window. Cheap to clone; holds no
+/// connection.
 #[derive(Debug, Clone)]
 pub struct Client {
     /// Where the daemon listens and how to authenticate.
     registration: Registration,
     /// How long one exchange may take.
     request_timeout: Duration,
+    /// How long a lost long-lived connection is tried again (`resume.rs`).
+    resume_window: Duration,
 }
 
 impl Client {
     /// A client for the daemon a registration describes, trusted as is: nothing is read or checked.
     pub fn from_registration(registration: Registration) -> Client {
-        Client { registration, request_timeout: REQUEST_TIMEOUT }
+        Client { registration, request_timeout: REQUEST_TIMEOUT, resume_window: RESUME_WINDOW }
     }
 
     /// Finds the daemon of a runtime directory: reads `runtime_dir/`[`REGISTRATION_FILE`], refuses another
@@ -71,6 +76,19 @@ impl Client {
     /// The same client with another request timeout (see [`REQUEST_TIMEOUT`]).
     pub fn with_request_timeout(self, request_timeout: Duration) -> Client {
         Client { request_timeout, ..self }
+    }
+
+    /// The same client with another resume window ([`RESUME_WINDOW`](crate::RESUME_WINDOW) by default): how
+    /// long a subscription, `wait`, `run` or `wait_command` whose connection a daemon with the `upgrade`
+    /// feature closed before its end waits for the same daemon instance to answer again. Zero never resumes:
+    /// such a connection ends with [`ClientError::Closed`] at once, as against a daemon without the feature.
+    pub fn with_resume_window(self, resume_window: Duration) -> Client {
+        Client { resume_window, ..self }
+    }
+
+    /// How long a lost long-lived connection is tried again.
+    pub fn resume_window(&self) -> Duration {
+        self.resume_window
     }
 
     /// The registration this client uses.
@@ -155,7 +173,8 @@ impl Client {
     /// Attaches to a process: the first answer must be `attached`, whose replay is returned decoded by
     /// [`Subscription::attached`]; events and output frames follow through [`Subscription::next`]. Only the
     /// exchange up to `attached` is bounded by the request timeout. `takeover` says what a controller does about a
-    /// terminal that already has one.
+    /// terminal that already has one. Against a daemon with the `upgrade` feature the subscription goes on by
+    /// itself when the daemon closes its connection before `exited` ([`Event::Resumed`](crate::Event::Resumed)).
     ///
     /// # Errors
     ///
@@ -192,7 +211,27 @@ impl Client {
         takeover: Takeover,
         events: &[OptIn],
     ) -> Result<Subscription, ClientError> {
-        let takeover = takeover.flag();
+        let connection = self.open_subscription(id, offset, attachment_id, role, takeover.flag(), events);
+        let (connection, attached) = self.bounded("subscribe request".to_owned(), connection).await?;
+        let resume = self.resumes().then(|| Resume {
+            client: self.clone(),
+            id,
+            attachment_id: attachment_id.to_owned(),
+            events: events.to_vec(),
+        });
+        Ok(Subscription::new(connection, attached, resume))
+    }
+
+    /// Connects, sends `subscribe` and reads `attached`, without a time limit.
+    pub(crate) async fn open_subscription(
+        &self,
+        id: u64,
+        offset: u64,
+        attachment_id: &str,
+        role: Role,
+        takeover: bool,
+        events: &[OptIn],
+    ) -> Result<(Connection, Attached), ClientError> {
         let request = SubscribeRequest {
             attachment_id: attachment_id.to_owned(),
             events: events.to_vec(),
@@ -202,25 +241,43 @@ impl Client {
             takeover,
         };
         let envelope = self.envelope(&request.into())?;
-        self.bounded(describe(&envelope), async {
-            let mut connection = self.open(&envelope).await?;
-            let attached = Attached::try_from(connection.read_response().await?)?;
-            Ok(Subscription::new(connection, attached))
-        })
-        .await
+        let mut connection = self.open(&envelope).await?;
+        let attached = Attached::try_from(connection.read_response().await?)?;
+        Ok((connection, attached))
     }
 
     /// Waits for a pipe process to exit (SPEC §5.2 `wait`). Connecting and sending are bounded by the request
     /// timeout; the wait for the answer is not, since the daemon holds the request until the process exits.
-    /// Cancel safe: dropping the future closes the connection and nothing else.
+    /// Cancel safe: dropping the future closes the connection and nothing else. When a daemon with the `upgrade`
+    /// feature closes the connection before answering (an in-place upgrade), `wait` is asked again once the same
+    /// instance answers, within the resume window.
     ///
     /// # Errors
     ///
     /// As [`Client::request`]; a process removed by `terminate` first is [`ClientError::Daemon`] `terminated`.
     pub async fn wait(&self, id: u64) -> Result<Exited, ClientError> {
         let envelope = self.envelope(&WaitRequest { id }.into())?;
-        let mut connection = self.bounded(describe(&envelope), self.open(&envelope)).await?;
-        answer::<Exited>(connection.read_response().await?)
+        loop {
+            let mut connection = self.bounded(describe(&envelope), self.open(&envelope)).await?;
+            match connection.read_response().await {
+                Err(lost) if connection_lost(&lost) => self.after_lost(lost).await?,
+                answered => return answer::<Exited>(answered?),
+            }
+        }
+    }
+
+    /// After a long-lived request's connection was `lost`: `Ok` once the same daemon instance answers again
+    /// (it was upgraded in place, `resume.rs`), so the request can be asked again; otherwise the error it ends
+    /// with (`lost` itself when this client does not resume, no daemon is left or another instance answers).
+    pub(crate) async fn after_lost(&self, lost: ClientError) -> Result<(), ClientError> {
+        if !self.resumes() {
+            return Err(lost);
+        }
+        match self.reach_same_instance(&mut Backoff::new(self.resume_window)).await {
+            Ok(()) => Ok(()),
+            Err(NotResumed::Gone) => Err(lost),
+            Err(NotResumed::Ends(error)) => Err(error),
+        }
     }
 
     /// Wraps a request in an envelope with the registration's token.

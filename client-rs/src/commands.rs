@@ -7,7 +7,7 @@
 //! The daemon answers by `timeout_ms` at the latest, so the wait for the answer is bounded by `timeout_ms`
 //! (its default when not given) plus the client's request timeout.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::{
     CommandFinishedResponse, CommandRunningResponse, DEFAULT_COMMAND_WAIT_MS, Request, Response, RunRequest,
@@ -17,6 +17,7 @@ use opencode_pty_protocol::{
 use crate::client::{Client, bounded};
 use crate::conn::{describe, refuse};
 use crate::error::ClientError;
+use crate::resume::connection_lost;
 use crate::types::{CommandFinished, CommandRunning};
 
 /// How a `run` or `wait_command` ended: the command ended, or the timeout passed while it still runs.
@@ -104,13 +105,33 @@ impl Client {
     }
 
     /// Sends a request answered by a [`CommandOutcome`] on a connection of its own and waits for the answer:
-    /// connecting and sending within the request timeout, the answer within `timeout_ms` more.
+    /// connecting and sending within the request timeout, the answer within `timeout_ms` more. When a daemon
+    /// with the `upgrade` feature closes the connection before answering and the same instance answers again,
+    /// `wait_command` is asked again for the rest of its `timeout_ms`, and `run`, whose command may have been
+    /// typed, ends with [`ClientError::RunInterrupted`].
     async fn hold(&self, request: Request, timeout_ms: Option<u32>) -> Result<CommandOutcome, ClientError> {
-        let envelope = self.envelope(&request)?;
-        let what = describe(&envelope);
-        let mut connection = self.bounded(what.clone(), self.open(&envelope)).await?;
         let waits = Duration::from_millis(u64::from(timeout_ms.unwrap_or(DEFAULT_COMMAND_WAIT_MS)));
-        let answer = bounded(waits.saturating_add(self.request_timeout()), what, connection.read_response()).await?;
-        CommandOutcome::try_from(answer)
+        let started = Instant::now();
+        let mut request = request;
+        loop {
+            let envelope = self.envelope(&request)?;
+            let what = describe(&envelope);
+            let mut connection = self.bounded(what.clone(), self.open(&envelope)).await?;
+            let left = waits.saturating_sub(started.elapsed());
+            match bounded(left.saturating_add(self.request_timeout()), what, connection.read_response()).await {
+                Err(lost) if connection_lost(&lost) => {
+                    self.after_lost(lost).await?;
+                    request = match request {
+                        Request::WaitCommand { command_id, id, .. } => {
+                            let timeout_ms = Some(u32::try_from(left.as_millis()).unwrap_or(u32::MAX));
+                            Request::WaitCommand { command_id, id, timeout_ms }
+                        }
+                        Request::Run { id, .. } => return Err(ClientError::RunInterrupted { id }),
+                        other => other,
+                    };
+                }
+                answered => return CommandOutcome::try_from(answered?),
+            }
+        }
     }
 }

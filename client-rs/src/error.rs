@@ -91,6 +91,23 @@ pub enum ClientError {
         seconds: f64,
     },
 
+    /// A daemon upgraded in place closed the connection of a `run` before answering it (an
+    /// upgrade closes every connection but the owner's), and the same daemon instance answers again. The
+    /// command may have been typed and may still run: find it with `commands` (or the terminal's `pty.shell`)
+    /// and wait for it with `wait_command`, rather than running it again.
+    #[error(
+        "the daemon was upgraded while `run` waited on terminal {id}; the command may have been typed: find it \
+         with `commands` and wait for it with `wait_command` rather than running it again"
+    )]
+    RunInterrupted {
+        /// The terminal the command was typed in.
+        id: u64,
+    },
+
+    /// An argument cannot be put in a request, such as a path that is not UTF-8 (JSON carries only text).
+    #[error("cannot send the request: {0}")]
+    Argument(String),
+
     /// An earlier request on this owner channel did not complete (it was cancelled or timed out), so its answer
     /// may still be on the way and the channel cannot be used for another request.
     #[error("an earlier request on this owner channel did not complete, so the channel cannot be used")]
@@ -177,5 +194,9 @@ mod tests {
         assert_eq!(error.to_string(), "the daemon answered ping with pid 2, but its registration says 1");
         let error = ClientError::Timeout { what: "get request".into(), seconds: 0.5 };
         assert_eq!(error.to_string(), "get request got no answer within 0.5 s");
+        let error = ClientError::RunInterrupted { id: 3 };
+        assert!(
+            error.to_string().starts_with("the daemon was upgraded while `run` waited on terminal 3; the command may")
+        );
     }
 }

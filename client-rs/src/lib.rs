@@ -20,13 +20,16 @@
 //! connects, sends one envelope and reads one answer within [`REQUEST_TIMEOUT`]. Some requests keep their
 //! connection: [`Client::subscribe`] returns a [`Subscription`], [`Client::own`] an [`Owner`],
 //! [`Client::wait`] waits without a limit for its one answer, and [`Client::run`] and
-//! [`Client::wait_command`] wait for a command's end (or their timeout) for a [`CommandOutcome`].
+//! [`Client::wait_command`] wait for a command's end (or their timeout) for a [`CommandOutcome`]. Against a
+//! daemon with the `upgrade` feature, these go on by themselves when an in-place upgrade ([`Owner::upgrade`])
+//! closes their connection: a subscription yields [`Event::Resumed`] and continues at the same offset.
 //!
 //! Module map: `client` (discovery, timeouts, generic, typed and raw requests, the long-lived requests), `ops`
 //! (the typed one-shot requests), `commands` (`run`, `wait_command` and their outcome), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the
 //! returned values), `generated` (the returned values with base64 members decoded, written by
 //! `opencode-pty-codegen` from `schema/`), `owner`, `subscription`, `conn` (one framed socket connection),
-//! `registration` (reading the file, checking a `pong`), `error`.
+//! `registration` (reading the file, checking a `pong`), `resume` (waiting for the same daemon after a lost
+//! connection), `error`.
 //!
 //! [`launch`] starts a daemon binary and waits for its registration, for tests, benchmarks and the conformance
 //! runner.
@@ -44,6 +47,7 @@ mod ops;
 mod owner;
 mod params;
 mod registration;
+mod resume;
 mod subscription;
 mod types;
 
@@ -54,10 +58,11 @@ pub use error::ClientError;
 pub use owner::Owner;
 pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Takeover};
 pub use registration::{MAX_REGISTRATION_BYTES, parse_registration, read_registration};
+pub use resume::{RESUME_FIRST_BACKOFF, RESUME_MAX_BACKOFF, RESUME_WINDOW, UPGRADE_FEATURE};
 pub use subscription::Subscription;
 pub use types::{
     Attached, CommandFinished, CommandRunning, CommandStarted, Commands, Event, Exited, Handoff, InputChanged, Pong,
-    Replay, Resized, Rows, Snapshot, response_type,
+    Replay, Resized, Resumed, Rows, Snapshot, response_type,
 };
 
 /// The protocol crate, for the types this crate's API uses beyond those re-exported below.

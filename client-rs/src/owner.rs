@@ -1,11 +1,14 @@
 //! [`Owner`]: the owner channel that a successful `own` leaves open (SPEC §7). It carries further envelopes,
-//! `prepare_handoff` and `shutdown`, each answered on the same connection, and tells its holder when the daemon
+//! `prepare_handoff`, `upgrade` and `shutdown`, each answered on the same connection, and tells its holder when the daemon
 //! closes it. Closing it (or dropping it) stops the daemon unless a handoff was prepared on it or a later `own`
 //! superseded it.
 
+use std::path::Path;
 use std::time::Duration;
 
-use opencode_pty_protocol::{Frame, OkResponse, PrepareHandoffRequest, Request, Response, ShutdownRequest};
+use opencode_pty_protocol::{
+    Frame, OkResponse, PrepareHandoffRequest, Request, Response, ShutdownRequest, UpgradeRequest,
+};
 
 use crate::client::bounded;
 use crate::conn::{Connection, describe, envelope, request_value};
@@ -49,6 +52,30 @@ impl Owner {
     /// As [`Owner::prepare_handoff`].
     pub async fn shutdown(&mut self) -> Result<(), ClientError> {
         answer::<OkResponse>(self.exchange(&ShutdownRequest.into()).await?).map(drop)
+    }
+
+    /// `upgrade`: the daemon re-executes itself in place from `program` (an absolute path; `None`: its own
+    /// executable as it is on disk now, after a package upgrade replaced it), keeping its pid, socket, token,
+    /// processes and this owner channel. Answered `ok` once the new image serves requests; an error means the
+    /// old image still serves with nothing changed. Only a daemon whose features include `upgrade`
+    /// ([`UPGRADE_FEATURE`](crate::UPGRADE_FEATURE)) does it; any other refuses. Other connections are closed
+    /// during the upgrade: this client's subscriptions, `wait`s and `wait_command`s go on by themselves.
+    ///
+    /// # Errors
+    ///
+    /// As [`Owner::prepare_handoff`]; a refusal (a relative, missing or unsafe path, a program whose preflight
+    /// failed, a new image that could not take the state) is [`ClientError::Daemon`] with the daemon's words;
+    /// a path that is not UTF-8 is [`ClientError::Argument`].
+    pub async fn upgrade(&mut self, program: Option<&Path>) -> Result<(), ClientError> {
+        let program = match program {
+            None => None,
+            Some(path) => Some(
+                path.to_str()
+                    .ok_or_else(|| ClientError::Argument(format!("the program {} is not UTF-8", path.display())))?
+                    .to_owned(),
+            ),
+        };
+        answer::<OkResponse>(self.exchange(&UpgradeRequest { program }.into()).await?).map(drop)
     }
 
     /// Resolves when the daemon closes the channel: after a `shutdown`, when a later `own` with a ticket

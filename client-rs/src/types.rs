@@ -8,7 +8,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use opencode_pty_protocol::{Response, ResponseVariant};
+use opencode_pty_protocol::{ProcessInfo, Response, ResponseVariant, Role};
 
 use crate::conn::refuse;
 use crate::error::ClientError;
@@ -36,6 +36,28 @@ pub enum Event {
     /// [`Resized`], [`Exited`], [`InputChanged`], [`CommandStarted`] and [`CommandFinished`] convert one with
     /// `TryFrom`.
     Message(Box<Response>),
+    /// Not a daemon event: the client's own word that the daemon closed the subscription's connection before
+    /// `exited` (an in-place upgrade), and that the subscription goes on, on a new connection to the same
+    /// daemon instance, with the same attachment id. Output continues at [`Resumed::offset`], the offset where
+    /// it stopped, so no byte is lost or repeated; events the daemon published during the break (a title or a
+    /// size that changed) are not repeated, but [`Resumed::process`] says how the process is now.
+    Resumed(Box<Resumed>),
+}
+
+/// How a subscription went on after its connection was lost ([`Event::Resumed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resumed {
+    /// Where output continues: the end of the output seen before the break.
+    pub offset: u64,
+    /// The process as the daemon describes it now.
+    pub process: ProcessInfo,
+    /// The role this attachment has now: a controller is the controller again, unless another attachment
+    /// took control during the break (then it goes on as an observer).
+    pub role: Role,
+    /// The controller generation now (unchanged when the controller came back).
+    pub generation: u64,
+    /// How many times the daemon was asked before it answered (1 when it answered at once).
+    pub attempts: u32,
 }
 
 /// The `type` tag of a response, as on the wire.

@@ -57,6 +57,7 @@ export type {
   Replay,
   RequestInput,
   Resized,
+  Resumed,
   Rows,
   Snapshot,
   SubscriptionEvent,
@@ -77,6 +78,7 @@ export {
   Daemon,
   type DiscoverOptions,
   type FromRegistrationOptions,
+  type ResumeOptions,
   type Spawned,
   type SpawnOptions,
 } from "./node/daemon.js";
@@ -101,7 +103,8 @@ export {
   type ManagedOptions,
   type ManagedState,
 } from "./node/managed.js";
-export { Owner } from "./node/owner.js";
+export { Owner, UPGRADE_TIMEOUT_MS, type UpgradeOptions } from "./node/owner.js";
+export { RESUME_FIRST_BACKOFF_MS, RESUME_MAX_BACKOFF_MS, RESUME_WINDOW_MS, UPGRADE_FEATURE } from "./node/resume.js";
 export { discoverIfRunning, GONE_POLL_MS, SHUTDOWN_WAIT_MS, shutdownAndWait } from "./node/running.js";
 export { defaultRuntimeDir, MAX_REGISTRATION_BYTES, type Location } from "./node/registration.js";
 export { REGISTRATION_POLL_MS, STOP_GRACE_MS, type DaemonStderr } from "./node/spawn.js";

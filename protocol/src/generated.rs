@@ -695,6 +695,13 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         timeout_ms: ::std::option::Option<u32>,
     },
+    ///Owner channel only: re-executes the daemon in place from a new binary, keeping its pid, socket, token, processes, terminals, offsets and ownership (SPEC §7). Answered with `ok` once the new image serves requests, or with `error` (the path refused, the new program's preflight failed, the new image could not take the state) while the old image still serves with nothing lost. Other connections are closed once their requests in flight are answered; a client resubscribes from the last offset it saw. Only a daemon whose `features` include `upgrade` carries it out; any other answers it with `error`. From an ordinary connection it is refused like `prepare_handoff`.
+    #[serde(rename = "upgrade")]
+    Upgrade {
+        ///The absolute path of the new binary: an executable regular file that no other user can write, owned by the daemon's user or by root. At most 4096 characters (`MAX_PATH_CHARS`). Omitted or null: the daemon's own executable as it is on disk now (a package upgrade replaced it).
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        program: ::std::option::Option<::std::string::String>,
+    },
 }
 impl ::std::convert::From<&Self> for Request {
     fn from(value: &Request) -> Self {
@@ -717,7 +724,7 @@ pub enum Response {
         ///The protocol version the daemon speaks: 8 for this schema. Clients refuse any other value.
         protocol: u32,
     },
-    ///The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing).
+    ///The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff`, `upgrade` (on a daemon whose `features` include it) and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing).
     #[serde(rename = "owned")]
     Owned,
     ///The answer to `prepare_handoff`: the ticket a replacement server gives to `own`.
@@ -2079,6 +2086,31 @@ impl crate::variant::RequestVariant for WaitCommandRequest {
     const OP: &'static str = "wait_command";
     type Answer = CommandFinishedResponse;
 }
+///Owner channel only: re-executes the daemon in place from a new binary, keeping its pid, socket, token, processes, terminals, offsets and ownership (SPEC §7). Answered with `ok` once the new image serves requests, or with `error` (the path refused, the new program's preflight failed, the new image could not take the state) while the old image still serves with nothing lost. Other connections are closed once their requests in flight are answered; a client resubscribes from the last offset it saw. Only a daemon whose `features` include `upgrade` carries it out; any other answers it with `error`. From an ordinary connection it is refused like `prepare_handoff`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpgradeRequest {
+    ///The absolute path of the new binary: an executable regular file that no other user can write, owned by the daemon's user or by root. At most 4096 characters (`MAX_PATH_CHARS`). Omitted or null: the daemon's own executable as it is on disk now (a package upgrade replaced it).
+    pub program: ::std::option::Option<::std::string::String>,
+}
+impl ::std::convert::From<UpgradeRequest> for Request {
+    fn from(value: UpgradeRequest) -> Self {
+        let UpgradeRequest { program } = value;
+        Request::Upgrade { program }
+    }
+}
+impl ::std::convert::TryFrom<Request> for UpgradeRequest {
+    type Error = Request;
+    fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
+        match value {
+            Request::Upgrade { program } => Ok(UpgradeRequest { program }),
+            other => Err(other),
+        }
+    }
+}
+impl crate::variant::RequestVariant for UpgradeRequest {
+    const OP: &'static str = "upgrade";
+    type Answer = OkResponse;
+}
 ///The answer to `ping`: who the daemon is and what it speaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PongResponse {
@@ -2122,7 +2154,7 @@ impl crate::variant::ResponseVariant for PongResponse {
     const TYPE: &'static str = "pong";
     const EVENT: bool = false;
 }
-///The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing).
+///The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff`, `upgrade` (on a daemon whose `features` include it) and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OwnedResponse;
 impl ::std::convert::From<OwnedResponse> for Response {
@@ -2961,6 +2993,7 @@ impl Request {
             Request::Commands { .. } => "commands",
             Request::Run { .. } => "run",
             Request::WaitCommand { .. } => "wait_command",
+            Request::Upgrade { .. } => "upgrade",
         }
     }
     /// The `type` of the response that answers this request (`x-answer` in the schema); an `error` may
@@ -2991,6 +3024,7 @@ impl Request {
             Request::Commands { .. } => "commands",
             Request::Run { .. } => "command_finished",
             Request::WaitCommand { .. } => "command_finished",
+            Request::Upgrade { .. } => "ok",
         }
     }
 }
@@ -3035,7 +3069,7 @@ impl Response {
 /// The protocol version (`x-protocol-version` of `schema/protocol.json`).
 pub const PROTOCOL_VERSION: u32 = 8;
 /// Additive capabilities of this protocol version (`x-features`).
-pub const FEATURES: &[&str] = &["commands", "input"];
+pub const FEATURES: &[&str] = &["commands", "input", "upgrade"];
 /// Every request `op`, in schema order.
 pub const REQUEST_OPS: &[&str] = &[
     "ping",
@@ -3062,6 +3096,7 @@ pub const REQUEST_OPS: &[&str] = &[
     "commands",
     "run",
     "wait_command",
+    "upgrade",
 ];
 /// Every response and event `type`, in schema order.
 pub const RESPONSE_TYPES: &[&str] = &[

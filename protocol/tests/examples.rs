@@ -80,6 +80,7 @@ const SCHEMA_ONLY_RULES: &[&str] = &[
     "Request.commands-limit-too-large",
     "Request.run-timeout-too-long",
     "Request.list-too-many-features",
+    "Request.upgrade-program-too-long",
 ];
 
 #[test]

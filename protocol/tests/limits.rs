@@ -48,6 +48,7 @@ fn the_schema_states_the_same_limits_as_the_constants() {
         assert_eq!(bound(&request(&schema, op)["features"], "maxItems"), MAX_OPT_IN_ITEMS, "{op}");
     }
     assert_eq!(bound(&request(&schema, "subscribe")["events"], "maxItems"), MAX_OPT_IN_ITEMS);
+    assert_eq!(bound(&request(&schema, "upgrade")["program"], "maxLength"), MAX_PATH_CHARS);
 }
 
 /// A definition of the bundled schema.

@@ -12,7 +12,8 @@
 //! `unsafe` call), `procinfo` (what `/proc` says of a process: the crate's one `stat` parser, and the
 //! foreground process of a PTY and what it waits for), `error` (what a client is told), `bounds` (client-supplied sizes against the
 //! protocol's limits), `listing` (the daemon-wide budget that keeps `list` within one frame), `time` (the wall
-//! clock in milliseconds).
+//! clock in milliseconds), `upgrade` (the in-place upgrade: the program and its preflight, the state's frame,
+//! the `execve` handover, the descriptors a new image inherits, and its `resume` with the fallback).
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -28,6 +29,7 @@ mod procinfo;
 mod service;
 mod terminal;
 mod time;
+mod upgrade;
 
 // The public API is what the binary (`main.rs`, `cli/`), the tests and the examples use; everything else is
 // `pub(crate)`, and `unreachable_pub` keeps it so.
@@ -44,6 +46,15 @@ pub use process::{
 };
 pub use service::{Process, ProcessHook, ProcessService};
 pub use terminal::{PtyHandle, PtySpec, TerminalConfig, Turns};
+pub use upgrade::envelope::EnvelopeError;
+pub use upgrade::exec::ExecError;
+pub use upgrade::inherited::AdoptError;
+pub use upgrade::preflight::{
+    CheckReport, PreflightError, UpgradeRefused, check_report as upgrade_check_report, vet as vet_upgrade,
+};
+pub use upgrade::program::{Program as UpgradeProgram, ProgramError};
+pub use upgrade::resume::{ResumeArgs, ResumeError, resume as resume_daemon};
+pub use upgrade::{ACCEPTED_STATE_FORMATS, STATE_FORMAT};
 
 /// The daemon's named bounds and deadlines that its tests check against (each documented where it is defined).
 pub mod limits {

@@ -89,6 +89,15 @@ impl ListingBudget {
     }
 }
 
+impl ListingBudget {
+    /// Reserves `bytes` whatever the total: the share of a process handed over by an upgrade, which the
+    /// predecessor had admitted (a build with a lower limit must not drop it).
+    pub(crate) fn reserve_restored(self: &Arc<Self>, bytes: usize) -> Reservation {
+        self.used.fetch_add(bytes, Ordering::AcqRel);
+        Reservation { budget: self.clone(), bytes }
+    }
+}
+
 /// One process's share of the budget, given back when dropped.
 #[derive(Debug)]
 pub(crate) struct Reservation {

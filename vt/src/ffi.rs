@@ -45,6 +45,7 @@ pub const GHOSTTY_TERMINAL_OPT_WRITE_PTY: GhosttyTerminalOption = 1;
 pub const GHOSTTY_TERMINAL_OPT_TITLE_CHANGED: GhosttyTerminalOption = 5;
 pub const GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES: GhosttyTerminalOption = 27;
 pub const GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES: GhosttyTerminalOption = 28;
+pub const GHOSTTY_TERMINAL_OPT_CONTINUATION_MAX_BYTES: GhosttyTerminalOption = 31;
 
 pub type GhosttyTerminalData = c_int;
 pub const GHOSTTY_TERMINAL_DATA_COLS: GhosttyTerminalData = 1;
@@ -67,6 +68,7 @@ pub const GHOSTTY_TERMINAL_DATA_COLOR_PALETTE_DEFAULT: GhosttyTerminalData = 25;
 pub const GHOSTTY_TERMINAL_DATA_TOTAL_ROWS: GhosttyTerminalData = 14;
 pub const GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS: GhosttyTerminalData = 15;
 pub const GHOSTTY_TERMINAL_DATA_MODE: GhosttyTerminalData = 37;
+pub const GHOSTTY_TERMINAL_DATA_VT_GROUND: GhosttyTerminalData = 38;
 
 /// Opaque snapshot decoder handle.
 pub type GhosttySnapshotDecoder = *mut c_void;
@@ -395,6 +397,12 @@ unsafe extern "C" {
         value: *const c_void,
     ) -> GhosttyResult;
     pub fn ghostty_terminal_vt_write(terminal: GhosttyTerminal, data: *const u8, len: usize);
+    pub fn ghostty_terminal_vt_write_until_ground(
+        terminal: GhosttyTerminal,
+        data: *const u8,
+        len: usize,
+        out_consumed: *mut usize,
+    ) -> GhosttyResult;
     pub fn ghostty_terminal_get(
         terminal: GhosttyTerminal,
         data: GhosttyTerminalData,

@@ -8,7 +8,8 @@
 //! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints; `fit`
 //! what a checkpoint leaves out to stay under its limit; `tail` the exact part emitted only as far as the limit
 //! reaches; `emit` cell-exact emission of rows and `sgr` the styles it sets;
-//! `inspect` cell-level reads used to compare two terminals; `pages` libghostty's page memory.
+//! `inspect` cell-level reads used to compare two terminals; `snapshot` libghostty's binary snapshot (a scratch
+//! copy, and a terminal handed to another process); `pages` libghostty's page memory.
 //!
 //! Linking this crate defines the process's `madvise`, `mmap64`, `munmap` and `mremap` (not part of its Rust
 //! API): they zero recycled pages in place and populate new ones only while a thread is inside libghostty and
@@ -49,7 +50,7 @@ pub use inspect::{CellInfo, Color, MAX_LINK_BYTES, RowInfo, Style};
 pub use mouse::{MouseFormat, MouseTracking};
 pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, kernel_discards, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
-pub use terminal::{Cursor, CursorShape, CursorStyle, ModeKind, Screen, Terminal};
+pub use terminal::{Cursor, CursorShape, CursorStyle, MAX_CONTINUATION_BYTES, ModeKind, Screen, Terminal};
 
 /// The version string the loaded library reports, e.g. `0.1.0-dev`.
 pub fn library_version() -> String {

@@ -77,6 +77,11 @@ pub struct Cursor {
     pub visible: bool,
 }
 
+/// How much of a control sequence the output ended in a terminal keeps, so that its snapshot
+/// ([`Terminal::snapshot`]) carries it and the decoded terminal takes the rest of it as the original would
+/// (64 KiB: any CSI or title; a longer sequence, such as an image, must end before a snapshot is made).
+pub const MAX_CONTINUATION_BYTES: usize = 64 * 1024;
+
 /// One libghostty-vt terminal emulator.
 ///
 /// `!Send` and `!Sync`: it is created, used and dropped on one thread, because libghostty state must not be
@@ -106,12 +111,19 @@ impl Terminal {
         let mut raw: ffi::GhosttyTerminal = std::ptr::null_mut();
         // Safety: a null allocator selects the default one; `raw` is a valid out-pointer.
         check(unsafe { ffi::ghostty_terminal_new(std::ptr::null(), &raw mut raw, cols, rows) })?;
+        Terminal::adopt(raw, max_scrollback)
+    }
+
+    /// Wraps a handle libghostty just made (new or decoded from a snapshot): its callback state, the callbacks
+    /// themselves and the history limits. The handle is freed with the terminal, on failure too.
+    pub(crate) fn adopt(raw: ffi::GhosttyTerminal, max_scrollback: usize) -> Result<Terminal> {
         let shared = NonNull::from(Box::leak(Box::<CallbackState>::default()));
         let terminal = Terminal { raw, shared, _not_send: PhantomData };
         let userdata: *const CallbackState = shared.as_ptr();
         let write_pty: ffi::GhosttyTerminalWritePtyFn = callbacks::on_write_pty;
         let title_changed: ffi::GhosttyTerminalTitleChangedFn = callbacks::on_title_changed;
         let lines: usize = max_scrollback;
+        let continuation: usize = MAX_CONTINUATION_BYTES;
         // Safety: callbacks and userdata are passed as the pointer itself, scalars as a pointer to the value,
         // and null clears the byte limit. The leaked `CallbackState` outlives the handle (see Drop).
         unsafe {
@@ -120,6 +132,7 @@ impl Terminal {
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_TITLE_CHANGED, title_changed as *const c_void)?;
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_LINES, (&raw const lines).cast())?;
             terminal.set(ffi::GHOSTTY_TERMINAL_OPT_SCROLLBACK_MAX_BYTES, std::ptr::null())?;
+            terminal.set(ffi::GHOSTTY_TERMINAL_OPT_CONTINUATION_MAX_BYTES, (&raw const continuation).cast())?;
         }
         Ok(terminal)
     }
@@ -149,6 +162,30 @@ impl Terminal {
         // Safety: `raw` is live and `bytes` is valid for its length; callbacks only touch `shared`.
         unsafe { ffi::ghostty_terminal_vt_write(self.raw, bytes.as_ptr(), bytes.len()) };
         self.shared().resume_panic();
+    }
+
+    /// Feeds bytes as [`Terminal::write`] does, but only until the parser is back in its ground state (the end
+    /// of the control sequence the output was in the middle of); answers how many bytes it took (all of them
+    /// when the sequence does not end within them, none when no sequence was incomplete).
+    pub fn write_until_ground(&mut self, bytes: &[u8]) -> usize {
+        if bytes.is_empty() || self.in_ground() {
+            return 0;
+        }
+        let _parsing = Inside::parsing();
+        let mut consumed = 0usize;
+        // Safety: `raw` is live, `bytes` is valid for its length and `consumed` is a valid out-pointer; callbacks
+        // only touch `shared`.
+        let rc = unsafe {
+            ffi::ghostty_terminal_vt_write_until_ground(self.raw, bytes.as_ptr(), bytes.len(), &raw mut consumed)
+        };
+        self.shared().resume_panic();
+        // NO_VALUE: every byte was taken and the sequence goes on.
+        if rc == ffi::GHOSTTY_NO_VALUE { bytes.len() } else { consumed.min(bytes.len()) }
+    }
+
+    /// Whether the parser is in its ground state: no control sequence (or UTF-8 character) is incomplete.
+    pub fn in_ground(&self) -> bool {
+        self.get_bool(ffi::GHOSTTY_TERMINAL_DATA_VT_GROUND)
     }
 
     /// Takes the bytes the emulator wants written back to the PTY (answers to DA1, DSR, ...), in order.
@@ -302,7 +339,7 @@ impl Terminal {
 
     fn get_bool(&self, data: ffi::GhosttyTerminalData) -> bool {
         let mut value = false;
-        // Safety: CURSOR_PENDING_WRAP and CURSOR_VISIBLE are C bools.
+        // Safety: CURSOR_PENDING_WRAP, CURSOR_VISIBLE and VT_GROUND are C bools.
         unsafe { self.get(data, &mut value) }.expect("libghostty-vt answers a bool terminal query");
         value
     }

@@ -96,7 +96,7 @@ impl Prompts {
         let event = tokio::time::timeout(ROUND_TRIP_TIMEOUT, subscription.next()).await.context("no prompt")?;
         match event.context("the subscription ended")?? {
             Event::Output { bytes, .. } => Ok(self.count(&bytes)),
-            Event::Message(_) => Ok(0),
+            Event::Message(_) | Event::Resumed(_) => Ok(0),
         }
     }
 }

@@ -125,7 +125,7 @@ async fn wait_ready(subscription: &mut Subscription) -> Result<()> {
         while !seen.windows(READY.len()).any(|window| window == READY) {
             match subscription.next().await.context("the subscription ended")?? {
                 Event::Output { bytes, .. } => seen.extend_from_slice(&bytes),
-                Event::Message(_) => {}
+                Event::Message(_) | Event::Resumed(_) => {}
             }
         }
         anyhow::Ok(())
@@ -143,7 +143,7 @@ async fn echo(client: &Client, id: u64, subscription: &mut Subscription, byte: u
             match subscription.next().await.context("the subscription ended")?? {
                 Event::Output { bytes, .. } if bytes.contains(&byte) => return anyhow::Ok(started.elapsed()),
                 Event::Output { bytes, .. } => bail!("unexpected output {bytes:?} while waiting for {byte}"),
-                Event::Message(_) => {}
+                Event::Message(_) | Event::Resumed(_) => {}
             }
         }
     };

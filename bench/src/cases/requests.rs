@@ -155,7 +155,7 @@ async fn history_terminal(ctx: &Context, client: &Client, cols: u16, rows: u16) 
             tail.drain(..keep);
             match subscription.next().await.context("the subscription ended")?? {
                 Event::Output { bytes, .. } => tail.extend_from_slice(&bytes),
-                Event::Message(_) => {}
+                Event::Message(_) | Event::Resumed(_) => {}
             }
         }
         anyhow::Ok(())

@@ -71,6 +71,28 @@ impl FakeDaemon {
         Client::from_registration(self.registration())
     }
 
+    /// A client for this daemon announcing the `upgrade` feature, whose lost connections resume.
+    pub(crate) fn upgradable_client(&self) -> Client {
+        let features = vec![opencode_pty_client::UPGRADE_FEATURE.to_owned()];
+        Client::from_registration(Registration { features, ..self.registration() })
+    }
+
+    /// Stops listening, as a daemon that crashed: the socket file stays, and connecting to it is refused.
+    pub(crate) fn crash(self) -> TempDir {
+        drop(self.listener);
+        self.dir
+    }
+
+    /// Accepts one connection, checks that it is a `ping` and answers it as the daemon `instance_id` would
+    /// (protocol `protocol`).
+    pub(crate) async fn answer_ping(&self, instance_id: &str, protocol: u32) {
+        let envelope = self
+            .answer(json!({"type": "pong", "instance_id": instance_id, "pid": PID, "protocol": protocol,
+                           "features": [opencode_pty_client::UPGRADE_FEATURE]}))
+            .await;
+        assert_eq!(envelope, json!({"token": TOKEN, "request": {"op": "ping"}}));
+    }
+
     /// Writes `service.json` into the runtime directory, private as the daemon writes it.
     pub(crate) fn write_registration(&self, registration: &Value) {
         use std::os::unix::fs::PermissionsExt;

@@ -7,4 +7,5 @@ mod fake;
 mod framing;
 mod owner;
 mod requests;
+mod resume;
 mod subscription;

@@ -124,3 +124,48 @@ async fn a_request_that_timed_out_leaves_the_channel_unusable() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn upgrade_travels_on_the_owner_channel_with_its_program_and_a_refusal_is_a_daemon_error() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let (owner, mut peer) = tokio::join!(client.own(None), async {
+            let mut peer = daemon.accept().await;
+            peer.read_envelope().await;
+            peer.send_json(&json!({"type": "owned"})).await;
+            peer
+        });
+        let mut owner = owner.expect("owned");
+
+        let (upgraded, ()) = tokio::join!(owner.upgrade(None), async {
+            assert_eq!(peer.read_envelope().await, json!({"token": TOKEN, "request": {"op": "upgrade"}}));
+            peer.send_json(&json!({"type": "ok"})).await;
+        });
+        upgraded.expect("ok");
+
+        let program = std::path::Path::new("/opt/opencode/bin/opencode-pty");
+        let refusal = "upgrade is not available in this build";
+        let (upgraded, ()) = tokio::join!(owner.upgrade(Some(program)), async {
+            let request = peer.read_envelope().await["request"].clone();
+            assert_eq!(request, json!({"op": "upgrade", "program": "/opt/opencode/bin/opencode-pty"}));
+            peer.send_json(&json!({"type": "error", "message": refusal})).await;
+        });
+        assert!(matches!(&upgraded, Err(ClientError::Daemon { message }) if message == refusal), "{upgraded:?}");
+
+        // A path JSON cannot carry is refused before anything is sent; the channel stays usable.
+        use std::os::unix::ffi::OsStrExt;
+        let not_utf8 = std::path::Path::new(std::ffi::OsStr::from_bytes(b"/opt/\xff/opencode-pty"));
+        let upgraded = owner.upgrade(Some(not_utf8)).await;
+        assert!(
+            matches!(&upgraded, Err(ClientError::Argument(reason)) if reason.contains("not UTF-8")),
+            "{upgraded:?}"
+        );
+        let (shutdown, ()) = tokio::join!(owner.shutdown(), async {
+            assert_eq!(peer.read_envelope().await["request"], json!({"op": "shutdown"}));
+            peer.send_json(&json!({"type": "ok"})).await;
+        });
+        shutdown.expect("ok");
+    })
+    .await;
+}

@@ -48,6 +48,10 @@ export type ConnectionFailure =
   | "exited"
   /** The daemon closed the connection before answering. */
   | "closed"
+  /** A daemon upgraded in place closed the connection of a `run` before answering it, and the same daemon
+   * answers again: the command may have been typed and may still run (find it with `commands`, wait for it with
+   * `waitCommand`, rather than running it again). */
+  | "interrupted"
   /** Reading, writing or starting something failed. */
   | "io";
 

@@ -2,7 +2,15 @@
 //! (`generated/views.ts`: camelCase, base64 members as `Uint8Array`, SPEC M5); this module adds what the schema
 //! cannot say: that a replay holds exactly the bytes its offsets span, and what a subscription event is.
 
-import { ANSWERS, OTHER_ANSWERS, type AnswerTo, type Request, type Response } from "../generated/protocol.js";
+import {
+  ANSWERS,
+  OTHER_ANSWERS,
+  type AnswerTo,
+  type ProcessInfo,
+  type Request,
+  type Response,
+  type Role,
+} from "../generated/protocol.js";
 import { attachedOf, replayOf, type Attached, type EventView, type Replay } from "../generated/views.js";
 import { checked } from "./check.js";
 import { DaemonError, ProtocolError } from "./errors.js";
@@ -116,8 +124,29 @@ export interface Handoff {
   readonly expiresAt: number;
 }
 
-/** A subscription event as the caller sees it: a chunk of output, or one of the schema's events (`x-event`) as
- * its generated view. */
+/** Not a daemon event, and not in the schema: the client's own word that the daemon closed the subscription's
+ * connection before `exited` (an in-place upgrade) and that the subscription goes on, on a new connection to the
+ * same daemon instance with the same attachment id. Output continues at {@link offset}, where it stopped, so no
+ * byte is lost or repeated. Events the daemon published during the break (a title or a size that changed) are
+ * not repeated; {@link process} says how the process is now. */
+export interface Resumed {
+  readonly type: "resumed";
+  /** Where output continues: the end of the output seen before the break. */
+  readonly offset: number;
+  /** The process as the daemon describes it now. */
+  readonly process: ProcessInfo;
+  /** The role this attachment has now: a controller is the controller again, unless another attachment took
+   * control during the break (then it goes on as an observer). */
+  readonly role: Role;
+  /** The controller generation now (unchanged when the controller came back). */
+  readonly generation: number;
+  /** How many times the daemon was asked before it answered (1 when it answered at once). */
+  readonly attempts: number;
+}
+
+/** A subscription event as the caller sees it: a chunk of output, one of the schema's events (`x-event`) as its
+ * generated view, or the client's own `resumed`. */
 export type SubscriptionEvent =
   | { readonly type: "output"; readonly start: number; readonly end: number; readonly bytes: Uint8Array }
-  | EventView;
+  | EventView
+  | Resumed;

@@ -28,6 +28,11 @@ export class SubscriptionState {
     return this.done;
   }
 
+  /** Goes on at `offset` on a new connection (after an in-place upgrade): the next output frame starts there. */
+  resumeAt(offset: number): void {
+    this.expected = offset;
+  }
+
   /** Turns a frame into an event, or throws `ProtocolError` when it breaks the stream's rules. */
   accept(frame: Frame): SubscriptionEvent {
     if (this.done) {

@@ -168,7 +168,7 @@ export interface Registration {
 }
 
 /** A request, tagged by `op`. */
-export type Request = PingRequest | OwnRequest | PrepareHandoffRequest | CreatePtyRequest | CreatePipeRequest | ListRequest | GetRequest | WaitRequest | SignalRequest | SetMetadataRequest | WriteRequest | ResizeRequest | ControlRequest | InputRequest | SnapshotRequest | ReadRowsRequest | RenameRequest | ReplayRequest | SubscribeRequest | TerminateRequest | ShutdownRequest | CommandsRequest | RunRequest | WaitCommandRequest;
+export type Request = PingRequest | OwnRequest | PrepareHandoffRequest | CreatePtyRequest | CreatePipeRequest | ListRequest | GetRequest | WaitRequest | SignalRequest | SetMetadataRequest | WriteRequest | ResizeRequest | ControlRequest | InputRequest | SnapshotRequest | ReadRowsRequest | RenameRequest | ReplayRequest | SubscribeRequest | TerminateRequest | ShutdownRequest | CommandsRequest | RunRequest | WaitCommandRequest | UpgradeRequest;
 
 /** Checks that the daemon answers and asks who it is. Answered with `pong`. */
 export interface PingRequest {
@@ -448,6 +448,14 @@ export interface WaitCommandRequest {
   timeout_ms?: number | null;
 }
 
+/** Owner channel only: re-executes the daemon in place from a new binary, keeping its pid, socket, token, processes, terminals, offsets and ownership (SPEC §7). Answered with `ok` once the new image serves requests, or with `error` (the path refused, the new program's preflight failed, the new image could not take the state) while the old image still serves with nothing lost. Other connections are closed once their requests in flight are answered; a client resubscribes from the last offset it saw. Only a daemon whose `features` include `upgrade` carries it out; any other answers it with `error`. From an ordinary connection it is refused like `prepare_handoff`. */
+export interface UpgradeRequest {
+  /** Tag: `upgrade`. */
+  op: "upgrade";
+  /** The absolute path of the new binary: an executable regular file that no other user can write, owned by the daemon's user or by root. At most 4096 characters (`MAX_PATH_CHARS`). Omitted or null: the daemon's own executable as it is on disk now (a package upgrade replaced it). */
+  program?: string | null;
+}
+
 /** A response or a subscription event, tagged by `type`. */
 export type Response = PongResponse | OwnedResponse | HandoffResponse | CreatedResponse | ProcessesResponse | ProcessResponse | OkResponse | ErrorResponse | SnapshotResponse | RowsResponse | ReplayResponse | AttachedResponse | ResizedResponse | ControllerChangedResponse | TitleChangedResponse | ForegroundProcessChangedResponse | InputChangedResponse | ExitedResponse | CommandsResponse | CommandStartedResponse | CommandFinishedResponse | CommandRunningResponse;
 
@@ -465,7 +473,7 @@ export interface PongResponse {
   type: "pong";
 }
 
-/** The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff` and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing). */
+/** The answer to a successful `own`: this connection is now the owner channel, which accepts only `prepare_handoff`, `upgrade` (on a daemon whose `features` include it) and `shutdown`. Closing it stops the daemon unless a handoff was prepared on it, or a later `own` with a ticket has superseded it (then closing it changes nothing). */
 export interface OwnedResponse {
   /** Tag: `owned`. */
   type: "owned";
@@ -745,10 +753,10 @@ export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
 export const PROTOCOL_VERSION = 8 as const;
 
 /** Additive capabilities of this protocol version (`x-features`). */
-export const FEATURES: readonly string[] = ["commands", "input"];
+export const FEATURES: readonly string[] = ["commands", "input", "upgrade"];
 
 /** Every request `op`, in schema order. */
-export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands", "run", "wait_command"] as const;
+export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands", "run", "wait_command", "upgrade"] as const;
 
 /** Every response and event `type`, in schema order. */
 export const RESPONSE_TYPES = ["pong", "owned", "handoff", "created", "processes", "process", "ok", "error", "snapshot", "rows", "replay", "attached", "resized", "controller_changed", "title_changed", "foreground_process_changed", "input_changed", "exited", "commands", "command_started", "command_finished", "command_running"] as const;
@@ -779,6 +787,7 @@ export const ANSWERS = {
   commands: "commands",
   run: "command_finished",
   wait_command: "command_finished",
+  upgrade: "ok",
 } as const satisfies { readonly [Op in Request["op"]]: Response["type"] };
 
 /** The types that may also answer an op (`x-answer-also`): `run`'s `command_running` after its timeout. */

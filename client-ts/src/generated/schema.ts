@@ -1151,6 +1151,29 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
           "command_id"
         ],
         "type": "object"
+      },
+      {
+        "properties": {
+          "op": {
+            "const": "upgrade",
+            "type": "string"
+          },
+          "program": {
+            "allOf": [
+              {
+                "maxLength": 4096
+              }
+            ],
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        },
+        "required": [
+          "op"
+        ],
+        "type": "object"
       }
     ]
   },

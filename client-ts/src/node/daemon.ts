@@ -20,6 +20,7 @@ import {
   type Registration,
   type Request,
   type Response,
+  type Role,
   type RunRequest,
   type WaitCommandRequest,
 } from "../generated/protocol.js";
@@ -37,18 +38,28 @@ import {
 import { Owner } from "./owner.js";
 import { checkRegistration, daemonDir, readRegistration, type Location } from "./registration.js";
 import { DaemonRequests } from "./requests.js";
+import { Backoff, connectionLost, reachSameInstance, RESUME_WINDOW_MS, UPGRADE_FEATURE } from "./resume.js";
 import { launchDaemon, stopLaunched, type DaemonStderr } from "./spawn.js";
-import { Subscription } from "./subscription.js";
+import { Subscription, type SubscriptionResume } from "./subscription.js";
+
+/** What a `Daemon` handle does when a daemon upgraded in place closes its long-lived connections. */
+export interface ResumeOptions {
+  /** How long a subscription, `wait`, `run` or `waitCommand` whose connection a daemon with the `upgrade`
+   * feature closed before its end waits for the same daemon instance to answer again, in milliseconds
+   * (default `RESUME_WINDOW_MS`, 10 s). 0 never resumes: such a connection ends at once, as against a daemon
+   * without the feature. */
+  readonly resumeWindowMs?: number | undefined;
+}
 
 /** `discover` options. */
-export interface DiscoverOptions extends Location, CallOptions {
+export interface DiscoverOptions extends Location, CallOptions, ResumeOptions {
   /** How connections to the daemon's socket are made; defaults to Unix sockets (`memoryTransport` serves them
    * in this process, for unit tests). */
   readonly transport?: Transport | undefined;
 }
 
 /** `Daemon.fromRegistration` options: where the daemon lives (named in handoffs), and how to reach it. */
-export interface FromRegistrationOptions extends CallOptions {
+export interface FromRegistrationOptions extends CallOptions, ResumeOptions {
   /** The parent of the runtime directory (`--runtime-dir`). */
   readonly runtimeDir: string;
   /** The runtime name (`--name`). */
@@ -95,6 +106,8 @@ export class Daemon extends DaemonRequests {
     readonly timeoutMs: number,
     /** How connections to the daemon are made. */
     transport: Transport,
+    /** How long a lost long-lived connection is tried again, in milliseconds (see `ResumeOptions`). */
+    readonly resumeWindowMs: number = RESUME_WINDOW_MS,
   ) {
     super();
     this.exchanges = new Exchanges(registration.socket, registration.token, transport, timeoutMs);
@@ -178,7 +191,8 @@ export class Daemon extends DaemonRequests {
         );
       }
     }
-    return new Daemon(registration, runtimeDir, name, pong.features, timeoutMs, transport);
+    const resumeWindowMs = options.resumeWindowMs ?? RESUME_WINDOW_MS;
+    return new Daemon(registration, runtimeDir, name, pong.features, timeoutMs, transport, resumeWindowMs);
   }
 
   /** The daemon's instance id. */
@@ -189,6 +203,12 @@ export class Daemon extends DaemonRequests {
   /** The daemon's process id. */
   get pid(): number {
     return this.registration.pid;
+  }
+
+  /** Whether this handle's long-lived requests go on across an in-place upgrade: the daemon announced the
+   * `upgrade` feature and the resume window is not 0 (`resume.ts`). */
+  get resumes(): boolean {
+    return this.resumeWindowMs > 0 && this.features.includes(UPGRADE_FEATURE);
   }
 
   /** Sends a request of this protocol on its own connection and returns the checked answer; an `error` answer
@@ -255,10 +275,31 @@ export class Daemon extends DaemonRequests {
   }
 
   /** Waits for a pipe process to exit. Only connecting and sending are bounded by the timeout; the answer may
-   * take as long as the process runs (the signal still aborts it). */
+   * take as long as the process runs (the signal still aborts it). When a daemon with the `upgrade` feature
+   * closes the connection before answering (an in-place upgrade), `wait` is asked again once the same instance
+   * answers, within the resume window. */
   async wait(id: number, options?: CallOptions): Promise<Exited> {
     const request = { op: "wait", id } as const;
-    return exitedOf(expectAnswer(await this.exchanges.await(request, options), "wait", describe(request)));
+    for (;;) {
+      try {
+        return exitedOf(expectAnswer(await this.exchanges.await(request, options), "wait", describe(request)));
+      } catch (error) {
+        await this.afterLost(error, options?.signal);
+      }
+    }
+  }
+
+  /** After a long-lived request failed with `error`: resolves once the same daemon instance answers again after
+   * its connection was lost (an in-place upgrade), so the request can be asked again; otherwise throws `error`
+   * (it was not a lost connection, this handle does not resume, no daemon is left or another instance answers),
+   * or `VersionMismatchError` when the daemon speaks another protocol now. */
+  private async afterLost(error: unknown, signal: AbortSignal | undefined): Promise<void> {
+    if (!connectionLost(error) || !this.resumes) {
+      throw error;
+    }
+    if (!(await reachSameInstance(this, new Backoff(this.resumeWindowMs), signal))) {
+      throw error;
+    }
   }
 
   /** Types `command` and Enter at the prompt of a terminal started with `shellIntegration` and waits for the
@@ -281,29 +322,66 @@ export class Daemon extends DaemonRequests {
   }
 
   /** Sends `run` or `wait_command` and waits for its answer: connecting and sending within the handle's
-   * timeout, the answer within the command's wait plus that timeout (the daemon answers by the former). */
+   * timeout, the answer within the command's wait plus that timeout (the daemon answers by the former). When a
+   * daemon with the `upgrade` feature closes the connection before answering and the same instance answers
+   * again, `wait_command` is asked again for the rest of its wait, and `run`, whose command may have been
+   * typed, rejects with `ConnectionError` `interrupted`. */
   private async awaitCommand(request: RunRequest | WaitCommandRequest, options?: CommandWaitOptions): Promise<CommandOutcome> {
-    const answerMs = (options?.timeoutMs ?? DEFAULT_COMMAND_WAIT_MS) + this.timeoutMs;
-    const answer = await this.exchanges.await(request, { signal: options?.signal }, answerMs);
-    return commandOutcomeOf(expectAnswer(answer, request.op, describe(request)));
+    const waitMs = options?.timeoutMs ?? DEFAULT_COMMAND_WAIT_MS;
+    const started = Date.now();
+    let asked: RunRequest | WaitCommandRequest = request;
+    for (;;) {
+      const leftMs = Math.max(0, waitMs - (Date.now() - started));
+      try {
+        const answer = await this.exchanges.await(asked, { signal: options?.signal }, leftMs + this.timeoutMs);
+        return commandOutcomeOf(expectAnswer(answer, asked.op, describe(asked)));
+      } catch (error) {
+        await this.afterLost(error, options?.signal);
+        if (asked.op === "run") {
+          throw new ConnectionError(
+            `the daemon was upgraded while run waited on terminal ${asked.id}; the command may have been typed: ` +
+              "find it with commands and wait for it with waitCommand rather than running it again",
+            "interrupted",
+            { cause: error },
+          );
+        }
+        asked = { ...asked, timeout_ms: Math.max(0, waitMs - (Date.now() - started)) };
+      }
+    }
   }
 
   /** Attaches to a process. Only the exchange up to `attached` is bounded by the timeout; the subscription then
-   * lasts until the process exits, the daemon closes it or `close()` (the signal, if given, also closes it). */
+   * lasts until the process exits, the daemon closes it or `close()` (the signal, if given, also closes it).
+   * Against a daemon with the `upgrade` feature it goes on by itself when the daemon closes its connection
+   * before `exited`, and says so with a `resumed` event (see `Subscription`). */
   subscribe(params: SubscribeParams, options?: CallOptions): Promise<Subscription> {
-    const request: Request = {
+    const events = params.events !== undefined && params.events.length > 0 ? { events: [...params.events] } : {};
+    const request = (offset: number, role: Role, takeover: boolean): Request => ({
       op: "subscribe",
       id: params.id,
-      offset: params.offset ?? 0,
+      offset,
       attachment_id: params.attachmentId,
-      role: params.role ?? "observer",
-      takeover: takeoverFlag(params.takeover),
-      ...(params.events !== undefined && params.events.length > 0 ? { events: [...params.events] } : {}),
-    };
-    return this.exchanges.open(request, options, (channel, answer, what) => {
-      const attached = checkedAttached(expectAnswer(this.exchanges.rejectError(answer, request), "subscribe", what));
-      return new Subscription(channel, attached, options?.signal);
+      role,
+      takeover,
+      ...events,
     });
+    const open = (asked: Request, callOptions: CallOptions | undefined) =>
+      this.exchanges.open(asked, callOptions, (channel, answer, what) => {
+        const attached = checkedAttached(expectAnswer(this.exchanges.rejectError(answer, asked), "subscribe", what));
+        return { channel, attached };
+      });
+    const resume: SubscriptionResume | undefined = this.resumes
+      ? {
+          instanceId: this.instanceId,
+          timeoutMs: this.timeoutMs,
+          attachmentId: params.attachmentId,
+          windowMs: this.resumeWindowMs,
+          ping: (pingOptions) => this.ping(pingOptions),
+          resubscribe: (offset, role, resumeOptions) => open(request(offset, role, false), resumeOptions),
+        }
+      : undefined;
+    const first = request(params.offset ?? 0, params.role ?? "observer", takeoverFlag(params.takeover));
+    return open(first, options).then(({ channel, attached }) => new Subscription(channel, attached, options?.signal, resume));
   }
 }
 

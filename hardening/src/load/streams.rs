@@ -78,7 +78,8 @@ async fn verify(mut subscription: Subscription, lines: u64) -> Result<(u64, Inst
                 check.finish(lines)?;
                 return Ok((check.offset, Instant::now()));
             }
-            Event::Message(_) => {}
+            // Gone on across an in-place upgrade, at the same offset.
+            Event::Message(_) | Event::Resumed(_) => {}
         }
     }
     bail!("the subscription ended without `exited`")
@@ -164,6 +165,7 @@ pub(super) async fn slow_observer(daemon: &Daemon, dir: &Path, scale: Scale) -> 
             match event {
                 Event::Output { bytes, .. } => received += bytes.len() as u64,
                 Event::Message(message) => exited |= matches!(*message, Response::Exited { .. }),
+                Event::Resumed(_) => {}
             }
         }
     };

@@ -301,6 +301,12 @@ fn show(event: Event, attachment: &str, role: Role, screen: &mut ScreenTracker) 
             }
             _ => {}
         },
+        // The daemon was upgraded in place and the subscription went on at the same offset; a controller that
+        // came back as an observer was taken over during the break.
+        Event::Resumed(resumed) if role == Role::Controller && resumed.role != Role::Controller => {
+            return Ok(Some(End::TakenOver(None)));
+        }
+        Event::Resumed(_) => {}
     }
     out.flush()?;
     Ok(None)

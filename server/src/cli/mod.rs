@@ -8,6 +8,7 @@ mod play;
 mod prompt;
 mod run;
 mod screen;
+mod upgrade;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -171,6 +172,31 @@ enum Command {
         #[arg(long)]
         instance: String,
     },
+    /// What this build says to a daemon that would upgrade to it: one JSON line (version, protocol, the upgrade
+    /// state formats it reads, its libghostty revision).
+    #[command(hide = true, name = "upgrade-check")]
+    UpgradeCheck,
+    /// A daemon after an in-place upgrade (started by the daemon itself, through `execve`): takes the state it
+    /// was passed, or goes back to the previous executable with it.
+    #[command(hide = true)]
+    Resume {
+        /// The descriptor of the upgrade state's memory file.
+        #[arg(long, value_name = "FD")]
+        state_fd: i32,
+        /// The descriptor of the previous executable, to go back to when this one cannot take the state.
+        #[arg(long, value_name = "FD")]
+        fallback_exe_fd: Option<i32>,
+        /// Refuse any state (for tests of the fallback).
+        #[arg(long)]
+        refuse_state: bool,
+        /// Why the new image could not take the state (given by it to the previous executable, which resumes
+        /// and tells the owner so).
+        #[arg(long, value_name = "WHY")]
+        refused_by_new_image: Option<String>,
+        /// The daemon's own arguments (`daemon --name NAME ...`).
+        #[arg(last = true, value_name = "DAEMON_ARGS")]
+        daemon_args: Vec<std::ffi::OsString>,
+    },
     /// Print the version and protocol number.
     Version {
         /// Also name the libghostty-vt library in use.
@@ -201,31 +227,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        Command::Daemon {
-            location,
-            withhold_env,
-            handoff_ttl_ms,
-            first_request_timeout_ms,
-            hangup_grace_ms,
-            stop_stall_ms,
-            worker_linger_ms,
-            socket_tmp,
-        } => {
-            let options = DaemonOptions {
-                root: location.root()?,
-                name: location.name.clone(),
-                config: TerminalConfig {
-                    withheld_env: withhold_env.into(),
-                    hangup_grace: std::time::Duration::from_millis(hangup_grace_ms),
-                    ..TerminalConfig::default()
-                },
-                handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
-                first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
-                stop_stall: std::time::Duration::from_millis(stop_stall_ms),
-                worker_linger: std::time::Duration::from_millis(worker_linger_ms),
-                socket_tmp,
-            };
-            run_daemon(options)?;
+        daemon @ Command::Daemon { .. } => run_daemon(daemon_options(daemon)?)?,
+        Command::UpgradeCheck => upgrade::check()?,
+        Command::Resume { state_fd, fallback_exe_fd, refuse_state, refused_by_new_image, daemon_args } => {
+            let args =
+                opencode_pty::ResumeArgs { state_fd, fallback_exe_fd, refuse_state, refused_by_new_image, daemon_args };
+            upgrade::resume(args)?
         }
         Command::Guard { record, instance } => opencode_pty::serve_guardian(&record, &instance)?,
         Command::Play { location } => {
@@ -266,6 +273,37 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stop { location } => client_runtime()?.block_on(observe::stop(&location.dir()?))?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The daemon's options from its command (`daemon ...`); any other command is an error.
+fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
+    let Command::Daemon {
+        location,
+        withhold_env,
+        handoff_ttl_ms,
+        first_request_timeout_ms,
+        hangup_grace_ms,
+        stop_stall_ms,
+        worker_linger_ms,
+        socket_tmp,
+    } = command
+    else {
+        anyhow::bail!("not the daemon command");
+    };
+    Ok(DaemonOptions {
+        root: location.root()?,
+        name: location.name.clone(),
+        config: TerminalConfig {
+            withheld_env: withhold_env.into(),
+            hangup_grace: std::time::Duration::from_millis(hangup_grace_ms),
+            ..TerminalConfig::default()
+        },
+        handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
+        first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
+        stop_stall: std::time::Duration::from_millis(stop_stall_ms),
+        worker_linger: std::time::Duration::from_millis(worker_linger_ms),
+        socket_tmp,
+    })
 }
 
 /// The runtime the client commands run on: one thread is plenty for one connection at a time.

@@ -309,7 +309,8 @@ pub(super) async fn watch(dir: &Path, id: u64) -> anyhow::Result<()> {
                 stdout.flush()?;
             }
             Event::Message(message) if matches!(*message, Response::Exited { .. }) => return Ok(()),
-            Event::Message(_) => {}
+            // Gone on across an in-place upgrade: the output continues at the same offset.
+            Event::Message(_) | Event::Resumed(_) => {}
         }
     }
     // The connection closed without `exited`: the process was terminated (it is gone), or the daemon stopped.

@@ -45,6 +45,8 @@ const HELP: &str = "commands:
   await ID                wait until pipe process ID exits and show how
   signal ID SIGNAL        send SIGTERM, SIGINT or SIGKILL to pipe process ID
   demo                    a program asks the terminal where its cursor is, and the daemon's emulator answers
+  upgrade [PATH]          upgrade the daemon in place to the binary at PATH (default: its own file on disk);
+                          terminals and their output go on
   help                    this text
   quit, exit              stop the daemon and leave (so do Ctrl-D, and Ctrl-C twice at an empty prompt)";
 
@@ -111,6 +113,14 @@ pub(super) async fn play(root: &Path, name: &str) -> anyhow::Result<ExitCode> {
         if line.is_empty() {
             continue;
         }
+        // The owner channel's own request: the playground owns the daemon.
+        if let Some(path) = line.strip_prefix("upgrade").filter(|rest| rest.is_empty() || rest.starts_with(' ')) {
+            match upgrade(&mut owner, path.trim()).await {
+                Ok(done) => println!("{done}"),
+                Err(error) => println!("error: {error:#}"),
+            }
+            continue;
+        }
         if let Err(error) = play.command(line).await {
             println!("error: {error:#}");
         }
@@ -130,6 +140,20 @@ pub(super) async fn play(root: &Path, name: &str) -> anyhow::Result<ExitCode> {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// `upgrade [PATH]`: the daemon re-executes itself from PATH (relative to the playground's directory), or from
+/// its own executable, and answers once the new image serves requests.
+async fn upgrade(owner: &mut Owner, path: &str) -> anyhow::Result<String> {
+    let program = match path {
+        "" => None,
+        path => Some(PathBuf::from(absolute(&std::env::current_dir().context("no current directory")?, path))),
+    };
+    owner.upgrade(program.as_deref()).await?;
+    Ok(match program {
+        Some(program) => format!("upgraded in place to {}", program.display()),
+        None => "upgraded in place to the daemon's own executable".to_owned(),
+    })
 }
 
 /// Why the playground leaves when its daemon went away, with how the daemon ended once it has.

@@ -1,24 +1,21 @@
-//! The `daemon` command from start to exit: bind the runtime directory, publish the registration, serve
-//! until told to stop (shutdown, a signal, owner loss or an ownership deadline), then stop every process and
-//! clean up, with a watchdog so a stuck child cannot keep the daemon alive.
+//! The `daemon` command's start: bind the runtime directory, publish the registration, end what a dead
+//! predecessor left and start the record of process groups and the guardian, start the service, the signal
+//! thread, the sweep and the accept loop; then serve until told to stop (`running.rs`: shutdown, a signal,
+//! owner loss or an ownership deadline; and the in-place upgrades the owner asks for).
 
-use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use opencode_pty_protocol::{OWNER_DEADLINE, REGISTRATION_FILE};
+use opencode_pty_protocol::OWNER_DEADLINE;
 
 use super::recovery::guardian::Guardian;
 use super::recovery::record::{GROUPS_FILE, GroupRecord};
 use super::recovery::sweep::SweepReport;
+use super::running::{Acceptor, Running};
 use super::runtime::{Runtime, RuntimeError};
-use super::serving::server::accept_loop;
 use super::serving::state::DaemonState;
-use super::watch::RuntimeWatch;
-use crate::process::session::HANGUP_GRACE;
-use crate::process::thread::join_reporting;
 use crate::service::{ProcessHook, ProcessService};
 use crate::terminal::{SHELL_DIR, TerminalConfig};
 
@@ -70,24 +67,13 @@ pub struct DaemonOptions {
     pub socket_tmp: PathBuf,
 }
 
-/// The threads and handles of a started daemon.
-struct Started {
-    state: Arc<DaemonState>,
-    acceptor: JoinHandle<()>,
-    sweeper: JoinHandle<SweepReport>,
-    /// Dropping it wakes the accept loop to stop.
-    stop_accepting: OwnedFd,
-}
-
 /// Runs the daemon until it stops; `Ok` means an orderly stop (exit status 0).
 pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
-    super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM, SIGINT and SIGHUP: {e}")))?;
-    crate::process::sys::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
-    raise_descriptor_limit();
+    prepare_process()?;
     let mut runtime = Runtime::bind(&options.root, &options.name, &options.socket_tmp)?;
     let (record, guardian) = protect(&runtime);
     let hook = record.clone().map(|record| record as Arc<dyn ProcessHook>);
-    let started = match start(&options, &mut runtime, hook) {
+    let (state, sweeper, acceptor) = match start(&options, &mut runtime, hook) {
         Ok(started) => started,
         Err(error) => {
             // Nothing is served: leave no registration or socket behind for clients to find.
@@ -104,65 +90,26 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
          (OpenCode and `opencode-pty play` do at once), or it stops",
         OWNER_DEADLINE.as_secs()
     );
-    let Started { state, acceptor, sweeper, stop_accepting } = started;
-    let runtime = Arc::new(Mutex::new(runtime));
-    let watch = RuntimeWatch::start(runtime.clone(), record.clone(), state.clone())
-        .inspect_err(|error| tracing::warn!(%error, "cannot watch the runtime directory"))
-        .ok();
-
-    state.wait_for_stop();
-
-    let (done, finished) = crossbeam_channel::bounded::<()>(1);
-    let (dir, instance) = {
-        let runtime = super::watch::lock(&runtime);
-        (runtime.dir().to_path_buf(), runtime.registration().instance_id.clone())
+    let mut running = Running {
+        options,
+        state,
+        runtime: Arc::new(Mutex::new(runtime)),
+        record,
+        guardian,
+        acceptor: Some(acceptor),
+        watch: None,
+        sweeper: Some(sweeper),
     };
-    // A longer hangup grace than the default (a test's) lengthens the stop by as much.
-    let bound = CLEANUP_WATCHDOG + options.config.hangup_grace.saturating_sub(HANGUP_GRACE);
-    let watchdog = std::thread::Builder::new().name("opencode-pty-watchdog".into()).spawn(move || {
-        if finished.recv_timeout(bound).is_err() {
-            tracing::error!(?bound, "stopping took too long; exiting anyway");
-            remove_registration_if_ours(&dir, &instance);
-            std::process::exit(1);
-        }
-    });
-    if let Err(error) = watchdog {
-        tracing::warn!(%error, "cannot start the stop's watchdog; stopping without its bound");
-    }
-    if !options.stop_stall.is_zero() {
-        std::thread::sleep(options.stop_stall);
-    }
-    // Under the watchdog: a check under way may wait for a lock (at most `LOCK_WAIT`).
-    if let Some(watch) = watch {
-        watch.stop();
-    }
-    // The watch, the runtime's only other holder, has been joined.
-    let runtime = Arc::try_unwrap(runtime).map(|runtime| runtime.into_inner().unwrap_or_else(|e| e.into_inner()));
-    // The accept loop owns the listener and closes it as it returns: nobody connects to a stopping daemon.
-    drop(stop_accepting);
-    join_reporting(acceptor);
-    state.close_connections();
-    if let Some(record) = &record {
-        // Each reap would rewrite the record: it is removed once, after every child is reaped.
-        record.stopping();
-    }
-    state.service.shutdown();
-    state.wait_connections(CONNECTION_DRAIN);
-    if let Some(report) = join_reporting(sweeper) {
-        for error in report.errors {
-            tracing::warn!(%error, "sweeping stale runtime directories");
-        }
-    }
-    unprotect(record.as_deref(), guardian);
-    super::log_limit::report_suppressed();
-    match runtime {
-        Ok(runtime) => runtime.cleanup(),
-        Err(_) => tracing::error!("the runtime directory is still shared at the stop; its files are left to a sweep"),
-    }
-    let _ = done.send(());
-    if state.never_claimed() {
-        return Err(DaemonError::NeverClaimed);
-    }
+    running.watch_runtime();
+    running.serve()
+}
+
+/// What every daemon process sets up first, started or resumed after an upgrade: SIGTERM, SIGINT and SIGHUP
+/// blocked (taken by the signal thread), SIGCHLD's default disposition, the descriptor limit raised.
+pub(crate) fn prepare_process() -> Result<(), DaemonError> {
+    super::signals::block().map_err(|e| DaemonError::Start(format!("blocking SIGTERM, SIGINT and SIGHUP: {e}")))?;
+    crate::process::sys::default_sigchld().map_err(|e| DaemonError::Start(format!("resetting SIGCHLD: {e}")))?;
+    raise_descriptor_limit();
     Ok(())
 }
 
@@ -208,7 +155,7 @@ fn protect(runtime: &Runtime) -> (Option<Arc<GroupRecord>>, Option<Guardian>) {
 }
 
 /// After every child is reaped: removes the record, then lets the guardian see the daemon leave and reaps it.
-fn unprotect(record: Option<&GroupRecord>, guardian: Option<Guardian>) {
+pub(crate) fn unprotect(record: Option<&GroupRecord>, guardian: Option<Guardian>) {
     if let Some(record) = record {
         record.remove();
     }
@@ -222,7 +169,7 @@ fn start(
     options: &DaemonOptions,
     runtime: &mut Runtime,
     hook: Option<Arc<dyn ProcessHook>>,
-) -> Result<Started, DaemonError> {
+) -> Result<(Arc<DaemonState>, JoinHandle<SweepReport>, Acceptor), DaemonError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| DaemonError::Start(format!("{what}: {e}"));
     let (root, own_dir) = (options.root.clone(), runtime.dir().to_path_buf());
     let protected = own_dir.clone();
@@ -230,26 +177,29 @@ fn start(
         .name("opencode-pty-sweep".into())
         .spawn(move || super::recovery::sweep::sweep_siblings(&root, &own_dir))
         .map_err(|e| fail("starting the sweep", &e))?;
-    // Shell integration scripts live in the runtime directory, and go with it.
-    let config = TerminalConfig { shell_dir: Some(runtime.dir().join(SHELL_DIR)), ..options.config.clone() };
-    let service = match hook {
-        Some(hook) => ProcessService::with_hook(config, hook),
-        None => ProcessService::new(config),
-    }
-    .protecting(protected);
+    let service = service(options, runtime, hook).protecting(protected);
     let state =
         DaemonState::new(service, runtime.registration().clone(), options.handoff_ttl, options.first_request_timeout);
     super::signals::spawn_handler(state.clone()).map_err(|e| fail("starting the signal thread", &e))?;
     let listener = runtime.take_listener().ok_or_else(|| fail("serving the socket", &"it was already taken"))?;
-    let (stop_read, stop_accepting) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| fail("creating a pipe", &e))?;
-    let worker_linger = options.worker_linger;
-    let accept_state = state.clone();
-    let acceptor = std::thread::Builder::new()
-        .name("opencode-pty-accept".into())
-        .spawn(move || accept_loop(accept_state, listener, stop_read, worker_linger))
-        .map_err(|e| fail("starting the accept thread", &e))?;
-    Ok(Started { state, acceptor, sweeper, stop_accepting })
+    let acceptor =
+        Acceptor::start(&state, listener, options.worker_linger).map_err(|e| fail("starting the accept thread", &e))?;
+    Ok((state, sweeper, acceptor))
+}
+
+/// The process service of a daemon in `runtime` (not yet protecting its directory from `create_pipe`'s output
+/// paths), telling `hook` of its children.
+pub(crate) fn service(
+    options: &DaemonOptions,
+    runtime: &Runtime,
+    hook: Option<Arc<dyn ProcessHook>>,
+) -> ProcessService {
+    // Shell integration scripts live in the runtime directory, and go with it.
+    let config = TerminalConfig { shell_dir: Some(runtime.dir().join(SHELL_DIR)), ..options.config.clone() };
+    match hook {
+        Some(hook) => ProcessService::with_hook(config, hook),
+        None => ProcessService::new(config),
+    }
 }
 
 /// Raises the soft limit on open descriptors to the hard limit: every terminal and connection needs some.
@@ -260,17 +210,5 @@ fn raise_descriptor_limit() {
         && let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
     {
         tracing::warn!(soft, hard, %error, "cannot raise the open-file limit");
-    }
-}
-
-/// Removes `dir`'s registration if it still names `instance` (the watchdog's last act).
-fn remove_registration_if_ours(dir: &Path, instance: &str) {
-    let path = dir.join(REGISTRATION_FILE);
-    let ours = std::fs::read(&path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<opencode_pty_protocol::Registration>(&bytes).ok())
-        .is_some_and(|registration| registration.instance_id == instance);
-    if ours {
-        let _ = std::fs::remove_file(path);
     }
 }

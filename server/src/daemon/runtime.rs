@@ -167,6 +167,41 @@ impl Runtime {
         }
     }
 
+    /// The runtime directory an in-place upgrade's predecessor claimed, as this image takes it on: the service
+    /// lock it held (`lock`, the same open file, passed across `execve`) and the registration it published,
+    /// rewritten only when this build announces another protocol or other features. The listening socket is
+    /// served apart (it was passed on too); the socket file and its directory are the predecessor's, and go
+    /// with this daemon at its stop as they would have with it.
+    pub(crate) fn resumed(
+        root: &Path,
+        name: &str,
+        lock: Flock<File>,
+        published: Registration,
+    ) -> Result<Runtime, RuntimeError> {
+        validate_name(name)?;
+        let joined = root.join(name);
+        let dir = std::path::absolute(&joined).map_err(|e| RuntimeError::io("resolve", joined.clone(), e))?;
+        let dir_id = identity(&dir)?;
+        let socket_path = PathBuf::from(&published.socket);
+        // Removed meanwhile: then nothing at that path is ours to remove at the stop.
+        let socket_id = identity(&socket_path).unwrap_or((0, 0));
+        let socket_dir = SocketDir::holding(&socket_path);
+        let registration = Registration {
+            protocol: PROTOCOL_VERSION,
+            features: opencode_pty_protocol::FEATURES.iter().map(|f| (*f).to_owned()).collect(),
+            ..published.clone()
+        };
+        if registration != published {
+            write_registration(&dir, &registration)?;
+        }
+        Ok(Runtime { dir, dir_id, lock, listener: None, socket_dir, socket_path, socket_id, registration })
+    }
+
+    /// The service lock's file (an upgrade passes a duplicate of it on: the lock goes with the open file).
+    pub(crate) fn lock_file(&self) -> &File {
+        &self.lock
+    }
+
     /// The runtime directory.
     pub(crate) fn dir(&self) -> &Path {
         &self.dir

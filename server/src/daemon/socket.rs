@@ -42,6 +42,17 @@ pub(crate) struct SocketDir {
     pub(crate) fresh: bool,
 }
 
+impl SocketDir {
+    /// The socket directory that holds `socket` (a predecessor chose it): fresh unless it is the usual one in
+    /// `$XDG_RUNTIME_DIR` or in the temporary directory.
+    pub(crate) fn holding(socket: &Path) -> SocketDir {
+        let path = socket.parent().map(Path::to_path_buf).unwrap_or_default();
+        let usual = format!("{SOCKET_DIR_PREFIX}{}", geteuid().as_raw());
+        let name = path.file_name().and_then(OsStr::to_str).unwrap_or_default();
+        SocketDir { fresh: name.starts_with(&format!("{usual}-")), path }
+    }
+}
+
 /// Picks and prepares the socket directory: `xdg/opencode-pty` when `xdg` (`$XDG_RUNTIME_DIR`) is an absolute,
 /// private directory of ours; else `tmp/opencode-pty-<euid>` when it is (or can be made) a private directory of
 /// ours; else a fresh private `tmp/opencode-pty-<euid>-XXXXXX`. Fails only when none can be made, naming the
@@ -191,6 +202,18 @@ mod tests {
         let usual = tmp.join(format!("{SOCKET_DIR_PREFIX}{}", geteuid().as_raw()));
         assert_eq!(choose_socket_dir(Some(xdg.as_os_str()), &tmp).unwrap().path, usual);
         assert_eq!(choose_socket_dir(Some(OsStr::new("relative")), &tmp).unwrap().path, usual);
+    }
+
+    #[test]
+    fn the_socket_directory_of_a_predecessors_socket_is_fresh_only_when_it_was_made_for_it() {
+        let euid = geteuid().as_raw();
+        let holding = |dir: String| SocketDir::holding(&Path::new(&dir).join("0123.sock"));
+        let usual = format!("/tmp/{SOCKET_DIR_PREFIX}{euid}");
+        assert_eq!(holding(usual.clone()), SocketDir { path: usual.clone().into(), fresh: false });
+        let xdg = format!("/run/user/{euid}/{XDG_SOCKET_DIR}");
+        assert_eq!(holding(xdg.clone()), SocketDir { path: xdg.into(), fresh: false });
+        let made = format!("{usual}-AbC123");
+        assert_eq!(holding(made.clone()), SocketDir { path: made.into(), fresh: true });
     }
 
     #[test]

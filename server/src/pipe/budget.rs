@@ -29,6 +29,12 @@ impl MetadataBudget {
         self.used.load(Ordering::Acquire)
     }
 
+    /// Takes `bytes` whatever the total (the metadata of a process handed over by an upgrade, which the
+    /// predecessor had admitted).
+    pub(crate) fn restore(&self, bytes: usize) {
+        self.used.fetch_add(bytes, Ordering::AcqRel);
+    }
+
     /// Swaps `old` held bytes for `new` ones, or refuses (changing nothing) when the total would pass
     /// [`MAX_TOTAL_METADATA_BYTES`]. A reservation is `replace(0, n)`; a release is `replace(n, 0)`, which never
     /// fails.

@@ -13,7 +13,8 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -33,6 +34,49 @@ pub(super) const MAX_READS_WITHOUT_POLL: usize = 16;
 /// How long the reader keeps draining the pipe after the child exited, when something else still holds it.
 pub const LINGER: Duration = Duration::from_secs(1);
 
+/// What the reader hands back when its process is captured for an upgrade (`PipeHandle::finish_capture`): once
+/// [`Self::capture`] was called, a stop leaves the pipe and the output file here, with the linger's time left
+/// and the part of a chunk the file had not taken (counted already), instead of closing them.
+#[derive(Debug, Default)]
+pub(crate) struct Handback {
+    capturing: AtomicBool,
+    left: Mutex<Option<ReaderLeft>>,
+}
+
+/// What a captured reader left.
+#[derive(Debug)]
+pub(crate) struct ReaderLeft {
+    pub(crate) pipe: File,
+    pub(crate) file: Option<File>,
+    pub(crate) linger_left: Option<Duration>,
+    pub(crate) unwritten: Vec<u8>,
+}
+
+impl Handback {
+    /// The process is being captured: from now on a stop hands over instead of closing.
+    pub(crate) fn capture(&self) {
+        self.capturing.store(true, Ordering::SeqCst);
+    }
+
+    fn capturing(&self) -> bool {
+        self.capturing.load(Ordering::SeqCst)
+    }
+
+    /// What the reader left, once it has ended (`None` when its output had ended before).
+    pub(crate) fn take(&self) -> Option<ReaderLeft> {
+        self.left.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// What became of a chunk handed to the file.
+#[derive(Debug, PartialEq, Eq)]
+enum Delivered {
+    /// Written (or given up on) and counted.
+    Done,
+    /// The process is stopping: what the file had not taken (only kept when it is captured).
+    Stopped(Vec<u8>),
+}
+
 /// What the reader owns.
 #[derive(Debug)]
 pub(crate) struct Reader {
@@ -47,6 +91,10 @@ pub(crate) struct Reader {
     pub(crate) state: Arc<PipeState>,
     /// When the linger ends; set once the exit was seen.
     pub(crate) deadline: Option<Instant>,
+    /// Output read and counted before an upgrade that the file had not taken: written before anything is read.
+    pub(crate) unwritten: Vec<u8>,
+    /// Where a captured reader leaves what it holds.
+    pub(crate) handback: Arc<Handback>,
 }
 
 /// What woke the reader.
@@ -119,11 +167,13 @@ impl Reader {
         }
     }
 
-    /// Writes a chunk to the file (unless writing already failed), then counts it. False means stop.
+    /// Writes a chunk to the file (unless writing already failed), then counts it: `counted` bytes of output
+    /// (the chunk's length, or none for output counted before an upgrade) and the newlines that reached the file.
     ///
     /// A file that cannot take more (a full FIFO) is waited for, but once the child has exited only until the
-    /// linger runs out; then writing stops for good with [`stalled_output_error`].
-    fn deliver(&mut self, chunk: &[u8]) -> bool {
+    /// linger runs out; then writing stops for good with [`stalled_output_error`]. A stop while it waits ends
+    /// the delivery: a captured process counts the chunk and hands over what the file had not taken.
+    fn deliver(&mut self, chunk: &[u8], counted: usize) -> Delivered {
         let mut newlines = 0u64;
         let mut error = None;
         if let Some(file) = self.file.as_mut() {
@@ -154,7 +204,13 @@ impl Reader {
                         ];
                         let fds = &mut all[..2 + usize::from(watch_exit)];
                         match poll(fds, timeout_until(self.deadline)) {
-                            Ok(_) if fired(&fds[0]) => return false,
+                            Ok(_) if fired(&fds[0]) => {
+                                if !self.handback.capturing() {
+                                    return Delivered::Stopped(Vec::new());
+                                }
+                                self.state.output(counted, newlines, None);
+                                return Delivered::Stopped(chunk[written..].to_vec());
+                            }
                             Ok(_) if watch_exit && fired(&fds[2]) => {
                                 self.deadline = Some(Instant::now() + LINGER);
                             }
@@ -176,8 +232,18 @@ impl Reader {
                 self.file = None;
             }
         }
-        self.state.output(chunk.len(), newlines, error);
-        true
+        self.state.output(counted, newlines, error);
+        Delivered::Done
+    }
+
+    /// The reader stops: a captured process's reader leaves its pipe, its file and what the file had not taken
+    /// for the successor; otherwise they close.
+    fn stopped(self, unwritten: Vec<u8>) {
+        if self.handback.capturing() {
+            let linger_left = self.deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+            let left = ReaderLeft { pipe: self.pipe, file: self.file, linger_left, unwritten };
+            *self.handback.left.lock().unwrap_or_else(|e| e.into_inner()) = Some(left);
+        }
     }
 }
 
@@ -190,6 +256,12 @@ fn count_newlines(bytes: &[u8]) -> u64 {
 /// The reader thread. Reports the end of the output only after the file and the pipe are closed; returns
 /// without reporting anything when stopped.
 pub(crate) fn reader(mut reader: Reader) {
+    let unwritten = std::mem::take(&mut reader.unwritten);
+    if !unwritten.is_empty()
+        && let Delivered::Stopped(rest) = reader.deliver(&unwritten, 0)
+    {
+        return reader.stopped(rest);
+    }
     let mut buffer = vec![0u8; PIPE_READ_CHUNK_BYTES];
     let mut failure = None;
     // Full reads since the last poll: after a full read the pipe likely has more, so it is read again at once.
@@ -202,7 +274,7 @@ pub(crate) fn reader(mut reader: Reader) {
             reader.wait()
         };
         match wake {
-            Wake::Stop => return,
+            Wake::Stop => return reader.stopped(Vec::new()),
             Wake::Deadline => break,
             Wake::Exited => {
                 reader.start_linger();
@@ -218,8 +290,8 @@ pub(crate) fn reader(mut reader: Reader) {
             Ok(0) => break,
             Ok(n) => {
                 unpolled = if n == buffer.len() { unpolled + 1 } else { MAX_READS_WITHOUT_POLL };
-                if !reader.deliver(&buffer[..n]) {
-                    return;
+                if let Delivered::Stopped(rest) = reader.deliver(&buffer[..n], n) {
+                    return reader.stopped(rest);
                 }
             }
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {
@@ -264,7 +336,12 @@ mod tests {
         let (exit, exit_write) = nix::unistd::pipe().unwrap();
         drop(exit_write);
         let state = Arc::new(PipeState::new(0, Map::new(), 0));
-        (Reader { pipe, file: None, stop, exit, state, deadline: None }, stop_write, writer)
+        let handback = Arc::default();
+        (
+            Reader { pipe, file: None, stop, exit, state, deadline: None, unwritten: Vec::new(), handback },
+            stop_write,
+            writer,
+        )
     }
 
     #[test]

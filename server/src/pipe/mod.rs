@@ -10,6 +10,7 @@
 //! The metadata of all of a daemon's live pipe processes shares one [`MetadataBudget`].
 
 mod budget;
+mod handover;
 mod io;
 mod spawn;
 mod state;
@@ -72,6 +73,8 @@ pub struct PipeHandle {
     /// no signal can follow the reaping of the pid.
     stop: Mutex<Option<OwnedFd>>,
     threads: Threads,
+    /// What the reader hands back when the process is captured for an upgrade (`handover.rs`).
+    handback: Arc<io::Handback>,
 }
 
 /// Everything a pipe process needs that can fail, made before it runs.
@@ -135,25 +138,43 @@ impl PipeHandle {
             budget,
             stop: Mutex::new(Some(stop_write)),
             threads: Threads::default(),
+            handback: Arc::default(),
         };
         let reader = io::Reader {
             pipe: File::from(spawned.output),
             file: Some(file),
             stop: stop_read,
             exit: exit_read,
-            state: state.clone(),
+            state,
             deadline: None,
+            unwritten: Vec::new(),
+            handback: handle.handback.clone(),
         };
-        let started = handle.threads.start("pipe-", "reader", id, move || io::reader(reader)).and_then(|()| {
+        handle.start(Some(reader), exit_write, true)
+    }
+
+    /// Starts the reader (unless the output has ended: a process handed over after it did) and, when `watch`
+    /// (unless waiting for the child failed before a handover), the child's watch. A failure terminates the
+    /// process (kills and reaps the child, joins the thread that did start, and releases the metadata).
+    fn start(self, reader: Option<io::Reader>, exit_write: OwnedFd, watch: bool) -> Result<PipeHandle, ServiceError> {
+        let id = self.id;
+        let started = match reader {
+            Some(reader) => self.threads.start("pipe-", "reader", id, move || io::reader(reader)),
+            None => Ok(()),
+        };
+        let state = self.state.clone();
+        let started = started.and_then(|()| {
+            if !watch {
+                return Ok(());
+            }
             let report = move |end| io::child_ended(end, exit_write, &state);
-            Child::new(pid).watch(&handle.threads, id, report)
+            Child::new(self.pid).watch(&self.threads, id, report)
         });
         if let Err(error) = started {
-            // Kills and reaps the child, joins the thread that did start, and releases the metadata.
-            handle.terminate(StopReason::Terminate);
+            self.terminate(StopReason::Terminate);
             return Err(error);
         }
-        Ok(handle)
+        Ok(self)
     }
 
     /// The process id (the service's).

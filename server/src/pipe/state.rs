@@ -21,6 +21,7 @@ use crate::error::ServiceError;
 use crate::process::delivery::{self, Delivery, Recipient};
 use crate::process::ending::Ending;
 use crate::process::{Event, ExitStatus, Message, ProcessSubscription, StopReason};
+use crate::upgrade::{ExitState, PipeChildEnd, PipeProcessState};
 
 /// Events in one pipe subscription's channel: `attached` and the final answer (`exited`, or `error` when
 /// waiting for the child failed) are all it ever carries, so a send never finds it full (and nothing is held).
@@ -167,6 +168,24 @@ impl PipeProgress {
     }
 }
 
+/// The final answer for a child that ended so, with the output's counts: `exited` (at `at`), or the failure.
+fn published(child: &ChildEnd, tail: u64, lines: u64, output_error: &Option<String>, at: u64) -> Published {
+    match child {
+        ChildEnd::Exited(exit) => Published::Exited(Arc::new(Message::new(Response::Exited {
+            exit_code: exit.exit_code,
+            signal: exit.signal.clone(),
+            final_offset: tail,
+            output_lines: Some(lines),
+            output_error: output_error.clone(),
+            exited_at: at,
+        }))),
+        ChildEnd::Lost(reason) => {
+            let message = ServiceError::WaitFailed(reason.clone()).to_string();
+            Published::Failed { reason: reason.clone(), event: Arc::new(Message::new(Response::Error { message })) }
+        }
+    }
+}
+
 fn too_many(id: u64, what: &'static str) -> ServiceError {
     ServiceError::TooMany { id, what, limit: MAX_PIPE_WAITERS }
 }
@@ -184,6 +203,52 @@ impl PipeState {
             started_at,
             progress: Mutex::new(PipeProgress { metadata, metadata_bytes, ..PipeProgress::default() }),
         }
+    }
+
+    /// Progress as an upgrade's state left it: the counts, the metadata (of `metadata_bytes`), and the final
+    /// answer, published already (the same answer, at the same time) when both ends were known.
+    pub(crate) fn restored(started_at: u64, state: &PipeProcessState, metadata_bytes: usize) -> PipeState {
+        let child = state.child_end.as_ref().map(|end| match end {
+            PipeChildEnd::Exited(exit) => {
+                ChildEnd::Exited(ExitStatus { exit_code: exit.exit_code, signal: exit.signal.clone() })
+            }
+            PipeChildEnd::Lost(reason) => ChildEnd::Lost(reason.clone()),
+        });
+        let ending = match child {
+            Some(child) if state.output_ended => {
+                let at = state.exited_at.unwrap_or_else(|| crate::time::now_ms().max(started_at));
+                let published = published(&child, state.tail, state.lines, &state.output_error, at);
+                Ending::Ended { child, published }
+            }
+            child => Ending::Running { child, output_ended: state.output_ended },
+        };
+        let progress = PipeProgress {
+            tail: state.tail,
+            lines: state.lines,
+            output_error: state.output_error.clone(),
+            metadata: state.metadata.clone(),
+            metadata_bytes,
+            ending,
+            exited_at: state.exited_at,
+            ..PipeProgress::default()
+        };
+        PipeState { started_at, progress: Mutex::new(progress) }
+    }
+
+    /// Writes the progress into an upgrade's state: the counts, the metadata and the lifecycle.
+    pub(crate) fn fill(&self, state: &mut PipeProcessState) {
+        let progress = self.lock();
+        (state.tail, state.lines) = (progress.tail, progress.lines);
+        state.output_error = progress.output_error.clone();
+        state.metadata = progress.metadata.clone();
+        state.child_end = progress.ending.child().map(|end| match end {
+            ChildEnd::Exited(exit) => {
+                PipeChildEnd::Exited(ExitState { exit_code: exit.exit_code, signal: exit.signal.clone() })
+            }
+            ChildEnd::Lost(reason) => PipeChildEnd::Lost(reason.clone()),
+        });
+        state.output_ended = progress.ending.is_output_ended();
+        state.exited_at = progress.exited_at;
     }
 
     /// The state, locked (a panic elsewhere never poisons it for good).
@@ -234,23 +299,12 @@ impl PipeState {
             return;
         }
         let PipeProgress { ending, tail, lines, output_error, exited_at, waiters, subscribers, .. } = state;
-        let published = ending.settle(|child| match child {
-            ChildEnd::Exited(exit) => {
-                let at = crate::time::now_ms().max(self.started_at);
+        let published = ending.settle(|child| {
+            let at = crate::time::now_ms().max(self.started_at);
+            if let ChildEnd::Exited(_) = child {
                 *exited_at = Some(at);
-                Published::Exited(Arc::new(Message::new(Response::Exited {
-                    exit_code: exit.exit_code,
-                    signal: exit.signal.clone(),
-                    final_offset: *tail,
-                    output_lines: Some(*lines),
-                    output_error: output_error.clone(),
-                    exited_at: at,
-                })))
             }
-            ChildEnd::Lost(reason) => {
-                let message = ServiceError::WaitFailed(reason.clone()).to_string();
-                Published::Failed { reason: reason.clone(), event: Arc::new(Message::new(Response::Error { message })) }
-            }
+            published(child, *tail, *lines, output_error, at)
         });
         let Some(published) = published else { return };
         for (_, waiter) in std::mem::take(waiters) {

@@ -259,6 +259,15 @@ impl<T: Item> Delivery<T> {
         Pushed::Delivered
     }
 
+    /// Takes everything held behind the channel, oldest first, after the gathered items were written (what the
+    /// sink did not take joins the channel or what is taken). For a destination handed on as it is: what is in
+    /// the channel stays for the connection.
+    pub(crate) fn take_held(&mut self) -> Vec<T> {
+        self.flush();
+        self.backlog_bytes = 0;
+        self.backlog.drain(..).collect()
+    }
+
     /// Whether the connection side has been dropped.
     pub(crate) fn connection_left(&self) -> bool {
         self.shared.connection_left()

@@ -2,6 +2,7 @@
 //! both), and the operations that span them (create, list, get, terminate, shutdown). It sits above both
 //! kinds and the process layer; what names both kinds (`Process`) is in `kinds`.
 
+mod handover;
 mod kinds;
 
 use std::collections::BTreeMap;
@@ -19,6 +20,7 @@ use crate::process::session;
 use crate::process::thread::join_reporting;
 use crate::process::{OptIns, StopReason};
 use crate::terminal::{INFO_TIMEOUT, PtyHandle, PtySpec, TerminalConfig};
+pub(crate) use handover::Handover;
 use kinds::InfoAsked;
 pub use kinds::Process;
 

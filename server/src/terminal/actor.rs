@@ -11,6 +11,7 @@
 //! (`turns.rs`), or within the small allowance of a terminal that had caught up with its reader.
 
 mod control;
+pub(crate) mod handover;
 mod input;
 mod output;
 mod run;
@@ -93,6 +94,10 @@ pub(crate) struct ActorParts {
     pub(crate) shell_nonce: Option<String>,
     /// Whether the reader holds a chunk it has not queued yet (see `Actor::caught_up_with_child`).
     pub(crate) reader_holds: ReaderHolds,
+    /// Where an upgrade's capture is asked for (`handover.rs`): always waited on, whatever else waits.
+    pub(crate) capture: Receiver<handover::CaptureRequest>,
+    /// The state an upgrade's predecessor captured, for a terminal rebuilt from it.
+    pub(crate) restored: Option<Box<crate::upgrade::TerminalState>>,
 }
 
 /// The `exited` event, once published, and when.
@@ -177,6 +182,8 @@ struct Inbox {
     stop: Receiver<()>,
     /// The daemon's turns at output processing.
     turns: Turns,
+    /// An upgrade's capture.
+    capture: Receiver<handover::CaptureRequest>,
 }
 
 /// Whether the loop goes on.
@@ -189,7 +196,7 @@ enum Flow {
 /// Runs the actor until it is told to stop (the stop channel closes) or every command sender is gone.
 /// `output` carries the reader's chunks and then the end of the output, `commands` everything else.
 pub(crate) fn run(
-    parts: ActorParts,
+    mut parts: ActorParts,
     commands: Receiver<Command>,
     output: Receiver<ReaderOutput>,
     exit: Receiver<Command>,
@@ -199,13 +206,26 @@ pub(crate) fn run(
     // The coalescing window is the one timed wait on the output path: wake at its end, not up to the kernel's
     // default 50 µs slack later. Failure only leaves the default.
     let _ = nix::sys::prctl::set_timerslack(COALESCE_TIMER_SLACK_NS);
-    let vt = match Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines) {
-        Ok(vt) => vt,
-        // Refused sizes are caught at validation; nothing sensible is left to do here.
-        Err(_) => return,
+    let restored = parts.restored.take();
+    let vt = match &restored {
+        Some(state) => handover::restored_vt(state, parts.scrollback_lines),
+        // Refused sizes are caught at validation; nothing sensible is left to do without one.
+        None => Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines).ok(),
     };
+    let Some(vt) = vt else { return };
     let mut actor = Actor::new(parts, vt, output.clone());
-    let inbox = Inbox { commands, exit, output, stop: actor.parts.stop.clone(), turns: actor.parts.turns.clone() };
+    if let Some(state) = &restored {
+        actor.restore(state);
+    }
+    drop(restored);
+    let inbox = Inbox {
+        commands,
+        exit,
+        output,
+        stop: actor.parts.stop.clone(),
+        turns: actor.parts.turns.clone(),
+        capture: actor.parts.capture.clone(),
+    };
     // The foreground process as the terminal starts (its child has exec'd by now), learnt before any subscriber
     // can exist, so that the first `get` or `list` does not announce it as a change.
     actor.refresh(OptIns::NONE);
@@ -293,6 +313,7 @@ impl Actor {
         let writer = self.parts.input.waiting();
         let mut waits = Waits::new();
         waits.recv(&inbox.stop, Wake::Stop);
+        waits.recv(&inbox.capture, Wake::Capture);
         // Output waits while the controller is behind: that is its backpressure on the reader and child. A chunk
         // taken without a turn waits for one, and the reader's queue (then the PTY, then the child) meanwhile.
         if pace == Pace::Keeping && !self.life.is_output_ended() {
@@ -336,6 +357,14 @@ impl Actor {
         match ready {
             Wake::Stop => {
                 let _ = operation.recv(&inbox.stop);
+                return Flow::Stop;
+            }
+            // The last step: the state goes to the handle, and the actor stops (leaving the PTY and the child
+            // as they are). The handle holds the other end while the terminal runs.
+            Wake::Capture => {
+                if let Ok(request) = operation.recv(&inbox.capture) {
+                    self.capture(request, inbox);
+                }
                 return Flow::Stop;
             }
             Wake::Writer => self.hand_to_writer(operation, writer.as_ref().expect("listed with its sender")),

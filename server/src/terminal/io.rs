@@ -74,6 +74,39 @@ impl ReaderHolds {
     }
 }
 
+/// What the writer hands back when the terminal is captured for an upgrade (`PtyHandle::finish_capture`): once
+/// [`Self::capture`] was called and the stop pipe closed, the writer writes only what the PTY takes at once and
+/// keeps everything from the first byte it did not take, in order, without saying it wrote it (so the actor
+/// never writes around it), until the input's delivery ends; the capture then takes it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Handback(Arc<HandbackShared>);
+
+#[derive(Debug, Default)]
+struct HandbackShared {
+    capturing: AtomicBool,
+    kept: std::sync::Mutex<Vec<u8>>,
+}
+
+impl Handback {
+    /// The terminal is being captured: from now on a stop keeps what is not written.
+    pub(crate) fn capture(&self) {
+        self.0.capturing.store(true, Ordering::SeqCst);
+    }
+
+    fn capturing(&self) -> bool {
+        self.0.capturing.load(Ordering::SeqCst)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        self.0.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What the writer kept, once it has ended.
+    pub(crate) fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.kept())
+    }
+}
+
 impl Sink for PtyMaster {
     fn write_now(&self, slices: &mut [IoSlice<'_>]) -> usize {
         write_while_taken(slices, |rest| nix::sys::uio::writev(&self.0, rest))
@@ -112,6 +145,28 @@ fn wait_ready(fd: &OwnedFd, stop: &OwnedFd, events: PollFlags) -> Ready {
             }
             Err(Errno::EINTR) => continue,
             Err(errno) => return Ready::Failed(errno),
+        }
+    }
+}
+
+/// Reads what the PTY has, waiting for it until `deadline`: the number of bytes read, or `None` when nothing
+/// came by then or the output has ended (the reader's job, once it has stopped: a capture reading a control
+/// sequence to its end).
+pub(crate) fn read_within(master: &OwnedFd, buffer: &mut [u8], deadline: Instant) -> Option<usize> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let millis = u16::try_from(left.as_micros().div_ceil(1000)).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(master.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(millis)) {
+            Ok(0) => return None,
+            Ok(_) => match nix::unistd::read(master, buffer) {
+                Ok(0) => return None,
+                Ok(n) => return Some(n),
+                Err(Errno::EAGAIN | Errno::EINTR) if Instant::now() < deadline => {}
+                Err(_) => return None,
+            },
+            Err(Errno::EINTR) if Instant::now() < deadline => {}
+            Err(_) => return None,
         }
     }
 }
@@ -190,6 +245,7 @@ pub(crate) fn writer(
     input: Recipient<Vec<u8>>,
     commands: Sender<Command>,
     stop: Receiver<()>,
+    handback: Handback,
 ) {
     let poll_fd = match master.try_clone() {
         Ok(fd) => fd,
@@ -199,11 +255,22 @@ pub(crate) fn writer(
         }
     };
     let mut file = std::fs::File::from(master);
+    // Captured: everything from the first byte the PTY did not take at once is kept, in order.
+    let mut keeping = false;
     loop {
         let bytes = select! {
             recv(input.receiver()) -> bytes => match bytes { Ok(bytes) => bytes, Err(_) => return },
-            recv(stop) -> _ => return,
+            recv(stop) -> _ => {
+                if handback.capturing() {
+                    handback.kept().extend(input.receiver().try_iter().flatten());
+                }
+                return;
+            }
         };
+        if keeping {
+            handback.kept().extend_from_slice(&bytes);
+            continue;
+        }
         let mut rest = &bytes[..];
         while !rest.is_empty() {
             match file.write(rest) {
@@ -213,6 +280,11 @@ pub(crate) fn writer(
                         Ready::Yes => {}
                         // The child's side is gone: this input can never be written; drop it.
                         Ready::HungUp => rest = &[],
+                        Ready::Stop if handback.capturing() => {
+                            handback.kept().extend_from_slice(rest);
+                            keeping = true;
+                            break;
+                        }
                         Ready::Stop => return,
                         Ready::Failed(errno) => {
                             let failure = format!("polling the PTY failed: {errno}");
@@ -228,6 +300,8 @@ pub(crate) fn writer(
                 }
             }
         }
-        input.written(1);
+        if !keeping {
+            input.written(1);
+        }
     }
 }

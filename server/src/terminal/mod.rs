@@ -8,10 +8,12 @@ pub(crate) use actor::gate as actor_gate;
 mod coalesce;
 mod command;
 mod fanout;
+mod handover;
 mod io;
 pub(crate) mod replay;
 pub(crate) mod shell;
 mod spawn;
+mod start;
 pub(crate) mod title;
 mod turns;
 
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
+pub(crate) use actor::handover::spec_from_state;
 pub use actor::{
     COALESCE_TIMER_SLACK_NS, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN,
 };
@@ -39,8 +42,7 @@ pub use turns::{FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, MAX_OUTPU
 use crate::error::ServiceError;
 use crate::process::session::{self, HANGUP_GRACE, Reach};
 use crate::process::threads::Threads;
-use crate::process::{Child, ExistingController, OptIns, ProcessSubscription, ReplayRead, delivery};
-use crate::procinfo::stat::proc_stat;
+use crate::process::{Child, ExistingController, OptIns, ProcessSubscription, ReplayRead};
 use command::{Command, Reply};
 
 /// Requests and thread reports queued for one actor before senders wait.
@@ -117,103 +119,16 @@ pub struct PtyHandle {
     session: Option<Reach>,
     /// How long the session has after the hangup (`TerminalConfig::hangup_grace`).
     hangup_grace: Duration,
-    /// The shell integration script, removed when the handle is dropped (after the terminal's stop).
-    _shell: Option<shell::Launch>,
+    /// Where an upgrade's capture is asked of the actor (`handover.rs`).
+    capture: Sender<actor::handover::CaptureRequest>,
+    /// What the writer hands back when the terminal is captured.
+    handback: io::Handback,
+    /// The shell integration script, removed when the handle is dropped (after the terminal's stop), or handed
+    /// to an upgrade's successor.
+    shell: Mutex<Option<shell::Launch>>,
 }
 
 impl PtyHandle {
-    /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
-    pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
-        let launch = match (spec.shell_integration, &config.shell_dir) {
-            (false, _) => None,
-            (true, None) => {
-                return Err(ServiceError::invalid("shell integration needs the daemon's runtime directory"));
-            }
-            (true, Some(dir)) => {
-                spawn::validate(&spec)?;
-                let zdotdir = shell::child_zdotdir(&spec.env, &config.withheld_env);
-                Some(shell::prepare(dir, id, &spec.program, &spec.args, zdotdir.as_deref())?)
-            }
-        };
-        let spawned = spawn::spawn(&spec, &config.withheld_env, launch.as_ref())?;
-        let started_at = crate::time::now_ms();
-        let pid = spawned.pid;
-        let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
-        let (output, output_rx) = bounded(OUTPUT_QUEUE_CHUNKS);
-        // Each chunk is written as it is queued (no gathering): a keystroke's echo waits for nothing.
-        let (input, input_rx) = delivery::channel(WRITER_QUEUE_CHUNKS, 0);
-        let (stop_tx, stop) = bounded::<()>(0);
-        // From here on a failure must not leave the child behind.
-        let child = Child::new(pid);
-        let abandon = |error: ServiceError| {
-            child.kill_and_reap();
-            error
-        };
-        // Close-on-exec, so no other child of the daemon keeps the stop pipe open.
-        let (stop_pipe_read, stop_pipe_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(|e| abandon(ServiceError::system("cannot create a pipe", e)))?;
-        let dup = |fd: &OwnedFd| fd.try_clone().map_err(|e| ServiceError::system("cannot duplicate", e));
-        let (reader_fd, writer_fd) = (dup(&spawned.master).map_err(abandon)?, dup(&spawned.master).map_err(abandon)?);
-        let (reader_stop, writer_stop) = (dup(&stop_pipe_read).map_err(abandon)?, stop_pipe_read);
-        let last_info = Arc::new(Mutex::new(actor::initial_info(id, pid, started_at, &spec)));
-        let (exit_tx, exit_rx) = bounded(1);
-        let master = Arc::new(io::PtyMaster::new(spawned.master));
-        input_rx.offer(master.clone());
-        let reader_holds = io::ReaderHolds::default();
-        let parts = actor::ActorParts {
-            id,
-            spec,
-            pid,
-            started_at,
-            master,
-            tty: spawned.tty,
-            replay_bytes: config.replay_bytes,
-            scrollback_lines: config.scrollback_lines,
-            commands: commands.clone(),
-            input,
-            stop: stop.clone(),
-            last_info: last_info.clone(),
-            turns: config.turns.clone(),
-            shell_nonce: launch.as_ref().map(|launch| launch.nonce.clone()),
-            reader_holds: reader_holds.clone(),
-        };
-        // The child is not reaped before `terminate`, so this is its own start time.
-        let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
-        let handle = PtyHandle {
-            id,
-            pid,
-            commands: commands.clone(),
-            stop: Mutex::new(Some((stop_tx, stop_pipe_write))),
-            threads: Threads::default(),
-            last_info,
-            stopped: stop.clone(),
-            session,
-            hangup_grace: config.hangup_grace,
-            _shell: launch,
-        };
-        let threads = &handle.threads;
-        let result = (|| {
-            threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
-            let s = stop.clone();
-            threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s, reader_holds))?;
-            let (c, s) = (commands.clone(), stop.clone());
-            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s))?;
-            child.watch(threads, id, move |end| {
-                let report = match end {
-                    Ok(exit) => Command::ChildExited(exit),
-                    Err(error) => Command::WaitFailed(format!("waiting for the child failed: {error}")),
-                };
-                // Never full (the one report); fails only when the actor has stopped.
-                let _ = exit_tx.try_send(report);
-            })
-        })();
-        if let Err(error) = result {
-            handle.terminate();
-            return Err(error);
-        }
-        Ok(handle)
-    }
-
     /// The process id.
     pub fn id(&self) -> u64 {
         self.id

@@ -79,6 +79,28 @@ impl Replay {
         (start, end)
     }
 
+    /// A buffer of `capacity` that holds `bytes` from offset `head` (an upgrade's state): only the newest
+    /// `capacity` of them are kept, and the tail is `head` plus their length.
+    pub(crate) fn restored(capacity: usize, head: u64, bytes: &[u8]) -> Replay {
+        let mut replay = Replay::new(capacity);
+        let kept = &bytes[bytes.len().saturating_sub(replay.capacity)..];
+        replay.bytes.reserve_exact(kept.len());
+        replay.bytes.extend(kept);
+        replay.head = head + (bytes.len() - kept.len()) as u64;
+        replay
+    }
+
+    /// The most bytes it keeps.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Every kept byte, oldest first (from [`Self::head`]).
+    pub(crate) fn kept(&self) -> Vec<u8> {
+        let (first, second) = self.bytes.as_slices();
+        [first, second].concat()
+    }
+
     /// The offset of the oldest kept byte (equal to the tail when nothing is kept).
     pub(crate) fn head(&self) -> u64 {
         self.head
@@ -156,6 +178,21 @@ mod tests {
         assert_eq!(read(&replay, 3).bytes, b"6789");
         assert!(read(&replay, 3).truncated);
         assert_eq!(read(&replay, 10).bytes, b"89");
+    }
+
+    #[test]
+    fn a_restored_buffer_reads_as_the_one_it_was_taken_from() {
+        let mut replay = Replay::new(5);
+        replay.append(b"abcdefg");
+        let restored = Replay::restored(replay.capacity(), replay.head(), &replay.kept());
+        assert_eq!((restored.head(), restored.tail()), (2, 7));
+        for offset in 0..=7 {
+            assert_eq!(read(&restored, offset), read(&replay, offset));
+        }
+        // Into a smaller buffer: the newest bytes, at their offsets.
+        let smaller = Replay::restored(3, replay.head(), &replay.kept());
+        assert_eq!((smaller.head(), smaller.tail()), (4, 7));
+        assert_eq!(read(&smaller, 0).bytes, b"efg");
     }
 
     #[test]

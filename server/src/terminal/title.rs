@@ -21,6 +21,16 @@ impl Titles {
         Titles { initial, osc: None, user: None }
     }
 
+    /// Titles as an upgrade's state left them.
+    pub(crate) fn restored(initial: String, osc: Option<String>, user: Option<String>) -> Titles {
+        Titles { initial, osc: non_empty(osc), user: non_empty(user) }
+    }
+
+    /// The latest OSC title, when one is set.
+    pub(crate) fn osc(&self) -> Option<&str> {
+        self.osc.as_deref()
+    }
+
     /// Records the title the emulator reports after an OSC 0/2 change (`None` or empty: the program reset it).
     /// Returns the new effective title when it changed, `None` when there is nothing to publish.
     /// A title longer than `MAX_TITLE_CHARS` is cut to that many characters.

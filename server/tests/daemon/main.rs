@@ -21,3 +21,4 @@ mod security;
 mod shell;
 mod terminal;
 mod tie_up;
+mod upgrade;

@@ -12,7 +12,10 @@
 //! resumes and does its work). SIGTERM and SIGKILL end it.
 //!
 //! In the daemon, a supervisor thread waits for the guardian: it reaps it after the orderly stop, and starts a
-//! new one (after [`GUARDIAN_RESTART_DELAY`]) if it exits while the daemon runs.
+//! new one (after [`GUARDIAN_RESTART_DELAY`]) if it exits while the daemon runs, except while an in-place
+//! upgrade hands it over. The upgrade passes the pipe's write end and the guardian's pid to the new image,
+//! which adopts them ([`Guardian::adopt`]): the pipe never closes, so the guardian never acts, and it stays
+//! this process's child, reaped by the image that stops.
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -53,6 +56,36 @@ struct Watch {
     /// The current guardian's pid.
     pid: Option<u32>,
     stopping: bool,
+    /// An in-place upgrade is handing the guardian over: no new one is started meanwhile (it would inherit
+    /// the descriptors the upgrade passes).
+    handing_over: bool,
+}
+
+/// The guardian process the supervisor waits for: one it started, or one an upgrade's predecessor started
+/// (still this process's child, across `execve`).
+#[derive(Debug)]
+enum Guarded {
+    Spawned(Child),
+    Adopted(u32),
+}
+
+impl Guarded {
+    /// Waits for the guardian to exit and reaps it; how it ended, for the log.
+    fn wait(&mut self) -> String {
+        match self {
+            Guarded::Spawned(child) => format!("{:?}", child.wait()),
+            Guarded::Adopted(pid) => {
+                let pid = nix::unistd::Pid::from_raw(i32::try_from(*pid).unwrap_or(i32::MAX));
+                loop {
+                    match nix::sys::wait::waitpid(pid, None) {
+                        Err(nix::errno::Errno::EINTR) => {}
+                        // Gone before this image could wait for it (ECHILD): it is not ours to reap any more.
+                        ended => return format!("{ended:?}"),
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// How to start a guardian.
@@ -67,20 +100,46 @@ impl Guardian {
     pub(crate) fn start(record: &Path, instance_id: &str) -> std::io::Result<Guardian> {
         let launch = Launch { record: record.to_owned(), instance_id: instance_id.to_owned() };
         let (child, pipe) = launch.spawn()?;
-        let watch = Arc::new(Mutex::new(Watch { pipe: Some(pipe), pid: Some(child.id()), stopping: false }));
+        let pid = child.id();
+        // If the supervisor cannot start, the child sees end-of-file and, with no record of groups yet, exits;
+        // nobody reaps it but init.
+        Guardian::supervised(launch, Guarded::Spawned(child), pid, pipe)
+    }
+
+    /// Supervises the guardian `pid` an upgrade's predecessor started for the record at `record` (daemon
+    /// `instance_id`), whose pipe's write end is `pipe`: this process's child still, which never saw the pipe
+    /// close. Reaped at the stop like one started here.
+    pub(crate) fn adopt(record: &Path, instance_id: &str, pid: u32, pipe: OwnedFd) -> std::io::Result<Guardian> {
+        let launch = Launch { record: record.to_owned(), instance_id: instance_id.to_owned() };
+        Guardian::supervised(launch, Guarded::Adopted(pid), pid, pipe)
+    }
+
+    fn supervised(launch: Launch, guarded: Guarded, pid: u32, pipe: OwnedFd) -> std::io::Result<Guardian> {
+        let watch =
+            Arc::new(Mutex::new(Watch { pipe: Some(pipe), pid: Some(pid), stopping: false, handing_over: false }));
         let (stop, stopped) = bounded::<()>(0);
         let supervised = watch.clone();
         let supervisor = std::thread::Builder::new()
             .name("opencode-pty-guardian".into())
-            .spawn(move || supervise(launch, child, &supervised, &stopped));
-        match supervisor {
-            Ok(supervisor) => Ok(Guardian { watch, stop, supervisor }),
-            Err(error) => {
-                // The child sees end-of-file and, with no record of groups yet, exits; nobody reaps it but init.
-                drop(watch);
-                Err(error)
-            }
-        }
+            .spawn(move || supervise(launch, guarded, &supervised, &stopped))?;
+        Ok(Guardian { watch, stop, supervisor })
+    }
+
+    /// The guardian for an in-place upgrade: its pid and a duplicate of its pipe's write end (for the
+    /// successor, which adopts both), while no new guardian is started ([`Self::handed_back`] ends that).
+    /// `None` when no guardian runs now.
+    pub(crate) fn hand_over(&self) -> Option<(u32, OwnedFd)> {
+        let mut watch = lock(&self.watch);
+        watch.handing_over = true;
+        let pipe = watch.pipe.as_ref()?.try_clone().inspect_err(
+            |error| tracing::warn!(%error, "cannot pass the guardian's pipe on; the successor starts a new guardian"),
+        );
+        Some((watch.pid?, pipe.ok()?))
+    }
+
+    /// The upgrade did not happen: the guardian is this image's again (a new one starts if it exited).
+    pub(crate) fn handed_back(&self) {
+        lock(&self.watch).handing_over = false;
     }
 
     /// Closes the pipe, so the guardian finds the (removed) record and exits, and waits for the supervisor,
@@ -132,14 +191,20 @@ fn own_executable() -> PathBuf {
     std::env::current_exe().unwrap_or_else(|_| PathBuf::from("opencode-pty"))
 }
 
-/// The supervisor thread: reaps the guardian; while the daemon runs, starts a new one after each exit.
-fn supervise(launch: Launch, mut child: Child, watch: &Mutex<Watch>, stop: &Receiver<()>) {
+/// The supervisor thread: reaps the guardian; while the daemon runs, starts a new one after each exit (not
+/// while an upgrade hands the guardian over).
+fn supervise(launch: Launch, mut guarded: Guarded, watch: &Mutex<Watch>, stop: &Receiver<()>) {
     loop {
-        let status = child.wait();
-        if lock(watch).stopping {
-            return;
+        let status = guarded.wait();
+        {
+            let mut current = lock(watch);
+            if current.stopping {
+                return;
+            }
+            // Reaped: nothing to hand over any more.
+            (current.pid, current.pipe) = (None, None);
         }
-        tracing::warn!(status = ?status, "the guardian exited while the daemon runs; starting a new one");
+        tracing::warn!(%status, "the guardian exited while the daemon runs; starting a new one");
         loop {
             if let Err(RecvTimeoutError::Disconnected) = stop.recv_timeout(GUARDIAN_RESTART_DELAY) {
                 return;
@@ -148,11 +213,14 @@ fn supervise(launch: Launch, mut child: Child, watch: &Mutex<Watch>, stop: &Rece
             if current.stopping {
                 return;
             }
+            if current.handing_over {
+                continue;
+            }
             match launch.spawn() {
                 Ok((next, pipe)) => {
                     current.pid = Some(next.id());
                     current.pipe = Some(pipe);
-                    child = next;
+                    guarded = Guarded::Spawned(next);
                     break;
                 }
                 Err(error) => tracing::warn!(%error, "cannot start a new guardian"),

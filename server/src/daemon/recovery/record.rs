@@ -138,6 +138,9 @@ struct RecordState {
     removed: bool,
     /// Set by [`GroupRecord::stopping`]: reaps are no longer written.
     stopping: bool,
+    /// Set by [`GroupRecord::resumed`] until [`GroupRecord::rewrite`]: changes are not written, so the file an
+    /// upgrade's predecessor left (listing every group) stays until the restored groups are all in.
+    deferred: bool,
 }
 
 /// What a change of the record is: a reap is not written once the stop begins.
@@ -168,18 +171,34 @@ impl GroupRecord {
         let record = GroupRecord {
             path: dir.join(GROUPS_FILE),
             temp: dir.join(format!("{TEMP_PREFIX}{instance_id}.groups{TEMP_SUFFIX}")),
-            state: Mutex::new(RecordState { file, groups: BTreeMap::new(), removed: false, stopping: false }),
+            state: Mutex::new(RecordState {
+                file,
+                groups: BTreeMap::new(),
+                removed: false,
+                stopping: false,
+                deferred: false,
+            }),
         };
+        Ok(record)
+    }
+
+    /// The record of this daemon after an in-place upgrade (same instance, same process, the same file): the
+    /// file its predecessor wrote stays as it is until [`Self::rewrite`], once the restored children are in,
+    /// so the guardian never reads a record missing one of them.
+    pub(crate) fn resumed(dir: &Path, instance_id: &str) -> Result<GroupRecord, RecordError> {
+        let record = GroupRecord::new(dir, instance_id)?;
+        record.lock().deferred = true;
         Ok(record)
     }
 
     /// Writes the record as it stands (at the start, replacing any record there, and whenever the file went
     /// missing, as when its runtime directory was removed and recreated), unless it was removed for good.
     pub(crate) fn rewrite(&self) -> Result<(), RecordError> {
-        let state = self.lock();
+        let mut state = self.lock();
         if state.removed {
             return Ok(());
         }
+        state.deferred = false;
         self.write(&state)
     }
 
@@ -223,7 +242,7 @@ impl GroupRecord {
             return Ok(());
         }
         change(&mut state.groups);
-        if state.stopping && kind == Change::Reap {
+        if state.deferred || (state.stopping && kind == Change::Reap) {
             return Ok(());
         }
         let written = self.write(&state);
@@ -336,6 +355,25 @@ mod tests {
         assert_eq!(read_back(), [group(&c)], "a start is written, and with it what the reaps left");
         record.remove();
         assert!(read(record.path()).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_resumed_record_leaves_the_predecessors_file_until_every_restored_group_is_in() {
+        let dir = TempDir::new().unwrap();
+        let (a, b) = (Sleeper::start(), Sleeper::start());
+        let predecessor = GroupRecord::create(dir.path(), "abc").unwrap();
+        predecessor.started(1, a.pid()).unwrap();
+        predecessor.started(2, b.pid()).unwrap();
+        let left = read(predecessor.path()).unwrap().unwrap();
+        let record = GroupRecord::resumed(dir.path(), "abc").unwrap();
+        record.started(1, a.pid()).unwrap();
+        assert_eq!(read(record.path()).unwrap().unwrap(), left, "not written while the groups are restored");
+        record.started(2, b.pid()).unwrap();
+        record.rewrite().unwrap();
+        assert_eq!(read(record.path()).unwrap().unwrap(), left, "the same process, instance and groups");
+        record.reaped(1);
+        assert_eq!(read(record.path()).unwrap().unwrap().groups, [group(&b)], "written as usual from then on");
+        record.remove();
     }
 
     #[test]

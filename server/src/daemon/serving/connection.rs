@@ -13,7 +13,7 @@ use opencode_pty_protocol::{Request, Response};
 use super::frames::{Deadline, Incoming, read_frame, send};
 use super::intake::Kind;
 use super::router::{Channel, Outcome, OwnerClaim, route};
-use super::state::{DaemonState, TOO_MANY_HELD};
+use super::state::{DaemonState, Registered, TOO_MANY_HELD};
 use crate::daemon::log_limit::HELD_CAP;
 
 /// How long a new connection may take to send its whole first request before it is closed. It bounds only
@@ -24,9 +24,10 @@ pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many connections the daemon has served: numbers each one's `connection` span.
 static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 
-/// Serves one accepted connection (its peer already checked) until it is done: its first request, within the
-/// first-request deadline, and whatever that request turns the connection into.
-pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
+/// Serves one accepted connection (its peer already checked, `registered` in the daemon's state) until it is
+/// done: its first request, within the first-request deadline, and whatever that request turns the connection
+/// into.
+pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>, registered: &Registered<'_>) {
     // Every connection's log lines carry its number and, once read, its first request's op.
     let span = tracing::info_span!(
         parent: None,
@@ -60,8 +61,26 @@ pub(crate) fn serve(state: &DaemonState, stream: Arc<UnixStream>) {
             incoming = Incoming::Refused(TOO_MANY_HELD.into());
         }
     }
-    carry_out(state, &stream, route(state, incoming, Channel::Ordinary));
+    let outcome = route(state, incoming, Channel::Ordinary);
+    if matches!(outcome, Outcome::Stream { .. }) {
+        registered.streams_subscription();
+    }
+    carry_out(state, &stream, outcome);
     drop(held);
+}
+
+/// Serves the owner connection an upgrade's predecessor handed on (registered in the daemon's state), as the
+/// owner channel of `generation`: its first frame is `answer` to the `upgrade` it sent the predecessor (`ok`,
+/// or why the new image could not take the state), then its requests as before.
+pub(crate) fn serve_resumed_owner(state: &DaemonState, stream: &Arc<UnixStream>, generation: u64, answer: &Response) {
+    let _span =
+        tracing::info_span!(parent: None, "connection", n = CONNECTIONS.fetch_add(1, Ordering::Relaxed), op = "own")
+            .entered();
+    let claim = OwnerClaim::resumed(state, generation);
+    if send(stream, answer) {
+        serve_owner_channel(state, stream, &claim);
+    }
+    // Dropping the claim here gives the ownership up (unless it was superseded).
 }
 
 /// Whether a connection reads another request after an outcome.
@@ -106,6 +125,11 @@ fn carry_out(state: &DaemonState, stream: &Arc<UnixStream>, outcome: Outcome<'_>
             send(stream, &Response::Ok);
             state.stop();
             Then::Close
+        }
+        Outcome::Upgrade { generation, program } => {
+            // Returns only when this image serves on: with `ok`, the new image answers instead.
+            let refused = crate::daemon::upgrading::ask(state, stream, generation, program);
+            if send(stream, &Response::Error { message: refused }) { Then::ReadNext } else { Then::Close }
         }
     }
 }

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::OWNER_DEADLINE;
 
+use crate::upgrade::{HandoffState, OwnerPhase, OwnerState};
+
 /// Why a claim or a handoff was refused. The `Display` text is what the client is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum OwnershipError {
@@ -171,6 +173,44 @@ impl Ownership {
     }
 }
 
+impl Ownership {
+    /// What an in-place upgrade's state carries of the ownership at `now`: the generation, the phase, and each
+    /// deadline as the time it has left. `None` once the daemon must stop (nothing to hand on).
+    pub(crate) fn to_upgrade(&self, now: Instant) -> Option<OwnerState> {
+        let left = |deadline: Instant| duration_ms(deadline.saturating_duration_since(now));
+        let handoff = |handoff: &Handoff| HandoffState {
+            ticket: handoff.ticket.clone(),
+            expires_at: handoff.expires_at,
+            left_ms: left(handoff.deadline),
+        };
+        let phase = match &self.phase {
+            Phase::Starting(deadline) => OwnerPhase::Starting { left_ms: left(*deadline) },
+            Phase::Owned(prepared) => OwnerPhase::Owned { handoff: prepared.as_ref().map(handoff) },
+            Phase::Waiting(prepared) => OwnerPhase::Waiting { handoff: handoff(prepared) },
+            Phase::Stopped => return None,
+        };
+        Some(OwnerState { generation: self.generation, phase })
+    }
+
+    /// The ownership an upgrade's state carries, at `now`: the same owner generation (its connection stays the
+    /// owner channel), and a prepared handoff valid until its own deadline.
+    pub(crate) fn from_upgrade(state: &OwnerState, now: Instant, handoff_ttl: Duration) -> Ownership {
+        let handoff = |handoff: &HandoffState| Handoff {
+            ticket: handoff.ticket.clone(),
+            expires_at: handoff.expires_at,
+            deadline: now + Duration::from_millis(handoff.left_ms.min(duration_ms(handoff_ttl))),
+        };
+        let phase = match &state.phase {
+            OwnerPhase::Starting { left_ms } => {
+                Phase::Starting(now + Duration::from_millis((*left_ms).min(duration_ms(OWNER_DEADLINE))))
+            }
+            OwnerPhase::Owned { handoff: prepared } => Phase::Owned(prepared.as_ref().map(handoff)),
+            OwnerPhase::Waiting { handoff: prepared } => Phase::Waiting(handoff(prepared)),
+        };
+        Ownership { phase, generation: state.generation, handoff_ttl, never_claimed: false }
+    }
+}
+
 fn duration_ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
@@ -278,6 +318,28 @@ mod tests {
         assert_eq!(ownership.prepare(0, now, 0, ticket), Err(OwnershipError::NotOwner));
         let owner = ownership.claim(None, now).unwrap();
         assert_eq!(ownership.prepare(owner + 1, now, 0, ticket), Err(OwnershipError::NotOwner));
+    }
+
+    #[test]
+    fn an_upgrade_hands_on_the_owner_and_a_prepared_ticket_until_its_own_deadline() {
+        let now = Instant::now();
+        let mut ownership = Ownership::new(now);
+        let owner = ownership.claim(None, now).unwrap();
+        let handoff = ownership.prepare(owner, now, 1_000, ticket).unwrap();
+        let later = now + Duration::from_secs(20);
+        let state = ownership.to_upgrade(later).expect("an owner to hand on");
+        let restored_at = Instant::now();
+        let mut successor = Ownership::from_upgrade(&state, restored_at, HANDOFF_TTL);
+        assert!(successor.is_owner(owner), "the same owner channel");
+        let again = successor.prepare(owner, restored_at, 99_000, || "other".into()).unwrap();
+        assert_eq!((again.ticket.as_str(), again.expires_at), ("t1", handoff.expires_at), "the same ticket");
+        assert!(!successor.tick(restored_at + HANDOFF_TTL - Duration::from_secs(21)), "still valid");
+        assert_eq!(successor.next_deadline(), Some(restored_at + HANDOFF_TTL - Duration::from_secs(20)));
+        let claimed = successor.claim(Some("t1"), restored_at).unwrap();
+        assert!(successor.is_owner(claimed));
+        // A daemon that must stop has nothing to hand on.
+        ownership.stop();
+        assert_eq!(ownership.to_upgrade(later), None);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! used to pass every connection to a waiting thread; see ARCHITECTURE.md for what that cost).
 //! A thread whose connection is done waits to lead again (at most [`MAX_IDLE_WORKERS`] wait, each for at most
 //! the linger); a connection that lasts (subscriptions, waits, the owner channel) keeps its thread. The
-//! accept thread itself only waits for the stop, then closes the listener (or sees the leader close it).
+//! accept thread itself only waits for the stop, then takes the listener back (from the slot, or from the
+//! leader that sees the stop too) and returns it: the daemon closes it, or an in-place upgrade passes it on
+//! with the connections waiting in its backlog.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -50,7 +52,7 @@ struct Slot {
     listener: Option<UnixListener>,
     /// A thread leads: it holds the listener.
     held: bool,
-    /// The daemon stops accepting: the listener is (or is being) closed and every waiting thread exits.
+    /// The daemon stops accepting: the listener is (or is being) given back and every waiting thread exits.
     closed: bool,
     /// Threads waiting to lead.
     idle: usize,
@@ -58,29 +60,30 @@ struct Slot {
 
 impl Pool {
     /// Accepts on `listener` with connection threads named `name` until `stop` becomes readable (its other
-    /// end closed), handing each connection to `serve` on the thread that accepted it. Returns once the
-    /// listener is closed; threads still serving connections go on until those end.
+    /// end closed), handing each connection to `serve` on the thread that accepted it. Returns the listener
+    /// once no thread accepts on it any more (`None` if polling it failed, which closed it); threads still
+    /// serving connections go on until those end.
     pub(crate) fn accept_until_stopped(
         listener: UnixListener,
         stop: OwnedFd,
         name: &'static str,
         linger: Duration,
         serve: Serve,
-    ) {
+    ) -> Option<UnixListener> {
         let _ = listener.set_nonblocking(true);
         let slot = Slot { listener: Some(listener), held: false, closed: false, idle: 0 };
         let pool = Arc::new(Pool { slot: Mutex::new(slot), changed: Condvar::new(), stop, serve, name, linger });
         pool.start_leader();
-        // This thread leads nobody: it waits for the stop, then makes sure the listener is closed.
+        // This thread leads nobody: it waits for the stop, then takes the listener back.
         while !matches!(wait_readable(&pool.stop, None), Ok(true) | Err(_)) {}
         let mut slot = pool.lock();
         slot.closed = true;
-        drop(slot.listener.take());
         pool.changed.notify_all();
-        // A leader holding the listener sees the stop as well, closes it and says so.
+        // A leader holding the listener sees the stop as well, puts it back and says so.
         while slot.held {
             slot = pool.changed.wait(slot).unwrap_or_else(|e| e.into_inner());
         }
+        slot.listener.take()
     }
 
     fn lock(&self) -> MutexGuard<'_, Slot> {
@@ -100,9 +103,13 @@ impl Pool {
     /// A connection thread: lead, serve what was accepted, then wait to lead again, until told to exit.
     fn work(self: Arc<Self>) {
         while let Some(listener) = self.take_listener() {
-            let Some(stream) = self.accept(&listener) else {
-                self.close(listener);
-                return;
+            let stream = match self.accept(&listener) {
+                Accepted::Connection(stream) => stream,
+                Accepted::Stopped => return self.give_back(Some(listener)),
+                Accepted::Failed => {
+                    drop(listener);
+                    return self.give_back(None);
+                }
             };
             self.hand_on(listener);
             (self.serve)(stream);
@@ -134,13 +141,13 @@ impl Pool {
         }
     }
 
-    /// Puts the listener back for a waiting follower, or starts a thread to lead when none waits; closes it
-    /// when the daemon stopped accepting meanwhile.
+    /// Puts the listener back for a waiting follower, or starts a thread to lead when none waits; gives it
+    /// back when the daemon stopped accepting meanwhile.
     fn hand_on(self: &Arc<Self>, listener: UnixListener) {
         let mut slot = self.lock();
         if slot.closed {
             drop(slot);
-            self.close(listener);
+            self.give_back(Some(listener));
             return;
         }
         slot.held = false;
@@ -154,31 +161,32 @@ impl Pool {
         }
     }
 
-    /// Closes the listener this thread held, and tells the accept thread and every waiting thread.
-    fn close(&self, listener: UnixListener) {
-        drop(listener);
+    /// Stops accepting with the listener this thread held: puts it back for the accept thread to return (none
+    /// when it failed, and was closed), and tells the accept thread and every waiting thread.
+    fn give_back(&self, listener: Option<UnixListener>) {
         let mut slot = self.lock();
+        slot.listener = listener;
         slot.held = false;
         slot.closed = true;
         drop(slot);
         self.changed.notify_all();
     }
 
-    /// Waits for and accepts one connection; `None` on the stop.
-    fn accept(&self, listener: &UnixListener) -> Option<UnixStream> {
+    /// Waits for and accepts one connection, unless the daemon stops accepting or polling fails first.
+    fn accept(&self, listener: &UnixListener) -> Accepted {
         loop {
             match wait_readable(&self.stop, Some(listener)) {
                 Ok(false) => {}
-                Ok(true) => return None,
+                Ok(true) => return Accepted::Stopped,
                 Err(error) => {
                     tracing::error!(%error, "polling the socket failed; no more connections are accepted");
-                    return None;
+                    return Accepted::Failed;
                 }
             }
             match listener.accept() {
                 Ok((stream, _)) => {
                     let _ = stream.set_nonblocking(false);
-                    return Some(stream);
+                    return Accepted::Connection(stream);
                 }
                 Err(error)
                     if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {}
@@ -190,6 +198,16 @@ impl Pool {
             }
         }
     }
+}
+
+/// What a leader's wait at the listener ended with.
+enum Accepted {
+    /// A connection, to serve.
+    Connection(UnixStream),
+    /// The daemon stops accepting.
+    Stopped,
+    /// Polling the listener failed: it is closed, and nothing is accepted any more.
+    Failed,
 }
 
 /// Waits until `stop` or `listener` is readable: true for the stop (it wins when both are).

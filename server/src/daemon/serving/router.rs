@@ -19,10 +19,13 @@ use crate::process::{ExistingController, OptIns, ProcessSubscription, SubscribeR
 use crate::terminal::PtySpec;
 
 /// The answer to anything a superseded owner channel sends (SPEC O4); the channel closes after it.
-const SUPERSEDED: &str = "owner connection has been superseded";
+pub(crate) const SUPERSEDED: &str = "owner connection has been superseded";
 
 /// The answer to a request the owner channel does not carry (SPEC O3).
 const OWNER_CHANNEL_ONLY: &str = "owner connection only accepts prepare_handoff or shutdown";
+
+/// The answer to `upgrade` from anything but the current owner channel, as `prepare_handoff`'s.
+const UPGRADE_NEEDS_OWNER: &str = "upgrade requires the owner connection";
 
 /// The answer to an output frame sent where a request envelope belongs (SPEC N1).
 const NOT_AN_ENVELOPE: &str = "expected a request envelope, got an output frame";
@@ -65,6 +68,14 @@ pub(crate) enum Outcome<'a> {
     OwnerChannel(OwnerClaim<'a>),
     /// Write `ok`, then stop the daemon.
     Stop,
+    /// Check the program, then upgrade the daemon in place (`daemon::upgrading`): the answer is `ok` from the
+    /// new image, or an error from this one, which serves on; the owner channel reads on either way.
+    Upgrade {
+        /// The owner channel's generation.
+        generation: u64,
+        /// The program asked for (absent: the daemon's own executable as it is on disk now).
+        program: Option<String>,
+    },
 }
 
 /// A successful `own`: while it lives, its connection is (or was, until superseded) the owner channel.
@@ -75,7 +86,12 @@ pub(crate) struct OwnerClaim<'a> {
     generation: u64,
 }
 
-impl OwnerClaim<'_> {
+impl<'a> OwnerClaim<'a> {
+    /// The claim of generation `generation` an upgrade's predecessor handed on with its owner connection.
+    pub(crate) fn resumed(state: &'a DaemonState, generation: u64) -> OwnerClaim<'a> {
+        OwnerClaim { state, generation }
+    }
+
     /// The channel this claim serves.
     pub(crate) fn channel(&self) -> Channel {
         Channel::Owner { generation: self.generation }
@@ -107,11 +123,13 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
     match (channel, request) {
         (Channel::Owner { generation }, Request::PrepareHandoff) => prepare_handoff(state, generation),
         (Channel::Owner { generation }, Request::Shutdown) => owner_shutdown(state, generation),
+        (Channel::Owner { generation }, Request::Upgrade { program }) => Outcome::Upgrade { generation, program },
         (Channel::Owner { .. }, _) => Outcome::ReplyAndRead(error(OWNER_CHANNEL_ONLY)),
         (Channel::Ordinary, Request::Ping) => Outcome::Reply(pong(state)),
         (Channel::Ordinary, Request::Own { instance_id, ticket }) => own(state, &instance_id, ticket.as_deref()),
         (Channel::Ordinary, Request::PrepareHandoff) => Outcome::Reply(error(OwnershipError::NotOwner.to_string())),
         (Channel::Ordinary, Request::Shutdown) => Outcome::Stop,
+        (Channel::Ordinary, Request::Upgrade { .. }) => Outcome::Reply(error(UPGRADE_NEEDS_OWNER)),
         (Channel::Ordinary, Request::Subscribe { id, offset, attachment_id, role, takeover, events }) => {
             let existing_controller = ExistingController::from_takeover(takeover);
             let request = crate::bounds::check_opt_ins("events", &events).map(|()| SubscribeRequest {
@@ -239,7 +257,14 @@ fn own<'a>(state: &'a DaemonState, instance_id: &str, ticket: Option<&str>) -> O
     if state.is_stopping() {
         return Outcome::Reply(error("daemon is stopping"));
     }
-    let claimed = state.ownership().claim(ticket, Instant::now());
+    let claimed = {
+        // Under the ownership lock, as an upgrade is asked for: a claim never slips into an upgrade.
+        let mut ownership = state.ownership();
+        if state.is_upgrading() {
+            return Outcome::Reply(error(super::state::UPGRADING));
+        }
+        ownership.claim(ticket, Instant::now())
+    };
     state.notify();
     match claimed {
         Ok(generation) => Outcome::OwnerChannel(OwnerClaim { state, generation }),

@@ -12,10 +12,16 @@ use super::state::DaemonState;
 use crate::daemon::log_limit::FOREIGN_PEERS;
 
 /// Accepts connections until the stop pipe closes, each served on the connection thread that accepted it (see
-/// `pool.rs`). The listener is closed when this returns; connections still open are the caller's to close.
-pub(crate) fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, stop: OwnedFd, linger: Duration) {
+/// `pool.rs`), and returns the listener (the caller closes it, or an upgrade passes it on); connections still
+/// open are the caller's to close.
+pub(crate) fn accept_loop(
+    state: Arc<DaemonState>,
+    listener: UnixListener,
+    stop: OwnedFd,
+    linger: Duration,
+) -> Option<UnixListener> {
     let serve = Arc::new(move |stream: UnixStream| serve_accepted(&state, stream));
-    Pool::accept_until_stopped(listener, stop, "opencode-pty-conn", linger, serve);
+    Pool::accept_until_stopped(listener, stop, "opencode-pty-conn", linger, serve)
 }
 
 /// Serves one accepted connection on this thread: refuses another user's process without a word, answers one
@@ -28,12 +34,12 @@ fn serve_accepted(state: &DaemonState, stream: UnixStream) {
     }
     let stream = Arc::new(stream);
     // Unregistered when the guard drops, so a handler that panics still frees its slot.
-    let _registered = match state.register(&stream) {
+    let registered = match state.register(&stream) {
         Ok(registered) => registered,
         Err(reason) => {
             super::frames::refuse(&stream, reason);
             return;
         }
     };
-    super::connection::serve(state, stream);
+    super::connection::serve(state, stream, &registered);
 }

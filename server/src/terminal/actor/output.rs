@@ -16,8 +16,14 @@ impl Actor {
     /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out.
     /// `read_at` is when the reader read `bytes`: the coalescing window of a batch they start counts from then.
     pub(super) fn output(&mut self, bytes: &[u8], read_at: Instant) {
-        let (start, _end) = self.replay.append(bytes);
         self.vt.write(bytes);
+        self.parsed(bytes, read_at);
+    }
+
+    /// The output path after the emulator took `bytes`: the replay, its replies, the fan-out (or the shell's
+    /// marks first) and the title.
+    pub(super) fn parsed(&mut self, bytes: &[u8], read_at: Instant) {
+        let (start, _end) = self.replay.append(bytes);
         let replies = self.vt.take_replies();
         self.queue_replies(replies);
         let now = Instant::now();

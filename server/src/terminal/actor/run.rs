@@ -10,6 +10,7 @@ use super::Actor;
 use crate::error::ServiceError;
 use crate::terminal::command::CommandWaiter;
 use crate::terminal::shell::{Capture, CommandText};
+use crate::upgrade::RunState;
 use opencode_pty_vt::ModeKind;
 
 /// The most `run` and `wait_command` requests that wait on one terminal at once; past it, one more is refused
@@ -59,6 +60,31 @@ pub(super) struct Runs {
 }
 
 impl Runs {
+    /// What an upgrade's state carries of them: the command `run` typed or holds that the shell has not started
+    /// (the waiters go with their connections, and a `wait_command` asked again finds it).
+    pub(super) fn to_state(&self, now: Instant) -> Option<RunState> {
+        let pending = self.pending.as_ref()?;
+        let held_left = self.deferred.as_ref().map(|held| held.give_up_at.saturating_duration_since(now));
+        Some(RunState {
+            command_id: pending.id,
+            command: pending.command.clone(),
+            gives_up_after: pending.gives_up_after,
+            held_left_ms: held_left.map(|left| u64::try_from(left.as_millis()).unwrap_or(u64::MAX)),
+        })
+    }
+
+    /// Runs as a state left them, waiting for nobody yet.
+    pub(super) fn restored(state: Option<&RunState>, now: Instant) -> Runs {
+        let Some(state) = state else { return Runs::default() };
+        let pending =
+            Pending { id: state.command_id, command: state.command.clone(), gives_up_after: state.gives_up_after };
+        let deferred = state.held_left_ms.map(|left| Deferred {
+            command: state.command.clone(),
+            give_up_at: now + Duration::from_millis(left.min(PASTE_MODE_GRACE.as_millis() as u64)),
+        });
+        Runs { pending: Some(pending), deferred, ..Runs::default() }
+    }
+
     /// When the next waiter's answer is due, if any waits.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         let paste = self.deferred.as_ref().map(|deferred| deferred.give_up_at);

@@ -54,6 +54,8 @@ fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorP
         turns,
         shell_nonce: None,
         reader_holds: crate::terminal::io::ReaderHolds::default(),
+        capture: crossbeam_channel::never(),
+        restored: None,
     };
     (parts, child, writer)
 }

@@ -15,6 +15,8 @@ pub const PRECISE_WAKE_MARGIN: Duration = Duration::from_micros(60);
 pub(super) enum Wake {
     /// The stop channel: the terminal is being terminated.
     Stop,
+    /// An upgrade's capture: the actor's last step.
+    Capture,
     /// The reader's channel.
     Output,
     /// The command queue.

@@ -14,6 +14,8 @@
 
 use opencode_pty_protocol::MAX_COMMAND_LINE_BYTES;
 
+use crate::upgrade::{Blob, ScannerPhase, ScannerState};
+
 /// The most bytes of one mark's payload the scanner keeps (16 KiB): a command line cut to
 /// [`MAX_COMMAND_LINE_BYTES`] takes at most three bytes per byte percent-encoded, and so does a working
 /// directory; what a longer payload holds past it is ignored (the command line is then cut there).
@@ -135,6 +137,32 @@ impl Scanner {
     fn keep(&mut self, bytes: &[u8]) {
         let room = MAX_MARK_BYTES.saturating_sub(self.payload.len());
         self.payload.extend(bytes.iter().take(room).filter(|&&b| b >= 0x20 && b != 0x7f));
+    }
+}
+
+impl Scanner {
+    /// Where it is, for an upgrade's state.
+    pub(crate) fn to_state(&self) -> ScannerState {
+        let phase = match self.state {
+            State::Ground => ScannerPhase::Ground,
+            State::Prefix(matched) => ScannerPhase::Prefix { matched },
+            State::Payload => ScannerPhase::Payload,
+            State::PayloadEsc => ScannerPhase::PayloadEsc,
+        };
+        ScannerState { phase, start: self.start, payload: Blob(self.payload.clone()) }
+    }
+
+    /// A scanner where `state` left one (a prefix longer than the introducer, or a payload longer than
+    /// [`MAX_MARK_BYTES`], is cut to what this scanner would have kept).
+    pub(crate) fn from_state(state: &ScannerState) -> Scanner {
+        let state_now = match state.phase {
+            ScannerPhase::Ground => State::Ground,
+            ScannerPhase::Prefix { matched } => State::Prefix(matched.clamp(1, PREFIX.len())),
+            ScannerPhase::Payload => State::Payload,
+            ScannerPhase::PayloadEsc => State::PayloadEsc,
+        };
+        let payload = state.payload.0[..state.payload.0.len().min(MAX_MARK_BYTES)].to_vec();
+        Scanner { state: state_now, start: state.start, payload }
     }
 }
 

@@ -79,8 +79,25 @@ pub(crate) struct Launch {
     path: PathBuf,
 }
 
+impl Launch {
+    /// Keeps the script's files (for the terminal rebuilt from an upgrade's state, which removes them): where
+    /// they are.
+    pub(crate) fn keep(mut self) -> PathBuf {
+        std::mem::take(&mut self.path)
+    }
+
+    /// The files an upgrade's state says terminal's shell integration left (`keep`), removed when this is dropped.
+    pub(crate) fn adopt(nonce: String, path: PathBuf) -> Launch {
+        Launch { nonce, args: Vec::new(), env: None, path }
+    }
+}
+
 impl Drop for Launch {
     fn drop(&mut self) {
+        // Kept for a successor.
+        if self.path.as_os_str().is_empty() {
+            return;
+        }
         let removed = if self.path.is_dir() { fs::remove_dir_all(&self.path) } else { fs::remove_file(&self.path) };
         if let Err(error) = removed
             && error.kind() != std::io::ErrorKind::NotFound

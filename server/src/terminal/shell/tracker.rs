@@ -13,6 +13,7 @@ use opencode_pty_protocol::{
 };
 
 use super::marks::{Kind, Mark, Scanner};
+use crate::upgrade;
 
 /// A change to the command list the actor may have to act on, with the output offset where it happened (an event
 /// about it belongs after the output before that offset, and before the output after it).
@@ -218,6 +219,84 @@ impl Tracker {
     pub(crate) fn command(&self, command_id: u64) -> Option<&ShellCommand> {
         let oldest = self.commands.front()?.command_id;
         self.commands.get(usize::try_from(command_id.checked_sub(oldest)?).ok()?)
+    }
+}
+
+impl Tracker {
+    /// What an upgrade's state carries of the shell (the script's path is the terminal's to add).
+    pub(crate) fn to_state(&self) -> upgrade::ShellState {
+        upgrade::ShellState {
+            nonce: self.nonce.clone(),
+            script: None,
+            sequence: self.sequence,
+            phase: match self.state {
+                ShellStateState::Starting => upgrade::ShellPhase::Starting,
+                ShellStateState::Prompt => upgrade::ShellPhase::Prompt,
+                ShellStateState::Running => upgrade::ShellPhase::Running,
+            },
+            cwd: self.cwd.clone(),
+            commands: self.commands.iter().map(command_state).collect(),
+            running: self.running,
+            next_id: self.next_id,
+            typed: self.typed,
+            typed_before_prompt: self.typed_before_prompt,
+            prompts: self.prompts,
+            awaiting_prompt: self.awaiting_prompt,
+            input_ready: self.input_ready,
+            scanner: self.scanner.to_state(),
+        }
+    }
+
+    /// The shell as a state left it (at most [`MAX_COMMANDS`] of its commands, the newest).
+    pub(crate) fn from_state(state: &upgrade::ShellState) -> Tracker {
+        let skip = state.commands.len().saturating_sub(MAX_COMMANDS);
+        Tracker {
+            nonce: state.nonce.clone(),
+            scanner: Scanner::from_state(&state.scanner),
+            sequence: state.sequence,
+            state: match state.phase {
+                upgrade::ShellPhase::Starting => ShellStateState::Starting,
+                upgrade::ShellPhase::Prompt => ShellStateState::Prompt,
+                upgrade::ShellPhase::Running => ShellStateState::Running,
+            },
+            cwd: state.cwd.clone(),
+            commands: state.commands.iter().skip(skip).map(shell_command).collect(),
+            running: state.running,
+            next_id: state.next_id,
+            typed: state.typed,
+            typed_before_prompt: state.typed_before_prompt,
+            prompts: state.prompts,
+            awaiting_prompt: state.awaiting_prompt,
+            input_ready: state.input_ready,
+        }
+    }
+}
+
+/// A command as the state carries it.
+fn command_state(command: &ShellCommand) -> upgrade::CommandState {
+    upgrade::CommandState {
+        command_id: command.command_id,
+        command: command.command.clone(),
+        cwd: command.cwd.clone(),
+        output_start: command.output_start,
+        output_end: command.output_end,
+        exit_code: command.exit_code,
+        started_at: command.started_at,
+        finished_at: command.finished_at,
+    }
+}
+
+/// A command from the state.
+fn shell_command(command: &upgrade::CommandState) -> ShellCommand {
+    ShellCommand {
+        command_id: command.command_id,
+        command: command.command.clone(),
+        cwd: command.cwd.clone(),
+        output_start: command.output_start,
+        output_end: command.output_end,
+        exit_code: command.exit_code,
+        started_at: command.started_at,
+        finished_at: command.finished_at,
     }
 }
 

@@ -194,3 +194,38 @@ fn the_stop_closes_the_listener_while_a_connection_being_served_goes_on() {
     drop(held);
     wait_until("every pool thread to exit once its connection is done", || running.threads() == 0);
 }
+
+#[test]
+fn the_stop_gives_the_listener_back_with_the_connections_waiting_in_its_backlog() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("pool.sock");
+    let listener = UnixListener::bind(&path).expect("a listener");
+    let start = |listener: UnixListener| {
+        let serve: Serve = Arc::new(|mut stream: UnixStream| {
+            let mut byte = [0u8];
+            if stream.read_exact(&mut byte).is_ok() {
+                let _ = stream.write_all(&byte);
+            }
+        });
+        let (stop_read, stop_write) = nix::unistd::pipe().expect("a pipe");
+        let name = "pool-giveback";
+        (stop_write, std::thread::spawn(move || Pool::accept_until_stopped(listener, stop_read, name, BOUND, serve)))
+    };
+    let (stop, coordinator) = start(listener);
+    let mut served = UnixStream::connect(&path).expect("connect");
+    served.set_read_timeout(Some(BOUND)).expect("a timeout");
+    echo(&mut served);
+    drop(stop);
+    let listener = coordinator.join().expect("the accept thread").expect("the listener, given back");
+    // Nobody accepts now, but the socket is open: a connection waits in its backlog, its request with it.
+    let mut waiting = UnixStream::connect(&path).expect("connect to the listener given back");
+    waiting.set_read_timeout(Some(BOUND)).expect("a timeout");
+    waiting.write_all(b"y").expect("write");
+    let (stop, coordinator) = start(listener);
+    let mut byte = [0u8];
+    waiting.read_exact(&mut byte).expect("served by the next pool");
+    assert_eq!(&byte, b"y");
+    drop(stop);
+    drop(coordinator.join().expect("the accept thread"));
+    assert!(UnixStream::connect(&path).is_err(), "closed once dropped");
+}

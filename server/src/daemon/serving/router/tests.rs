@@ -1,6 +1,7 @@
 //! Unit tests of the request router: every op routes to the expected kind of outcome on each channel (a table
-//! checked against the schema's list of ops), the owner channel carries out nothing but its own two requests,
-//! and a superseded owner channel is closed whatever it sends.
+//! checked against the schema's list of ops), the owner channel carries out nothing but its own requests
+//! (`prepare_handoff`, `shutdown`, and `upgrade`, which the connection carries out), and a superseded owner
+//! channel is closed whatever it sends.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -71,6 +72,7 @@ fn kind(outcome: &Outcome<'_>) -> String {
         Outcome::Hold { .. } => "hold".into(),
         Outcome::OwnerChannel(_) => "owner channel".into(),
         Outcome::Stop => "stop".into(),
+        Outcome::Upgrade { .. } => "upgrade".into(),
     }
 }
 
@@ -113,6 +115,7 @@ fn one_of_each(dir: &Path) -> Vec<Value> {
         json!({"op": "signal", "id": 99, "signal": "SIGTERM"}),
         json!({"op": "set_metadata", "id": PIPE, "metadata": {"k": "v"}}),
         json!({"op": "terminate", "id": 99}),
+        json!({"op": "upgrade", "program": "/nonexistent/opencode-pty"}),
         json!({"op": "shutdown"}),
     ]
 }
@@ -129,8 +132,8 @@ fn ordinary_kind(op: &str) -> &'static str {
         "replay" => "reply replay",
         "set_metadata" => "reply ok",
         "shutdown" => "stop",
-        // Refused by the service or the ownership: a wrong instance, not the owner, a relative cwd, a PTY
-        // request for a pipe process, an unknown id.
+        // Refused by the service or the ownership: a wrong instance, not the owner (`prepare_handoff`,
+        // `upgrade`), a relative cwd, a PTY request for a pipe process, an unknown id.
         _ => "reply error",
     }
 }
@@ -166,7 +169,30 @@ fn every_op_on_an_ordinary_connection_routes_to_its_outcome() {
 }
 
 #[test]
-fn the_owner_channel_carries_out_only_prepare_handoff_and_shutdown() {
+fn upgrade_is_refused_on_an_ordinary_connection_and_carried_out_on_the_owner_channel() {
+    let fixture = fixture();
+    let state = &fixture.state;
+    let upgrade = || request(json!({"op": "upgrade"}));
+    let outcome = route(state, upgrade(), Channel::Ordinary);
+    assert_eq!((kind(&outcome), message(&outcome)), ("reply error".into(), super::UPGRADE_NEEDS_OWNER.into()));
+    let own = route(state, request(json!({"op": "own", "instance_id": INSTANCE})), Channel::Ordinary);
+    let Outcome::OwnerChannel(claim) = own else { panic!("own claims the daemon") };
+    let Channel::Owner { generation: owner } = claim.channel() else { panic!("a claim serves an owner channel") };
+    for (value, expected) in [
+        (json!({"op": "upgrade"}), None),
+        (json!({"op": "upgrade", "program": "/usr/bin/opencode-pty"}), Some("/usr/bin/opencode-pty")),
+    ] {
+        let outcome = route(state, request(value.clone()), claim.channel());
+        let Outcome::Upgrade { generation, program } = outcome else { panic!("{value}: {}", kind(&outcome)) };
+        assert_eq!((generation, program.as_deref()), (owner, expected), "{value}");
+    }
+    // Deciding changed nothing: the channel is still the owner's, and the daemon runs on.
+    assert!(state.ownership().is_owner(owner));
+    assert!(!state.is_stopping() && !state.is_upgrading());
+}
+
+#[test]
+fn the_owner_channel_carries_out_only_prepare_handoff_shutdown_and_upgrade() {
     let fixture = fixture();
     let state = &fixture.state;
     let own = route(state, request(json!({"op": "own", "instance_id": INSTANCE})), Channel::Ordinary);
@@ -177,6 +203,7 @@ fn the_owner_channel_carries_out_only_prepare_handoff_and_shutdown() {
         let expected = match op(&value).as_str() {
             "prepare_handoff" => "reply-and-read handoff",
             "shutdown" => "stop",
+            "upgrade" => "upgrade",
             _ => "reply-and-read error",
         };
         assert_eq!(kind(&outcome), expected, "{value}");

@@ -143,3 +143,38 @@ fn the_largest_commands_answer_fits_one_frame() {
     let rest = 4 * opencode_pty_protocol::MAX_COMMAND_BYTES;
     assert!(commands + rest < opencode_pty_protocol::MAX_FRAME_BYTES, "{commands} bytes");
 }
+
+/// A tracker handed over by an upgrade at any byte of a session (inside a mark too) goes on as the one that
+/// was not: the same commands, state and changes.
+#[test]
+fn a_tracker_handed_over_anywhere_goes_on_as_before() {
+    let session = [
+        mark("P", 1, ";cwd=/home/me"),
+        "$ ".into(),
+        mark("B", 2, ""),
+        "make\r\n".into(),
+        mark("C", 3, ";cmdline_url=make%20all"),
+        "building\r\n".into(),
+        mark("D", 4, "").replace("D;", "D;2;"),
+        mark("P", 5, ";cwd=/tmp"),
+        "$ ".into(),
+        mark("B", 6, ""),
+    ]
+    .concat();
+    let mut whole = Feed::new();
+    whole.put(&session);
+    whole.tracker.input_written();
+    for cut in 0..=session.len() {
+        let mut feed = Feed::new();
+        feed.put(&session[..cut]);
+        let state = feed.tracker.to_state();
+        feed.tracker = Tracker::from_state(&state);
+        assert_eq!(feed.tracker.to_state(), state, "cut at {cut}: the state reads back");
+        feed.put(&session[cut..]);
+        feed.tracker.input_written();
+        assert_eq!(feed.changes, whole.changes, "cut at {cut}");
+        assert_eq!(feed.tracker.state(), whole.tracker.state(), "cut at {cut}");
+        assert_eq!(feed.tracker.commands(None), whole.tracker.commands(None), "cut at {cut}");
+        assert_eq!(feed.tracker.to_state(), whole.tracker.to_state(), "cut at {cut}");
+    }
+}
