@@ -49,6 +49,9 @@ pub(crate) enum DaemonError {
 #[derive(Debug)]
 pub(crate) struct Daemon {
     pub registration: Registration,
+    /// The binary the runner started (as an absolute path), bound to `$daemon_binary` in every transcript; none
+    /// for a daemon someone else started.
+    pub binary: Option<PathBuf>,
     /// The daemon process, when the runner started it: SIGTERM, [`STOP_GRACE`], SIGKILL when dropped.
     process: Option<LaunchedDaemon>,
     /// The owner channel, when the runner claimed it.
@@ -78,7 +81,8 @@ impl Daemon {
         let process =
             Launch::new(binary, root.path(), RUNTIME_NAME).deadline(start_timeout).stop_grace(STOP_GRACE).start()?;
         let registration = process.registration().clone();
-        let mut daemon = Daemon { registration, process: Some(process), owner: None, _root: Some(root) };
+        let binary = std::path::absolute(binary).ok();
+        let mut daemon = Daemon { registration, binary, process: Some(process), owner: None, _root: Some(root) };
         if claim {
             daemon.claim()?;
         }
@@ -88,7 +92,7 @@ impl Daemon {
     /// A daemon someone else started and owns.
     pub(crate) fn external(registration_file: &Path) -> Result<Daemon, DaemonError> {
         let registration = read_registration(registration_file)?;
-        Ok(Daemon { registration, process: None, owner: None, _root: None })
+        Ok(Daemon { registration, binary: None, process: None, owner: None, _root: None })
     }
 
     fn claim(&mut self) -> Result<(), DaemonError> {

@@ -58,6 +58,9 @@ impl<'a> Session<'a> {
         vars.insert("daemon_pid".into(), json!(registration.pid));
         vars.insert("features".into(), json!(registration.features));
         vars.insert("tmp".into(), json!(tmp));
+        if let Some(binary) = daemon.binary.as_deref().and_then(std::path::Path::to_str) {
+            vars.insert("daemon_binary".into(), json!(binary));
+        }
         Ok(Session {
             daemon,
             schema,

@@ -165,11 +165,13 @@ fn a_run_where_nothing_passes_is_not_a_success() {
 }
 
 /// A daemon that does not announce a feature skips its transcripts (header `features`) instead of failing them: a
-/// plain protocol 8 daemon skips those of `commands`, one with `commands` alone those of `input`. Nothing ran, so
-/// neither run is a success.
+/// plain protocol 8 daemon skips those of `commands`, one with `commands` alone those of `input`, one with both
+/// those of `upgrade`. Nothing ran, so no run is a success.
 #[test]
 fn the_transcripts_of_a_feature_the_daemon_lacks_are_skipped() {
-    for (features, filter, missing) in [("", "shell/", "commands"), ("commands", "input/", "input")] {
+    for (features, filter, missing) in
+        [("", "shell/", "commands"), ("commands", "input/", "input"), ("commands,input", "upgrade/", "upgrade")]
+    {
         let out = against_fake_announcing(features, "", &support::transcripts(), filter, &[]);
         assert_eq!(out.code, Some(2), "{filter}: {out:?}");
         let lines: Vec<&str> = out.stdout.lines().filter(|line| !line.starts_with("conformance:")).collect();
