@@ -110,6 +110,13 @@ fn restore(options: DaemonOptions, state: UpgradeState, facts: Facts, answer: Re
         .map_err(|(_, errno)| DaemonError::Start(format!("holding the service lock passed by the upgrade: {errno}")))?;
     let owner = facts.owner_connection.map(|fd| taken(OWNER, fd)).transpose()?;
     let guardian_pipe = facts.guardian.map(|(pid, fd)| taken(GUARDIAN, fd).map(|pipe| (pid, pipe))).transpose()?;
+    // Every process's descriptors are owned (close-on-exec) before anything is started: a guardian started anew
+    // below must not inherit a terminal's master or a pipe.
+    let named: Vec<RawFd> = state.daemon.descriptors.values().copied().collect();
+    let mut inherited = std::collections::BTreeMap::new();
+    for fd in state.descriptors().into_iter().filter(|fd| !named.contains(fd)) {
+        inherited.insert(fd, taken("process descriptor", fd)?);
+    }
     let runtime = Runtime::resumed(&options.root, &options.name, lock, facts.registration)?;
     let instance = runtime.registration().instance_id.clone();
     let (record, guardian) = protect(&runtime, &instance, guardian_pipe);
@@ -123,7 +130,8 @@ fn restore(options: DaemonOptions, state: UpgradeState, facts: Facts, answer: Re
     let state_now =
         DaemonState::with_ownership(service, runtime.registration().clone(), ownership, options.first_request_timeout);
     let processes = state.processes.len();
-    match state_now.service.take_over(state, |fd| adopt(fd).map_err(|error| error.to_string())) {
+    let passed = |fd: RawFd| inherited.remove(&fd).ok_or_else(|| format!("descriptor {fd} was not passed, or twice"));
+    match state_now.service.take_over(state, passed) {
         Ok(failures) => {
             for error in failures {
                 tracing::error!(%error, "a process could not be restored after the upgrade");
