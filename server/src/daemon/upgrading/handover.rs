@@ -146,6 +146,12 @@ fn hand_over(running: &Running, program: &Program, owner: &Arc<UnixStream>, list
         state.close_connections_but(Some(owner));
         state.wait_connections_but(owner, CONNECTION_DRAIN);
     }
+    // The ownership as it is now, the last moment before the exec: a prepared ticket's time left does not
+    // count the capture and the drains, so it expires at its own deadline in the next image.
+    let mut handover = handover;
+    if let Some(now) = state.ownership().to_upgrade(Instant::now()) {
+        handover.state.daemon.owner = Some(now);
+    }
     let mut keep: Vec<BorrowedFd<'_>> = vec![listener.as_fd(), lock.as_fd(), owner.as_fd()];
     keep.extend(guardian.as_ref().map(|(_, pipe)| pipe.as_fd()));
     keep.extend(handover.descriptors.values().map(|fd| fd.as_fd()));
