@@ -2,7 +2,7 @@
 //! private copy of this build while a terminal prints numbered lines; its controller and observer subscriptions
 //! each yield one `Event::Resumed` and go on with contiguous offsets, the bytes exactly the child's, the
 //! controller the controller again (its `Resumed` says so and its `write` is taken); a `wait` held across the
-//! upgrade is answered with the exit. After a real crash (SIGKILL) a subscription and a `wait` end at once, as
+//! upgrade is answered with the exit, and a `wait_command` with the command's end. After a real crash (SIGKILL) a subscription and a `wait` end at once, as
 //! before resuming existed. The daemon is the `opencode-pty` built next to this test (`cargo build -p
 //! opencode-pty`).
 
@@ -15,7 +15,8 @@ use nix::sys::signal::{Signal as Sig, kill};
 use nix::unistd::Pid;
 use opencode_pty_client::launch::{Launch, LaunchedDaemon};
 use opencode_pty_client::{
-    Client, ClientError, CreatePipe, CreatePty, Event, RESUME_WINDOW, Response, Resumed, Role, Subscription, Takeover,
+    Client, ClientError, CommandOutcome, CreatePipe, CreatePty, Event, InputWait, OptIn, RESUME_WINDOW, Response,
+    Resumed, Role, Subscription, Takeover,
 };
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -179,6 +180,13 @@ async fn subscriptions_and_a_wait_go_on_across_an_upgrade_with_every_byte_once()
             let from = seen.borrow().lines;
             reach(seen, "lines after the upgrade", |p| p.lines >= from + LINES).await;
         }
+        // The same attachment id holds control: another controller is refused naming it, without a takeover.
+        let other = client.subscribe(id, 0, "other", Role::Controller, Takeover::Refuse).await;
+        assert!(
+            matches!(&other, Err(ClientError::Daemon { message }) if message == "terminal already has controller ctl"),
+            "{:?}",
+            other.map(|s| s.attached().role)
+        );
         // The printer stops, says `end`, and reads a line: the controller's `write` is taken, an observer's not.
         usr1(shell_pid);
         for seen in [&mut ctl_seen, &mut obs_seen] {
@@ -214,6 +222,80 @@ async fn subscriptions_and_a_wait_go_on_across_an_upgrade_with_every_byte_once()
         assert_eq!((exited.exit_code, exited.signal.as_deref()), (Some(9), None), "{exited:?}");
 
         owner.shutdown().await.expect("the owner still shuts the daemon down");
+    })
+    .await
+    .expect("the test finishes in time");
+    drop(daemon);
+}
+
+/// Reads `subscription` until an event `wanted` accepts, within [`WAIT`]; returns it.
+async fn until(subscription: &mut Subscription, what: &str, mut wanted: impl FnMut(&Event) -> bool) -> Event {
+    let read = async {
+        loop {
+            let event = subscription.next().await.expect("the subscription goes on").expect("an event");
+            if wanted(&event) {
+                return event;
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, read).await.unwrap_or_else(|_| panic!("{what}: not within {WAIT:?}"))
+}
+
+/// Whether `event` is `input_changed` saying the terminal waits for `input`.
+fn waits_for(event: &Event, input: &[InputWait]) -> bool {
+    matches!(event, Event::Message(message)
+        if matches!(&**message, Response::InputChanged { input: Some(now) } if input.contains(now)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_command_and_an_observers_events_go_on_across_an_upgrade() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let home = tempfile::tempdir().expect("home");
+    let copy_dir = tempfile::tempdir().expect("tempdir");
+    let (daemon, client) = start(root.path());
+    tokio::time::timeout(TEST_LIMIT, async {
+        let mut owner = client.own(None).await.expect("own");
+        let program = private_copy(copy_dir.path());
+        let home = home.path().to_str().expect("UTF-8");
+        let env = [("HOME", home), ("PATH", "/usr/local/bin:/usr/bin:/bin")];
+        let params = CreatePty {
+            env: env.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())).collect(),
+            shell_integration: Some(true),
+            ..CreatePty::new("bash", home)
+        };
+        let id = client.create_pty(params).await.expect("create_pty").id;
+        let events = [OptIn::Input, OptIn::Commands];
+        let mut watcher = client.subscribe_with(id, 0, "watch", Role::Observer, Takeover::Refuse, &events).await;
+        let watcher = watcher.as_mut().expect("subscribe");
+        let input = watcher.attached().process.pty.as_ref().and_then(|pty| pty.input.clone()).flatten();
+        if input != Some(InputWait::Prompt) {
+            until(watcher, "the first prompt", |event| waits_for(event, &[InputWait::Prompt])).await;
+        }
+        let running = client.run(id, "read -s line; echo got-$line", Some(0)).await.expect("run");
+        let CommandOutcome::Running(running) = running else { panic!("a zero timeout answers at once: {running:?}") };
+        until(watcher, "the command reading", |event| waits_for(event, &[InputWait::Password, InputWait::Line])).await;
+        let waiter = client.clone();
+        let finished = tokio::spawn(async move { waiter.wait_command(id, running.command_id, None).await });
+
+        owner.upgrade(Some(&program)).await.expect("the upgrade is answered ok");
+
+        until(watcher, "the watcher resumed", |event| matches!(event, Event::Resumed(_))).await;
+        // Nobody controls the terminal, so input needs no attachment.
+        client.write(id, None, b"hello\r").await.expect("write");
+        let outcome = finished.await.expect("the wait_command task").expect("wait_command across the upgrade");
+        let CommandOutcome::Finished(done) = outcome else { panic!("the command ended: {outcome:?}") };
+        assert_eq!((done.command_id, done.exit_code), (running.command_id, Some(0)));
+        assert_eq!(done.text.as_deref(), Some("got-hello"));
+        // The resumed watcher still carries the events it asked for.
+        let ended = until(
+            watcher,
+            "command_finished",
+            |event| matches!(event, Event::Message(message) if matches!(**message, Response::CommandFinished { .. })),
+        )
+        .await;
+        let Event::Message(ended) = ended else { unreachable!("matched above") };
+        assert!(matches!(*ended, Response::CommandFinished { command_id, .. } if command_id == running.command_id));
+        owner.shutdown().await.expect("shutdown");
     })
     .await
     .expect("the test finishes in time");

@@ -2,7 +2,7 @@
 //! `Owner.upgrade({ program })` to a private copy of the binary while a terminal prints numbered lines; its
 //! controller and observer `Subscription`s each yield one `resumed` event and go on with contiguous offsets, the
 //! bytes exactly the child's, the controller the controller again under the same attachment id; a `wait` and a
-//! `waitCommand` held across the upgrade are answered. After a real crash (SIGKILL) a subscription and a `wait`
+//! `waitCommand` held across the upgrade are answered, and a resumed observer keeps the events it asked for. After a real crash (SIGKILL) a subscription and a `wait`
 //! end at once, as before resuming existed.
 
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 
 import { ConnectionError, DaemonError, RESUME_WINDOW_MS, type Resumed, type Subscription } from "../src/index.js";
-import { binary, bytes, eventually, releaseAtEnd, spawned, tempDir, WAIT_MS } from "./support.js";
+import { binary, bytes, releaseAtEnd, spawned, tempDir, until, WAIT_MS } from "./support.js";
 
 const limit = { timeout: 90_000 };
 
@@ -200,28 +200,37 @@ test("a controller and an observer go on across Owner.upgrade, every byte once, 
   await owner.shutdown();
 });
 
-test("a waitCommand held across Owner.upgrade is answered with the command's end", limit, async (t) => {
+test("a waitCommand and an observer's events go on across Owner.upgrade", limit, async (t) => {
   const { daemon, owner } = await spawned(t);
   releaseAtEnd(t, owner);
   const program = privateCopy(t);
   const home = tempDir(t);
   const shellEnv = { HOME: home, PATH: process.env["PATH"] ?? "/usr/bin:/bin" };
   const pty = await daemon.createPty({ program: "bash", cwd: home, env: shellEnv, cols: 80, rows: 24, shellIntegration: true });
-  await eventually("the first prompt", async () => (await daemon.get(pty.id, { features: ["commands"] })).pty?.shell?.state === "prompt");
+  const watcher = await daemon.subscribe({ id: pty.id, attachmentId: "watch", events: ["input", "commands"] });
+  t.after(() => watcher.close());
+  const seen = { output: "", offset: watcher.attached.endOffset };
+  if (watcher.attached.process.pty?.input !== "prompt") {
+    await until(watcher, (e) => e.type === "input_changed" && e.input === "prompt", seen);
+  }
   const running = await daemon.run(pty.id, "read -s line; echo got-$line", { timeoutMs: 0 });
   assert.equal(running.type, "command_running");
+  await until(watcher, (e) => e.type === "input_changed" && (e.input === "password" || e.input === "line"), seen);
   const finished = daemon.waitCommand(pty.id, running.commandId);
   finished.catch(() => undefined);
 
   await owner.upgrade({ program });
 
+  const resumed = await until(watcher, (e) => e.type === "resumed", seen);
+  assert.ok(resumed.type === "resumed" && resumed.offset === seen.offset && resumed.role === "observer", JSON.stringify(resumed));
   // Nobody controls the terminal, so input needs no attachment.
   await daemon.write(pty.id, null, bytes("hello\r"));
   const done = await finished;
   assert.ok(done.type === "command_finished", JSON.stringify(done));
-  assert.equal(done.commandId, running.commandId);
-  assert.equal(done.exitCode, 0);
-  assert.match(done.text ?? "", /got-hello$/);
+  assert.deepEqual([done.commandId, done.exitCode, done.text], [running.commandId, 0, "got-hello"]);
+  // The resumed watcher still carries the events it asked for.
+  const ended = await until(watcher, (e) => e.type === "command_finished", seen);
+  assert.ok(ended.type === "command_finished" && ended.commandId === running.commandId, JSON.stringify(ended));
   await daemon.terminate(pty.id);
 });
 
