@@ -267,7 +267,7 @@ async fn a_wait_command_and_an_observers_events_go_on_across_an_upgrade() {
         let events = [OptIn::Input, OptIn::Commands];
         let mut watcher = client.subscribe_with(id, 0, "watch", Role::Observer, Takeover::Refuse, &events).await;
         let watcher = watcher.as_mut().expect("subscribe");
-        let input = watcher.attached().process.pty.as_ref().and_then(|pty| pty.input.clone()).flatten();
+        let input = watcher.attached().process.pty.as_ref().and_then(|pty| pty.input).flatten();
         if input != Some(InputWait::Prompt) {
             until(watcher, "the first prompt", |event| waits_for(event, &[InputWait::Prompt])).await;
         }
