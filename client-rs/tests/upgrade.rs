@@ -6,11 +6,13 @@
 //! before resuming existed. The daemon is the `opencode-pty` built next to this test (`cargo build -p
 //! opencode-pty`).
 
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal as Sig, kill};
 use nix::unistd::Pid;
 use opencode_pty_client::launch::{Launch, LaunchedDaemon};
@@ -64,6 +66,28 @@ fn private_copy(dir: &Path) -> PathBuf {
 /// Sends SIGUSR1 to a child of the daemon.
 fn usr1(pid: u32) {
     kill(Pid::from_raw(i32::try_from(pid).expect("a pid")), Sig::SIGUSR1).expect("SIGUSR1");
+}
+
+/// A pidfd of process `pid` (a child of the daemon), to learn when it exits.
+fn watch_exit(pid: u32) -> OwnedFd {
+    let pid = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw).expect("a pid");
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).expect("pidfd_open")
+}
+
+/// Waits, within [`WAIT`], for the process whose pidfd is `pidfd` to exit: the pidfd becomes readable.
+async fn exited(pidfd: OwnedFd) {
+    let polled = tokio::task::spawn_blocking(move || {
+        let mut fds = [PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
+        let timeout = PollTimeout::try_from(WAIT).expect("a poll timeout");
+        loop {
+            match poll(&mut fds, timeout) {
+                Err(nix::errno::Errno::EINTR) => {}
+                other => return other,
+            }
+        }
+    });
+    let ready = polled.await.expect("the poll").expect("poll a pidfd");
+    assert_eq!(ready, 1, "a child of the daemon still runs after {WAIT:?}");
 }
 
 /// `sh -c script` in a terminal: its id and its shell's pid.
@@ -308,10 +332,11 @@ async fn after_a_crash_a_subscription_and_a_wait_end_at_once() {
     let (mut daemon, client) = start(root.path());
     tokio::time::timeout(TEST_LIMIT, async {
         let _owner = client.own(None).await.expect("own");
-        let (pipe, _) = exits_on_usr1(&client, root.path()).await;
+        let (pipe, pipe_pid) = exits_on_usr1(&client, root.path()).await;
         let waiter = client.clone();
         let wait = tokio::spawn(async move { waiter.wait(pipe).await });
-        let (id, _) = printer(&client).await;
+        let (id, shell_pid) = printer(&client).await;
+        let children = [watch_exit(pipe_pid), watch_exit(shell_pid)];
         let subscription = client.subscribe(id, 0, "obs", Role::Observer, Takeover::Refuse).await.expect("obs");
         let (progress, mut seen) = watch::channel(Progress::default());
         // Reads until the end, which must be an error and no resumption.
@@ -344,6 +369,11 @@ async fn after_a_crash_a_subscription_and_a_wait_end_at_once() {
         let waited = wait.await.expect("the wait task");
         assert!(matches!(waited, Err(ClientError::Closed | ClientError::Io { .. })), "{waited:?}");
         assert!(killed.elapsed() < RESUME_WINDOW / 2, "the wait ended at once too");
+        // The daemon's guardian ends its children (SPEC X4) before the runtime directory, with the record of
+        // their groups, is removed.
+        for child in children {
+            exited(child).await;
+        }
     })
     .await
     .expect("the test finishes in time");

@@ -6,12 +6,12 @@
 //! end at once, as before resuming existed.
 
 import assert from "node:assert/strict";
-import { chmodSync, copyFileSync } from "node:fs";
+import { chmodSync, copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 
 import { ConnectionError, DaemonError, RESUME_WINDOW_MS, type Resumed, type Subscription } from "../src/index.js";
-import { binary, bytes, releaseAtEnd, spawned, tempDir, until, WAIT_MS } from "./support.js";
+import { binary, bytes, eventually, releaseAtEnd, spawned, tempDir, until, WAIT_MS } from "./support.js";
 
 const limit = { timeout: 90_000 };
 
@@ -258,4 +258,18 @@ test("after a crash a subscription and a wait end at once, without resuming", li
   assert.equal(follower.subscription.endReason, "closed");
   await assert.rejects(waiting, (e: unknown) => e instanceof ConnectionError);
   assert.ok(Date.now() - killed < RESUME_WINDOW_MS / 2, "at once, not after the resume window");
+  // The daemon's guardian ends its children (SPEC X4) before the runtime directory, with the record of their
+  // groups, is removed.
+  for (const pid of [pipe.pid, pty.pid]) {
+    await eventually(`child ${String(pid)} of the killed daemon ended`, () => ended(pid ?? assert.fail("a pid")));
+  }
 });
+
+/** Whether process `pid` has exited: gone, or a zombie nobody reaped yet. */
+function ended(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? true;
+  } catch {
+    return true;
+  }
+}
