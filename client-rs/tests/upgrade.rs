@@ -337,10 +337,9 @@ async fn after_a_crash_a_subscription_and_a_wait_end_at_once() {
         let wait = tokio::spawn(async move { waiter.wait(pipe).await });
         let (id, shell_pid) = printer(&client).await;
         let children = [watch_exit(pipe_pid), watch_exit(shell_pid)];
-        let subscription = client.subscribe(id, 0, "obs", Role::Observer, Takeover::Refuse).await.expect("obs");
+        let mut live = client.subscribe(id, 0, "obs", Role::Observer, Takeover::Refuse).await.expect("obs");
         let (progress, mut seen) = watch::channel(Progress::default());
         // Reads until the end, which must be an error and no resumption.
-        let mut live = subscription;
         let reader = tokio::spawn(async move {
             let mut lines = 0u64;
             loop {
