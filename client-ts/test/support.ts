@@ -2,7 +2,7 @@
 //! spawned through the client and always stopped (SIGKILL if it must) when the test ends, and bounded waits.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,11 +64,41 @@ export function killAtEnd(t: TestContext, pid: number): void {
   });
 }
 
-/** A daemon spawned and claimed through the client in a fresh runtime directory, killed when the test ends. */
+/** The daemon's record of its process groups in its directory (the server's `GROUPS_FILE`): what its guardian
+ * ends once the daemon is gone, and then removes. */
+const GROUPS_FILE = "service.groups";
+
+/** Whether a record of process groups is gone (the guardian removes it once it ended them) or lists none (a
+ * guardian leaves an empty record as it is). */
+function noGroupsLeft(path: string): boolean {
+  try {
+    const record = JSON.parse(readFileSync(path, "utf8")) as { groups?: unknown[] };
+    return (record.groups ?? []).length === 0;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** A daemon spawned and claimed through the client in a fresh runtime directory, killed when the test ends.
+ *
+ * One hook ends the test, in this order (hooks run in the order they were added): a daemon still running is
+ * killed and its guardian ends what its record lists (a pipe process leads its own group and would survive the
+ * daemon otherwise), then the directory is removed. Removed first, it would leave the guardian no record. A
+ * daemon the test stopped is not waited for: an orderly stop removes the record itself. */
 export async function spawned(t: TestContext, name = "test"): Promise<Spawned & { runtimeDir: string }> {
-  const runtimeDir = tempDir(t);
+  const runtimeDir = mkdtempSync(join(tmpdir(), "opencode-pty-ts-"));
+  let pid: number | null = null;
+  t.after(async () => {
+    const daemon = pid;
+    if (daemon !== null && alive(daemon)) {
+      process.kill(daemon, "SIGKILL");
+      await eventually(`daemon ${daemon} gone`, () => !alive(daemon));
+      await eventually(`its guardian's work (${GROUPS_FILE} removed)`, () => noGroupsLeft(join(runtimeDir, name, GROUPS_FILE)));
+    }
+    rmSync(runtimeDir, { recursive: true, force: true });
+  });
   const result = await Daemon.spawn({ binary: binary(), runtimeDir, name, timeoutMs: WAIT_MS });
-  killAtEnd(t, result.daemon.pid);
+  pid = result.daemon.pid;
   return { ...result, runtimeDir };
 }
 
