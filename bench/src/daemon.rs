@@ -1,7 +1,7 @@
 //! A real daemon binary under test: started in its own runtime directory, claimed through the Rust client (it
-//! stops when the owner channel closes), reached only through its socket, measured from `/proc`, and stopped
-//! with `shutdown`, or killed when that fails or the handle is dropped. Also the one place that calls
-//! `subscribe`, and the drain of a subscription up to `exited`.
+//! stops when the owner channel closes), reached only through its socket, measured from `/proc`, upgraded in
+//! place through the owner channel, and stopped with `shutdown`, or killed when that fails or the handle is
+//! dropped. Also the one place that calls `subscribe`, and the drain of a subscription up to `exited`.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -18,6 +18,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How long a stopping daemon may take to exit before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long an `upgrade` may take to be answered (its preflight runs the program; a loaded machine is slow).
+const UPGRADE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The runtime directory's name under the root.
 const NAME: &str = "bench";
@@ -70,6 +73,18 @@ impl Daemon {
     /// From spawning the binary to a registration that parses.
     pub fn startup(&self) -> Duration {
         self.startup
+    }
+
+    /// `upgrade` on the owner channel to `program` (an absolute path; `None`: the daemon's own executable):
+    /// the daemon re-executes it in place. Returns the time from the request to `ok`.
+    pub async fn upgrade(&mut self, program: Option<&Path>) -> Result<Duration> {
+        let owner = self.owner.as_mut().context("the daemon's owner channel is gone")?;
+        let started = Instant::now();
+        tokio::time::timeout(UPGRADE_TIMEOUT, owner.upgrade(program))
+            .await
+            .context("no answer to `upgrade` in time")?
+            .context("the upgrade")?;
+        Ok(started.elapsed())
     }
 
     /// The daemon's resident memory and thread count now.
