@@ -38,12 +38,15 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<Table> {
              from {} ms before an `upgrade` to a private copy of the daemon binary until {} ms after it was \
              answered, {} upgrades per repetition. During: every round trip that overlapped the upgrade (from the \
              request to `ok` or, if later, to the subscription's `Event::Resumed`); worst: the longest of each \
-             upgrade. An `input` whose connection the upgrade closed unanswered is sent again (the time counts). \
+             upgrade. An `input` the upgrade kept from being taken (its connection closed unanswered, or refused by \
+             the new image because the controller's subscription had not resumed yet: `attachment echo is not \
+             subscribed`) is sent again after {} ms, as a client would, and the time counts. \
              Milliseconds.",
             plan.echo_samples,
             LEAD.as_millis(),
             TRAIL.as_millis(),
-            plan.upgrade_echoes
+            plan.upgrade_echoes,
+            RESEND_PAUSE.as_millis()
         ),
     );
     let idle = table.add(Row::new("idle", "daemon, no upgrade", Unit::Milliseconds));
@@ -84,7 +87,7 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<Table> {
             }
         }
         if resent > 0 {
-            table.note(during, format!("{resent} inputs sent again after the upgrade closed their connection"));
+            table.note(during, format!("{resent} inputs sent again: the upgrade kept them from being taken"));
         }
         drop(subscription);
         client.terminate(id).await?;
@@ -154,7 +157,7 @@ impl Round<'_> {
         Ok(Around { requested, until: answered.max(resumed), round_trip: ms(round_trip), rounds, resent })
     }
 
-    /// One round trip: `input` of `byte` (sent again while the upgrade closes its connection unanswered),
+    /// One round trip: `input` of `byte` (sent again while the upgrade keeps it from being taken: [`resend`]),
     /// until it comes back; how many times it was sent, and when the subscription resumed if it did meanwhile.
     /// Other bytes are skipped: a byte sent again whose first send the daemon had taken comes back twice.
     async fn echo_once(&mut self, byte: u8) -> Result<(usize, Option<Instant>)> {
@@ -166,7 +169,7 @@ impl Round<'_> {
                 sends += 1;
                 match client.input(id, ATTACHMENT, DEFAULT_COLS, DEFAULT_ROWS, &data).await {
                     Ok(_) => return anyhow::Ok(sends),
-                    Err(ClientError::Closed | ClientError::Io { .. }) => tokio::time::sleep(RESEND_PAUSE).await,
+                    Err(error) if resend(&error) => tokio::time::sleep(RESEND_PAUSE).await,
                     Err(error) => return Err(error.into()),
                 }
             }
@@ -182,9 +185,18 @@ impl Round<'_> {
                 }
             }
         };
-        let (sends, resumed) =
-            tokio::time::timeout(ECHO_TIMEOUT, async { tokio::join!(send, receive) }).await.context("no echo in time")?;
-        Ok((sends?, resumed?))
+        tokio::time::timeout(ECHO_TIMEOUT, async { tokio::try_join!(send, receive) }).await.context("no echo in time")?
+    }
+}
+
+/// Whether an `input` that failed with `error` is sent again: the upgrade closed its connection unanswered
+/// (U3), or the new image refused it because the controller's subscription has not resumed yet (its attachment
+/// is not subscribed again until the client subscribes again).
+fn resend(error: &ClientError) -> bool {
+    match error {
+        ClientError::Closed | ClientError::Io { .. } => true,
+        ClientError::Daemon { message } => message.ends_with(" is not subscribed"),
+        _ => false,
     }
 }
 
