@@ -22,6 +22,9 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long an `upgrade` may take to be answered (its preflight runs the program; a loaded machine is slow).
 const UPGRADE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The daemon's log (its stderr), in the root it was started with.
+pub const LOG_FILE: &str = "daemon.log";
+
 /// The runtime directory's name under the root.
 const NAME: &str = "bench";
 
@@ -41,10 +44,10 @@ pub struct Daemon {
 
 impl Daemon {
     /// Starts `binary` with a runtime directory under `root` (which must not hold another daemon), waits for its
-    /// registration, connects and claims it. Its log goes to `root/daemon.log`.
+    /// registration, connects and claims it. Its log goes to `root/`[`LOG_FILE`].
     pub async fn start(binary: &Path, root: &Path) -> Result<Daemon> {
         std::fs::create_dir_all(root)?;
-        let log_path = root.join("daemon.log");
+        let log_path = root.join(LOG_FILE);
         let log = std::fs::File::create(&log_path)?;
         let launch =
             Launch::new(binary, root, NAME).stderr(Stdio::from(log)).deadline(START_TIMEOUT).stop_grace(Duration::ZERO);

@@ -185,7 +185,9 @@ impl Round<'_> {
                 }
             }
         };
-        tokio::time::timeout(ECHO_TIMEOUT, async { tokio::try_join!(send, receive) }).await.context("no echo in time")?
+        tokio::time::timeout(ECHO_TIMEOUT, async { tokio::try_join!(send, receive) })
+            .await
+            .context("no echo in time")?
     }
 }
 

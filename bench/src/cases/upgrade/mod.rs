@@ -1,10 +1,12 @@
 //! Case 8, the in-place upgrade (issue 30): the daemon re-executes a private copy of its own binary through
 //! `upgrade` on the owner channel. `pause`: how long the output of busy terminals stops (1, 16 and 100 of
-//! them; the goal is under 100 ms at 16) and how long `upgrade` takes to be answered; `echo`: the echo round
-//! trip of a terminal while an upgrade happens, beside the same round trip without one.
+//! them; the goal is under 100 ms at 16) and how long `upgrade` takes to be answered; `phases`: where that
+//! time goes, by the daemon's log; `echo`: the echo round trip of a terminal while an upgrade happens, beside
+//! the same round trip without one.
 
 mod echo;
 mod pause;
+mod phases;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
@@ -14,10 +16,11 @@ use anyhow::{Context as _, Result};
 use crate::plan::Context;
 use crate::stats::Table;
 
-/// The upgrade tables: the pause, then the echo.
+/// The upgrade tables: the pause, where its time goes, then the echo.
 pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let program = private_copy(ctx)?;
-    Ok(vec![pause::run(ctx, &program).await?, echo::run(ctx, &program).await?])
+    let [pause, phases] = pause::run(ctx, &program).await?;
+    Ok(vec![pause, phases, echo::run(ctx, &program).await?])
 }
 
 /// A copy of the daemon binary the daemon accepts to upgrade to: mode 0755, ours, in a folder of its own that

@@ -12,6 +12,7 @@ use anyhow::{Result, bail};
 use opencode_pty_client::{CreatePty, Event, Response, Role, Subscription};
 use tokio::task::JoinHandle;
 
+use super::phases::{self, StepRows, Steps, terminals};
 use crate::daemon::{self, Daemon};
 use crate::fifo::quote;
 use crate::plan::Context;
@@ -32,8 +33,8 @@ const POLL: Duration = Duration::from_millis(5);
 /// The most pauses a follower keeps between two looks (the harness takes them after each upgrade).
 const KEPT_PAUSES: usize = 16;
 
-/// The pause table.
-pub(super) async fn run(ctx: &Context, program: &Path) -> Result<Table> {
+/// The pause table, and where the time of the same upgrades went by the daemon's log.
+pub(super) async fn run(ctx: &Context, program: &Path) -> Result<[Table; 2]> {
     let plan = &ctx.plan;
     let mut table = Table::new(
         "upgrade",
@@ -54,34 +55,37 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<Table> {
         ),
     );
     let startup = table.add(Row::new("startup", "daemon start-up (spawn to registration)", Unit::Milliseconds));
+    let mut steps = Steps::new();
     let mut rows = Vec::with_capacity(plan.upgrade_terminals.len());
     for &n in &plan.upgrade_terminals {
         let quiet = table.add(Row::new(
             format!("quiet_{n}"),
-            format!("longest silence without an upgrade, {n} terminals"),
+            format!("longest silence without an upgrade, {}", terminals(n)),
             Unit::Milliseconds,
         ));
         let pause = table.add(
-            Row::new(format!("pause_{n}"), format!("pause at the upgrade, {n} terminals"), Unit::Milliseconds)
+            Row::new(format!("pause_{n}"), format!("pause at the upgrade, {}", terminals(n)), Unit::Milliseconds)
                 .vs(&[&format!("quiet_{n}")]),
         );
         let upgrade = table.add(
-            Row::new(format!("upgrade_{n}"), format!("`upgrade` round trip, {n} terminals"), Unit::Milliseconds)
+            Row::new(format!("upgrade_{n}"), format!("`upgrade` round trip, {}", terminals(n)), Unit::Milliseconds)
                 .vs(&["startup"]),
         );
-        rows.push(Rows { terminals: n, quiet, pause, upgrade });
+        rows.push(Rows { terminals: n, quiet, pause, upgrade, steps: steps.add(n) });
     }
     for _ in 0..plan.repetitions {
         for rows in &rows {
-            let mut daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
+            let root = ctx.fresh_dir("daemon")?;
+            let mut daemon = Daemon::start(&ctx.daemon, &root).await?;
             table.push_sample(startup, ms(daemon.startup()));
             let measured = measure(ctx, &mut daemon, program, rows, &mut table).await;
             let stopped = daemon.stop().await;
             measured?;
             stopped?;
+            steps.push(&rows.steps, &phases::read(&root.join(daemon::LOG_FILE))?, plan.upgrades);
         }
     }
-    Ok(table.finish())
+    Ok([table.finish(), steps.finish()])
 }
 
 /// The rows of one terminal count.
@@ -90,6 +94,7 @@ struct Rows {
     quiet: usize,
     pause: usize,
     upgrade: usize,
+    steps: StepRows,
 }
 
 /// Starts the busy terminals on `daemon` and their followers, upgrades it `plan.upgrades` times, and stops
