@@ -62,8 +62,8 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The full run: the sizes, three repetitions (two of the scale case), about seven minutes on two
-    /// cores.
+    /// The full run: the sizes, three repetitions (two of the scale case), about ten minutes on two
+    /// cores (the upgrade case about two and a half of them).
     pub(crate) fn full() -> Plan {
         Plan {
             quick: false,
