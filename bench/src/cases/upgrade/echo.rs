@@ -23,7 +23,12 @@ const TRAIL: Duration = Duration::from_millis(150);
 /// The most round trips kept around one upgrade (about a thousand are taken at the idle round trip's pace).
 const MAX_ROUNDS: usize = 16_384;
 
-/// The pause between two sends of an `input` whose connection the upgrade closed unanswered.
+/// The end of the error that refuses an `input` of the controller's attachment before its subscription
+/// resumed: the new image keeps the controller, but the attachment is not subscribed again until the client
+/// subscribes again.
+const NOT_SUBSCRIBED: &str = " is not subscribed";
+
+/// The pause between two sends of an `input` the upgrade kept from being taken.
 const RESEND_PAUSE: Duration = Duration::from_millis(5);
 
 /// The echo-during-an-upgrade table.
@@ -63,7 +68,7 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<Table> {
         let mut subscription = daemon::subscribe(&client, id, 0, ATTACHMENT, Role::Controller).await?;
         wait_ready(&mut subscription).await?;
         let mut byte = b'a';
-        let mut resent = 0;
+        let mut resent = Resent::default();
         for _ in 0..plan.repetitions {
             for _ in 0..plan.echo_samples {
                 table.push_sample(idle, echo(&client, id, &mut subscription, next(&mut byte)).await?);
@@ -71,7 +76,7 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<Table> {
             for _ in 0..plan.upgrade_echoes {
                 let mut round = Round { client: &client, id, subscription: &mut subscription, byte: &mut byte };
                 let around = round.around(&mut daemon, program).await?;
-                resent += around.resent;
+                resent.add(around.resent);
                 table.push_sample(upgrade, around.round_trip);
                 let overlapping: Vec<f64> = around
                     .rounds
@@ -86,8 +91,15 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<Table> {
                 table.push_sample(worst, overlapping.iter().copied().fold(0.0, f64::max));
             }
         }
-        if resent > 0 {
-            table.note(during, format!("{resent} inputs sent again: the upgrade kept them from being taken"));
+        if resent.closed + resent.refused > 0 {
+            table.note(
+                during,
+                format!(
+                    "inputs sent again: {} whose connection closed unanswered, {} refused as `attachment {ATTACHMENT} \
+                     is not subscribed`",
+                    resent.closed, resent.refused
+                ),
+            );
         }
         drop(subscription);
         client.terminate(id).await?;
@@ -111,7 +123,23 @@ struct Around {
     /// Every echo round trip: when it started and ended.
     rounds: Vec<(Instant, Instant)>,
     /// How many inputs were sent again.
-    resent: usize,
+    resent: Resent,
+}
+
+/// Inputs sent again, by why.
+#[derive(Debug, Default, Clone, Copy)]
+struct Resent {
+    /// Their connection was closed unanswered (the old image quiescing).
+    closed: usize,
+    /// The new image refused them: the controller's subscription had not resumed yet.
+    refused: usize,
+}
+
+impl Resent {
+    fn add(&mut self, other: Resent) {
+        self.closed += other.closed;
+        self.refused += other.refused;
+    }
 }
 
 /// The echo terminal, as the round trips around an upgrade use it.
@@ -128,15 +156,15 @@ impl Round<'_> {
     async fn around(&mut self, daemon: &mut Daemon, program: &Path) -> Result<Around> {
         let stop = AtomicBool::new(false);
         let mut rounds = Vec::new();
-        let mut resent = 0;
+        let mut resent = Resent::default();
         let mut resumed = None;
         let sampling = async {
             while !stop.load(Ordering::Acquire) && rounds.len() < MAX_ROUNDS {
                 let started = Instant::now();
                 let byte = next(self.byte);
-                let (sends, resumed_at) = self.echo_once(byte).await?;
+                let (again, resumed_at) = self.echo_once(byte).await?;
                 rounds.push((started, Instant::now()));
-                resent += sends - 1;
+                resent.add(again);
                 resumed = resumed.or(resumed_at);
             }
             anyhow::Ok(())
@@ -157,21 +185,23 @@ impl Round<'_> {
         Ok(Around { requested, until: answered.max(resumed), round_trip: ms(round_trip), rounds, resent })
     }
 
-    /// One round trip: `input` of `byte` (sent again while the upgrade keeps it from being taken: [`resend`]),
-    /// until it comes back; how many times it was sent, and when the subscription resumed if it did meanwhile.
+    /// One round trip: `input` of `byte` (sent again while the upgrade keeps it from being taken: [`Resent`]),
+    /// until it comes back; how many times it was sent again, and when the subscription resumed if it did
+    /// meanwhile.
     /// Other bytes are skipped: a byte sent again whose first send the daemon had taken comes back twice.
-    async fn echo_once(&mut self, byte: u8) -> Result<(usize, Option<Instant>)> {
+    async fn echo_once(&mut self, byte: u8) -> Result<(Resent, Option<Instant>)> {
         let data = [byte];
         let (client, id) = (self.client, self.id);
         let send = async {
-            let mut sends = 0;
+            let mut again = Resent::default();
             loop {
-                sends += 1;
                 match client.input(id, ATTACHMENT, DEFAULT_COLS, DEFAULT_ROWS, &data).await {
-                    Ok(_) => return anyhow::Ok(sends),
-                    Err(error) if resend(&error) => tokio::time::sleep(RESEND_PAUSE).await,
+                    Ok(_) => return anyhow::Ok(again),
+                    Err(ClientError::Closed | ClientError::Io { .. }) => again.closed += 1,
+                    Err(ClientError::Daemon { message }) if message.ends_with(NOT_SUBSCRIBED) => again.refused += 1,
                     Err(error) => return Err(error.into()),
                 }
+                tokio::time::sleep(RESEND_PAUSE).await;
             }
         };
         let subscription = &mut *self.subscription;
@@ -188,17 +218,6 @@ impl Round<'_> {
         tokio::time::timeout(ECHO_TIMEOUT, async { tokio::try_join!(send, receive) })
             .await
             .context("no echo in time")?
-    }
-}
-
-/// Whether an `input` that failed with `error` is sent again: the upgrade closed its connection unanswered
-/// (U3), or the new image refused it because the controller's subscription has not resumed yet (its attachment
-/// is not subscribed again until the client subscribes again).
-fn resend(error: &ClientError) -> bool {
-    match error {
-        ClientError::Closed | ClientError::Io { .. } => true,
-        ClientError::Daemon { message } => message.ends_with(" is not subscribed"),
-        _ => false,
     }
 }
 
