@@ -1,7 +1,7 @@
 //! A real daemon binary under test: started in its own runtime directory, claimed through the Rust client (it
-//! stops when the owner channel closes), reached only through its socket, measured from `/proc`, and stopped
-//! with `shutdown`, or killed when that fails or the handle is dropped. Also the one place that calls
-//! `subscribe`, and the drain of a subscription up to `exited`.
+//! stops when the owner channel closes), reached only through its socket, measured from `/proc`, upgraded in
+//! place through the owner channel, and stopped with `shutdown`, or killed when that fails or the handle is
+//! dropped. Also the one place that calls `subscribe`, and the drain of a subscription up to `exited`.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -18,6 +18,12 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How long a stopping daemon may take to exit before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long an `upgrade` may take to be answered (its preflight runs the program; a loaded machine is slow).
+const UPGRADE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The daemon's log (its stderr), in the root it was started with.
+pub const LOG_FILE: &str = "daemon.log";
 
 /// The runtime directory's name under the root.
 const NAME: &str = "bench";
@@ -38,10 +44,10 @@ pub struct Daemon {
 
 impl Daemon {
     /// Starts `binary` with a runtime directory under `root` (which must not hold another daemon), waits for its
-    /// registration, connects and claims it. Its log goes to `root/daemon.log`.
+    /// registration, connects and claims it. Its log goes to `root/`[`LOG_FILE`].
     pub async fn start(binary: &Path, root: &Path) -> Result<Daemon> {
         std::fs::create_dir_all(root)?;
-        let log_path = root.join("daemon.log");
+        let log_path = root.join(LOG_FILE);
         let log = std::fs::File::create(&log_path)?;
         let launch =
             Launch::new(binary, root, NAME).stderr(Stdio::from(log)).deadline(START_TIMEOUT).stop_grace(Duration::ZERO);
@@ -70,6 +76,18 @@ impl Daemon {
     /// From spawning the binary to a registration that parses.
     pub fn startup(&self) -> Duration {
         self.startup
+    }
+
+    /// `upgrade` on the owner channel to `program` (an absolute path; `None`: the daemon's own executable):
+    /// the daemon re-executes it in place. Returns the time from the request to `ok`.
+    pub async fn upgrade(&mut self, program: Option<&Path>) -> Result<Duration> {
+        let owner = self.owner.as_mut().context("the daemon's owner channel is gone")?;
+        let started = Instant::now();
+        tokio::time::timeout(UPGRADE_TIMEOUT, owner.upgrade(program))
+            .await
+            .context("no answer to `upgrade` in time")?
+            .context("the upgrade")?;
+        Ok(started.elapsed())
     }
 
     /// The daemon's resident memory and thread count now.

@@ -50,11 +50,20 @@ pub(crate) struct Plan {
     pub startups: usize,
     /// The bound of every wait for a run to finish, in seconds.
     pub timeout_s: u64,
+    /// Busy terminal counts of the upgrade case (absent from results written before it existed).
+    #[serde(default)]
+    pub upgrade_terminals: Vec<usize>,
+    /// In-place upgrades per terminal count and repetition of the upgrade case.
+    #[serde(default)]
+    pub upgrades: usize,
+    /// In-place upgrades per repetition during which the echo of a terminal is sampled.
+    #[serde(default)]
+    pub upgrade_echoes: usize,
 }
 
 impl Plan {
-    /// The full run: the sizes, three repetitions (two of the scale case), about seven minutes on two
-    /// cores.
+    /// The full run: the sizes, three repetitions (two of the scale case), about ten minutes on two
+    /// cores (the upgrade case about two and a half of them).
     pub(crate) fn full() -> Plan {
         Plan {
             quick: false,
@@ -75,6 +84,9 @@ impl Plan {
             heavy_samples: 10,
             startups: 3,
             timeout_s: 300,
+            upgrade_terminals: vec![1, 16, 100],
+            upgrades: 5,
+            upgrade_echoes: 10,
         }
     }
 
@@ -100,6 +112,9 @@ impl Plan {
             heavy_samples: 2,
             startups: 1,
             timeout_s: 60,
+            upgrade_terminals: vec![1, 4],
+            upgrades: 1,
+            upgrade_echoes: 2,
         }
     }
 

@@ -19,13 +19,13 @@ use crate::relay::Relay;
 use crate::stats::{Row, Table, Unit};
 
 /// The bound of one echo.
-const ECHO_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const ECHO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the echo terminal prints once it is in raw mode.
-const READY: &[u8] = b"ECHO-READY";
+pub(super) const READY: &[u8] = b"ECHO-READY";
 
 /// The attachment of the controller.
-const ATTACHMENT: &str = "echo";
+pub(super) const ATTACHMENT: &str = "echo";
 
 /// The echo table.
 pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
@@ -113,13 +113,13 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
 }
 
 /// The next byte to send: a lowercase letter, never the same twice in a row.
-fn next(byte: &mut u8) -> u8 {
+pub(super) fn next(byte: &mut u8) -> u8 {
     *byte = if *byte == b'z' { b'a' } else { *byte + 1 };
     *byte
 }
 
 /// Reads until the terminal has printed `READY` (replay included).
-async fn wait_ready(subscription: &mut Subscription) -> Result<()> {
+pub(super) async fn wait_ready(subscription: &mut Subscription) -> Result<()> {
     let mut seen = subscription.attached().replay.clone();
     let wait = async {
         while !seen.windows(READY.len()).any(|window| window == READY) {
@@ -134,7 +134,7 @@ async fn wait_ready(subscription: &mut Subscription) -> Result<()> {
 }
 
 /// One round trip: `input` of `byte`, until it comes back; milliseconds.
-async fn echo(client: &Client, id: u64, subscription: &mut Subscription, byte: u8) -> Result<f64> {
+pub(super) async fn echo(client: &Client, id: u64, subscription: &mut Subscription, byte: u8) -> Result<f64> {
     let data = [byte];
     let started = Instant::now();
     let send = client.input(id, ATTACHMENT, DEFAULT_COLS, DEFAULT_ROWS, &data);

@@ -8,6 +8,7 @@ mod memory;
 mod pipes;
 mod requests;
 mod scale;
+mod upgrade;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,7 +24,7 @@ use crate::stats::{Row, Table, Unit};
 type Case = (&'static str, for<'a> fn(&'a Context) -> Pin<Box<dyn Future<Output = Result<Vec<Table>>> + 'a>>);
 
 /// Every case, in order.
-pub(crate) const CASES: [Case; 7] = [
+pub(crate) const CASES: [Case; 8] = [
     ("ingest", |ctx| Box::pin(ingest::run(ctx))),
     ("echo", |ctx| Box::pin(echo::run(ctx))),
     ("scale", |ctx| Box::pin(scale::run(ctx))),
@@ -31,6 +32,7 @@ pub(crate) const CASES: [Case; 7] = [
     ("pipes", |ctx| Box::pin(pipes::run(ctx))),
     ("requests", |ctx| Box::pin(requests::run(ctx))),
     ("commands", |ctx| Box::pin(commands::run(ctx))),
+    ("upgrade", |ctx| Box::pin(upgrade::run(ctx))),
 ];
 
 /// Runs the cases whose name contains `filter` (all without one); a failed case becomes a table holding its
