@@ -50,6 +50,7 @@ pub use inspect::{CellInfo, Color, MAX_LINK_BYTES, RowInfo, Style};
 pub use mouse::{MouseFormat, MouseTracking};
 pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, kernel_discards, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
+pub use snapshot::Detached;
 pub use terminal::{Cursor, CursorShape, CursorStyle, MAX_CONTINUATION_BYTES, ModeKind, Screen, Terminal};
 
 /// The version string the loaded library reports, e.g. `0.1.0-dev`.

@@ -87,6 +87,35 @@ impl Terminal {
     }
 }
 
+/// A terminal on its way to another thread ([`Terminal::detach`]): made (decoded from a snapshot, fed the output
+/// that followed it) on one thread and used on another, which an in-place upgrade does to rebuild emulators
+/// off the threads that serve their terminals. It can only be turned back into a [`Terminal`]
+/// ([`Detached::attach`]): nothing can be called on it in between.
+#[derive(Debug)]
+pub struct Detached(Terminal);
+
+// Safety: a `Terminal` is `!Send` only so that no two threads call into it at once and its callbacks run on
+// the thread that writes. A `Detached` owns its terminal alone (the libghostty handle and the callback state
+// behind its userdata pointer, which nothing else refers to) and offers no call at all, so no call can be in
+// progress while it moves; libghostty keeps no per-thread state for a terminal (the page record of `pages` is
+// process-wide and its thread-local mark is only held for the length of one call), so the thread that attaches
+// it may use it as if it had made it.
+unsafe impl Send for Detached {}
+
+impl Terminal {
+    /// This terminal, to move to another thread (see [`Detached`]).
+    pub fn detach(self) -> Detached {
+        Detached(self)
+    }
+}
+
+impl Detached {
+    /// The terminal, on the thread that will use it from now on.
+    pub fn attach(self) -> Terminal {
+        self.0
+    }
+}
+
 /// A terminal handle decoded from `bytes`, without callbacks.
 fn decode(bytes: &[u8]) -> Result<ffi::GhosttyTerminal> {
     let mut decoder: ffi::GhosttySnapshotDecoder = std::ptr::null_mut();

@@ -112,3 +112,33 @@ fn a_sequence_longer_than_the_continuation_is_fed_to_its_end_first() {
     assert_eq!(open.write_until_ground(b";2;3"), 4);
     assert!(!open.in_ground());
 }
+
+#[test]
+fn a_terminal_decoded_and_fed_on_another_thread_is_the_same_terminal_on_this_one() {
+    let mut source = busy();
+    let bytes = source.snapshot().expect("snapshot");
+    let later = b"4mtail\x1b[?1049l\x1b]2;after\x07more\r\n\x1b[c";
+    // Decoded and fed what followed on a thread of its own, its replies and title change dropped there.
+    let detached = std::thread::spawn(move || {
+        let mut copy = Terminal::from_snapshot(&bytes, 1_000).expect("decoded");
+        copy.write(later);
+        assert!(!copy.take_replies().is_empty(), "the device attributes query is answered");
+        assert!(copy.take_title_changed());
+        copy.detach()
+    })
+    .join()
+    .expect("the decoding thread");
+    let mut copy = detached.attach();
+    source.write(later);
+    assert_eq!(source.state_diff(&copy, Blanks::Exact).expect("diff"), None);
+    assert_eq!(copy.plain_text().unwrap(), source.plain_text().unwrap());
+    // Used on this thread from now on: it answers and reports here.
+    for terminal in [&mut source, &mut copy] {
+        terminal.take_replies();
+        terminal.take_title_changed();
+        terminal.write(b"\x1b[5n\x1b]2;here\x07");
+    }
+    assert_eq!(copy.take_replies(), source.take_replies());
+    assert!(copy.take_title_changed());
+    assert_eq!(copy.title().as_deref(), Some("here"));
+}

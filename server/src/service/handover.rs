@@ -9,6 +9,7 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use super::{Entry, Process, ProcessService};
 use crate::bounds::json_len;
@@ -16,6 +17,8 @@ use crate::error::ServiceError;
 use crate::listing::{self, Reservation};
 use crate::pipe::{PipeHandle, PipeSpec};
 use crate::terminal::PtyHandle;
+use crate::terminal::handover::PREPARE_TIMEOUT;
+use crate::terminal::rebuild::Rebuilder;
 use crate::upgrade::{DaemonState, ProcessState, UpgradeError, UpgradeState};
 
 /// Every process of a daemon, captured: what the state's `processes` and `next_id` hold, and the descriptors
@@ -79,6 +82,17 @@ impl ProcessService {
     pub(crate) fn capture_all(&self) -> CapturedProcesses {
         let entries: Vec<(u64, Entry)> = self.processes().take().into_iter().flat_map(BTreeMap::into_iter).collect();
         let mut captured = CapturedProcesses { next_id: self.next_id.load(Ordering::Relaxed), ..Default::default() };
+        // Every terminal prepares its screen while it runs on, all at once; then the captures stop them.
+        let preparing: Vec<_> = entries
+            .iter()
+            .filter_map(|(_, entry)| match &entry.process {
+                Process::Pty(handle) => handle.prepare_capture(),
+                Process::Pipe(_) => None,
+            })
+            .collect();
+        let deadline = Instant::now() + PREPARE_TIMEOUT;
+        let bytes: u64 = preparing.into_iter().filter_map(|prepared| prepared.recv_deadline(deadline).ok()).sum();
+        tracing::info!(processes = entries.len(), bytes, "screens prepared");
         let begun: Vec<_> = entries
             .iter()
             .map(|(id, entry)| {
@@ -93,6 +107,9 @@ impl ProcessService {
             let finished = begun.and_then(|capturing| match (&entry.process, capturing) {
                 (Process::Pty(handle), Some(capturing)) => handle.finish_capture(capturing).map(|terminal| {
                     captured.descriptors.insert(terminal.state.master_fd, terminal.master);
+                    if let (Some(file), Some(screen)) = (terminal.state.screen_file, terminal.screen) {
+                        captured.descriptors.insert(file.fd, screen);
+                    }
                     ProcessState::Pty(Box::new(terminal.state))
                 }),
                 (Process::Pipe(handle), _) => {
@@ -138,9 +155,10 @@ impl ProcessService {
         }
         self.next_id.fetch_max(next_id, Ordering::Relaxed);
         let mut failures = Vec::new();
+        let mut rebuilder = Rebuilder::default();
         for state in processes {
             let id = state.id();
-            match self.restore_one(state, &mut adopt) {
+            match self.restore_one(state, &mut adopt, &mut rebuilder) {
                 Ok(entry) => {
                     if let Err(error) = self.started(id, &entry.process) {
                         // Unrecorded, the process still runs: a guardian that outlives this image may miss it.
@@ -153,6 +171,8 @@ impl ProcessService {
                 Err(error) => failures.push(error),
             }
         }
+        // The emulators are made from here on, while the terminals serve (`terminal/rebuild.rs`).
+        rebuilder.start();
         tracing::info!(failed = failures.len(), "processes restored");
         Ok(failures)
     }
@@ -162,6 +182,7 @@ impl ProcessService {
         &self,
         state: ProcessState,
         adopt: &mut impl FnMut(i32) -> Result<OwnedFd, String>,
+        rebuilder: &mut Rebuilder,
     ) -> Result<Entry, UpgradeError> {
         let id = state.id();
         let mut take = |fd: i32| adopt(fd).map_err(|reason| UpgradeError::Descriptor { id, fd, reason });
@@ -169,10 +190,12 @@ impl ProcessService {
         match state {
             ProcessState::Pty(terminal) => {
                 let master = take(terminal.master_fd)?;
+                let screen = terminal.screen_file.map(|file| take(file.fd)).transpose()?;
                 let spec = crate::terminal::spec_from_state(&terminal.spec);
                 let command = std::iter::once(&spec.program).chain(&spec.args);
                 let listing = self.reserve_restored(listing::pty_cost(&spec, command_bytes(command)));
-                let handle = PtyHandle::restore(*terminal, master, self.config.clone()).map_err(failed)?;
+                let handle =
+                    PtyHandle::restore(*terminal, master, screen, self.config.clone(), rebuilder).map_err(failed)?;
                 Ok(Entry { process: Process::Pty(Arc::new(handle)), _listing: listing })
             }
             ProcessState::Pipe(pipe) => {

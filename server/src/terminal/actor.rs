@@ -10,12 +10,14 @@
 //! wait itself in `actor/waits.rs`. A chunk of output is processed only during one of the daemon's turns
 //! (`turns.rs`), or within the small allowance of a terminal that had caught up with its reader.
 
+mod catch_up;
 mod control;
 pub(crate) mod handover;
 mod input;
 mod output;
 mod run;
 mod screen;
+mod screen_file;
 mod shell;
 mod waits;
 
@@ -40,6 +42,7 @@ use super::coalesce::Coalescer;
 use super::command::Command;
 use super::fanout::{Fanout, Pending};
 use super::io::{PtyMaster, ReaderHolds, ReaderOutput};
+use super::rebuild::{Rebuilding, ScreenBytes};
 use super::replay::Replay;
 use super::shell::{Change, Tracker};
 use super::spawn::PtySpec;
@@ -95,9 +98,18 @@ pub(crate) struct ActorParts {
     /// Whether the reader holds a chunk it has not queued yet (see `Actor::caught_up_with_child`).
     pub(crate) reader_holds: ReaderHolds,
     /// Where an upgrade's capture is asked for (`handover.rs`): always waited on, whatever else waits.
-    pub(crate) capture: Receiver<handover::CaptureRequest>,
+    pub(crate) capture: Receiver<handover::HandoverRequest>,
     /// The state an upgrade's predecessor captured, for a terminal rebuilt from it.
-    pub(crate) restored: Option<Box<crate::upgrade::TerminalState>>,
+    pub(crate) restored: Option<Restored>,
+}
+
+/// What a terminal restored by an upgrade starts from: its state, where its screen's bytes are, and its
+/// emulator on its way (`terminal/rebuild.rs`).
+#[derive(Debug)]
+pub(crate) struct Restored {
+    pub(crate) state: Box<crate::upgrade::TerminalState>,
+    pub(crate) screen: Arc<ScreenBytes>,
+    pub(crate) pending: Rebuilding,
 }
 
 /// The `exited` event, once published, and when.
@@ -145,6 +157,10 @@ struct Actor {
     runs: run::Runs,
     /// The reader's queue, only to see whether it is empty (the loop's `Inbox` receives from it).
     reader_queue: Receiver<ReaderOutput>,
+    /// A restored terminal's emulator while it is rebuilt elsewhere (`vt` is a blank one meanwhile).
+    rebuilding: Option<Rebuilding>,
+    /// The screen prepared for an upgrade's capture (`screen_file.rs`).
+    prepared: Option<screen_file::Prepared>,
 }
 
 /// A chunk of output waiting for a turn.
@@ -183,7 +199,7 @@ struct Inbox {
     /// The daemon's turns at output processing.
     turns: Turns,
     /// An upgrade's capture.
-    capture: Receiver<handover::CaptureRequest>,
+    capture: Receiver<handover::HandoverRequest>,
 }
 
 /// Whether the loop goes on.
@@ -208,16 +224,16 @@ pub(crate) fn run(
     let _ = nix::sys::prctl::set_timerslack(COALESCE_TIMER_SLACK_NS);
     let restored = parts.restored.take();
     let vt = match &restored {
-        Some(state) => handover::restored_vt(state, parts.scrollback_lines),
+        // A blank one until the rebuilt one comes (`catch_up.rs`).
+        Some(restored) => Terminal::new(restored.state.cols, restored.state.rows, 0).ok(),
         // Refused sizes are caught at validation; nothing sensible is left to do without one.
         None => Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines).ok(),
     };
     let Some(vt) = vt else { return };
     let mut actor = Actor::new(parts, vt, output.clone());
-    if let Some(state) = &restored {
-        actor.restore(state);
+    if let Some(restored) = restored {
+        actor.restore(restored);
     }
-    drop(restored);
     let inbox = Inbox {
         commands,
         exit,
@@ -260,6 +276,8 @@ impl Actor {
             shell_changes: Vec::new(),
             runs: run::Runs::default(),
             reader_queue,
+            rebuilding: None,
+            prepared: None,
         }
     }
 
@@ -311,9 +329,13 @@ impl Actor {
         }
         let deliveries = self.fanout.pending();
         let writer = self.parts.input.waiting();
+        let rebuilt = self.rebuilding.as_ref().map(|pending| pending.ready.clone());
         let mut waits = Waits::new();
         waits.recv(&inbox.stop, Wake::Stop);
         waits.recv(&inbox.capture, Wake::Capture);
+        if let Some(rebuilt) = &rebuilt {
+            waits.recv(rebuilt, Wake::Rebuilt);
+        }
         // Output waits while the controller is behind: that is its backpressure on the reader and child. A chunk
         // taken without a turn waits for one, and the reader's queue (then the PTY, then the child) meanwhile.
         if pace == Pace::Keeping && !self.life.is_output_ended() {
@@ -361,11 +383,19 @@ impl Actor {
             }
             // The last step: the state goes to the handle, and the actor stops (leaving the PTY and the child
             // as they are). The handle holds the other end while the terminal runs.
-            Wake::Capture => {
-                if let Ok(request) = operation.recv(&inbox.capture) {
-                    self.capture(request, inbox);
+            Wake::Capture => match operation.recv(&inbox.capture) {
+                Ok(handover::HandoverRequest::Prepare(done)) => {
+                    let _ = done.send(self.prepare());
                 }
-                return Flow::Stop;
+                Ok(handover::HandoverRequest::Capture(request)) => {
+                    self.capture(request, inbox);
+                    return Flow::Stop;
+                }
+                Err(_) => return Flow::Stop,
+            },
+            Wake::Rebuilt => {
+                let handed = operation.recv(rebuilt.as_ref().expect("listed with its receiver")).ok().flatten();
+                self.rebuilt_elsewhere(handed);
             }
             Wake::Writer => self.hand_to_writer(operation, writer.as_ref().expect("listed with its sender")),
             Wake::Delivery(n) => self.deliver(operation, &deliveries[n]),

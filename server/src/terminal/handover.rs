@@ -4,11 +4,14 @@
 //! successor (or in the same daemon, when the upgrade falls back).
 
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 
-use super::actor::handover::{CaptureRequest, Captured, restored_info, spec_from_state};
+use super::actor::Restored;
+use super::actor::handover::{CaptureRequest, Captured, HandoverRequest, restored_info, spec_from_state};
+use super::rebuild::{Rebuilder, ScreenBytes};
 use super::start::Start;
 use super::{PtyHandle, TerminalConfig, shell};
 use crate::error::ServiceError;
@@ -21,12 +24,17 @@ use crate::upgrade::{Blob, ChildState, TerminalState};
 /// `terminate`, since its threads have been told to stop.
 pub(crate) const CAPTURE_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// A terminal's state and the descriptor it names, the PTY master, which must stay open (across `execve`, for
-/// the successor) until the terminal is restored.
+/// How long a capture waits for the terminal's actor to prepare its screen (`actor/screen_file.rs`) before it
+/// asks for the capture all the same (the actor answers in order: a late preparation is still used).
+pub(crate) const PREPARE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A terminal's state and the descriptors it names, the PTY master and its screen file, which must stay open
+/// (across `execve`, for the successor) until the terminal is restored.
 #[derive(Debug)]
 pub(crate) struct CapturedTerminal {
     pub(crate) state: TerminalState,
     pub(crate) master: OwnedFd,
+    pub(crate) screen: Option<OwnedFd>,
 }
 
 /// A capture asked of a terminal's actor ([`PtyHandle::begin_capture`]), to finish with
@@ -41,6 +49,13 @@ pub(crate) struct Capturing {
 }
 
 impl PtyHandle {
+    /// Before a capture: asks the actor to prepare its screen while the terminal runs on; the answer comes when
+    /// it has, with the bytes it wrote (`None`: the actor has stopped).
+    pub(crate) fn prepare_capture(&self) -> Option<Receiver<u64>> {
+        let (done, prepared) = bounded(1);
+        self.capture.try_send(HandoverRequest::Prepare(done)).ok().map(|()| prepared)
+    }
+
     /// The first step of a capture: asks the actor for its state (its reader and writer stop). Fails, changing
     /// nothing, for a terminal already stopped. [`Self::finish_capture`] must follow; the two steps let many
     /// terminals capture at once.
@@ -51,7 +66,7 @@ impl PtyHandle {
         self.handback.capture();
         let (reply, answer) = bounded(1);
         // Room for the one request a terminal ever gets; full or gone only when the actor has stopped.
-        let asked = self.capture.try_send(CaptureRequest { stop_pipe, reply }).is_ok();
+        let asked = self.capture.try_send(HandoverRequest::Capture(CaptureRequest { stop_pipe, reply })).is_ok();
         Ok(Capturing { stop, answer: asked.then_some(answer), deadline: Instant::now() + CAPTURE_TIMEOUT })
     }
 
@@ -74,7 +89,7 @@ impl PtyHandle {
         };
         // The actor has stopped (or is told to now); the writer ends once the input's delivery has.
         drop(stop);
-        let Captured { mut state, master } = match captured {
+        let Captured { mut state, master, screen } = match captured {
             Ok(captured) => captured,
             Err(error) => {
                 tracing::error!(id = self.id, %error, "a terminal could not be captured: it is ended");
@@ -98,7 +113,7 @@ impl PtyHandle {
         if let (Some(shell), Some(launch)) = (&mut state.shell, launch) {
             shell.script = Some(launch.keep());
         }
-        Ok(CapturedTerminal { state, master })
+        Ok(CapturedTerminal { state, master, screen })
     }
 
     /// The terminal `state` describes, around `master` (the descriptor the state names) and the same child,
@@ -107,10 +122,14 @@ impl PtyHandle {
     /// `exited` already published is not published again; an exit not yet seen is seen by the new watch), and
     /// the bytes that were on their way. Refused, leaving the child alone, when the child is not the one the
     /// state names (another start time); a failure after that ends the child.
+    /// Its emulator is made by `rebuilder` (or its actor), off the terminal's way (`rebuild.rs`); `screen` is the
+    /// screen file the state names.
     pub(crate) fn restore(
-        state: TerminalState,
+        mut state: TerminalState,
         master: OwnedFd,
+        screen: Option<OwnedFd>,
         config: TerminalConfig,
+        rebuilder: &mut Rebuilder,
     ) -> Result<PtyHandle, ServiceError> {
         let id = state.id;
         let pid = state.child.pid;
@@ -139,11 +158,14 @@ impl PtyHandle {
             .shell
             .as_ref()
             .and_then(|shell| shell.script.clone().map(|path| shell::Launch::adopt(shell.nonce.clone(), path)));
+        let last_info = restored_info(&state, &spec);
+        let screen = Arc::new(ScreenBytes::take(&mut state, screen));
+        let pending = rebuilder.add(&state, screen.clone());
         let start = Start {
             id,
             pid,
             started_at: state.started_at,
-            last_info: restored_info(&state, &spec),
+            last_info,
             spec,
             master,
             tty: state.tty.clone(),
@@ -151,7 +173,7 @@ impl PtyHandle {
             session,
             replay_bytes: state.replay.capacity,
             scrollback_lines: state.scrollback_lines,
-            restored: Some(Box::new(state)),
+            restored: Some(Restored { state: Box::new(state), screen, pending }),
         };
         PtyHandle::start(start, config)
     }

@@ -8,8 +8,9 @@ pub(crate) use actor::gate as actor_gate;
 mod coalesce;
 mod command;
 mod fanout;
-mod handover;
+pub(crate) mod handover;
 mod io;
+pub(crate) mod rebuild;
 pub(crate) mod replay;
 pub(crate) mod shell;
 mod spawn;
@@ -120,7 +121,7 @@ pub struct PtyHandle {
     /// How long the session has after the hangup (`TerminalConfig::hangup_grace`).
     hangup_grace: Duration,
     /// Where an upgrade's capture is asked of the actor (`handover.rs`).
-    capture: Sender<actor::handover::CaptureRequest>,
+    capture: Sender<actor::handover::HandoverRequest>,
     /// What the writer hands back when the terminal is captured.
     handback: io::Handback,
     /// The shell integration script, removed when the handle is dropped (after the terminal's stop), or handed

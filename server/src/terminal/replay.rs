@@ -101,6 +101,13 @@ impl Replay {
         [first, second].concat()
     }
 
+    /// The kept bytes from `offset` (clamped to the kept ones) to the tail, in the ring's two pieces.
+    pub(crate) fn slices_from(&self, offset: u64) -> (&[u8], &[u8]) {
+        let skip = usize::try_from(offset.clamp(self.head, self.tail()) - self.head).unwrap_or(self.bytes.len());
+        let (first, second) = self.bytes.as_slices();
+        if skip < first.len() { (&first[skip..], second) } else { (&[], &second[skip - first.len()..]) }
+    }
+
     /// The offset of the oldest kept byte (equal to the tail when nothing is kept).
     pub(crate) fn head(&self) -> u64 {
         self.head

@@ -34,7 +34,7 @@ pub(super) struct Start {
     /// What the handle publishes before the actor runs.
     pub(super) last_info: ProcessInfo,
     /// The state an upgrade's predecessor captured.
-    pub(super) restored: Option<Box<crate::upgrade::TerminalState>>,
+    pub(super) restored: Option<super::actor::Restored>,
 }
 
 impl PtyHandle {
@@ -80,13 +80,14 @@ impl PtyHandle {
         let Start { id, pid, started_at, spec, master, tty, launch, session, replay_bytes, scrollback_lines, .. } =
             start;
         // The reader's output has ended already for a terminal handed over after it did.
-        let reads = start.restored.as_ref().is_none_or(|state| !state.life.output_ended);
+        let reads = start.restored.as_ref().is_none_or(|restored| !restored.state.life.output_ended);
         let (commands, commands_rx) = bounded(ACTOR_QUEUE_COMMANDS);
         let (output, output_rx) = bounded(OUTPUT_QUEUE_CHUNKS);
         // Each chunk is written as it is queued (no gathering): a keystroke's echo waits for nothing.
         let (input, input_rx) = delivery::channel(WRITER_QUEUE_CHUNKS, 0);
         let (stop_tx, stop) = bounded::<()>(0);
-        let (capture, capture_rx) = bounded(1);
+        // Room for an upgrade's two requests: prepare, then capture.
+        let (capture, capture_rx) = bounded(2);
         // From here on a failure must not leave the child behind.
         let child = Child::new(pid);
         let abandon = |error: ServiceError| {

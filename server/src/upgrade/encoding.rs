@@ -107,7 +107,7 @@ impl UpgradeState {
         let snapshots = self
             .processes
             .iter()
-            .any(|process| matches!(process, ProcessState::Pty(terminal) if !terminal.vt_snapshot.0.is_empty()));
+            .any(|process| matches!(process, ProcessState::Pty(terminal) if terminal.has_snapshot()));
         if snapshots && self.build.ghostty_revision != ours {
             return Err(UpgradeError::VtRevision { found: self.build.ghostty_revision.clone(), ours: ours.to_owned() });
         }

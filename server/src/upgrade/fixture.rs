@@ -1,5 +1,6 @@
-//! The state kept as a fixture of format 1 (`server/tests/fixtures/upgrade/format-1.state`): one of each kind
-//! of process with every member set, so that reading the fixture checks every member of the format.
+//! The states kept as fixtures (`server/tests/fixtures/upgrade/format-N.state`): one of each kind of process with
+//! every member of the format set, so that reading a fixture checks every member of its format. Format 2 is
+//! format 1 with three more members of a terminal (its screen file, where its snapshot was taken, its screen).
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,9 @@ use super::*;
 
 /// Where the fixture of format 1 is kept.
 pub(super) const FORMAT_1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/upgrade/format-1.state");
+
+/// Where the fixture of format 2 is kept.
+pub(super) const FORMAT_2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/upgrade/format-2.state");
 
 /// What the fixture's terminal was fed (it ends in the middle of an SGR sequence).
 pub(super) const SCREEN_BYTES: &[u8] = b"hello\r\nworld \x1b[1mbold\x1b[0m\x1b]2;fixture\x07\x1b[3";
@@ -93,6 +97,9 @@ pub(super) fn state(build: Build, vt_snapshot: Vec<u8>) -> UpgradeState {
             gives_up_after: 3,
             held_left_ms: Some(1500),
         }),
+        screen_file: None,
+        snapshot_at: None,
+        alternate_screen: None,
     };
     let pipe = PipeProcessState {
         id: 3,
@@ -134,4 +141,25 @@ pub(super) fn state(build: Build, vt_snapshot: Vec<u8>) -> UpgradeState {
         },
         processes: vec![ProcessState::Pty(Box::new(terminal)), ProcessState::Pipe(Box::new(pipe))],
     }
+}
+
+/// The fixture's state of format 2, written by `build`: format 1's with where its terminal's snapshot was taken
+/// and its screen, and a second terminal whose snapshot and ring are in a screen file.
+pub(super) fn state_2(build: Build, vt_snapshot: Vec<u8>) -> UpgradeState {
+    let mut state = state(build, vt_snapshot);
+    let ProcessState::Pty(terminal) = &mut state.processes[0] else { unreachable!("a terminal first") };
+    terminal.snapshot_at = Some(10);
+    terminal.alternate_screen = Some(false);
+    let mut filed = terminal.clone();
+    filed.id = 2;
+    filed.master_fd = 15;
+    filed.vt_snapshot = Blob::default();
+    filed.replay = ReplayState { capacity: 2048, head: 100, bytes: Blob::default() };
+    filed.screen_file = Some(ScreenFile { fd: 16, snapshot_len: 3000, ring_len: 700 });
+    filed.snapshot_at = Some(650);
+    filed.alternate_screen = Some(true);
+    filed.shell = None;
+    filed.run = None;
+    state.processes.insert(1, ProcessState::Pty(filed));
+    state
 }

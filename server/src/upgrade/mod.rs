@@ -67,15 +67,15 @@ pub(crate) use state::{
     Blob, ChildState, DaemonState, ExitState, HandoffState, OwnerPhase, OwnerState, ProcessState, UpgradeState,
 };
 pub(crate) use terminal::{
-    CommandState, LifeState, ReplayState, RunState, ScannerPhase, ScannerState, ShellPhase, ShellState, TerminalSpec,
-    TerminalState, TitlesState,
+    CommandState, LifeState, ReplayState, RunState, ScannerPhase, ScannerState, ScreenFile, ShellPhase, ShellState,
+    TerminalSpec, TerminalState, TitlesState,
 };
 
 /// The state format this build writes.
-pub const STATE_FORMAT: u32 = 1;
+pub const STATE_FORMAT: u32 = 2;
 
-/// The state formats this build reads: its own and the previous one (there is none before format 1).
-pub const ACCEPTED_STATE_FORMATS: &[u32] = &[1];
+/// The state formats this build reads: its own and the previous one.
+pub const ACCEPTED_STATE_FORMATS: &[u32] = &[1, 2];
 
 /// [`ACCEPTED_STATE_FORMATS`] as words, for messages.
 fn accepted_formats() -> String {

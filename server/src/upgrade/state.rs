@@ -228,7 +228,9 @@ impl UpgradeState {
     /// Every descriptor the state names (the daemon's and its processes'), which the successor adopts.
     pub(crate) fn descriptors(&self) -> Vec<i32> {
         let processes = self.processes.iter().flat_map(|process| match process {
-            ProcessState::Pty(terminal) => vec![terminal.master_fd],
+            ProcessState::Pty(terminal) => {
+                std::iter::once(terminal.master_fd).chain(terminal.screen_file.map(|file| file.fd)).collect::<Vec<_>>()
+            }
             ProcessState::Pipe(pipe) => pipe.pipe_fd.into_iter().chain(pipe.output_fd).collect(),
         });
         self.daemon.descriptors.values().copied().chain(processes).collect()

@@ -59,9 +59,51 @@ pub(crate) struct TerminalState {
     /// A command `run` typed (or holds, to type as a bracketed paste) that the shell had not started: a
     /// `wait_command` for its id after the upgrade still waits for it.
     pub(crate) run: Option<RunState>,
+    /// Format 2: the emulator's snapshot and the ring's bytes travel in a file of their own, which the terminal's
+    /// actor wrote while its terminal ran on (`vt_snapshot` and `replay.bytes` are then empty). Absent: they
+    /// follow the header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) screen_file: Option<ScreenFile>,
+    /// Format 2: the offset the emulator's snapshot was taken at, at most the ring's tail. The successor feeds
+    /// the ring's bytes from there to the tail to the decoded emulator without answering them (the predecessor
+    /// did). Absent (format 1): the ring's tail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) snapshot_at: Option<u64>,
+    /// Format 2: whether the alternate screen was active at the ring's tail, which `info` tells until the
+    /// successor's emulator is rebuilt. Absent: the primary screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) alternate_screen: Option<bool>,
+}
+
+/// A terminal's emulator snapshot and replay bytes in a sealed memory file of their own, passed across `execve`
+/// like the PTY master: the snapshot's bytes, then the ring's (from `replay.head`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScreenFile {
+    /// The file's descriptor, kept open across `execve`.
+    pub(crate) fd: i32,
+    /// How many bytes of it are the snapshot (none: the successor rebuilds the screen from the ring).
+    pub(crate) snapshot_len: u64,
+    /// How many bytes of the ring follow it.
+    pub(crate) ring_len: u64,
 }
 
 impl TerminalState {
+    /// How many bytes of the ring the state holds (inline or in its screen file).
+    pub(crate) fn ring_len(&self) -> u64 {
+        self.screen_file.map_or(self.replay.bytes.0.len() as u64, |file| file.ring_len)
+    }
+
+    /// The offset just past the ring's newest byte: where the successor's reader starts.
+    pub(crate) fn ring_tail(&self) -> u64 {
+        self.replay.head + self.ring_len()
+    }
+
+    /// Whether it holds an emulator snapshot.
+    pub(crate) fn has_snapshot(&self) -> bool {
+        self.screen_file.map_or(!self.vt_snapshot.0.is_empty(), |file| file.snapshot_len > 0)
+    }
+
     /// Its blobs, in the order their bytes follow the header.
     pub(crate) fn blobs(&self) -> Vec<&Blob> {
         let mut blobs = vec![&self.vt_snapshot, &self.replay.bytes, &self.unprocessed, &self.pending_input];

@@ -7,7 +7,7 @@ use std::time::Instant;
 use opencode_pty_vt::Terminal;
 
 use super::encoding::{END, MAGIC, MAX_HEADER_BYTES};
-use super::fixture::{self, FORMAT_1, SCREEN_BYTES};
+use super::fixture::{self, FORMAT_1, FORMAT_2, SCREEN_BYTES};
 use super::state::Build;
 use super::*;
 
@@ -32,7 +32,7 @@ fn what_is_not_a_whole_state_this_build_reads_is_refused() {
     assert_eq!(read(b"not a state at all"), Err("not an upgrade state".into()));
     let mut other_format = bytes.clone();
     other_format[8..12].copy_from_slice(&99u32.to_le_bytes());
-    assert_eq!(read(&other_format), Err("upgrade state format 99 is not one this build reads (1)".into()));
+    assert_eq!(read(&other_format), Err("upgrade state format 99 is not one this build reads (1, 2)".into()));
     for cut in [4, 10, 20, 100, bytes.len() - 9, bytes.len() - 1] {
         let error = read(&bytes[..cut]).expect_err("cut short");
         assert!(error.contains("ends early"), "cut at {cut}: {error}");
@@ -66,21 +66,16 @@ fn terminals_from_another_libghostty_are_refused_and_pipe_processes_are_not() {
     UpgradeState::read_from(&pipes_only.to_bytes().expect("written")[..]).expect("no emulator to read");
 }
 
-/// Writes the fixture (`UPDATE_UPGRADE_FIXTURE=1`), which is only ever done for a new format: the fixture of
-/// a format, once committed, never changes.
+/// The fixture of format 1, which a build of format 1 wrote (it is never written again): it still reads.
 #[test]
 fn the_fixture_of_format_1_reads() {
-    if std::env::var_os("UPDATE_UPGRADE_FIXTURE").is_some() {
-        std::fs::write(FORMAT_1, sample().to_bytes().expect("written")).expect("fixture written");
-    }
     let bytes = std::fs::read(FORMAT_1).expect("the fixture of format 1");
     assert_eq!(bytes[8..12], 1u32.to_le_bytes(), "format 1");
     let state = UpgradeState::decode(&bytes[..]).expect("format 1 reads");
     let ProcessState::Pty(terminal) = &state.processes[0] else { panic!("a terminal first") };
     let expected = fixture::state(state.build.clone(), terminal.vt_snapshot.0.clone());
+    // Read into today's types, with the members format 2 added absent.
     assert_eq!(state, expected, "every member of format 1");
-    // Format 1 still writes exactly this: a change to the types without a new format number fails here.
-    assert_eq!(expected.to_bytes().expect("written"), bytes, "the format changed: give it a new number");
     // Its emulator reads with the revision that made it (any other one refuses the state).
     if state.build.ghostty_revision == opencode_pty_vt::ffi::GHOSTTY_REVISION {
         UpgradeState::read_from(&bytes[..]).expect("this build takes it");
@@ -95,6 +90,28 @@ fn the_fixture_of_format_1_reads() {
     } else {
         assert!(matches!(UpgradeState::read_from(&bytes[..]), Err(UpgradeError::VtRevision { .. })));
     }
+}
+
+/// Writes the fixture of format 2 (`UPDATE_UPGRADE_FIXTURE=2`), which is only ever done for a new format: the
+/// fixture of a format, once committed, never changes.
+#[test]
+fn the_fixture_of_format_2_reads_and_is_what_this_build_writes() {
+    let sample_2 = || fixture::state_2(Build::current(), fixture::screen_snapshot());
+    if std::env::var_os("UPDATE_UPGRADE_FIXTURE").is_some_and(|format| format == "2") {
+        std::fs::write(FORMAT_2, sample_2().to_bytes().expect("written")).expect("fixture written");
+    }
+    let bytes = std::fs::read(FORMAT_2).expect("the fixture of format 2");
+    assert_eq!(bytes[8..12], 2u32.to_le_bytes(), "format 2");
+    let state = UpgradeState::decode(&bytes[..]).expect("format 2 reads");
+    let ProcessState::Pty(terminal) = &state.processes[0] else { panic!("a terminal first") };
+    let expected = fixture::state_2(state.build.clone(), terminal.vt_snapshot.0.clone());
+    assert_eq!(state, expected, "every member of format 2");
+    let ProcessState::Pty(filed) = &state.processes[1] else { panic!("a terminal second") };
+    assert_eq!(filed.ring_tail(), 800);
+    assert!(filed.has_snapshot());
+    assert!(state.descriptors().contains(&16), "the screen file is passed on");
+    // This build writes exactly this: a change to the types without a new format number fails here.
+    assert_eq!(expected.to_bytes().expect("written"), bytes, "the format changed: give it a new number");
 }
 
 /// A hundred terminals with full 2 MiB replay rings (the default) and their emulators: the state is written

@@ -11,7 +11,9 @@ use crate::stats::{Row, Table, Unit};
 
 /// The line the old image writes once the program passed its preflight and the upgrade starts.
 const STARTED: &str = "upgrading in place program=";
-/// Every process captured (the connections' requests were answered first).
+/// The connections' requests answered, every terminal's screen prepared while it ran on; `bytes=` is their size.
+const PREPARED: &str = "screens prepared";
+/// Every process captured: the terminals stopped.
 const CAPTURED: &str = "processes captured";
 /// The subscriptions closed, the state written: the `execve`.
 const EXECUTING: &str = "executing the new image in place";
@@ -26,7 +28,10 @@ const DAY_S: f64 = 86_400.0;
 /// One upgrade's steps, in milliseconds, and its state's size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Phases {
-    /// From the start to every process captured: the requests in flight answered, the terminals' state taken.
+    /// From the start to every terminal's screen prepared: the requests in flight answered, the snapshots made
+    /// while the terminals ran on.
+    pub prepare_ms: f64,
+    /// From then to every process captured: the terminals stopped and their state taken.
     pub capture_ms: f64,
     /// From the capture to the `execve`: the subscriptions write their last frame and close, the state is
     /// written.
@@ -37,12 +42,14 @@ pub(super) struct Phases {
     pub restore_ms: f64,
     /// The state the new image took, MiB.
     pub state_mib: f64,
+    /// The terminals' screen files prepared, MiB.
+    pub screens_mib: f64,
 }
 
 impl Phases {
     /// From the start to the daemon serving again.
     pub(super) fn total_ms(&self) -> f64 {
-        self.capture_ms + self.handover_ms + self.exec_ms + self.restore_ms
+        self.prepare_ms + self.capture_ms + self.handover_ms + self.exec_ms + self.restore_ms
     }
 }
 
@@ -54,11 +61,13 @@ pub(super) struct Steps {
 /// The rows of one terminal count in [`Steps`]: indexes in its table.
 pub(super) struct StepRows {
     total: usize,
+    prepare: usize,
     capture: usize,
     handover: usize,
     exec: usize,
     restore: usize,
     state: usize,
+    screens: usize,
 }
 
 impl Steps {
@@ -70,11 +79,15 @@ impl Steps {
                 format!(
                     "The upgrades of the pause table, by the timestamps of the lines the daemon logs at each step \
                      (its log at the default `info` level): from `{}` (the program passed its preflight) to `{}` \
-                     (the requests in flight answered, the terminals' state taken), to `{}` (every subscription \
-                     wrote its last frame and closed, the state written), to `{}` (the new image read the state), \
-                     to `{}` (every process restored, connections accepted again). Each step is compared with the \
-                     whole (its share of the median). State: the size of what the new image took. Milliseconds.",
+                     (the requests in flight answered, each terminal's snapshot and ring written to its screen \
+                     file while it runs on), to `{}` (the terminals stopped, their state taken: the pause starts \
+                     here), to `{}` (every subscription wrote its last frame and closed, the state written), to \
+                     `{}` (the new image read the state), to `{}` (every process restored, connections accepted \
+                     again; the emulators are rebuilt after this, while the terminals serve). Each step is \
+                     compared with the whole (its share of the median). State: the size of what the new image took \
+                     beside the screen files. Milliseconds.",
                     STARTED.trim_end_matches(" program="),
+                    PREPARED,
                     CAPTURED,
                     EXECUTING,
                     TOOK,
@@ -93,11 +106,13 @@ impl Steps {
         };
         StepRows {
             total: row("total", "whole upgrade", Unit::Milliseconds, &[]),
-            capture: row("capture", "requests answered, processes captured", Unit::Milliseconds, &vs),
+            prepare: row("prepare", "requests answered, screens prepared", Unit::Milliseconds, &vs),
+            capture: row("capture", "processes captured", Unit::Milliseconds, &vs),
             handover: row("handover", "subscriptions closed, state written", Unit::Milliseconds, &vs),
             exec: row("exec", "execve and state read", Unit::Milliseconds, &vs),
             restore: row("restore", "processes restored", Unit::Milliseconds, &vs),
             state: row("state", "state size", Unit::Mebibytes, &[]),
+            screens: row("screens", "screen files", Unit::Mebibytes, &[]),
         }
     }
 
@@ -105,11 +120,13 @@ impl Steps {
     pub(super) fn push(&mut self, rows: &StepRows, found: &[Phases], expected: usize) {
         for phases in found {
             self.table.push_sample(rows.total, phases.total_ms());
+            self.table.push_sample(rows.prepare, phases.prepare_ms);
             self.table.push_sample(rows.capture, phases.capture_ms);
             self.table.push_sample(rows.handover, phases.handover_ms);
             self.table.push_sample(rows.exec, phases.exec_ms);
             self.table.push_sample(rows.restore, phases.restore_ms);
             self.table.push_sample(rows.state, phases.state_mib);
+            self.table.push_sample(rows.screens, phases.screens_mib);
         }
         if found.len() < expected {
             let note = format!("the daemon's log showed the steps of {} of {expected} upgrades", found.len());
@@ -136,35 +153,42 @@ pub(super) fn read(path: &Path) -> Result<Vec<Phases>> {
 /// Every complete upgrade in the log `text`, in order; a step whose line is missing drops its upgrade.
 fn parse(text: &str) -> Vec<Phases> {
     let mut found = Vec::new();
-    // The times of the steps seen of the upgrade under way, and its state's size.
+    // The times of the steps seen of the upgrade under way, and its state's and screens' sizes.
     let mut steps: Vec<f64> = Vec::new();
-    let mut state_bytes = None;
+    let (mut state_bytes, mut screen_bytes) = (None, None);
     for line in text.lines() {
         let Some(at) = line.split_whitespace().next().and_then(seconds_of_day) else { continue };
-        let step = [STARTED, CAPTURED, EXECUTING, TOOK, RESUMED].iter().position(|marker| line.contains(marker));
+        let step =
+            [STARTED, PREPARED, CAPTURED, EXECUTING, TOOK, RESUMED].iter().position(|marker| line.contains(marker));
         match step {
             Some(0) => {
                 steps = vec![at];
-                state_bytes = None;
+                (state_bytes, screen_bytes) = (None, None);
             }
             Some(n) if n == steps.len() => {
                 steps.push(at);
-                if n == 3 {
-                    state_bytes = field(line, "bytes=");
+                match n {
+                    1 => screen_bytes = field(line, "bytes="),
+                    4 => state_bytes = field(line, "bytes="),
+                    _ => {}
                 }
             }
             // A step out of order (an upgrade that fell back): this upgrade is not counted.
             Some(_) => steps.clear(),
             None => {}
         }
-        if let ([start, captured, executing, took, resumed], Some(bytes)) = (steps.as_slice(), state_bytes) {
+        if let ([start, prepared, captured, executing, took, resumed], Some(state), Some(screens)) =
+            (steps.as_slice(), state_bytes, screen_bytes)
+        {
             let ms = |from: f64, to: f64| (to - from).rem_euclid(DAY_S) * 1e3;
             found.push(Phases {
-                capture_ms: ms(*start, *captured),
+                prepare_ms: ms(*start, *prepared),
+                capture_ms: ms(*prepared, *captured),
                 handover_ms: ms(*captured, *executing),
                 exec_ms: ms(*executing, *took),
                 restore_ms: ms(*took, *resumed),
-                state_mib: bytes / f64::from(1u32 << 20),
+                state_mib: state / f64::from(1u32 << 20),
+                screens_mib: screens / f64::from(1u32 << 20),
             });
             steps.clear();
         }
@@ -199,6 +223,7 @@ mod tests {
 2026-12-05T08:37:54.602812Z  INFO the daemon is ready and waits for an owner pid=2912
 2026-12-05T08:37:55.635373Z  INFO connection{n=1 op=\"own\"}: upgrade asked for; the program passed its checks
 2026-12-05T08:37:55.635441Z  INFO upgrading in place program=/tmp/p/opencode-pty version=0.1.0
+2026-12-05T08:37:55.735441Z  INFO screens prepared processes=16 bytes=52428800
 2026-12-05T08:37:55.858200Z  INFO processes captured processes=16 failed=0
 2026-12-05T08:37:56.007862Z  INFO executing the new image in place program=/tmp/p/opencode-pty kept=20
 2026-12-05T08:37:56.040809Z  INFO resuming after an upgrade pid=2912 fallback=true
@@ -206,9 +231,11 @@ mod tests {
 2026-12-05T08:37:56.208503Z  INFO processes restored failed=0
 2026-12-05T08:37:56.217417Z  INFO the daemon resumed after an in-place upgrade pid=2912 processes=16 restored_ms=47
 2026-12-05T23:59:59.900000Z  INFO upgrading in place program=/tmp/p/opencode-pty version=0.1.0
+2026-12-05T23:59:59.910000Z  INFO screens prepared processes=1 bytes=0
 2026-12-05T23:59:59.950000Z  INFO processes captured processes=1 failed=0
 2026-12-06T00:00:00.000000Z  WARN the upgrade did not happen; this image serves on
 2026-12-06T00:00:01.000000Z  INFO upgrading in place program=/tmp/p/opencode-pty version=0.1.0
+2026-12-06T00:00:01.005000Z  INFO screens prepared processes=1 bytes=0
 2026-12-06T00:00:01.010000Z  INFO processes captured processes=1 failed=0
 2026-12-06T00:00:01.030000Z  INFO executing the new image in place program=/tmp/p/opencode-pty kept=5
 2026-12-06T00:00:01.040000Z  INFO took the upgrade state format=1 bytes=1048576
@@ -217,7 +244,9 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         let phases = found[0];
         let close = |a: f64, b: f64| (a - b).abs() < 1e-3;
-        assert!(close(phases.capture_ms, 222.759), "{phases:?}");
+        assert!(close(phases.prepare_ms, 100.0), "{phases:?}");
+        assert!(close(phases.capture_ms, 122.759), "{phases:?}");
+        assert!(close(phases.screens_mib, 50.0), "{phases:?}");
         assert!(close(phases.handover_ms, 149.662), "{phases:?}");
         assert!(close(phases.exec_ms, 99.799), "{phases:?}");
         assert!(close(phases.restore_ms, 109.756), "{phases:?}");
@@ -226,6 +255,7 @@ mod tests {
         // Across midnight.
         let log = "\
 2026-12-05T23:59:59.900000Z  INFO upgrading in place program=/p version=0.1.0
+2026-12-05T23:59:59.940000Z  INFO screens prepared processes=1 bytes=0
 2026-12-05T23:59:59.950000Z  INFO processes captured processes=1 failed=0
 2026-12-06T00:00:00.000000Z  INFO executing the new image in place program=/p kept=5
 2026-12-06T00:00:00.010000Z  INFO took the upgrade state format=1 bytes=1048576

@@ -32,6 +32,19 @@ fn capture(service: &ProcessService) -> (UpgradeState, BTreeMap<i32, OwnedFd>) {
     (UpgradeState::read_from(&bytes[..]).expect("read back"), handover.descriptors)
 }
 
+/// A terminal's snapshot and ring bytes, from its screen file (of `fds`) or the state itself.
+fn screen(terminal: &crate::upgrade::TerminalState, fds: &BTreeMap<i32, OwnedFd>) -> (Vec<u8>, Vec<u8>) {
+    use std::os::unix::fs::FileExt as _;
+    let Some(file) = terminal.screen_file else {
+        return (terminal.vt_snapshot.0.clone(), terminal.replay.bytes.0.clone());
+    };
+    let reader = std::fs::File::from(fds[&file.fd].try_clone().expect("dup"));
+    let mut bytes = vec![0; (file.snapshot_len + file.ring_len) as usize];
+    reader.read_exact_at(&mut bytes, 0).expect("the screen file");
+    let ring = bytes.split_off(file.snapshot_len as usize);
+    (bytes, ring)
+}
+
 /// Rebuilds the processes of `state` with the descriptors `fds` (all of which the state names).
 fn restore(service: &ProcessService, state: UpgradeState, mut fds: BTreeMap<i32, OwnedFd>) {
     let failures = service.take_over(state, |fd| fds.remove(&fd).ok_or_else(|| "unknown".into())).expect("restored");
@@ -127,13 +140,16 @@ fn a_printing_terminal_is_handed_over_without_losing_or_repeating_a_byte() {
     assert_eq!(terminal.child.pid, pid);
     assert_eq!((terminal.controller.as_deref(), terminal.generation), (Some("ctl"), 1));
     assert_eq!(terminal.replay.head, 0, "the whole output is in the ring");
-    let tail = terminal.replay.bytes.0.len();
-    assert!(stream.0.len() <= tail && terminal.replay.bytes.0.starts_with(&stream.0), "the ring holds what was sent");
-    assert!(terminal.unprocessed.0.is_empty());
-    // The emulator's snapshot is the screen of exactly the ring's bytes.
-    let snapshot = Terminal::from_snapshot(&terminal.vt_snapshot.0, HISTORY).expect("snapshot");
+    assert!(terminal.screen_file.is_some(), "the screen travels in a file of its own");
+    let (vt_snapshot, ring) = screen(terminal, &fds);
+    assert!(stream.0.len() <= ring.len() && ring.starts_with(&stream.0), "the ring holds what was sent");
+    // The emulator's snapshot, fed the ring from where it was taken, is the screen of exactly the ring's bytes.
+    let at = terminal.snapshot_at.expect("where the snapshot was taken");
+    assert!(at <= ring.len() as u64);
+    let mut snapshot = Terminal::from_snapshot(&vt_snapshot, HISTORY).expect("snapshot");
+    snapshot.write(&ring[at as usize..]);
     let mut fed = Terminal::new(80, 24, HISTORY).expect("terminal");
-    fed.write(&terminal.replay.bytes.0);
+    fed.write(&ring);
     assert_eq!(snapshot.state_diff(&fed, Blanks::Exact).expect("diff"), None, "the screen at the capture");
     assert_eq!(snapshot.plain_text().unwrap(), fed.plain_text().unwrap());
 
@@ -192,7 +208,7 @@ fn a_child_that_exits_while_captured_reports_its_exit_after_the_restore() {
     }
     drop(handle);
     let (state, fds) = capture(&service);
-    let tail = terminal_state(&state).replay.head + terminal_state(&state).replay.bytes.0.len() as u64;
+    let tail = terminal_state(&state).ring_tail() + terminal_state(&state).unprocessed.0.len() as u64;
     // Typed straight into the PTY while no thread serves it: the shell exits, and stays a zombie.
     nix::unistd::write(&fds[&terminal_state(&state).master_fd], b"\r").expect("typed");
     wait_dead(pid);
@@ -372,7 +388,7 @@ fn sixteen_busy_terminals_capture_and_restore_together() {
         .processes
         .iter()
         .map(|process| match process {
-            ProcessState::Pty(terminal) => terminal.replay.head + terminal.replay.bytes.0.len() as u64,
+            ProcessState::Pty(terminal) => terminal.ring_tail(),
             ProcessState::Pipe(_) => unreachable!(),
         })
         .collect();
@@ -445,12 +461,13 @@ fn a_sequence_longer_than_the_snapshot_carries_is_read_to_its_end() {
     let (state, fds) = capture(&service);
     release.join().expect("released");
     let terminal = terminal_state(&state);
-    if terminal.vt_snapshot.0.is_empty() {
+    if !terminal.has_snapshot() {
         // The rest did not come within `SEQUENCE_END_WAIT` on this (loaded) machine: the ring stands in.
         eprintln!("no snapshot: the screen was rebuilt from the ring");
     }
-    let taken = terminal.replay.bytes.0.len() + terminal.unprocessed.0.len();
-    assert!(expected.starts_with(&[&terminal.replay.bytes.0[..], &terminal.unprocessed.0[..]].concat()), "{taken}");
+    let (_, ring) = screen(terminal, &fds);
+    let taken = ring.len() + terminal.unprocessed.0.len();
+    assert!(expected.starts_with(&[&ring[..], &terminal.unprocessed.0[..]].concat()), "{taken}");
     restore(&service, state, fds);
     finish_long_sequence(&service, id, &expected);
 }
@@ -464,7 +481,7 @@ fn a_sequence_that_does_not_end_during_the_capture_is_rebuilt_from_the_ring() {
     let (id, fifo, expected) = long_sequence(&service, dir.path());
     let (state, fds) = capture(&service);
     let terminal = terminal_state(&state);
-    assert!(terminal.vt_snapshot.0.is_empty(), "no snapshot inside so long a sequence");
+    assert!(!terminal.has_snapshot(), "no snapshot inside so long a sequence");
     assert!(terminal.unprocessed.0.is_empty());
     restore(&service, state, fds);
     std::fs::write(fifo, "go\n").expect("released");

@@ -1,13 +1,16 @@
-//! The actor's side of an in-place upgrade (issue 30): its last step, which takes every byte the reader read,
-//! makes the emulator's snapshot and hands over its state with a duplicate of the PTY master (`capture`), and
-//! its first step in the successor, which starts from that state (`restore`, `restored_vt`).
+//! The actor's side of an in-place upgrade (issue 30): its last step, which takes every byte the reader read and
+//! hands over its state with the emulator's snapshot, its ring and a duplicate of the PTY master (`capture`),
+//! and its first step in the successor, which starts from that state (`restore`).
 //!
 //! The reader is stopped by the actor itself, once the capture is its only business: it closes the stop pipe
-//! the request brought, and takes the reader's chunks until the reader has gone, so the ring's tail is where
-//! the successor's reader starts and no byte is read twice or lost. What the child writes meanwhile waits in
-//! the PTY. An output that ended inside a control sequence is carried by the snapshot (up to
-//! `MAX_CONTINUATION_BYTES`); inside a longer one, the actor reads on from the PTY to the sequence's end (for at
-//! most [`SEQUENCE_END_WAIT`]), and what it read past that end goes into the state unprocessed.
+//! the request brought, and takes the reader's chunks until the reader has gone, so the ring's tail plus what
+//! was read and not processed is where the successor's reader starts, and no byte is read twice or lost. What
+//! the child writes meanwhile waits in the PTY. The snapshot is the one prepared while the terminal ran on
+//! (`screen_file.rs`), when the ring still holds every byte since; else it is made now, at the ring's tail,
+//! after everything read was processed. An output that ended inside a control sequence is carried by the
+//! snapshot (up to `MAX_CONTINUATION_BYTES`); inside a longer one, the actor reads on from the PTY to the
+//! sequence's end (for at most [`SEQUENCE_END_WAIT`]), and what it read past that end goes into the state
+//! unprocessed.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
@@ -15,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
 use opencode_pty_protocol::{Lifecycle, ProcessInfo, Response};
-use opencode_pty_vt::Terminal;
+use opencode_pty_vt::Screen;
 
-use super::{Actor, Exited, Inbox, Lag, nonzero};
+use super::{Actor, Exited, Inbox, Lag, Restored, nonzero};
 use crate::error::ServiceError;
 use crate::process::ending::Ending;
 use crate::process::{ExitStatus, Message};
@@ -26,7 +29,9 @@ use crate::terminal::replay::Replay;
 use crate::terminal::shell::Tracker;
 use crate::terminal::spawn::PtySpec;
 use crate::terminal::title::Titles;
-use crate::upgrade::{Blob, ChildState, ExitState, LifeState, ReplayState, TerminalSpec, TerminalState, TitlesState};
+use crate::upgrade::{
+    Blob, ChildState, ExitState, LifeState, ReplayState, ScreenFile, TerminalSpec, TerminalState, TitlesState,
+};
 
 use super::run::Runs;
 
@@ -38,6 +43,16 @@ pub(crate) const READER_STOP_WAIT: Duration = Duration::from_secs(10);
 /// emulator's snapshot carries, for the sequence to end (the rest of an image or a long OSC is usually already
 /// in the PTY). Past it the state carries no snapshot, and the successor rebuilds the screen from the ring.
 pub(crate) const SEQUENCE_END_WAIT: Duration = Duration::from_millis(100);
+
+/// What the handle asks of the actor for an upgrade: to prepare its screen (it runs on), then its capture.
+#[derive(Debug)]
+pub(crate) enum HandoverRequest {
+    /// Make the emulator's snapshot now, while the terminal runs on (`screen_file.rs`); answered when done,
+    /// with the bytes written.
+    Prepare(Sender<u64>),
+    /// The capture: the actor's last step.
+    Capture(CaptureRequest),
+}
 
 /// A capture, as the handle asks for it.
 #[derive(Debug)]
@@ -54,6 +69,8 @@ pub(crate) struct CaptureRequest {
 pub(crate) struct Captured {
     pub(crate) state: TerminalState,
     pub(crate) master: OwnedFd,
+    /// The screen file the state names, when one could be made.
+    pub(crate) screen: Option<OwnedFd>,
 }
 
 impl Actor {
@@ -65,7 +82,7 @@ impl Actor {
 
     fn capture_state(&mut self, stop_pipe: OwnedFd, inbox: &Inbox) -> Result<Captured, ServiceError> {
         drop(stop_pipe);
-        self.take_everything_read(inbox)?;
+        let read = self.take_everything_read(inbox)?;
         // The child's end, if the wait thread told it (the successor's watch tells it again all the same).
         if !self.exit_taken
             && let Ok(command) = inbox.exit.try_recv()
@@ -73,7 +90,9 @@ impl Actor {
             self.exit_taken = true;
             self.command(command);
         }
-        let (vt_snapshot, unprocessed) = self.snapshot_for_successor();
+        // A restored terminal whose emulator was still on its way takes it now.
+        self.emulator();
+        let screen = self.screen_for_successor(read);
         // What was read goes out to the subscribers still here (they then reconnect from where they are).
         self.flush();
         self.write_gathered();
@@ -91,13 +110,13 @@ impl Actor {
             cols: self.cols,
             rows: self.rows,
             scrollback_lines: parts.scrollback_lines,
-            vt_snapshot: Blob(vt_snapshot),
+            vt_snapshot: Blob(screen.inline_snapshot),
             replay: ReplayState {
                 capacity: self.replay.capacity(),
-                head: self.replay.head(),
-                bytes: Blob(self.replay.kept()),
+                head: screen.ring_head,
+                bytes: Blob(screen.inline_ring),
             },
-            unprocessed: Blob(unprocessed),
+            unprocessed: Blob(screen.unprocessed),
             pending_input: Blob(pending_input),
             titles: TitlesState {
                 osc: self.titles.osc().map(str::to_owned),
@@ -114,29 +133,102 @@ impl Actor {
             },
             shell: self.shell.as_ref().map(Tracker::to_state),
             run: self.runs.to_state(Instant::now()),
+            screen_file: screen.file.as_ref().map(|(fd, file)| ScreenFile { fd: fd.as_raw_fd(), ..*file }),
+            snapshot_at: Some(screen.snapshot_at),
+            alternate_screen: Some(self.vt.active_screen() == Screen::Alternate),
         };
-        Ok(Captured { state, master })
+        Ok(Captured { state, master, screen: screen.file.map(|(fd, _)| fd) })
     }
 
     /// Takes the chunk waiting for a turn and every chunk the reader queued, until the reader (stopping at its
-    /// next wait) has gone or reported the end of the output.
-    fn take_everything_read(&mut self, inbox: &Inbox) -> Result<(), ServiceError> {
+    /// next wait) has gone or reported the end of the output, without processing them.
+    fn take_everything_read(&mut self, inbox: &Inbox) -> Result<Vec<ReaderOutput>, ServiceError> {
+        let mut read = Vec::new();
         if let Some(held) = self.held.take() {
-            self.output(&held.bytes, held.read_at);
+            read.push(ReaderOutput::Chunk(held.bytes, held.read_at));
         }
         let deadline = Instant::now() + READER_STOP_WAIT;
         while !self.life.is_output_ended() {
             match inbox.output.recv_deadline(deadline) {
-                Ok(ReaderOutput::Chunk(bytes, read_at)) => self.output(&bytes, read_at),
-                Ok(end) => self.reader_output(Ok(end), Lag::CaughtUp),
+                Ok(ReaderOutput::Chunk(bytes, read_at)) => read.push(ReaderOutput::Chunk(bytes, read_at)),
+                // Its last message.
+                Ok(end) => {
+                    read.push(end);
+                    break;
+                }
                 // Gone at its stop: every chunk it read has been taken.
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => {
                     return Err(ServiceError::system("cannot capture the terminal", "its reader did not stop"));
                 }
             }
         }
-        Ok(())
+        Ok(read)
+    }
+
+    /// The emulator's state for the successor, with the ring: the snapshot prepared while the terminal ran on
+    /// (see `screen_file.rs`), to which the ring's bytes since are added, with what was read and not processed
+    /// handed on as it is; or, without one that the ring still covers (or when the output ended), everything
+    /// read is processed now and the snapshot made at the ring's tail.
+    fn screen_for_successor(&mut self, read: Vec<ReaderOutput>) -> SuccessorScreen {
+        let ended = read.iter().any(|message| !matches!(message, ReaderOutput::Chunk(..)));
+        let prepared = self.prepared.take().filter(|prepared| prepared.at >= self.replay.head());
+        if let Some(prepared) = prepared.filter(|_| !ended) {
+            let unprocessed: Vec<u8> = read
+                .into_iter()
+                .flat_map(|message| match message {
+                    ReaderOutput::Chunk(bytes, _) => bytes,
+                    _ => Vec::new(),
+                })
+                .collect();
+            let at = prepared.at;
+            match prepared.finish(&self.replay) {
+                Ok(file) => {
+                    return SuccessorScreen {
+                        ring_head: file.1.ring_head,
+                        file: Some((file.0, file.1.file)),
+                        inline_snapshot: Vec::new(),
+                        inline_ring: Vec::new(),
+                        snapshot_at: at,
+                        unprocessed,
+                    };
+                }
+                Err(error) => {
+                    tracing::warn!(id = self.parts.id, %error, "the prepared screen cannot be handed on: made again");
+                    self.output(&unprocessed, Instant::now());
+                }
+            }
+        } else {
+            for message in read {
+                match message {
+                    ReaderOutput::Chunk(bytes, read_at) => self.output(&bytes, read_at),
+                    end => self.reader_output(Ok(end), Lag::CaughtUp),
+                }
+            }
+        }
+        let (snapshot, unprocessed) = self.snapshot_for_successor();
+        let at = self.replay.tail();
+        match super::screen_file::write(&snapshot, &self.replay) {
+            Ok((fd, file)) => SuccessorScreen {
+                ring_head: file.ring_head,
+                file: Some((fd, file.file)),
+                inline_snapshot: Vec::new(),
+                inline_ring: Vec::new(),
+                snapshot_at: at,
+                unprocessed,
+            },
+            Err(error) => {
+                tracing::warn!(id = self.parts.id, %error, "the screen is handed on within the state");
+                SuccessorScreen {
+                    ring_head: self.replay.head(),
+                    file: None,
+                    inline_snapshot: snapshot,
+                    inline_ring: self.replay.kept(),
+                    snapshot_at: at,
+                    unprocessed,
+                }
+            }
+        }
     }
 
     /// The emulator's snapshot and the bytes read past it: inside a control sequence longer than the snapshot
@@ -167,11 +259,25 @@ impl Actor {
         }
     }
 
-    /// Takes on the state an upgrade's predecessor captured (the emulator was made from it already): the ring
-    /// with its offsets, the titles, the size, the controller, the lifecycle and the shell, then the input it had
-    /// not written and the output it had not processed, in that order.
-    pub(super) fn restore(&mut self, state: &TerminalState) {
-        self.replay = Replay::restored(state.replay.capacity, state.replay.head, &state.replay.bytes.0);
+    /// Takes on the state an upgrade's predecessor captured: the ring with its offsets (read from where the
+    /// screen's bytes are), the titles, the size, the controller, the lifecycle and the shell, then the input it
+    /// had not written and the output it had not processed, in that order. The emulator comes from the
+    /// rebuilder (`catch_up.rs`).
+    pub(super) fn restore(&mut self, restored: Restored) {
+        let Restored { state, screen, pending } = restored;
+        let capacity = state.replay.capacity.max(1);
+        let ring_len = state.ring_len();
+        let kept = ring_len.min(capacity as u64);
+        let head = state.replay.head + (ring_len - kept);
+        self.replay = match screen.ring(ring_len - kept, kept) {
+            Ok(bytes) => Replay::restored(capacity, head, &bytes),
+            Err(error) => {
+                tracing::error!(id = state.id, %error, "the terminal's replay buffer cannot be read: it starts empty");
+                Replay::restored(capacity, state.ring_tail(), &[])
+            }
+        };
+        drop(screen);
+        self.rebuilding = Some(pending);
         self.titles =
             Titles::restored(self.parts.spec.title.clone(), state.titles.osc.clone(), state.titles.user.clone());
         (self.cols, self.rows) = (state.cols, state.rows);
@@ -188,22 +294,20 @@ impl Actor {
     }
 }
 
-/// The emulator an upgrade's state holds: decoded from its snapshot, or, without one (or when it cannot be
-/// read), a fresh one of the terminal's size fed the replay ring (what it answered then is dropped).
-pub(super) fn restored_vt(state: &TerminalState, scrollback_lines: usize) -> Option<Terminal> {
-    if !state.vt_snapshot.0.is_empty() {
-        match Terminal::from_snapshot(&state.vt_snapshot.0, scrollback_lines) {
-            Ok(vt) => return Some(vt),
-            Err(error) => {
-                tracing::error!(%error, "the terminal's screen cannot be read from the upgrade's state: rebuilt from its replay buffer")
-            }
-        }
-    }
-    let mut vt = Terminal::new(state.cols, state.rows, scrollback_lines).ok()?;
-    vt.write(&state.replay.bytes.0);
-    vt.take_replies();
-    vt.take_title_changed();
-    Some(vt)
+/// Where the emulator and the ring go for the successor.
+struct SuccessorScreen {
+    /// The screen file and what it holds, when one could be made.
+    file: Option<(OwnedFd, ScreenFile)>,
+    /// Without a file: the snapshot, in the state.
+    inline_snapshot: Vec<u8>,
+    /// Without a file: the ring's bytes, in the state.
+    inline_ring: Vec<u8>,
+    /// The offset of the ring's first byte handed on.
+    ring_head: u64,
+    /// Where the snapshot was taken.
+    snapshot_at: u64,
+    /// Read and not processed: the successor processes it first.
+    unprocessed: Vec<u8>,
 }
 
 /// The info a terminal rebuilt from `state` publishes before its actor runs.
@@ -217,8 +321,8 @@ pub(crate) fn restored_info(state: &TerminalState, spec: &PtySpec) -> ProcessInf
         }
         _ => Lifecycle::Running,
     };
-    info.output_head = state.replay.head;
-    info.output_tail = state.replay.head + state.replay.bytes.0.len() as u64;
+    info.output_tail = state.ring_tail();
+    info.output_head = info.output_tail - state.ring_len().min(state.replay.capacity.max(1) as u64);
     info.exited_at = state.life.exited_at;
     if let Some(pty) = &mut info.pty {
         pty.title = titles.effective().to_owned();

@@ -15,8 +15,12 @@ use crate::terminal::coalesce::Batch;
 impl Actor {
     /// Output path: replay, then the emulator, then its replies to the writer, then (batched) fan-out.
     /// `read_at` is when the reader read `bytes`: the coalescing window of a batch they start counts from then.
+    /// While a restored terminal's emulator is rebuilt elsewhere, it takes the chunk later (`catch_up.rs`).
     pub(super) fn output(&mut self, bytes: &[u8], read_at: Instant) {
-        self.vt.write(bytes);
+        self.before_ring_grows(bytes.len());
+        if !self.rebuilding() {
+            self.vt.write(bytes);
+        }
         self.parsed(bytes, read_at);
     }
 
@@ -24,8 +28,11 @@ impl Actor {
     /// marks first) and the title.
     pub(super) fn parsed(&mut self, bytes: &[u8], read_at: Instant) {
         let (start, _end) = self.replay.append(bytes);
-        let replies = self.vt.take_replies();
-        self.queue_replies(replies);
+        let parsed = !self.rebuilding();
+        if parsed {
+            let replies = self.vt.take_replies();
+            self.queue_replies(replies);
+        }
         let now = Instant::now();
         if self.shell.is_some() {
             // Batched around the shell's marks, so that its events come between the right bytes.
@@ -35,7 +42,8 @@ impl Actor {
             self.publish_batches(batches);
         }
         self.input_activity(now);
-        if self.vt.take_title_changed()
+        if parsed
+            && self.vt.take_title_changed()
             && let Some(title) = self.titles.set_osc(self.vt.title())
         {
             self.flush();

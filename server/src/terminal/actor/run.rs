@@ -148,9 +148,9 @@ impl Actor {
     /// enabled bracketed paste; gives up at its deadline ([`PASTE_MODE_GRACE`] after the `run` or the latest
     /// prompt mark), answering its waiters.
     pub(super) fn type_deferred(&mut self, now: Instant) {
-        let Some(deferred) = &self.runs.deferred else { return };
+        let Some(give_up_at) = self.runs.deferred.as_ref().map(|deferred| deferred.give_up_at) else { return };
         let ready = self.shell.as_ref().is_some_and(|shell| shell.input_ready());
-        if ready && self.vt.mode(BRACKETED_PASTE, ModeKind::Dec).unwrap_or(false) {
+        if ready && self.emulator().mode(BRACKETED_PASTE, ModeKind::Dec).unwrap_or(false) {
             let deferred = self.runs.deferred.take().expect("checked above");
             let mut bytes = Vec::with_capacity(deferred.command.len() + 16);
             bytes.extend_from_slice(b"\x1b[200~");
@@ -166,7 +166,7 @@ impl Actor {
             }
             return;
         }
-        if now >= deferred.give_up_at {
+        if now >= give_up_at {
             self.runs.deferred = None;
             self.fail_pending(
                 "a command of several lines or with a tab needs bracketed paste, and the shell did not show its \

@@ -23,7 +23,9 @@ impl Actor {
         crate::bounds::check_size(cols, rows)?;
         sys::set_window_size(self.parts.master.fd(), cols, rows)
             .map_err(|e| ServiceError::system("resizing the PTY failed", e))?;
-        self.vt.resize(cols, rows)?;
+        // A snapshot prepared for an upgrade is of the old size, which the output since does not tell.
+        self.prepared = None;
+        self.emulator().resize(cols, rows)?;
         (self.cols, self.rows) = (cols, rows);
         // An in-band size report (mode 2048) is one of these replies: it reaches the child before later input.
         let replies = self.vt.take_replies();
@@ -43,7 +45,7 @@ impl Actor {
     /// A `snapshot`: the screen's text, a checkpoint that fits the rest of the frame, and the cursor.
     pub(super) fn snapshot(&mut self, opt_ins: OptIns) -> Result<Response, ServiceError> {
         self.refresh(opt_ins);
-        let text = self.vt.plain_text()?;
+        let text = self.emulator().plain_text()?;
         let cursor = self.vt.cursor();
         let mut response = Response::Snapshot {
             process: self.info_for(opt_ins),
@@ -70,7 +72,7 @@ impl Actor {
             Some(rows) => usize::from(rows),
             None => usize::from(self.rows),
         };
-        let lines = self.vt.read_rows(count, MAX_ROWS_BYTES)?;
+        let lines = self.emulator().read_rows(count, MAX_ROWS_BYTES)?;
         let cursor = self.vt.cursor();
         if opt_ins.input {
             self.look_at_input();
@@ -123,7 +125,10 @@ impl Actor {
                 rows: nonzero(self.rows),
                 shell: self.shell.as_ref().map(|shell| shell.state()),
                 input: Some(self.input_value()),
-                alternate_screen: Some(self.vt.active_screen() == Screen::Alternate),
+                alternate_screen: Some(match &self.rebuilding {
+                    Some(pending) => pending.alternate_screen,
+                    None => self.vt.active_screen() == Screen::Alternate,
+                }),
             }),
             ..initial_info(parts.id, parts.pid, parts.started_at, &parts.spec)
         }

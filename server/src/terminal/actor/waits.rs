@@ -29,6 +29,8 @@ pub(super) enum Wake {
     Writer,
     /// Room in the channel of the `n`th subscriber that has events held back.
     Delivery(usize),
+    /// The rebuilder handed a restored terminal's emulator (`catch_up.rs`).
+    Rebuilt,
 }
 
 /// When a wait ends if nothing is ready first.
