@@ -47,6 +47,12 @@ pub(super) struct Phases {
 }
 
 impl Phases {
+    /// From the first terminal stopped to every process restored, its reader reading again: the longest any
+    /// terminal's output was not read.
+    pub(super) fn unread_ms(&self) -> f64 {
+        self.capture_ms + self.handover_ms + self.exec_ms + self.restore_ms
+    }
+
     /// From the start to the daemon serving again.
     pub(super) fn total_ms(&self) -> f64 {
         self.prepare_ms + self.capture_ms + self.handover_ms + self.exec_ms + self.restore_ms
@@ -61,6 +67,7 @@ pub(super) struct Steps {
 /// The rows of one terminal count in [`Steps`]: indexes in its table.
 pub(super) struct StepRows {
     total: usize,
+    unread: usize,
     prepare: usize,
     capture: usize,
     handover: usize,
@@ -84,7 +91,10 @@ impl Steps {
                      here), to `{}` (every subscription wrote its last frame and closed, the state written), to \
                      `{}` (the new image read the state), to `{}` (every process restored, connections accepted \
                      again; the emulators are rebuilt after this, while the terminals serve). Each step is \
-                     compared with the whole (its share of the median). State: the size of what the new image took \
+                     compared with the whole (its share of the median). Output not read: from the first terminal \
+                     stopped to every reader reading again (capture, handover, exec and restore), the longest \
+                     time any terminal's output waits in its PTY; the goal (issue 30) is under 100 ms at 16 \
+                     terminals. State: the size of what the new image took \
                      beside the screen files. Milliseconds.",
                     STARTED.trim_end_matches(" program="),
                     PREPARED,
@@ -106,6 +116,7 @@ impl Steps {
         };
         StepRows {
             total: row("total", "whole upgrade", Unit::Milliseconds, &[]),
+            unread: row("unread", "output not read (capture to restore)", Unit::Milliseconds, &vs),
             prepare: row("prepare", "requests answered, screens prepared", Unit::Milliseconds, &vs),
             capture: row("capture", "processes captured", Unit::Milliseconds, &vs),
             handover: row("handover", "subscriptions closed, state written", Unit::Milliseconds, &vs),
@@ -120,6 +131,7 @@ impl Steps {
     pub(super) fn push(&mut self, rows: &StepRows, found: &[Phases], expected: usize) {
         for phases in found {
             self.table.push_sample(rows.total, phases.total_ms());
+            self.table.push_sample(rows.unread, phases.unread_ms());
             self.table.push_sample(rows.prepare, phases.prepare_ms);
             self.table.push_sample(rows.capture, phases.capture_ms);
             self.table.push_sample(rows.handover, phases.handover_ms);
