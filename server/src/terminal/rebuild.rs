@@ -231,3 +231,6 @@ impl Rebuilder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
