@@ -20,8 +20,11 @@
 //! the upgrade is a zombie the successor watches again and reports exactly as it ended. A pipe process's reader
 //! stops between two chunks and hands over its pipe and output file, whose position travels with the descriptor.
 //!
-//! **The emulator.** Its state is libghostty's binary snapshot, which holds both screens, their history, the
-//! modes, the title and a control sequence the output was in the middle of (up to
+//! **The emulator.** Its state is libghostty's binary snapshot, taken while the terminal still runs and passed
+//! with the ring in a screen file of its own (format 2), with the offset it was taken at: the successor feeds
+//! it the ring from there, unanswered, while the terminal already serves (`terminal/rebuild.rs`). The snapshot
+//! holds both screens, their history, the modes, the title and a control sequence the output was in the middle
+//! of (up to
 //! `opencode_pty_vt::MAX_CONTINUATION_BYTES`; a longer one is read on to its end first). libghostty marks that
 //! format "version 1, work in progress, no binary-compatibility guarantee", so the state names the Ghostty
 //! revision that made it (`Build::ghostty_revision`) and a build with another revision refuses a state with
@@ -37,7 +40,9 @@
 //! descriptors `Handover` holds gives everything back as it was. Until `take_over`, the service creates nothing.
 //!
 //! **Versions.** [`STATE_FORMAT`] is the format this build writes; [`ACCEPTED_STATE_FORMATS`] the ones it reads:
-//! its own and the previous one. Format 1 is the first. To change the format (a member added, removed or
+//! its own and the previous one. Format 2 is format 1 with three optional members of a terminal (its screen
+//! file, where its snapshot was taken, its active screen), so a format-1 header reads into the same types with
+//! them absent (a format-1 build refuses a format-2 state: it does not know the members). To change the format (a member added, removed or
 //! renamed, a blob added or moved): copy the types as they are now into a frozen `v1.rs`, bump
 //! [`STATE_FORMAT`] to 2 and add it to [`ACCEPTED_STATE_FORMATS`] beside 1, make `read_from` decode a format-1
 //! header into the frozen types and convert them into the current ones, and commit a fixture of the new format

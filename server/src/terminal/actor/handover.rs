@@ -82,6 +82,11 @@ impl Actor {
 
     fn capture_state(&mut self, stop_pipe: OwnedFd, inbox: &Inbox) -> Result<Captured, ServiceError> {
         drop(stop_pipe);
+        // Requests held back while the controller was stalled are answered now, in order: the capture ends the
+        // subscriptions anyway, and none is dropped unanswered.
+        while let Some(command) = self.deferred.pop_front() {
+            self.command(command);
+        }
         let read = self.take_everything_read(inbox)?;
         // The child's end, if the wait thread told it (the successor's watch tells it again all the same).
         if !self.exit_taken
