@@ -5,6 +5,7 @@
 //! over, a prepared ticket and the controller kept; `fallback` the upgrades that do not happen, `soak` a hundred
 //! in a row.
 
+mod control;
 mod fallback;
 mod soak;
 
