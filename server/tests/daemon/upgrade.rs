@@ -3,11 +3,12 @@
 //! reconnect from their last offset get exactly the bytes that follow, a quiet terminal's screen unchanged, exits
 //! during the upgrade reported, the owner still the owner and able to shut everything down), the guardian handed
 //! over, a prepared ticket and the controller kept; `screen` compares screens (checkpoints replayed into fresh
-//! emulators), `control` the kept controller's input, `fallback` the upgrades that do not happen, `soak` a
-//! hundred in a row.
+//! emulators), `control` the kept controller's input, `run` a shell's command across an upgrade, `fallback`
+//! the upgrades that do not happen, `soak` a hundred in a row.
 
 mod control;
 mod fallback;
+mod run;
 mod screen;
 mod soak;
 
