@@ -161,7 +161,8 @@ struct Followed {
 
 /// Follows terminal `id` as its controller `attachment` from offset 0, checking every output frame starts
 /// where the last ended and the lines count on; when its connection ends, subscribes again from the offset it
-/// reached, as a client does across an upgrade. Once `upgraded` is set, goes on for [`LINES_AFTER`] lines.
+/// reached, as a client does across an upgrade. Once `upgraded` is set and it has subscribed again, goes on for
+/// [`LINES_AFTER`] lines (not before: the old connection may still hold more than that, written before it closed).
 fn follow(
     daemon: &Daemon,
     id: u64,
@@ -207,7 +208,7 @@ fn follow(
                 if count.last >= 500 {
                     ready.store(true, Ordering::Release);
                 }
-                if upgraded.load(Ordering::Acquire) {
+                if resumed > 0 && upgraded.load(Ordering::Acquire) {
                     let until = *until.get_or_insert(count.last + LINES_AFTER);
                     if count.last >= until {
                         return Followed { resumed, lines: count.last };
@@ -238,6 +239,10 @@ fn an_upgrade_to_a_copy_of_the_same_build_keeps_every_process_and_byte() {
     let (mut watcher, attached) = daemon.subscribe(quiet, "watcher", "observer");
     let mut seen = support::replay_of(&attached);
     support::frames_until(&mut watcher, &mut seen, "the quiet terminal's output", |text, _| text.ends_with("red"));
+    eventually("the quiet terminal's `sleep`", || {
+        let got = daemon.request(json!({"op": "get", "id": quiet}));
+        (got["process"]["pty"]["foreground_process"] == "sleep").then_some(())
+    });
     let shown = Screen::of(&daemon, quiet);
     let replayed = shown.replayed();
     assert!(replayed.scrollback_rows() > 0 && shown.text.ends_with("world red"), "{shown:?}");
