@@ -11,6 +11,8 @@
 //! output that follows. The role it asks for is the one it last had: a controller (by `attached` or the latest
 //! `controller_changed`) asks to be the controller without taking over, so it is the controller again when
 //! nobody else took control during the break, and an observer otherwise; anything else asks as an observer.
+//! The daemon takes the controller's `input`, `control`, `write` and `resize` as soon as it serves again, before
+//! its subscription has resumed (SPEC U4), so typing need not wait for [`Event::Resumed`].
 //! The client cannot tell an upgrade's close from another: an observer the daemon dropped for falling behind
 //! (D13) goes on the same way while the daemon still keeps the bytes from its offset, and ends as before once
 //! it does not; a process terminated meanwhile ends it as before.

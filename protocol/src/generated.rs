@@ -563,7 +563,7 @@ pub enum Request {
     ///PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`.
     #[serde(rename = "control")]
     Control {
-        ///The attachment to promote; it must have an open subscription to this terminal. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+        ///The attachment to promote; it must have an open subscription to this terminal, or be its controller already (as a controller is after an in-place upgrade until it subscribes again). At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         attachment_id: ::std::string::String,
         ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
         cols: ::std::num::NonZeroU16,
@@ -576,7 +576,7 @@ pub enum Request {
     ///PTY only: does what `control` does, then sends the bytes, all in one ordered step, so a size report caused by the resize reaches the child before the input. Answered with `ok`.
     #[serde(rename = "input")]
     Input {
-        ///The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+        ///The attachment that is typing; it must have an open subscription to this terminal, or be its controller already (as a controller is after an in-place upgrade until it subscribes again), and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
         attachment_id: ::std::string::String,
         ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
         cols: ::std::num::NonZeroU16,
@@ -1677,7 +1677,7 @@ impl crate::variant::RequestVariant for ResizeRequest {
 ///PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ControlRequest {
-    ///The attachment to promote; it must have an open subscription to this terminal. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+    ///The attachment to promote; it must have an open subscription to this terminal, or be its controller already (as a controller is after an in-place upgrade until it subscribes again). At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
     pub attachment_id: ::std::string::String,
     ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
     pub cols: ::std::num::NonZeroU16,
@@ -1720,7 +1720,7 @@ impl crate::variant::RequestVariant for ControlRequest {
 ///PTY only: does what `control` does, then sends the bytes, all in one ordered step, so a size report caused by the resize reaches the child before the input. Answered with `ok`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputRequest {
-    ///The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
+    ///The attachment that is typing; it must have an open subscription to this terminal, or be its controller already (as a controller is after an in-place upgrade until it subscribes again), and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`).
     pub attachment_id: ::std::string::String,
     ///The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size.
     pub cols: ::std::num::NonZeroU16,

@@ -312,7 +312,7 @@ export interface ResizeRequest {
 
 /** PTY only: in one ordered step, makes a subscribed attachment the controller if it is not already (then demoting the previous one and publishing `controller_changed`) and resizes the terminal to its size when that differs. Answered with `ok`. */
 export interface ControlRequest {
-  /** The attachment to promote; it must have an open subscription to this terminal. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
+  /** The attachment to promote; it must have an open subscription to this terminal, or be its controller already (as a controller is after an in-place upgrade until it subscribes again). At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string;
   /** The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size. */
   cols: number;
@@ -326,7 +326,7 @@ export interface ControlRequest {
 
 /** PTY only: does what `control` does, then sends the bytes, all in one ordered step, so a size report caused by the resize reaches the child before the input. Answered with `ok`. */
 export interface InputRequest {
-  /** The attachment that is typing; it must have an open subscription to this terminal and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
+  /** The attachment that is typing; it must have an open subscription to this terminal, or be its controller already (as a controller is after an in-place upgrade until it subscribes again), and becomes the controller. At most 256 characters (`MAX_ATTACHMENT_ID_CHARS`). */
   attachment_id: string;
   /** The attachment's width in columns; the terminal is resized only when this or `rows` differs from its size. */
   cols: number;

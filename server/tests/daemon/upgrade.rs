@@ -2,10 +2,14 @@
 //! build while terminals print and a pipe process writes (same daemon pid and child pids, subscribers that
 //! reconnect from their last offset get exactly the bytes that follow, a quiet terminal's screen unchanged, exits
 //! during the upgrade reported, the owner still the owner and able to shut everything down), the guardian handed
-//! over, a prepared ticket and the controller kept; `fallback` the upgrades that do not happen, `soak` a hundred
-//! in a row.
+//! over, a prepared ticket and the controller kept; `screen` compares screens (checkpoints replayed into fresh
+//! emulators), `control` the kept controller's input, `run` a shell's command across an upgrade, `fallback`
+//! the upgrades that do not happen, `soak` a hundred in a row.
 
+mod control;
 mod fallback;
+mod run;
+mod screen;
 mod soak;
 
 use crate::support;
@@ -22,6 +26,8 @@ use std::time::Instant;
 
 use base64::Engine as _;
 use opencode_pty_protocol::{Frame, Registration};
+use opencode_pty_vt::Color;
+use screen::Screen;
 use serde_json::{Value, json};
 use support::{Daemon, WAIT, binary, create_sh, eventually, message, recv, recv_frame, send, wait_dead};
 
@@ -33,6 +39,10 @@ const FAST: &str = "i=0; while :; do i=$((i+1)); echo $i; done";
 
 /// The same, pausing 10 ms every hundred lines.
 const STEADY: &str = "i=0; while :; do i=$((i+1)); echo $i; case $i in *00) sleep 0.01;; esac; done";
+
+/// A terminal that shows history, a title, a mode, styles and a wide character, then waits.
+const QUIET: &str = "seq 1 40; printf '\\033]2;quiet\\007\\033[?2004hhello \\033[4;38;5;208mwide \\344\\270\\226\\033[0m\\r\\n\
+                     world \\033[1;31;48;2;1;2;3mred'; exec sleep 600";
 
 /// A child that exits with `code` once it is sent SIGUSR1.
 fn exits_on_usr1(code: u8) -> String {
@@ -151,7 +161,8 @@ struct Followed {
 
 /// Follows terminal `id` as its controller `attachment` from offset 0, checking every output frame starts
 /// where the last ended and the lines count on; when its connection ends, subscribes again from the offset it
-/// reached, as a client does across an upgrade. Once `upgraded` is set, goes on for [`LINES_AFTER`] lines.
+/// reached, as a client does across an upgrade. Once `upgraded` is set and it has subscribed again, goes on for
+/// [`LINES_AFTER`] lines (not before: the old connection may still hold more than that, written before it closed).
 fn follow(
     daemon: &Daemon,
     id: u64,
@@ -197,7 +208,7 @@ fn follow(
                 if count.last >= 500 {
                     ready.store(true, Ordering::Release);
                 }
-                if upgraded.load(Ordering::Acquire) {
+                if resumed > 0 && upgraded.load(Ordering::Acquire) {
                     let until = *until.get_or_insert(count.last + LINES_AFTER);
                     if count.last >= until {
                         return Followed { resumed, lines: count.last };
@@ -218,7 +229,7 @@ fn an_upgrade_to_a_copy_of_the_same_build_keeps_every_process_and_byte() {
     let before = registration(&daemon);
 
     let printers = [create(&daemon, FAST), create(&daemon, STEADY), create(&daemon, STEADY)];
-    let (quiet, _) = create(&daemon, "printf '\\033]2;quiet\\007hello\\r\\nworld \\033[1;31mred'; exec sleep 600");
+    let (quiet, _) = create(&daemon, QUIET);
     let (exiting_pty, exiting_pty_pid) = create(&daemon, &exits_on_usr1(7));
     let output = dir.path().join("pipe.log");
     let (writer, _) = create_pipe(&daemon, &output, STEADY);
@@ -228,12 +239,15 @@ fn an_upgrade_to_a_copy_of_the_same_build_keeps_every_process_and_byte() {
     let (mut watcher, attached) = daemon.subscribe(quiet, "watcher", "observer");
     let mut seen = support::replay_of(&attached);
     support::frames_until(&mut watcher, &mut seen, "the quiet terminal's output", |text, _| text.ends_with("red"));
-    let snapshot = |daemon: &Daemon| {
-        let answer = daemon.request(json!({"op": "snapshot", "id": quiet}));
-        assert_eq!(answer["type"], "snapshot", "{answer}");
-        (answer["text"].clone(), answer["checkpoint_base64"].clone(), answer["process"]["pty"].clone())
-    };
-    let screen = snapshot(&daemon);
+    eventually("the quiet terminal's `sleep`", || {
+        let got = daemon.request(json!({"op": "get", "id": quiet}));
+        (got["process"]["pty"]["foreground_process"] == "sleep").then_some(())
+    });
+    let shown = Screen::of(&daemon, quiet);
+    let replayed = shown.replayed();
+    assert!(replayed.scrollback_rows() > 0 && shown.text.ends_with("world red"), "{shown:?}");
+    let red = (Color::Palette(1), Color::Rgb(1, 2, 3), true);
+    assert_eq!(screen::style_on_cursor_row(&replayed, 6), red, "{shown:?}");
     let pids_before = pids(&daemon);
 
     let (upgraded, ready) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
@@ -268,7 +282,9 @@ fn an_upgrade_to_a_copy_of_the_same_build_keeps_every_process_and_byte() {
         (Some(u64::from(daemon.pid())), &json!(before.instance_id))
     );
     assert_eq!(pids(&daemon), pids_before, "every process, with the same child");
-    assert_eq!(snapshot(&daemon), screen, "the quiet terminal's screen");
+    let after = Screen::of(&daemon, quiet);
+    screen::assert_same_screen(&shown, &after);
+    assert_eq!(after, shown, "the quiet terminal's snapshot, checkpoint bytes included");
     for follower in followers {
         let followed = follower.join().expect("a follower");
         assert!(followed.resumed >= 1, "the upgrade closed the subscription: {followed:?}");

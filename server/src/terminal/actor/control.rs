@@ -44,11 +44,18 @@ impl Actor {
     }
 
     /// Makes `attachment` the controller (if it is not) and resizes to its size (if that differs).
+    ///
+    /// A claim needs a subscription, except from the controller itself: after an in-place upgrade the
+    /// terminal keeps its controller's attachment id while that client has not subscribed again yet (a
+    /// controller whose subscription ends is otherwise demoted at once, in [`Actor::detached`]), and its
+    /// input is taken meanwhile. If it never comes back, it stays the controller until another attachment
+    /// claims control (`control`, `input`, or `subscribe` with `takeover`).
     pub(super) fn control(&mut self, attachment: &str, cols: u16, rows: u16) -> Result<(), ServiceError> {
-        if self.fanout.get_mut(attachment).is_none() {
+        let controls = self.controller.as_deref() == Some(attachment);
+        if !controls && self.fanout.get(attachment).is_none() {
             return Err(ServiceError::invalid(format!("attachment {attachment} is not subscribed")));
         }
-        if self.controller.as_deref() != Some(attachment) {
+        if !controls {
             self.promote(Some(attachment.to_owned()));
         }
         if (cols, rows) != (self.cols, self.rows) {

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use serde_json::{Value, json};
 
 use super::{Count, STEADY, create, pids, private_copy, registration, script, upgrade};
-use crate::support::{self, Daemon, binary, message, recv, recv_frame, send};
+use crate::support::{self, Daemon, binary, eventually, message, recv, recv_frame, send};
 
 #[test]
 fn refused_upgrades_change_nothing() {
@@ -104,7 +104,8 @@ fn an_exec_that_does_not_happen_puts_everything_back_in_the_same_image() {
     let mut seen = support::replay_of(&attached);
     support::frames_until(&mut follower, &mut seen, "some output", |text, _| text.contains("\r\n50\r\n"));
     let before = (registration(&daemon), pids(&daemon));
-    let screen = daemon.request(json!({"op": "snapshot", "id": quiet}))["text"].clone();
+    let screen = || daemon.request(json!({"op": "snapshot", "id": quiet}))["text"].clone();
+    let screen = eventually("the quiet terminal's output", || Some(screen()).filter(|text| *text == "still here"));
 
     let answer = upgrade(&daemon, &mut owner, Some(&program));
     let refusal = message(&answer);
