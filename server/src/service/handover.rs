@@ -156,9 +156,11 @@ impl ProcessService {
         self.next_id.fetch_max(next_id, Ordering::Relaxed);
         let mut failures = Vec::new();
         let mut rebuilder = Rebuilder::default();
+        // The restored terminals start together once every process is restored (the sender's drop).
+        let (release, gate) = crossbeam_channel::bounded::<()>(0);
         for state in processes {
             let id = state.id();
-            match self.restore_one(state, &mut adopt, &mut rebuilder) {
+            match self.restore_one(state, &mut adopt, &mut rebuilder, &gate) {
                 Ok(entry) => {
                     if let Err(error) = self.started(id, &entry.process) {
                         // Unrecorded, the process still runs: a guardian that outlives this image may miss it.
@@ -171,7 +173,8 @@ impl ProcessService {
                 Err(error) => failures.push(error),
             }
         }
-        // The emulators are made from here on, while the terminals serve (`terminal/rebuild.rs`).
+        // The terminals start, and their emulators are made from here on, while they serve (`terminal/rebuild.rs`).
+        drop(release);
         rebuilder.start();
         tracing::info!(failed = failures.len(), "processes restored");
         Ok(failures)
@@ -183,6 +186,7 @@ impl ProcessService {
         state: ProcessState,
         adopt: &mut impl FnMut(i32) -> Result<OwnedFd, String>,
         rebuilder: &mut Rebuilder,
+        gate: &crossbeam_channel::Receiver<()>,
     ) -> Result<Entry, UpgradeError> {
         let id = state.id();
         let mut take = |fd: i32| adopt(fd).map_err(|reason| UpgradeError::Descriptor { id, fd, reason });
@@ -195,7 +199,8 @@ impl ProcessService {
                 let command = std::iter::once(&spec.program).chain(&spec.args);
                 let listing = self.reserve_restored(listing::pty_cost(&spec, command_bytes(command)));
                 let handle =
-                    PtyHandle::restore(*terminal, master, screen, self.config.clone(), rebuilder).map_err(failed)?;
+                    PtyHandle::restore(*terminal, master, screen, self.config.clone(), rebuilder, Some(gate.clone()))
+                        .map_err(failed)?;
                 Ok(Entry { process: Process::Pty(Arc::new(handle)), _listing: listing })
             }
             ProcessState::Pipe(pipe) => {

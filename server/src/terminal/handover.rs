@@ -123,13 +123,14 @@ impl PtyHandle {
     /// the bytes that were on their way. Refused, leaving the child alone, when the child is not the one the
     /// state names (another start time); a failure after that ends the child.
     /// Its emulator is made by `rebuilder` (or its actor), off the terminal's way (`rebuild.rs`); `screen` is the
-    /// screen file the state names.
+    /// screen file the state names. Its threads start once `gate` (if any) closes.
     pub(crate) fn restore(
         mut state: TerminalState,
         master: OwnedFd,
         screen: Option<OwnedFd>,
         config: TerminalConfig,
         rebuilder: &mut Rebuilder,
+        gate: Option<Receiver<()>>,
     ) -> Result<PtyHandle, ServiceError> {
         let id = state.id;
         let pid = state.child.pid;
@@ -174,6 +175,7 @@ impl PtyHandle {
             replay_bytes: state.replay.capacity,
             scrollback_lines: state.scrollback_lines,
             restored: Some(Restored { state: Box::new(state), screen, pending }),
+            gate,
         };
         PtyHandle::start(start, config)
     }

@@ -4,7 +4,7 @@
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{Receiver, bounded};
 use opencode_pty_protocol::ProcessInfo;
 
 use super::command::Command;
@@ -35,6 +35,20 @@ pub(super) struct Start {
     pub(super) last_info: ProcessInfo,
     /// The state an upgrade's predecessor captured.
     pub(super) restored: Option<super::actor::Restored>,
+    /// For a terminal an upgrade restored: its actor and reader start once this closes (every process of the
+    /// state is restored), so that terminals already restored do not compete for the processor with the rest
+    /// of the restore. `None`: at once.
+    pub(super) gate: Option<Receiver<()>>,
+}
+
+/// Waits until `gate` (if any) closes, or the terminal is stopped first.
+fn through(gate: Option<&Receiver<()>>, stop: &Receiver<()>) {
+    if let Some(gate) = gate {
+        crossbeam_channel::select! {
+            recv(gate) -> _ => {}
+            recv(stop) -> _ => {}
+        }
+    }
 }
 
 impl PtyHandle {
@@ -70,6 +84,7 @@ impl PtyHandle {
             scrollback_lines: config.scrollback_lines,
             last_info,
             restored: None,
+            gate: None,
         };
         PtyHandle::start(start, config)
     }
@@ -141,10 +156,17 @@ impl PtyHandle {
         };
         let threads = &handle.threads;
         let result = (|| {
-            threads.start("", "actor", id, move || actor::run(parts, commands_rx, output_rx, exit_rx))?;
+            let (gate, s) = (start.gate.clone(), stop.clone());
+            threads.start("", "actor", id, move || {
+                through(gate.as_ref(), &s);
+                actor::run(parts, commands_rx, output_rx, exit_rx)
+            })?;
             if reads {
-                let s = stop.clone();
-                threads.start("", "reader", id, move || io::reader(reader_fd, reader_stop, output, s, reader_holds))?;
+                let (gate, s) = (start.gate, stop.clone());
+                threads.start("", "reader", id, move || {
+                    through(gate.as_ref(), &s);
+                    io::reader(reader_fd, reader_stop, output, s, reader_holds)
+                })?;
             }
             let (c, s) = (commands.clone(), stop.clone());
             threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s, handback))?;

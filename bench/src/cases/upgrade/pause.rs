@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use opencode_pty_client::{CreatePty, Event, Response, Role, Subscription};
+use opencode_pty_client::{Client, ClientError, CreatePty, Event, Response, Role, Subscription};
 use tokio::task::JoinHandle;
 
 use super::phases::{self, StepRows, Steps, terminals};
@@ -72,7 +72,7 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<[Table; 2]> {
             Row::new(format!("upgrade_{n}"), format!("`upgrade` round trip, {}", terminals(n)), Unit::Milliseconds)
                 .vs(&["startup"]),
         );
-        rows.push(Rows { terminals: n, quiet, pause, upgrade, steps: steps.add(n) });
+        rows.push(Rows { terminals: n, quiet, pause, upgrade, steps: steps.add(n), fell_behind: Default::default() });
     }
     for _ in 0..plan.repetitions {
         for rows in &rows {
@@ -86,6 +86,16 @@ pub(super) async fn run(ctx: &Context, program: &Path) -> Result<[Table; 2]> {
             steps.push(&rows.steps, &phases::read(&root.join(daemon::LOG_FILE))?, plan.upgrades);
         }
     }
+    for rows in &rows {
+        if rows.fell_behind.get() > 0 {
+            let note = format!(
+                "{} subscriptions fell further behind than the ring keeps (the harness did not keep up) and \
+                 subscribed again from the tail",
+                rows.fell_behind.get()
+            );
+            table.note(rows.pause, note);
+        }
+    }
     Ok([table.finish(), steps.finish()])
 }
 
@@ -96,6 +106,8 @@ struct Rows {
     pause: usize,
     upgrade: usize,
     steps: StepRows,
+    /// Subscriptions that fell further behind than the ring keeps (see `follow`), over every repetition.
+    fell_behind: std::cell::Cell<usize>,
 }
 
 /// Starts the busy terminals on `daemon` and their followers, upgrades it `plan.upgrades` times, and stops
@@ -112,7 +124,7 @@ async fn measure(ctx: &Context, daemon: &mut Daemon, program: &Path, rows: &Rows
             let id = client.create_pty(params).await?.id;
             ids.push(id);
             let subscription = daemon::subscribe(&client, id, 0, "observer", Role::Observer).await?;
-            followers.push(Follower::start(subscription));
+            followers.push(Follower::start(client.clone(), id, subscription));
         }
         anyhow::Ok(())
     };
@@ -160,7 +172,8 @@ async fn upgrades(
         })
         .await?;
         for follower in followers {
-            let seen = follower.seen();
+            let mut seen = follower.seen();
+            rows.fell_behind.set(rows.fell_behind.get() + std::mem::take(&mut seen.fell_behind));
             let pauses = seen.pauses.iter().filter(|(at, _)| *at >= requested);
             // One pause per upgrade; were there two (an observer also dropped for falling behind), the longest.
             let pause = pauses.map(|(_, pause)| *pause).max().unwrap_or_default();
@@ -201,10 +214,10 @@ struct Follower {
 }
 
 impl Follower {
-    /// Reads `subscription` in a task of its own.
-    fn start(subscription: Subscription) -> Follower {
+    /// Reads `subscription` of terminal `id` in a task of its own.
+    fn start(client: Client, id: u64, subscription: Subscription) -> Follower {
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let task = tokio::spawn(follow(subscription, seen.clone()));
+        let task = tokio::spawn(follow(client, id, subscription, seen.clone()));
         Follower { seen, task }
     }
 
@@ -232,6 +245,11 @@ struct Seen {
     pauses: Vec<(Instant, Duration)>,
     /// Why the subscription ended, if it did.
     ended: Option<String>,
+    /// The offset just past the output received.
+    next_offset: u64,
+    /// How many times the subscription could not resume because it was further behind than the terminal's ring
+    /// keeps (the harness did not keep up), and subscribed again from the tail.
+    fell_behind: usize,
 }
 
 impl Seen {
@@ -266,14 +284,29 @@ impl Seen {
     }
 }
 
-/// Reads `subscription` until it ends, into `seen`.
-async fn follow(mut subscription: Subscription, seen: Arc<Mutex<Seen>>) {
+/// Reads `subscription` of terminal `id` until it ends, into `seen`. A subscription that could not resume
+/// because it had fallen further behind than the ring keeps (which the daemon confirms: its ring starts past
+/// the offset) subscribes again from the tail, and is counted.
+async fn follow(client: Client, id: u64, mut subscription: Subscription, seen: Arc<Mutex<Seen>>) {
     loop {
         let event = subscription.next().await;
         let now = Instant::now();
+        if let Some(Err(ClientError::Closed)) = &event {
+            let offset = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next_offset;
+            if let Some(again) = subscribe_past(&client, id, offset).await {
+                subscription = again;
+                let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                seen.fell_behind += 1;
+                seen.broken = Some(seen.last.unwrap_or(now));
+                continue;
+            }
+        }
         let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match event {
-            Some(Ok(Event::Output { bytes, .. })) => seen.output(now, bytes.len()),
+            Some(Ok(Event::Output { start, bytes })) => {
+                seen.next_offset = start + bytes.len() as u64;
+                seen.output(now, bytes.len());
+            }
             Some(Ok(Event::Resumed(_))) => seen.broken = Some(seen.last.unwrap_or(now)),
             Some(Ok(Event::Message(message))) if matches!(*message, Response::Exited { .. }) => {
                 seen.ended = Some("`exited`".into());
@@ -290,6 +323,16 @@ async fn follow(mut subscription: Subscription, seen: Arc<Mutex<Seen>>) {
             }
         }
     }
+}
+
+/// A new subscription from the tail of terminal `id`, when its ring no longer holds `offset` (else `None`: the
+/// subscription ended for another reason).
+async fn subscribe_past(client: &Client, id: u64, offset: u64) -> Option<Subscription> {
+    let info = client.get(id).await.ok()?;
+    if info.output_head <= offset {
+        return None;
+    }
+    daemon::subscribe(client, id, info.output_tail, "observer", Role::Observer).await.ok()
 }
 
 /// Milliseconds of `duration`.

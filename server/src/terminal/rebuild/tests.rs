@@ -131,7 +131,7 @@ fn a_restored_terminal_serves_before_its_emulator_is_rebuilt_which_then_catches_
     // The rebuilder does not start yet: the restored terminal serves all the same.
     let mut rebuilder = Rebuilder::default();
     let restored =
-        PtyHandle::restore(state, master, screen, TerminalConfig::default(), &mut rebuilder).expect("restored");
+        PtyHandle::restore(state, master, screen, TerminalConfig::default(), &mut rebuilder, None).expect("restored");
     let subscription = restored.subscribe(0, "o".into(), Role::Observer, ExistingController::Refuse).expect("sub");
     let mut seen = Seen::default();
     seen.until(&subscription, |seen| seen.bytes.len() as u64 >= tail);
@@ -164,7 +164,7 @@ fn a_resize_after_the_screen_was_prepared_has_the_capture_make_it_again() {
     drop(handle);
     let mut rebuilder = Rebuilder::default();
     let restored =
-        PtyHandle::restore(state, master, screen, TerminalConfig::default(), &mut rebuilder).expect("restored");
+        PtyHandle::restore(state, master, screen, TerminalConfig::default(), &mut rebuilder, None).expect("restored");
     rebuilder.start();
     let mut reference = Terminal::new(80, 24, 100).expect("terminal");
     reference.write(b"one\r\ntwo\r\n");
