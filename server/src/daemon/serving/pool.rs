@@ -7,7 +7,9 @@
 //! the linger); a connection that lasts (subscriptions, waits, the owner channel) keeps its thread. The
 //! accept thread itself only waits for the stop, then takes the listener back (from the slot, or from the
 //! leader that sees the stop too) and returns it: the daemon closes it, or an in-place upgrade passes it on
-//! with the connections waiting in its backlog.
+//! with the connections waiting in its backlog. It returns only once every connection accepted before has
+//! been admitted ([`Admission`]: the daemon registers it), so that whoever stops accepting knows of every
+//! connection that was taken from the backlog: none is left half-accepted, to be closed unanswered.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -30,8 +32,29 @@ pub const IDLE_WORKER_LINGER: Duration = Duration::from_secs(10);
 /// cannot take does not make it spin.
 pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-/// What a connection thread does with each connection it accepted.
-pub(crate) type Serve = Arc<dyn Fn(UnixStream) + Send + Sync>;
+/// What a connection thread does with each connection it accepted: it drops the [`Admission`] once the
+/// connection is known to whoever stops accepting (registered, or refused).
+pub(crate) type Serve = Arc<dyn Fn(UnixStream, Admission) + Send + Sync>;
+
+/// A connection accepted and not yet admitted; the pool's stop waits until it is dropped.
+pub(crate) struct Admission {
+    pool: Arc<Pool>,
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        let mut slot = self.pool.lock();
+        slot.admitting -= 1;
+        drop(slot);
+        self.pool.changed.notify_all();
+    }
+}
+
+impl std::fmt::Debug for Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admission")
+    }
+}
 
 /// The listener and the threads that take turns at it.
 pub(crate) struct Pool {
@@ -56,13 +79,15 @@ struct Slot {
     closed: bool,
     /// Threads waiting to lead.
     idle: usize,
+    /// Connections accepted whose [`Admission`] is not dropped yet.
+    admitting: usize,
 }
 
 impl Pool {
     /// Accepts on `listener` with connection threads named `name` until `stop` becomes readable (its other
     /// end closed), handing each connection to `serve` on the thread that accepted it. Returns the listener
-    /// once no thread accepts on it any more (`None` if polling it failed, which closed it); threads still
-    /// serving connections go on until those end.
+    /// once no thread accepts on it any more (`None` if polling it failed, which closed it) and every
+    /// connection accepted was admitted; threads still serving connections go on until those end.
     pub(crate) fn accept_until_stopped(
         listener: UnixListener,
         stop: OwnedFd,
@@ -71,7 +96,7 @@ impl Pool {
         serve: Serve,
     ) -> Option<UnixListener> {
         let _ = listener.set_nonblocking(true);
-        let slot = Slot { listener: Some(listener), held: false, closed: false, idle: 0 };
+        let slot = Slot { listener: Some(listener), held: false, closed: false, idle: 0, admitting: 0 };
         let pool = Arc::new(Pool { slot: Mutex::new(slot), changed: Condvar::new(), stop, serve, name, linger });
         pool.start_leader();
         // This thread leads nobody: it waits for the stop, then takes the listener back.
@@ -79,8 +104,9 @@ impl Pool {
         let mut slot = pool.lock();
         slot.closed = true;
         pool.changed.notify_all();
-        // A leader holding the listener sees the stop as well, puts it back and says so.
-        while slot.held {
+        // A leader holding the listener sees the stop as well, puts it back and says so; a connection accepted
+        // just before is admitted first.
+        while slot.held || slot.admitting > 0 {
             slot = pool.changed.wait(slot).unwrap_or_else(|e| e.into_inner());
         }
         slot.listener.take()
@@ -111,8 +137,8 @@ impl Pool {
                     return self.give_back(None);
                 }
             };
-            self.hand_on(listener);
-            (self.serve)(stream);
+            let admission = self.hand_on(listener);
+            (self.serve)(stream, admission);
         }
     }
 
@@ -142,13 +168,16 @@ impl Pool {
     }
 
     /// Puts the listener back for a waiting follower, or starts a thread to lead when none waits; gives it
-    /// back when the daemon stopped accepting meanwhile.
-    fn hand_on(self: &Arc<Self>, listener: UnixListener) {
+    /// back when the daemon stopped accepting meanwhile. The connection just accepted is counted before the
+    /// listener is let go: the stop waits for its admission.
+    fn hand_on(self: &Arc<Self>, listener: UnixListener) -> Admission {
         let mut slot = self.lock();
+        slot.admitting += 1;
+        let admission = Admission { pool: self.clone() };
         if slot.closed {
             drop(slot);
             self.give_back(Some(listener));
-            return;
+            return admission;
         }
         slot.held = false;
         slot.listener = Some(listener);
@@ -159,6 +188,7 @@ impl Pool {
         } else {
             self.start_leader();
         }
+        admission
     }
 
     /// Stops accepting with the listener this thread held: puts it back for the accept thread to return (none

@@ -7,7 +7,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::pool::Pool;
+use super::pool::{Admission, Pool};
 use super::state::DaemonState;
 use crate::daemon::log_limit::FOREIGN_PEERS;
 
@@ -20,13 +20,15 @@ pub(crate) fn accept_loop(
     stop: OwnedFd,
     linger: Duration,
 ) -> Option<UnixListener> {
-    let serve = Arc::new(move |stream: UnixStream| serve_accepted(&state, stream));
+    let serve = Arc::new(move |stream: UnixStream, admission: Admission| serve_accepted(&state, stream, admission));
     Pool::accept_until_stopped(listener, stop, "opencode-pty-conn", linger, serve)
 }
 
 /// Serves one accepted connection on this thread: refuses another user's process without a word, answers one
-/// connection too many (or one arriving while the daemon stops) with an error, and serves the rest.
-fn serve_accepted(state: &DaemonState, stream: UnixStream) {
+/// connection too many (or one arriving while the daemon stops) with an error, and serves the rest. The
+/// connection is admitted once registered (or refused): an upgrade that stops accepting then finds it among
+/// the connections it quiesces, so it is answered like the others and never closed unanswered by the `execve`.
+fn serve_accepted(state: &DaemonState, stream: UnixStream, admission: Admission) {
     // Another user's process gets nothing at all, not even a refusal.
     if let Err(refused) = crate::daemon::runtime::check_peer(&stream) {
         crate::daemon::log_limit::limited_warn!(FOREIGN_PEERS, %refused, "connection refused");
@@ -34,7 +36,9 @@ fn serve_accepted(state: &DaemonState, stream: UnixStream) {
     }
     let stream = Arc::new(stream);
     // Unregistered when the guard drops, so a handler that panics still frees its slot.
-    let registered = match state.register(&stream) {
+    let registered = state.register(&stream);
+    drop(admission);
+    let registered = match registered {
         Ok(registered) => registered,
         Err(reason) => {
             super::frames::refuse(&stream, reason);

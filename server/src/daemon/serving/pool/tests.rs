@@ -1,6 +1,7 @@
 //! The connection threads' turns at accepting, on a real listening socket: each connection is served by the
 //! thread that accepted it, threads are reused and only a few wait, a busy one never holds up the next
-//! connection, and the stop closes the listener while connections being served go on.
+//! connection, the stop closes the listener while connections being served go on, and it gives the listener
+//! back only once every connection accepted was admitted.
 
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -34,7 +35,8 @@ impl Running {
         let (stop_read, stop_write) = nix::unistd::pipe().expect("a pipe");
         let (report, served_on) = unbounded();
         let (release, released) = bounded::<()>(0);
-        let serve: Serve = Arc::new(move |mut stream: UnixStream| {
+        let serve: Serve = Arc::new(move |mut stream: UnixStream, admission: Admission| {
+            drop(admission);
             let _ = report.send(std::thread::current().id());
             if hold {
                 let _ = released.recv_timeout(BOUND);
@@ -201,7 +203,8 @@ fn the_stop_gives_the_listener_back_with_the_connections_waiting_in_its_backlog(
     let path = dir.path().join("pool.sock");
     let listener = UnixListener::bind(&path).expect("a listener");
     let start = |listener: UnixListener| {
-        let serve: Serve = Arc::new(|mut stream: UnixStream| {
+        let serve: Serve = Arc::new(|mut stream: UnixStream, admission: Admission| {
+            drop(admission);
             let mut byte = [0u8];
             if stream.read_exact(&mut byte).is_ok() {
                 let _ = stream.write_all(&byte);
@@ -228,4 +231,32 @@ fn the_stop_gives_the_listener_back_with_the_connections_waiting_in_its_backlog(
     drop(stop);
     drop(coordinator.join().expect("the accept thread"));
     assert!(UnixStream::connect(&path).is_err(), "closed once dropped");
+}
+
+#[test]
+fn the_stop_waits_until_a_connection_accepted_before_it_is_admitted() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("pool.sock");
+    let listener = UnixListener::bind(&path).expect("a listener");
+    let (accepted, taken) = bounded::<Admission>(1);
+    // The connection's thread hands its admission out instead of dropping it: accepted, not admitted yet.
+    let serve: Serve = Arc::new(move |stream: UnixStream, admission: Admission| {
+        let _ = accepted.send(admission);
+        drop(stream);
+    });
+    let (stop_read, stop_write) = nix::unistd::pipe().expect("a pipe");
+    let (returned, given_back) = bounded(1);
+    let coordinator = std::thread::spawn(move || {
+        let listener = Pool::accept_until_stopped(listener, stop_read, "pool-admission", BOUND, serve);
+        let _ = returned.send(listener.is_some());
+    });
+    let _client = UnixStream::connect(&path).expect("connect");
+    let admission = taken.recv_timeout(BOUND).expect("the connection is accepted");
+    drop(stop_write);
+    // A negative, so bounded by a short wait: the listener is not given back while the admission is held.
+    let early = given_back.recv_timeout(Duration::from_millis(300));
+    assert!(early.is_err(), "the stop returned before the connection it accepted was admitted");
+    drop(admission);
+    assert_eq!(given_back.recv_timeout(BOUND), Ok(true), "the listener, given back once admitted");
+    coordinator.join().expect("the accept thread");
 }
