@@ -126,21 +126,23 @@ impl Handover {
         error
     }
 
-    /// [`Handover::exec`], with `?`.
+    /// [`Handover::exec`], with `?`. The file executed is the one checked, through its descriptor (named by its
+    /// path in `argv[0]`): a file renamed over the path after [`Program::unchanged`] is not what runs.
     fn try_exec(self, program: &Program, args: &[OsString], keep: &[BorrowedFd<'_>]) -> Result<Infallible, ExecError> {
         let Handover { state, exe } = self;
         program.unchanged()?;
-        let path = c_string(program.path().as_os_str())?;
         let argv = std::iter::once(program.path().as_os_str())
             .chain(args.iter().map(OsString::as_os_str))
             .map(c_string)
             .collect::<Result<Vec<_>, _>>()?;
         let env = environment()?;
-        let passed: Vec<BorrowedFd<'_>> = keep.iter().copied().chain([state.as_fd(), exe.0.as_fd()]).collect();
+        let mut passed: Vec<BorrowedFd<'_>> = keep.iter().copied().chain([state.as_fd(), exe.0.as_fd()]).collect();
+        // A script's interpreter reads it through `/dev/fd/N`: its descriptor must cross the exec.
+        passed.extend(program.is_script().then(|| program.file()));
         // Put back when this returns: the exec failed.
         let _restore = Inheritable::clear(&passed)?;
         tracing::info!(program = %program.path().display(), kept = keep.len(), "executing the new image in place");
-        let Err(errno) = nix::unistd::execve(&path, &argv, &env);
+        let errno = program.execute(&argv, &env);
         Err(ExecError::Exec { program: program.path().display().to_string(), errno })
     }
 }

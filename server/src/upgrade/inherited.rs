@@ -60,6 +60,31 @@ pub(crate) fn adopt(fd: RawFd) -> Result<OwnedFd, AdoptError> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Closes every descriptor this image inherited that is not one of `expected` (the numbers the state names):
+/// what crossed the exec without being passed on purpose, such as a script's own descriptor, which its
+/// interpreter opened again and left open when it executed this image. Call it before anything in this image
+/// starts a process. Returns how many it closed.
+pub(crate) fn close_strays(expected: &[RawFd]) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return 0 };
+    let numbers: Vec<RawFd> =
+        entries.flatten().filter_map(|entry| entry.file_name().to_str().and_then(|name| name.parse().ok())).collect();
+    close_strays_among(numbers, expected)
+}
+
+/// [`close_strays`] of the open descriptors `numbers`.
+fn close_strays_among(numbers: Vec<RawFd>, expected: &[RawFd]) -> usize {
+    let mut closed = 0;
+    for fd in numbers.into_iter().filter(|fd| *fd >= FIRST_PASSED_FD && !expected.contains(fd)) {
+        // Not inherited (close-on-exec: this image's own, the listing's included) or gone: left alone.
+        if let Ok(stray) = adopt(fd) {
+            tracing::debug!(fd, "closing a descriptor inherited across the upgrade that the state does not name");
+            drop(stray);
+            closed += 1;
+        }
+    }
+    closed
+}
+
 /// `fd`'s descriptor flags, if it is open and inherited. Call with [`ADOPTING`] held.
 fn inherited_flags(fd: RawFd) -> Result<i32, AdoptError> {
     if fd < FIRST_PASSED_FD {
@@ -103,6 +128,21 @@ mod tests {
         let fd = file.as_raw_fd();
         assert_eq!(check(fd).unwrap_err(), AdoptError::NotInherited(fd));
         assert_eq!(adopt(fd).unwrap_err(), AdoptError::NotInherited(fd));
+    }
+
+    #[test]
+    fn only_inherited_descriptors_not_expected_are_closed_as_strays() {
+        use nix::fcntl::{OFlag, open};
+        // Two inheritable descriptors (as an exec would have left them), one expected; and one of our own.
+        // (Only these numbers are looked at: other tests in this process hold inheritable descriptors too.)
+        let inheritable = || open("/dev/null", OFlag::O_RDONLY, nix::sys::stat::Mode::empty()).unwrap();
+        let (kept, stray) = (inheritable(), inheritable());
+        let own = tempfile::tempfile().unwrap();
+        let (kept, stray) = (std::os::fd::IntoRawFd::into_raw_fd(kept), std::os::fd::IntoRawFd::into_raw_fd(stray));
+        // One closed: not ours (close-on-exec, so never adopted), not the expected one (adopted below).
+        assert_eq!(close_strays_among(vec![kept, stray, own.as_raw_fd()], &[kept]), 1);
+        drop(adopt(kept).expect("the expected descriptor is left inherited"));
+        assert_eq!(check(own.as_raw_fd()).unwrap_err(), AdoptError::NotInherited(own.as_raw_fd()));
     }
 
     // Adopting an inherited descriptor is tested where one exists: in the image an exec started

@@ -1,12 +1,22 @@
 //! Which program an upgrade executes, and whether it may: an absolute path to a regular file that we may
 //! execute, that nobody but its owner can write, owned by us or by root; without one, this daemon's own
 //! executable as it is on disk now (a package upgrade replaced the file).
+//!
+//! The file is opened once (`O_PATH`, which opens nothing but the name: no device is touched, no FIFO waits),
+//! every check is made of that open file, and the upgrade executes that same file through its descriptor
+//! ([`Program::execute`]): what runs is what was checked, whatever is renamed over the path in between.
 
+use std::ffi::CString;
 use std::fs;
-use std::io;
+use std::io::{self, Read as _};
+use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, open};
+use nix::sys::stat::Mode;
 use nix::unistd::{AccessFlags, eaccess, geteuid};
 
 /// What `/proc/self/exe` says after the file it names was removed or replaced.
@@ -89,12 +99,27 @@ pub enum ProgramError {
     Changed(PathBuf),
 }
 
-/// A program that passed every check, and the file it was then.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The first bytes of a script, which the kernel runs with the interpreter it names.
+const SCRIPT_MAGIC: &[u8; 2] = b"#!";
+
+/// A program that passed every check, and the file it was then, open.
+#[derive(Debug, Clone)]
 pub struct Program {
     path: PathBuf,
     identity: Identity,
+    /// The file checked (`O_PATH`, close-on-exec).
+    file: Arc<OwnedFd>,
+    /// It starts with `#!`: its interpreter reads it through `/dev/fd/N`, so the exec passes its descriptor.
+    script: bool,
 }
+
+impl PartialEq for Program {
+    fn eq(&self, other: &Program) -> bool {
+        (&self.path, self.identity) == (&other.path, other.identity)
+    }
+}
+
+impl Eq for Program {}
 
 /// A file's device, inode and change time: a file replaced at the same path differs in one of them, even when
 /// the new file reuses the old one's inode number.
@@ -115,15 +140,18 @@ impl Program {
     }
 
     /// Checks `path`: absolute, a regular file (after symbolic links), executable by us, writable by nobody but
-    /// its owner, owned by us or by root.
+    /// its owner, owned by us or by root; each of the file opened at the path, which is kept open.
     pub(crate) fn check(path: &Path) -> Result<Program, ProgramError> {
         if !path.is_absolute() {
             return Err(ProgramError::Relative(path.to_owned()));
         }
-        let meta = fs::metadata(path).map_err(|source| match source.kind() {
+        let inspect = |source: io::Error| match source.kind() {
             io::ErrorKind::NotFound => ProgramError::Missing(path.to_owned()),
             _ => ProgramError::Inspect { path: path.to_owned(), source },
-        })?;
+        };
+        let file = open(path, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty()).map_err(|e| inspect(e.into()))?;
+        let opened = opened_path(file.as_fd());
+        let meta = fs::metadata(&opened).map_err(inspect)?;
         if !meta.is_file() {
             return Err(ProgramError::NotRegular { path: path.to_owned(), kind: kind_of(&meta) });
         }
@@ -136,15 +164,35 @@ impl Program {
             return Err(ProgramError::WritableByOthers { path: path.to_owned(), mode });
         }
         // `eaccess` alone would let root execute a file without any execute bit (it says yes to root).
-        if mode & EXECUTABLE_BITS == 0 || eaccess(path, AccessFlags::X_OK).is_err() {
+        if mode & EXECUTABLE_BITS == 0 || eaccess(&opened, AccessFlags::X_OK).is_err() {
             return Err(ProgramError::NotExecutable { path: path.to_owned(), mode });
         }
-        Ok(Program { path: path.to_owned(), identity: identity(&meta) })
+        let script = starts_a_script(&opened);
+        Ok(Program { path: path.to_owned(), identity: identity(&meta), file: Arc::new(file), script })
     }
 
     /// The program's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The file checked, open (`O_PATH`, close-on-exec).
+    pub(crate) fn file(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+
+    /// Whether the file is a script (it starts with `#!`): its interpreter opens it again through the
+    /// descriptor it was executed by, which must then cross the exec (the new image closes it,
+    /// `inherited::close_strays`).
+    pub(crate) fn is_script(&self) -> bool {
+        self.script
+    }
+
+    /// Executes the file checked (not whatever the path names now) with `argv` and `env`, in place of this
+    /// process. Returns only if that failed. The caller makes [`Self::file`] inheritable for a script.
+    pub(crate) fn execute(&self, argv: &[CString], env: &[CString]) -> Errno {
+        let Err(errno) = nix::unistd::fexecve(self.file.as_fd(), argv, env);
+        errno
     }
 
     /// Checks that the file at the path is still the one that was checked (nobody swapped it in between).
@@ -156,6 +204,17 @@ impl Program {
             Err(source) => Err(ProgramError::Inspect { path: self.path.clone(), source }),
         }
     }
+}
+
+/// The path through which `fd`'s file is reached again (the kernel's link to the open file itself).
+fn opened_path(fd: BorrowedFd<'_>) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// Whether the file at `opened` starts with `#!` (a file we cannot read is no script we could run).
+fn starts_a_script(opened: &Path) -> bool {
+    let mut magic = [0u8; SCRIPT_MAGIC.len()];
+    fs::File::open(opened).and_then(|mut file| file.read_exact(&mut magic)).is_ok() && &magic == SCRIPT_MAGIC
 }
 
 /// This daemon's executable as it is on disk now: what `/proc/self/exe` names, or, when the file it started

@@ -328,6 +328,12 @@ fn count_lines(path: &Path) -> u64 {
     count.last
 }
 
+/// How many of process `pid`'s descriptors are open on the file at `path`.
+fn descriptors_to(pid: u32, path: &Path) -> usize {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap();
+    fds.flatten().filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == path)).count()
+}
+
 /// The daemon's guardian: its child running the `guard` command.
 fn guardian_of(pid: u32) -> Option<u32> {
     children(pid).into_iter().find(|child| {

@@ -52,6 +52,11 @@ pub(crate) fn restore_and_serve(
     let state = UpgradeState::read_from(&handed.payload[..]).map_err(|error| Failure::Refused(error.to_string()))?;
     drop(handed);
     let facts = look(&state).map_err(Failure::Refused)?;
+    // What crossed the exec without the state naming it (a script's descriptor) is closed before anything starts.
+    let strays = crate::upgrade::inherited::close_strays(&state.descriptors());
+    if strays > 0 {
+        tracing::debug!(strays, "closed descriptors inherited across the upgrade that the state does not name");
+    }
     // Nothing was taken yet: from here on this image owns the daemon, and a failure ends it.
     fallback.commit();
     let answer = match refused_by_new_image {

@@ -141,6 +141,33 @@ fn a_program_replaced_since_its_check_is_not_executed() {
 }
 
 #[test]
+fn the_file_executed_is_the_one_checked_even_once_removed_from_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new");
+    // Executable, but no format the kernel knows: executing it fails with ENOEXEC, and nothing runs.
+    fs::write(&path, [0u8; 64]).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o700)).unwrap();
+    let program = Program::check(&path).unwrap();
+    assert!(!program.is_script());
+    // Gone from its path after the check (as if swapped): what is executed is still the file checked, through
+    // its descriptor, not a lookup of the path (ENOENT).
+    fs::remove_file(&path).unwrap();
+    let argv = [c_string(path.as_os_str()).unwrap()];
+    let errno = program.execute(&argv, &environment().unwrap());
+    // ETXTBSY when another test's fork holds the fresh file open for writing.
+    assert!(matches!(errno, Errno::ENOEXEC | Errno::ETXTBSY), "{errno}");
+}
+
+#[test]
+fn a_script_is_known_as_one_so_that_its_descriptor_crosses_the_exec() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new");
+    fs::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o700)).unwrap();
+    assert!(Program::check(&path).unwrap().is_script());
+}
+
+#[test]
 fn the_new_image_is_told_where_everything_is() {
     let handover = Handover::prepare(STATE_FORMAT, PAYLOAD, FallbackExe::current().unwrap()).unwrap();
     let daemon: Vec<OsString> = ["daemon", "--name", "work"].map(OsString::from).to_vec();

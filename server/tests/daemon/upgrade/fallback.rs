@@ -63,6 +63,9 @@ fn a_new_program_that_refuses_the_state_leaves_the_old_image_serving() {
     let refusal = message(&answer);
     assert!(refusal.contains("told to refuse it (--refuse-state)"), "{refusal}");
     assert!(refusal.contains("the previous executable resumed with it"), "{refusal}");
+    // The script ran from the descriptor that was checked, which its interpreter left open across its own
+    // exec: the image that resumed closed it.
+    assert_eq!(super::descriptors_to(daemon.pid(), &program), 0, "the script's descriptor is left open");
     // The old image serves: the same daemon and process, output contiguous from where the subscriber was.
     assert_eq!((registration(&daemon), pids(&daemon)), before);
     while recv_frame(&mut follower).is_some() {}
