@@ -2,7 +2,8 @@
 //! neither. The shared types ([`Event`], [`ReplayRead`], [`SubscribeRequest`], [`ProcessSubscription`], the exit
 //! status, the lifecycle model) and the shared machinery (delivery to a subscriber or a PTY in `delivery`, the
 //! child's watch and kill-and-reap in `child`, ending a child's session in `session`, the daemon's one wait
-//! thread in `waiter`, named threads and reporting joins in `thread`, every `unsafe` call in `sys`) live here.
+//! thread in `waiter`, named threads and reporting joins in `thread`, every `unsafe` call in `sys`, the gate that
+//! holds every spawn off while an upgrade passes descriptors in `spawn_gate`) live here.
 //! PTY-specific code is in `terminal/`, pipe-specific code in `pipe/`; both build on this layer and neither
 //! uses the other. What names both kinds (the `Process` enum over a terminal and a pipe process) sits above
 //! them, in the service (`service/kinds.rs`).
@@ -12,6 +13,7 @@ pub(crate) mod delivery;
 pub(crate) mod ending;
 mod event;
 pub(crate) mod session;
+pub(crate) mod spawn_gate;
 pub(crate) mod sys;
 pub(crate) mod thread;
 pub(crate) mod threads;

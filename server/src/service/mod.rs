@@ -116,7 +116,11 @@ impl ProcessService {
             return Err(ServiceError::ShuttingDown);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let process = start(id)?;
+        // Not while an upgrade passes descriptors across `execve`: the child would inherit them.
+        let pass = crate::process::spawn_gate::GATE.pass();
+        let process = start(id);
+        drop(pass);
+        let process = process?;
         if let Err(refused) = self.started(id, &process) {
             // Not recorded: stopped (killed, reaped, its threads joined) before the error is answered.
             process.terminate(StopReason::Terminate);

@@ -88,6 +88,12 @@ pub enum PreflightError {
         /// Its words (bounded).
         said: String,
     },
+    /// The program was killed because the daemon upgraded in place meanwhile (another owner's upgrade).
+    #[error("`{program} {CHECK_COMMAND}` was ended: the daemon upgraded in place meanwhile")]
+    Interrupted {
+        /// The program's path.
+        program: String,
+    },
     /// The program succeeded but did not print a report.
     #[error("`{program} {CHECK_COMMAND}` did not print a version report ({detail}); it said: {said}")]
     Garbage {
@@ -142,6 +148,9 @@ pub(crate) fn preflight(program: &Program) -> Result<CheckReport, PreflightError
 pub(crate) fn preflight_within(program: &Program, timeout: Duration) -> Result<CheckReport, PreflightError> {
     let name = program.path().display().to_string();
     let ran = run(program, timeout).map_err(|source| PreflightError::Run { program: name.clone(), source })?;
+    if ran.interrupted {
+        return Err(PreflightError::Interrupted { program: name });
+    }
     let said = ran.said();
     let status = match ran.status {
         None => return Err(PreflightError::TimedOut { program: name, after: timeout, said }),
@@ -168,11 +177,13 @@ pub(crate) fn preflight_within(program: &Program, timeout: Duration) -> Result<C
     Ok(report)
 }
 
-/// What a run of the program left: its output (bounded) and how it ended (`None`: killed at the deadline).
+/// What a run of the program left: its output (bounded) and how it ended (`None`: killed at the deadline),
+/// or that an upgrade killed it.
 struct Ran {
     stdout: Captured,
     stderr: Captured,
     status: Option<ExitStatus>,
+    interrupted: bool,
 }
 
 impl Ran {
@@ -217,9 +228,11 @@ impl Captured {
 }
 
 /// Runs the program's check in a process group of its own, reading both streams until they close, then waits
-/// for it; at the deadline, kills the group.
+/// for it; at the deadline, kills the group. Started through the spawn gate and watched by it until reaped: an
+/// upgrade carried out meanwhile (another owner's) kills it rather than leave it behind.
 fn run(program: &Program, timeout: Duration) -> io::Result<Ran> {
     let deadline = Instant::now() + timeout;
+    let pass = crate::process::spawn_gate::GATE.pass();
     let mut child = Command::new(program.path())
         .arg(CHECK_COMMAND)
         .current_dir("/")
@@ -228,10 +241,12 @@ fn run(program: &Program, timeout: Duration) -> io::Result<Ran> {
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()?;
+    // Dropped once the child is reaped, whichever way this returns.
+    let watched = pass.watch(child.id());
     let (mut stdout, mut stderr) = (Captured::default(), Captured::default());
     let read = read_both(&mut child, &mut stdout, &mut stderr, deadline);
     let status = match read {
-        Ok(true) => wait_until(&mut child, deadline)?,
+        Ok(true) => wait_until(&mut child, deadline).inspect_err(|_| end(&mut child))?,
         Ok(false) => None,
         Err(error) => {
             end(&mut child);
@@ -241,7 +256,7 @@ fn run(program: &Program, timeout: Duration) -> io::Result<Ran> {
     if status.is_none() {
         end(&mut child);
     }
-    Ok(Ran { stdout, stderr, status })
+    Ok(Ran { stdout, stderr, status, interrupted: watched.ended_by_upgrade() })
 }
 
 /// Reads the child's stdout and stderr into `out` and `err` until both close (`true`) or the deadline (`false`).

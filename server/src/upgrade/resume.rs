@@ -171,15 +171,20 @@ fn fall_back(fallback: Fallback, daemon_args: &[OsString], why: String) -> Resum
         args.iter().map(|arg| c_string(arg)).collect::<Result<Vec<_>, _>>().and_then(|argv| Ok((argv, environment()?)));
     let error = match prepared {
         Err(error) => error,
-        Ok((argv, env)) => match Inheritable::clear(&[state.as_fd()]) {
-            Err(error) => error,
-            // The old executable stays close-on-exec: the kernel reads it through the descriptor before it
-            // closes it, and the old image needs no fallback of its own.
-            Ok(_restore) => {
-                let Err(errno) = nix::unistd::fexecve(exe.as_fd(), &argv, &env);
-                ExecError::Exec { program: format!("the previous executable ({})", args[0].to_string_lossy()), errno }
+        Ok((argv, env)) => {
+            // Nothing in this image starts a process before it commits; closed all the same, as in the handover.
+            let _closed = crate::process::spawn_gate::GATE.close();
+            match Inheritable::clear(&[state.as_fd()]) {
+                Err(error) => error,
+                // The old executable stays close-on-exec: the kernel reads it through the descriptor before it
+                // closes it, and the old image needs no fallback of its own.
+                Ok(_restore) => {
+                    let Err(errno) = nix::unistd::fexecve(exe.as_fd(), &argv, &env);
+                    let program = format!("the previous executable ({})", args[0].to_string_lossy());
+                    ExecError::Exec { program, errno }
+                }
             }
-        },
+        }
     };
     ResumeError::FallBack { why, error }
 }

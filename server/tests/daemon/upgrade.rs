@@ -408,3 +408,36 @@ fn a_ticket_prepared_before_an_upgrade_is_claimed_after_it_and_control_can_be_ta
     let attached = recv(&mut other).expect("attached");
     assert_eq!((&attached["type"], &attached["role"]), (&json!("attached"), &json!("controller")), "{attached}");
 }
+
+#[test]
+fn a_superseded_owner_s_preflight_still_running_is_ended_by_the_upgrade() {
+    let daemon = Daemon::start();
+    let mut first = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = private_copy(dir.path());
+    let pid_file = dir.path().join("preflight.pid");
+    // Its preflight says its pid, then never ends (until killed).
+    let hanging = script(dir.path(), "hanging", &format!("echo $$ > '{}'; exec sleep 600", pid_file.display()));
+    send(&mut first, &daemon.envelope(json!({"op": "prepare_handoff"})));
+    let handoff = recv(&mut first).expect("a handoff");
+    assert_eq!(handoff["type"], "handoff", "{handoff}");
+    send(&mut first, &daemon.envelope(json!({"op": "upgrade", "program": hanging})));
+    let preflight: u32 =
+        eventually("the hanging preflight to start", || std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok());
+    let _left = support::KillOnDrop(preflight);
+
+    // Another owner claims the daemon with the ticket, and upgrades it while that preflight still runs.
+    let mut second = daemon.connect();
+    send(
+        &mut second,
+        &daemon.envelope(json!({"op": "own", "instance_id": daemon.registration.instance_id,
+        "ticket": handoff["ticket"]})),
+    );
+    assert_eq!(recv(&mut second).expect("owned")["type"], "owned");
+    assert_eq!(upgrade(&daemon, &mut second, Some(&copy)), json!({"type": "ok"}));
+    // The first owner's preflight was ended (and it was told why), and reaped: nothing of it is left behind.
+    let answer = recv(&mut first).expect("an answer to the superseded owner's upgrade");
+    assert!(message(&answer).contains("the daemon upgraded in place meanwhile"), "{answer}");
+    wait_dead("the superseded owner's preflight", preflight);
+    assert!(!children(daemon.pid()).contains(&preflight), "the preflight is still the daemon's child");
+}

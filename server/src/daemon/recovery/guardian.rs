@@ -176,7 +176,11 @@ impl Launch {
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .process_group(0);
-        let child = command.spawn()?;
+        // Not while an upgrade passes descriptors across `execve` (the supervisor does not even try then).
+        let pass = crate::process::spawn_gate::GATE.pass();
+        let child = command.spawn();
+        drop(pass);
+        let child = child?;
         // The command holds the daemon's copy of the read end; only the guardian keeps one.
         drop(command);
         Ok((child, write))

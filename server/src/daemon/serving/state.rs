@@ -208,6 +208,23 @@ impl DaemonState {
         self.upgrade.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether the owner of `generation` may ask for an upgrade now, as [`Self::request_upgrade`] decides it
+    /// (without deciding it): asked before the preflight, so that neither a superseded owner nor a second upgrade
+    /// starts one.
+    pub(crate) fn may_upgrade(&self, generation: u64) -> Result<(), &'static str> {
+        let ownership = self.ownership();
+        if self.is_stopping() {
+            return Err(DAEMON_STOPPING);
+        }
+        if !ownership.is_owner(generation) {
+            return Err(super::router::SUPERSEDED);
+        }
+        if self.is_upgrading() {
+            return Err(UPGRADE_UNDER_WAY);
+        }
+        Ok(())
+    }
+
     /// Hands an upgrade the owner of `generation` asked for to the main thread, unless the daemon stops, that
     /// owner was superseded, or an upgrade is under way already; decided under the ownership lock, so no claim
     /// slips in ([`Self::is_upgrading`] refuses claims from now on).

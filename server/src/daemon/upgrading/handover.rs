@@ -2,8 +2,9 @@
 //! preflight, then hands the upgrade to the main thread and waits for the outcome. On the main thread,
 //! [`carry_out`] stops the runtime watch and the accept loop
 //! (keeping the listening socket, with the connections waiting in its backlog), let every connection but the
-//! owner's finish what it is doing (a request is answered, a subscription writes its last frame), capture every
-//! process with the daemon's facts, and execute the new program with exactly the descriptors the state names.
+//! owner's finish what it is doing (a request is answered, a subscription writes its last frame), closes the
+//! spawn gate (`process::spawn_gate`: no child may inherit what the exec passes), capture every process with
+//! the daemon's facts, and execute the new program with exactly the descriptors the state names.
 //! When the `execve` does not happen, everything is put back (the processes restored from the same state, the
 //! guardian, the accept loop and the watch) and the owner is told why: this image serves on.
 
@@ -21,6 +22,7 @@ use crate::daemon::run::CONNECTION_DRAIN;
 use crate::daemon::running::{Acceptor, Running};
 use crate::daemon::runtime::Checked;
 use crate::daemon::serving::state::{DAEMON_STOPPING, DaemonState as Shared};
+use crate::process::spawn_gate::{Closed, GATE};
 use crate::service::Handover;
 use crate::upgrade::exec::{daemon_args, upgrade};
 use crate::upgrade::preflight::{CheckReport, vet};
@@ -44,6 +46,9 @@ pub(crate) struct Pending {
 /// executable as it is on disk now) and its preflight, then has the main thread carry it out. Returns only
 /// when this image serves on, with why the upgrade was refused or did not happen; nothing was lost then.
 pub(crate) fn ask(state: &Shared, owner: &Arc<UnixStream>, generation: u64, program: Option<String>) -> String {
+    if let Err(refused) = state.may_upgrade(generation) {
+        return refused.to_owned();
+    }
     let requested = program.map(PathBuf::from);
     let (program, report) = match vet(requested.as_deref()) {
         Ok(vetted) => vetted,
@@ -67,6 +72,9 @@ pub(crate) fn ask(state: &Shared, owner: &Arc<UnixStream>, generation: u64, prog
 pub(crate) fn carry_out(running: &mut Running, pending: Pending) {
     let Pending { program, report, owner, reply } = pending;
     tracing::info!(program = %program.path().display(), version = %report.version, "upgrading in place");
+    // A preflight still running (a superseded owner's) is ended now, so its connection is answered while the
+    // connections are quiesced; the gate, closed before the capture, waits until it is reaped.
+    GATE.end_checks();
     if let Some(watch) = running.watch.take() {
         watch.stop();
     }
@@ -135,6 +143,9 @@ fn hand_over(running: &Running, program: &Program, owner: &Arc<UnixStream>, list
         guardian_pid: guardian.as_ref().map(|(pid, _)| *pid),
     };
     drop(runtime);
+    // From here until the processes are back (or for good, at `execve`), no process is started: a child would
+    // inherit the descriptors the exec passes. (The guardian's restart already waits: it is handed over.)
+    let gate = GATE.close();
     let captured_at = Instant::now();
     let handover = state.service.hand_over(daemon);
     for (id, error) in &handover.failures {
@@ -157,7 +168,7 @@ fn hand_over(running: &Running, program: &Program, owner: &Arc<UnixStream>, list
     keep.extend(handover.descriptors.values().map(|fd| fd.as_fd()));
     let refusal = exec(running, program, &handover, &keep);
     drop(keep);
-    take_back(running, handover);
+    take_back(running, handover, gate);
     tracing::info!(paused_ms = captured_at.elapsed().as_millis(), "the processes are this image's again");
     refusal
 }
@@ -180,8 +191,8 @@ fn exec(running: &Running, program: &Program, handover: &Handover, keep: &[Borro
 }
 
 /// The `execve` did not happen: restores every process from the state in this image, with the descriptors the
-/// capture holds, and gives the guardian back.
-fn take_back(running: &Running, handover: Handover) {
+/// capture holds, opens the spawn gate again and gives the guardian back.
+fn take_back(running: &Running, handover: Handover, gate: Closed) {
     let Handover { state, mut descriptors, .. } = handover;
     let adopt = |fd: i32| descriptors.remove(&fd).ok_or_else(|| format!("descriptor {fd} is not held"));
     match running.state.service.take_over(state, adopt) {
@@ -192,6 +203,8 @@ fn take_back(running: &Running, handover: Handover) {
         }
         Err(error) => tracing::error!(%error, "the processes could not be restored after the upgrade fell back"),
     }
+    // Before the guardian: its supervisor may start a new one as soon as it is given back.
+    drop(gate);
     if let Some(guardian) = &running.guardian {
         guardian.handed_back();
     }
