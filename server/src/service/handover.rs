@@ -16,10 +16,12 @@ use crate::bounds::json_len;
 use crate::error::ServiceError;
 use crate::listing::{self, Reservation};
 use crate::pipe::{PipeHandle, PipeSpec};
+use crate::process::Child;
+use crate::procinfo::stat::proc_stat;
 use crate::terminal::PtyHandle;
 use crate::terminal::handover::PREPARE_TIMEOUT;
 use crate::terminal::rebuild::Rebuilder;
-use crate::upgrade::{DaemonState, ProcessState, UpgradeError, UpgradeState};
+use crate::upgrade::{ChildState, DaemonState, ProcessState, UpgradeError, UpgradeState};
 
 /// Every process of a daemon, captured: what the state's `processes` and `next_id` hold, and the descriptors
 /// the processes' states name, which must stay open (across `execve`: without close-on-exec, at the same
@@ -137,9 +139,9 @@ impl ProcessService {
     /// Rebuilds the processes of an upgrade's state and registers them under their ids (the next id is at least
     /// `next_id`), each taking the descriptors its state names from `adopt`, and tells the hook of each child
     /// again (the record of process groups of the image that restores them). A process that cannot be rebuilt
-    /// is left out, with its error: its child is ended (or left alone when it is not the state's child any
-    /// more); the others run. Refused as a whole, rebuilding nothing, when the service is stopped or already
-    /// has a process with one of the ids.
+    /// is left out, with its error: its child, when it is still this process's, is killed with its group and
+    /// reaped, and the hook is told ([`end_left_out`]); the others run. Refused as a whole, rebuilding nothing,
+    /// when the service is stopped or already has a process with one of the ids.
     pub(crate) fn restore_all(
         &self,
         next_id: u64,
@@ -160,6 +162,10 @@ impl ProcessService {
         let (release, gate) = crossbeam_channel::bounded::<()>(0);
         for state in processes {
             let id = state.id();
+            let child = match &state {
+                ProcessState::Pty(terminal) => terminal.child,
+                ProcessState::Pipe(pipe) => pipe.child,
+            };
             match self.restore_one(state, &mut adopt, &mut rebuilder, &gate) {
                 Ok(entry) => {
                     if let Err(error) = self.started(id, &entry.process) {
@@ -170,7 +176,14 @@ impl ProcessService {
                         registry.insert(id, entry);
                     }
                 }
-                Err(error) => failures.push(error),
+                Err(error) => {
+                    if end_left_out(&child) {
+                        tracing::warn!(id, pid = child.pid, "a process left out of the restore: its group was ended");
+                    }
+                    // Off the record (of the image that captured it, when it falls back) either way.
+                    self.reaped(id);
+                    failures.push(error);
+                }
             }
         }
         // The terminals start, and their emulators are made from here on, while they serve (`terminal/rebuild.rs`).
@@ -229,6 +242,27 @@ impl ProcessService {
     fn reserve_restored(&self, bytes: usize) -> Reservation {
         self.listing.reserve_restored(bytes)
     }
+}
+
+/// Ends the child of a process the restore left out, if it is still this process's child (not reaped: by the
+/// failed restore itself, or by whoever reaped it before the capture) and the one the state names (its start
+/// time, when known): SIGKILL to its group and to it, then reaped. Nothing else would ever reap it, and, off
+/// the record of process groups, no guardian would end its group. Returns whether it ended one.
+fn end_left_out(child: &ChildState) -> bool {
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.pid).unwrap_or(i32::MAX));
+    // Looks without reaping: ECHILD means it is not (or no longer) this process's child.
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    if waitid(Id::Pid(pid), flags).is_err() {
+        return false;
+    }
+    if let Some(start) = child.start
+        && proc_stat(child.pid).is_some_and(|stat| stat.start != start)
+    {
+        return false;
+    }
+    Child::new(child.pid).kill_and_reap();
+    true
 }
 
 /// What a command (program first, then its arguments) takes as the JSON array `command` (see

@@ -521,3 +521,69 @@ fn a_quiet_terminal_shows_the_same_screen_and_titles_after_the_handover() {
     let pty = info2.pty.expect("pty");
     assert_eq!((pty.title.as_str(), pty.user_title.as_deref(), pty.cols.get()), ("mine", Some("mine"), 100));
 }
+
+/// What the service told its hook, in order.
+#[derive(Debug, Default)]
+struct Told(std::sync::Mutex<Vec<(&'static str, u64)>>);
+
+impl crate::service::ProcessHook for Told {
+    fn started(&self, id: u64, _pid: u32) -> Result<(), ServiceError> {
+        self.0.lock().unwrap().push(("started", id));
+        Ok(())
+    }
+
+    fn reaped(&self, id: u64) {
+        self.0.lock().unwrap().push(("reaped", id));
+    }
+}
+
+/// The live (not zombie) members of process group `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let entries = std::fs::read_dir("/proc").expect("/proc");
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| proc_stat(*pid).is_some_and(|stat| !stat.is_dead()))
+        .filter(|pid| {
+            nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(*pid as i32))).ok()
+                == Some(nix::unistd::Pid::from_raw(pgid as i32))
+        })
+        .collect()
+}
+
+#[test]
+fn a_process_the_restore_leaves_out_has_its_group_ended_and_reaped_and_is_off_the_record() {
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    let dir = tempfile::TempDir::new().expect("dir");
+    let told = Arc::new(Told::default());
+    let service = ProcessService::with_hook(TerminalConfig::default(), told.clone());
+    // A terminal whose group has a second member, and a pipe process.
+    let pty = service.create_pty(sh("sleep 1000 & exec sleep 1000")).expect("create");
+    let pipe = service.create_pipe(pipe_spec("exec sleep 1000", &dir.path().join("out.log"))).expect("create");
+    let (pty_pid, pipe_pid) = (pty.pid.expect("pid"), pipe.pid.expect("pid"));
+    let deadline = Instant::now() + WAIT;
+    while group_members(pty_pid).len() < 2 {
+        assert!(Instant::now() < deadline, "the terminal's background member did not start");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (state, fds) = capture(&service);
+    // Neither can be rebuilt (no descriptor is handed to them); the descriptors stay open meanwhile, so nothing
+    // but the restore's failure ends the children.
+    let failures = service.take_over(state, |fd| Err(format!("descriptor {fd} is not held"))).expect("taken over");
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    for pid in [pty_pid, pipe_pid] {
+        let pid = nix::unistd::Pid::from_raw(pid as i32);
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        assert_eq!(waitid(Id::Pid(pid), flags), Err(nix::errno::Errno::ECHILD), "{pid} is ended and reaped");
+    }
+    let deadline = Instant::now() + WAIT;
+    while !group_members(pty_pid).is_empty() {
+        assert!(Instant::now() < deadline, "the terminal's group outlives it: {:?}", group_members(pty_pid));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let told = told.0.lock().unwrap().clone();
+    for id in [pty.id, pipe.id] {
+        assert!(told.contains(&("reaped", id)), "process {id} is taken off the record: {told:?}");
+    }
+    drop(fds);
+}
