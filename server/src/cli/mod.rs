@@ -85,6 +85,10 @@ enum Command {
         /// A pause at the start of the stop, in milliseconds (for tests of the cleanup watchdog).
         #[arg(long, hide = true, default_value_t = 0)]
         stop_stall_ms: u64,
+        /// Send the daemon SIGTERM just before an upgrade's execve, and wait until it took it (for tests of a
+        /// signal in that window).
+        #[arg(long, hide = true)]
+        signal_at_upgrade_exec: bool,
         /// How long a finished connection thread waits for the next connection, in milliseconds (for tests of
         /// what that wait must not cut).
         #[arg(long, hide = true, default_value_t = opencode_pty::limits::IDLE_WORKER_LINGER.as_millis() as u64)]
@@ -284,6 +288,7 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
         first_request_timeout_ms,
         hangup_grace_ms,
         stop_stall_ms,
+        signal_at_upgrade_exec,
         worker_linger_ms,
         socket_tmp,
     } = command
@@ -301,6 +306,7 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
         handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),
         first_request_timeout: std::time::Duration::from_millis(first_request_timeout_ms),
         stop_stall: std::time::Duration::from_millis(stop_stall_ms),
+        signal_at_exec: signal_at_upgrade_exec,
         worker_linger: std::time::Duration::from_millis(worker_linger_ms),
         socket_tmp,
     })

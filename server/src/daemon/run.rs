@@ -59,6 +59,9 @@ pub struct DaemonOptions {
     pub first_request_timeout: Duration,
     /// A pause at the start of the orderly stop, zero except in tests of the watchdog (a stop that hangs).
     pub stop_stall: Duration,
+    /// Whether the daemon sends itself SIGTERM just before an upgrade's `execve` (once it decided to go on) and
+    /// waits until its signal thread took it: false except in tests of a signal in that window.
+    pub signal_at_exec: bool,
     /// How long a finished connection thread waits to accept the next connection: `IDLE_WORKER_LINGER`, except in
     /// tests of what it must not cut.
     pub worker_linger: Duration,

@@ -441,3 +441,28 @@ fn a_superseded_owner_s_preflight_still_running_is_ended_by_the_upgrade() {
     wait_dead("the superseded owner's preflight", preflight);
     assert!(!children(daemon.pid()).contains(&preflight), "the preflight is still the daemon's child");
 }
+
+#[test]
+fn a_termination_signal_taken_as_the_upgrade_executes_stops_the_new_image_in_order() {
+    // The daemon sends itself SIGTERM once the upgrade decided to execute, and waits until its signal thread
+    // took it: the one moment a signal would be lost with the old image.
+    let mut daemon = Daemon::start_with(&["--signal-at-upgrade-exec"]);
+    let mut owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = private_copy(dir.path());
+    let (_, pty) = create(&daemon, "exec sleep 600");
+    let (_, pipe) = create_pipe(&daemon, &dir.path().join("out.log"), "exec sleep 600");
+    let _left = (support::KillOnDrop(pty), support::KillOnDrop(pipe));
+    let guardian = eventually("the guardian", || guardian_of(daemon.pid()));
+
+    send(&mut owner, &daemon.envelope(json!({"op": "upgrade", "program": copy})));
+    // The new image answers, or its stop closes the owner's connection first; either way it stops as asked.
+    if let Some(answer) = recv(&mut owner) {
+        assert_eq!(answer, json!({"type": "ok"}));
+    }
+    assert!(daemon.wait_exit().success(), "an orderly stop");
+    for pid in [pty, pipe, guardian] {
+        wait_dead("a child of the daemon stopped by the signal", pid);
+    }
+    assert!(!daemon.dir().join(opencode_pty_protocol::REGISTRATION_FILE).exists(), "the registration is removed");
+}

@@ -29,6 +29,9 @@ use crate::upgrade::preflight::{CheckReport, vet};
 use crate::upgrade::program::Program;
 use crate::upgrade::{DaemonState, STATE_FORMAT};
 
+/// How long the test seam `signal_at_exec` waits for the signal thread to take the signal it sent.
+const SIGNAL_AT_EXEC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// An upgrade the owner asked for, checked, on its way to the main thread.
 #[derive(Debug)]
 pub(crate) struct Pending {
@@ -183,10 +186,15 @@ fn exec(running: &Running, program: &Program, handover: &Handover, keep: &[Borro
     if let Some(missing) = handover.state.descriptors().into_iter().find(|fd| !kept.contains(fd)) {
         return format!("the state names descriptor {missing}, which the daemon does not hold");
     }
-    if running.state.is_stopping() {
+    // From here a termination signal is left pending for the next image (or for this one, if the exec fails).
+    let Some(window) = crate::daemon::signals::exec_window(&running.state) else {
         return DAEMON_STOPPING.to_owned();
+    };
+    if running.options.signal_at_exec {
+        window.signal_and_wait(SIGNAL_AT_EXEC_WAIT);
     }
     let error = upgrade(program, STATE_FORMAT, &payload, keep, &daemon_args());
+    drop(window);
     format!("the upgrade did not happen: {error}")
 }
 
