@@ -193,6 +193,10 @@ enum Command {
         /// Refuse any state (for tests of the fallback).
         #[arg(long)]
         refuse_state: bool,
+        /// Refuse the state at the last step before committing to it, once the descriptors are adopted and
+        /// the registration written (for tests of the fallback from there).
+        #[arg(long)]
+        fail_late: bool,
         /// Why the new image could not take the state (given by it to the previous executable, which resumes
         /// and tells the owner so).
         #[arg(long, value_name = "WHY")]
@@ -233,9 +237,15 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         daemon @ Command::Daemon { .. } => run_daemon(daemon_options(daemon)?)?,
         Command::UpgradeCheck => upgrade::check()?,
-        Command::Resume { state_fd, fallback_exe_fd, refuse_state, refused_by_new_image, daemon_args } => {
-            let args =
-                opencode_pty::ResumeArgs { state_fd, fallback_exe_fd, refuse_state, refused_by_new_image, daemon_args };
+        Command::Resume { state_fd, fallback_exe_fd, refuse_state, fail_late, refused_by_new_image, daemon_args } => {
+            let args = opencode_pty::ResumeArgs {
+                state_fd,
+                fallback_exe_fd,
+                refuse_state,
+                refused_by_new_image,
+                fail_late,
+                daemon_args,
+            };
             upgrade::resume(args)?
         }
         Command::Guard { record, instance } => opencode_pty::serve_guardian(&record, &instance)?,

@@ -21,13 +21,21 @@ use super::serving::server::accept_loop;
 use super::serving::state::{DaemonState, Wakeup};
 use super::watch::RuntimeWatch;
 use crate::process::session::HANGUP_GRACE;
-use crate::process::thread::join_reporting;
+use crate::process::thread::{Parked, join_reporting};
 
 /// The accept loop's thread and what stops it.
 #[derive(Debug)]
 pub(crate) struct Acceptor {
-    thread: JoinHandle<Option<UnixListener>>,
+    thread: JoinHandle<Option<Option<UnixListener>>>,
     /// Dropping it wakes the accept loop to stop.
+    stop: OwnedFd,
+}
+
+/// The accept loop's thread and its stop pipe, made and waiting for the listener ([`Acceptor::prepare`]).
+#[derive(Debug)]
+pub(crate) struct PreparedAcceptor {
+    thread: Parked<Option<UnixListener>>,
+    stop_read: OwnedFd,
     stop: OwnedFd,
 }
 
@@ -38,19 +46,37 @@ impl Acceptor {
         listener: UnixListener,
         linger: std::time::Duration,
     ) -> std::io::Result<Acceptor> {
+        Ok(Acceptor::prepare()?.start(state, listener, linger))
+    }
+
+    /// Makes what the accept loop needs (its thread, its stop pipe), accepting nothing yet: every step that can
+    /// fail (a resuming image does this before it commits to the upgrade's state).
+    pub(crate) fn prepare() -> std::io::Result<PreparedAcceptor> {
         let (stop_read, stop) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-        let state = state.clone();
-        let thread = std::thread::Builder::new()
-            .name("opencode-pty-accept".into())
-            .spawn(move || accept_loop(state, listener, stop_read, linger))?;
-        Ok(Acceptor { thread, stop })
+        let thread = Parked::spawn("opencode-pty-accept")?;
+        Ok(PreparedAcceptor { thread, stop_read, stop })
     }
 
     /// Stops accepting and returns the listener, with the connections waiting in its backlog (`None` when it
     /// failed and was closed).
     pub(crate) fn stop(self) -> Option<UnixListener> {
         drop(self.stop);
-        join_reporting(self.thread).flatten()
+        join_reporting(self.thread).flatten().flatten()
+    }
+}
+
+impl PreparedAcceptor {
+    /// Accepts on `listener` for `state` from now on.
+    pub(crate) fn start(
+        self,
+        state: &Arc<DaemonState>,
+        listener: UnixListener,
+        linger: std::time::Duration,
+    ) -> Acceptor {
+        let PreparedAcceptor { thread, stop_read, stop } = self;
+        let state = state.clone();
+        let thread = thread.run(move || accept_loop(state, listener, stop_read, linger));
+        Acceptor { thread, stop }
     }
 }
 

@@ -97,6 +97,39 @@ pub(crate) struct Runtime {
     registration: Registration,
 }
 
+/// The runtime directory an in-place upgrade's predecessor claimed, planned ([`Runtime::plan_resume`]), then
+/// published ([`ResumedRuntime::publish`]) and taken on with the service lock it held
+/// ([`ResumedRuntime::into_runtime`]). The listening socket is served apart (it was passed on too); the socket
+/// file and its directory are the predecessor's, and go with this daemon at its stop as they would have with
+/// it.
+#[derive(Debug)]
+pub(crate) struct ResumedRuntime {
+    dir: PathBuf,
+    dir_id: (u64, u64),
+    socket_dir: SocketDir,
+    socket_path: PathBuf,
+    socket_id: (u64, u64),
+    registration: Registration,
+}
+
+impl ResumedRuntime {
+    /// Writes the registration unless the file holds it already: it differs when this build announces another
+    /// protocol or other features, or when a new image wrote its own and then fell back to this one.
+    pub(crate) fn publish(&self) -> Result<(), RuntimeError> {
+        if read_registration(&self.dir).is_ok_and(|found| found == self.registration) {
+            return Ok(());
+        }
+        write_registration(&self.dir, &self.registration)
+    }
+
+    /// The runtime, with the service lock the predecessor held (`lock`: the same open file, passed across
+    /// `execve`, or a duplicate of it).
+    pub(crate) fn into_runtime(self, lock: Flock<File>) -> Runtime {
+        let ResumedRuntime { dir, dir_id, socket_dir, socket_path, socket_id, registration } = self;
+        Runtime { dir, dir_id, lock, listener: None, socket_dir, socket_path, socket_id, registration }
+    }
+}
+
 /// What [`Runtime::check`] found.
 #[derive(Debug)]
 pub(crate) enum Checked {
@@ -167,17 +200,14 @@ impl Runtime {
         }
     }
 
-    /// The runtime directory an in-place upgrade's predecessor claimed, as this image takes it on: the service
-    /// lock it held (`lock`, the same open file, passed across `execve`) and the registration it published,
-    /// rewritten only when this build announces another protocol or other features. The listening socket is
-    /// served apart (it was passed on too); the socket file and its directory are the predecessor's, and go
-    /// with this daemon at its stop as they would have with it.
-    pub(crate) fn resumed(
+    /// The runtime directory an in-place upgrade's predecessor claimed, as this image will take it on
+    /// ([`ResumedRuntime`]): its path and identity, and the registration it published with this build's
+    /// protocol and features. Nothing is written or taken: a resuming image asks this before it commits.
+    pub(crate) fn plan_resume(
         root: &Path,
         name: &str,
-        lock: Flock<File>,
         published: Registration,
-    ) -> Result<Runtime, RuntimeError> {
+    ) -> Result<ResumedRuntime, RuntimeError> {
         validate_name(name)?;
         let joined = root.join(name);
         let dir = std::path::absolute(&joined).map_err(|e| RuntimeError::io("resolve", joined.clone(), e))?;
@@ -189,12 +219,9 @@ impl Runtime {
         let registration = Registration {
             protocol: PROTOCOL_VERSION,
             features: opencode_pty_protocol::FEATURES.iter().map(|f| (*f).to_owned()).collect(),
-            ..published.clone()
+            ..published
         };
-        if registration != published {
-            write_registration(&dir, &registration)?;
-        }
-        Ok(Runtime { dir, dir_id, lock, listener: None, socket_dir, socket_path, socket_id, registration })
+        Ok(ResumedRuntime { dir, dir_id, socket_dir, socket_path, socket_id, registration })
     }
 
     /// The service lock's file (an upgrade passes a duplicate of it on: the lock goes with the open file).

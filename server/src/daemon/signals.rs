@@ -16,6 +16,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, pthread_sigmask};
 use nix::unistd::getpid;
 
 use super::serving::state::DaemonState;
+use crate::process::thread::Parked;
 
 /// The signals handled as a shutdown request.
 pub(crate) fn termination_signals() -> SigSet {
@@ -95,35 +96,55 @@ impl Drop for ExecWindow {
 
 /// Starts the thread that turns SIGTERM, SIGINT or SIGHUP into [`DaemonState::stop`]. It lives as long as the process.
 pub(crate) fn spawn_handler(state: Arc<DaemonState>) -> std::io::Result<()> {
-    std::thread::Builder::new().name("opencode-pty-signals".into()).spawn(move || {
-        let set = termination_signals();
-        loop {
-            match set.wait() {
-                Ok(signal) => {
-                    tracing::info!(signal = signal.as_str(), "signal received, shutting down");
-                    let mut taking = taking();
-                    state.stop();
-                    taking.taken += 1;
-                    TAKEN.notify_all();
-                    if taking.exec_window {
-                        // This image is about to be replaced: the next one takes the signal (it stays blocked
-                        // and pending across `execve`), or, if the exec fails, this thread again.
-                        tracing::info!(signal = signal.as_str(), "left pending for the image the upgrade executes");
-                        if let Err(error) = kill(getpid(), signal) {
-                            tracing::error!(%error, "cannot leave the signal pending across the upgrade");
-                        }
-                        while taking.exec_window {
-                            taking = TAKEN.wait(taking).unwrap_or_else(|e| e.into_inner());
-                        }
+    prepare_handler()?.start(state);
+    Ok(())
+}
+
+/// The signal thread, started and waiting for the daemon's state: [`prepare_handler`], then [`Handler::start`].
+#[derive(Debug)]
+pub(crate) struct Handler(Parked<()>);
+
+/// Starts the signal thread without letting it take a signal yet (a resuming image, before it commits).
+pub(crate) fn prepare_handler() -> std::io::Result<Handler> {
+    Parked::spawn("opencode-pty-signals").map(Handler)
+}
+
+impl Handler {
+    /// From now on the thread takes the signals, for `state`.
+    pub(crate) fn start(self, state: Arc<DaemonState>) {
+        // Detached: it lives as long as the process.
+        drop(self.0.run(move || take_signals(&state)));
+    }
+}
+
+/// The signal thread's loop.
+fn take_signals(state: &DaemonState) {
+    let set = termination_signals();
+    loop {
+        match set.wait() {
+            Ok(signal) => {
+                tracing::info!(signal = signal.as_str(), "signal received, shutting down");
+                let mut taking = taking();
+                state.stop();
+                taking.taken += 1;
+                TAKEN.notify_all();
+                if taking.exec_window {
+                    // This image is about to be replaced: the next one takes the signal (it stays blocked
+                    // and pending across `execve`), or, if the exec fails, this thread again.
+                    tracing::info!(signal = signal.as_str(), "left pending for the image the upgrade executes");
+                    if let Err(error) = kill(getpid(), signal) {
+                        tracing::error!(%error, "cannot leave the signal pending across the upgrade");
+                    }
+                    while taking.exec_window {
+                        taking = TAKEN.wait(taking).unwrap_or_else(|e| e.into_inner());
                     }
                 }
-                Err(nix::errno::Errno::EINTR) => {}
-                Err(error) => {
-                    tracing::error!(%error, "waiting for signals failed");
-                    return;
-                }
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(error) => {
+                tracing::error!(%error, "waiting for signals failed");
+                return;
             }
         }
-    })?;
-    Ok(())
+    }
 }

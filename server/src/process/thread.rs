@@ -4,9 +4,12 @@
 //! thread that panicked is reported (with its name and message) when it is joined instead of being ignored. The daemon's own
 //! threads (accept loop, connections, signals, guardian supervisor, sweep, watchdog) start with
 //! `std::thread::Builder` where they are needed, each failure handled there, since none is a
-//! [`ServiceError`].
+//! [`ServiceError`]; one that must be started before what it runs exists (a resuming image starts its threads
+//! before it commits to the upgrade's state, so that no start can fail after) is [`Parked`].
 
 use std::thread::{JoinHandle, ScopedJoinHandle};
+
+use crossbeam_channel::{Sender, bounded};
 
 use crate::error::ServiceError;
 
@@ -69,6 +72,37 @@ pub(crate) fn join_reporting<J: Joinable>(thread: J) -> Option<J::Output> {
     }
 }
 
+/// How many pieces of work a parked thread is given: one.
+const PARKED_WORK: usize = 1;
+
+/// What a parked thread runs once given.
+type Work<T> = Box<dyn FnOnce() -> T + Send>;
+
+/// A named thread, started, that waits for its work ([`Parked::run`]); dropped unused, it ends at once.
+#[derive(Debug)]
+pub(crate) struct Parked<T> {
+    work: Sender<Work<T>>,
+    thread: JoinHandle<Option<T>>,
+}
+
+impl<T: Send + 'static> Parked<T> {
+    /// Starts the thread `name`; this is the only step that can fail.
+    pub(crate) fn spawn(name: &str) -> std::io::Result<Parked<T>> {
+        let (work, given) = bounded::<Work<T>>(PARKED_WORK);
+        let thread =
+            std::thread::Builder::new().name(name.to_owned()).spawn(move || given.recv().ok().map(|work| work()))?;
+        Ok(Parked { work, thread })
+    }
+
+    /// Has the thread run `work`; its handle returns what `work` returned (`None` only if it was never run).
+    pub(crate) fn run(self, work: impl FnOnce() -> T + Send + 'static) -> JoinHandle<Option<T>> {
+        // The thread waits for exactly this one piece of work, in a channel with room for it: the send neither
+        // blocks nor fails.
+        let _ = self.work.send(Box::new(work));
+        self.thread
+    }
+}
+
 /// The text a panic was raised with, when it was a string.
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     if let Some(text) = panic.downcast_ref::<&str>() {
@@ -104,6 +138,18 @@ mod tests {
             let thread = thread.spawn_scoped(scope, || panic!("on purpose")).expect("start");
             assert!(join_reporting(thread).is_none(), "the panic is seen, and does not leave the scope");
         });
+    }
+
+    #[test]
+    fn a_parked_thread_runs_its_work_once_given_and_ends_when_dropped_unused() {
+        let parked = Parked::spawn("opencode-pty-test-parked").expect("start");
+        let thread = parked.run(|| 7);
+        assert_eq!(thread.thread().name(), Some("opencode-pty-test-parked"));
+        assert_eq!(join_reporting(thread), Some(Some(7)));
+        let unused = Parked::<u8>::spawn("opencode-pty-test-unused").expect("start");
+        let Parked { work, thread } = unused;
+        drop(work);
+        assert_eq!(join_reporting(thread), Some(None), "it ends without work");
     }
 
     #[test]

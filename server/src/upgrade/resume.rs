@@ -5,11 +5,17 @@
 //!
 //! This image "cannot take" the state while nothing irreversible has happened: the envelope is foreign or
 //! damaged, its format is not one this build reads, the daemon's arguments do not parse, or the restore
-//! refuses (or panics) before it commits. After the commit, a failure ends the daemon like any daemon error.
+//! refuses (or panics) before it commits. Before it commits, the restore takes only what the previous image can
+//! take back: it adopts the descriptors into the [`Fallback`], which passes them on again, at the same numbers,
+//! if it falls back; it starts threads that wait for their work, and writes the registration (which the
+//! previous image writes again). Everything that can fail happens then; it commits as it starts taking the
+//! processes, and from then on nothing can fail but a panic, which ends the daemon (its guardian then ends
+//! every child).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd, RawFd};
+use std::os::fd::{AsFd as _, AsRawFd as _, BorrowedFd, OwnedFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::PathBuf;
 
@@ -36,6 +42,9 @@ pub struct ResumeArgs {
     /// Why the new image could not take the state, in the previous executable it fell back to: the owner who
     /// asked for the upgrade is told so, from this image, which serves on.
     pub refused_by_new_image: Option<String>,
+    /// Refuse the state at the last step before the commit, once everything that can fail was done (for tests
+    /// of the fallback from there).
+    pub fail_late: bool,
     /// The daemon's own arguments (`daemon --name ...`), passed on to every image.
     pub daemon_args: Vec<OsString>,
 }
@@ -73,19 +82,34 @@ pub(crate) enum Failure {
     Failed(DaemonError),
 }
 
-/// The previous executable and the state's memory file, while this image may still go back to it.
+/// The previous executable and the state's memory file, while this image may still go back to it, and the
+/// descriptors the state names, adopted before the commit, which it would pass back.
 #[derive(Debug)]
 pub(crate) struct Fallback {
     to: Option<(OwnedFd, File)>,
+    adopted: BTreeMap<RawFd, OwnedFd>,
 }
 
 impl Fallback {
+    /// Adopts the inherited descriptor `fd` (close-on-exec from now on, so no child of this image inherits
+    /// it), held here until [`Fallback::commit`]: a fallback passes it on again, at the same number.
+    pub(crate) fn adopt(&mut self, fd: RawFd) -> Result<(), AdoptError> {
+        self.adopted.insert(fd, adopt(fd)?);
+        Ok(())
+    }
+
+    /// The adopted descriptor `fd`, until the commit.
+    pub(crate) fn adopted(&self, fd: RawFd) -> Option<BorrowedFd<'_>> {
+        self.adopted.get(&fd).map(|fd| fd.as_fd())
+    }
+
     /// Gives up the fallback, closing the old executable and the state's memory file (its memory is freed once
-    /// the restore drops the state it was handed): from now on this image owns the daemon, and a failure ends
-    /// it. The restore calls it before its first irreversible act (adopting a passed descriptor, reaping a
-    /// child, touching the runtime directory or the socket).
-    pub(crate) fn commit(&mut self) {
+    /// the restore drops the state it was handed), and hands over the adopted descriptors: from now on this
+    /// image owns the daemon. The restore calls it before its first irreversible act (taking the processes,
+    /// serving the socket, taking signals, starting a guardian).
+    pub(crate) fn commit(&mut self) -> BTreeMap<RawFd, OwnedFd> {
         self.to = None;
+        std::mem::take(&mut self.adopted)
     }
 
     /// Whether [`Fallback::commit`] was called (or there was no fallback).
@@ -98,15 +122,16 @@ impl Fallback {
 /// until it stops: `daemon::upgrading::resume`.
 ///
 /// Contract: before calling `fallback.commit()`, only look (parse the state, `inherited::check` every number it
-/// names) and return `Failure::Refused` on anything this image cannot take; commit, then adopt descriptors,
-/// reap, serve.
+/// names), adopt descriptors through `fallback.adopt`, and do what the previous image undoes or ignores; return
+/// `Failure::Refused` on anything this image cannot take. Commit, then take the processes, serve.
 pub(crate) fn restore_and_serve(
     options: DaemonOptions,
     state: Handed,
     fallback: &mut Fallback,
     refused_by_new_image: Option<String>,
+    fail_late: bool,
 ) -> Result<(), Failure> {
-    crate::daemon::upgrading::resume::restore_and_serve(options, state, fallback, refused_by_new_image)
+    crate::daemon::upgrading::resume::restore_and_serve(options, state, fallback, refused_by_new_image, fail_late)
 }
 
 /// The `resume` command: takes the state, then resumes the daemon (`daemon_options` turns the daemon's
@@ -122,7 +147,7 @@ pub fn resume(
     tracing::info!(pid = std::process::id(), fallback = exe.is_some(), "resuming after an upgrade");
     let read = open(&state);
     // Without a fallback, the state's memory file is closed at once.
-    let mut fallback = Fallback { to: exe.map(|exe| (exe, state)) };
+    let mut fallback = Fallback { to: exe.map(|exe| (exe, state)), adopted: BTreeMap::new() };
     let why = match read {
         Err(error) => error.to_string(),
         Ok(handed) if !STATE_FORMATS.contains(&handed.format) => {
@@ -134,8 +159,9 @@ pub fn resume(
             Ok(options) => {
                 tracing::info!(format = handed.format, bytes = handed.payload.len(), "took the upgrade state");
                 let refused_by = args.refused_by_new_image.clone();
-                let restored =
-                    catch_unwind(AssertUnwindSafe(|| restore_and_serve(options, handed, &mut fallback, refused_by)));
+                let restored = catch_unwind(AssertUnwindSafe(|| {
+                    restore_and_serve(options, handed, &mut fallback, refused_by, args.fail_late)
+                }));
                 match restored {
                     Ok(Ok(())) => return Ok(()),
                     Ok(Err(Failure::Failed(error))) => return Err(ResumeError::Daemon(error)),
@@ -152,7 +178,8 @@ pub fn resume(
 /// Executes the previous executable as `resume --state-fd N -- <daemon_args>` (with no fallback of its own:
 /// it wrote this state, so it is the last resort). Returns only if that was impossible.
 fn fall_back(fallback: Fallback, daemon_args: &[OsString], why: String) -> ResumeError {
-    let Some((exe, state)) = fallback.to else {
+    let Fallback { to, adopted } = fallback;
+    let Some((exe, state)) = to else {
         return ResumeError::Refused(why);
     };
     tracing::warn!(%why, "this image cannot take the upgrade state; the previous executable resumes with it");
@@ -174,7 +201,10 @@ fn fall_back(fallback: Fallback, daemon_args: &[OsString], why: String) -> Resum
         Ok((argv, env)) => {
             // Nothing in this image starts a process before it commits; closed all the same, as in the handover.
             let _closed = crate::process::spawn_gate::GATE.close();
-            match Inheritable::clear(&[state.as_fd()]) {
+            // The state, and what this image adopted of what it names, at the same numbers.
+            let passed: Vec<BorrowedFd<'_>> =
+                std::iter::once(state.as_fd()).chain(adopted.values().map(|fd| fd.as_fd())).collect();
+            match Inheritable::clear(&passed) {
                 Err(error) => error,
                 // The old executable stays close-on-exec: the kernel reads it through the descriptor before it
                 // closes it, and the old image needs no fallback of its own.

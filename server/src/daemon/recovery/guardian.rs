@@ -30,7 +30,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
 use super::{leftovers, record};
-use crate::process::thread::join_reporting;
+use crate::process::thread::{Parked, join_reporting};
 
 /// How long the supervisor waits before starting a new guardian when one exits while the daemon runs, so a
 /// guardian that cannot run does not make it spin.
@@ -45,8 +45,12 @@ pub(crate) struct Guardian {
     watch: Arc<Mutex<Watch>>,
     /// Dropped to wake the supervisor out of its restart delay.
     stop: Sender<()>,
-    supervisor: JoinHandle<()>,
+    supervisor: JoinHandle<Option<()>>,
 }
+
+/// A supervisor thread, started and waiting for the guardian it is to supervise ([`Guardian::prepare`]).
+#[derive(Debug)]
+pub(crate) struct Supervisor(Parked<()>);
 
 /// What the supervisor and the stop share.
 #[derive(Debug)]
@@ -98,31 +102,34 @@ struct Launch {
 impl Guardian {
     /// Starts a guardian for the record at `record`, written by the daemon `instance_id`, and its supervisor.
     pub(crate) fn start(record: &Path, instance_id: &str) -> std::io::Result<Guardian> {
+        // The supervisor first: once the guardian runs, nothing can fail any more.
+        let supervisor = Guardian::prepare()?;
         let launch = Launch { record: record.to_owned(), instance_id: instance_id.to_owned() };
         let (child, pipe) = launch.spawn()?;
         let pid = child.id();
-        // If the supervisor cannot start, the child sees end-of-file and, with no record of groups yet, exits;
-        // nobody reaps it but init.
-        Guardian::supervised(launch, Guarded::Spawned(child), pid, pipe)
+        Ok(Guardian::supervised(supervisor, launch, Guarded::Spawned(child), pid, pipe))
     }
 
-    /// Supervises the guardian `pid` an upgrade's predecessor started for the record at `record` (daemon
-    /// `instance_id`), whose pipe's write end is `pipe`: this process's child still, which never saw the pipe
-    /// close. Reaped at the stop like one started here.
-    pub(crate) fn adopt(record: &Path, instance_id: &str, pid: u32, pipe: OwnedFd) -> std::io::Result<Guardian> {
+    /// Starts the supervisor thread of a guardian to adopt ([`Guardian::adopt`]): the one step that can fail.
+    pub(crate) fn prepare() -> std::io::Result<Supervisor> {
+        Parked::spawn("opencode-pty-guardian").map(Supervisor)
+    }
+
+    /// Supervises, on `supervisor`, the guardian `pid` an upgrade's predecessor started for the record at
+    /// `record` (daemon `instance_id`), whose pipe's write end is `pipe`: this process's child still, which
+    /// never saw the pipe close. Reaped at the stop like one started here.
+    pub(crate) fn adopt(supervisor: Supervisor, record: &Path, instance_id: &str, pid: u32, pipe: OwnedFd) -> Guardian {
         let launch = Launch { record: record.to_owned(), instance_id: instance_id.to_owned() };
-        Guardian::supervised(launch, Guarded::Adopted(pid), pid, pipe)
+        Guardian::supervised(supervisor, launch, Guarded::Adopted(pid), pid, pipe)
     }
 
-    fn supervised(launch: Launch, guarded: Guarded, pid: u32, pipe: OwnedFd) -> std::io::Result<Guardian> {
+    fn supervised(supervisor: Supervisor, launch: Launch, guarded: Guarded, pid: u32, pipe: OwnedFd) -> Guardian {
         let watch =
             Arc::new(Mutex::new(Watch { pipe: Some(pipe), pid: Some(pid), stopping: false, handing_over: false }));
         let (stop, stopped) = bounded::<()>(0);
         let supervised = watch.clone();
-        let supervisor = std::thread::Builder::new()
-            .name("opencode-pty-guardian".into())
-            .spawn(move || supervise(launch, guarded, &supervised, &stopped))?;
-        Ok(Guardian { watch, stop, supervisor })
+        let supervisor = supervisor.0.run(move || supervise(launch, guarded, &supervised, &stopped));
+        Guardian { watch, stop, supervisor }
     }
 
     /// The guardian for an in-place upgrade: its pid and a duplicate of its pipe's write end (for the

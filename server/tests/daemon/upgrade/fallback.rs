@@ -7,8 +7,8 @@ use std::os::unix::fs::PermissionsExt as _;
 
 use serde_json::{Value, json};
 
-use super::{Count, STEADY, create, pids, private_copy, registration, script, upgrade};
-use crate::support::{self, Daemon, binary, eventually, message, recv, recv_frame, send};
+use super::{Count, STEADY, create, create_pipe, pids, private_copy, registration, script, upgrade};
+use crate::support::{self, Daemon, binary, eventually, message, recv, recv_frame, send, wait_dead};
 
 #[test]
 fn refused_upgrades_change_nothing() {
@@ -134,4 +134,55 @@ fn an_exec_that_does_not_happen_puts_everything_back_in_the_same_image() {
     let answer = upgrade(&daemon, &mut owner, Some(&copy));
     assert_eq!(answer, json!({"type": "ok"}));
     assert_eq!((registration(&daemon), pids(&daemon)), before);
+}
+
+#[test]
+fn a_new_image_that_fails_once_it_took_the_descriptors_gives_everything_back() {
+    let mut daemon = Daemon::start();
+    let mut owner = daemon.own();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = private_copy(dir.path());
+    // It answers the preflight as this build does, then fails at the last step before it would commit: it has
+    // adopted every descriptor, written the registration, taken the lock and started its threads by then.
+    let body = format!(
+        "case \"$1\" in\nupgrade-check) exec '{copy}' upgrade-check ;;\nresume) shift; exec '{copy}' resume --fail-late \"$@\" ;;\nesac\nexit 2",
+        copy = copy.display()
+    );
+    let program = script(dir.path(), "new-build", &body);
+    let (id, _) = create(&daemon, STEADY);
+    let (_, pipe) = create_pipe(&daemon, &dir.path().join("out.log"), "exec sleep 600");
+    let _left = support::KillOnDrop(pipe);
+    let (mut follower, attached) = daemon.subscribe(id, "follower", "controller");
+    let mut seen = support::replay_of(&attached);
+    support::frames_until(&mut follower, &mut seen, "some output", |text, _| text.contains("\r\n50\r\n"));
+    let guardian = eventually("the guardian", || super::guardian_of(daemon.pid()));
+    let before = (registration(&daemon), pids(&daemon));
+
+    let answer = upgrade(&daemon, &mut owner, Some(&program));
+    let refusal = message(&answer);
+    assert!(refusal.contains("told to fail at the last step before the commit (--fail-late)"), "{refusal}");
+    assert!(refusal.contains("the previous executable resumed with it"), "{refusal}");
+    // The old image serves with every process, the same guardian, and the output contiguous.
+    assert_eq!((registration(&daemon), pids(&daemon)), before);
+    assert_eq!(super::guardian_of(daemon.pid()), Some(guardian), "the same guardian");
+    while recv_frame(&mut follower).is_some() {}
+    let mut again = daemon.connect();
+    send(
+        &mut again,
+        &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": seen.len(),
+        "attachment_id": "follower", "role": "controller", "takeover": false})),
+    );
+    let attached = recv(&mut again).expect("attached");
+    assert_eq!(attached["available_offset"].as_u64(), Some(seen.len() as u64), "{attached}");
+    seen.extend(support::replay_of(&attached));
+    support::frames_until(&mut again, &mut seen, "output after the fallback", |text, _| text.contains("\r\n3000\r\n"));
+    let whole = seen.len() - seen.iter().rev().position(|b| *b == b'\n').unwrap_or(0);
+    Count::default().feed(&seen[..whole], b"\r\n");
+    // The lock is still held: the owner upgrades to a build that takes the state, then stops everything.
+    assert_eq!(upgrade(&daemon, &mut owner, Some(&copy)), json!({"type": "ok"}));
+    assert_eq!((registration(&daemon), pids(&daemon)), before);
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(recv(&mut owner).expect("ok"), json!({"type": "ok"}));
+    assert!(daemon.wait_exit().success());
+    wait_dead("the pipe process", pipe);
 }
