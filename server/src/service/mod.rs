@@ -302,7 +302,8 @@ mod tests {
     /// A terminal whose actor takes no request: its controller never reads, so renames are held back until the
     /// actor holds as many as it keeps, then its command queue fills. Its controller.
     fn stalled(service: &ProcessService) -> (u64, ProcessSubscription) {
-        let id = service.create_pty(sh("sleep 60")).expect("create").id;
+        // Its child outlives the longest the test can take on a loaded machine (it is ended with the service).
+        let id = service.create_pty(sh("sleep 600")).expect("create").id;
         let handle = service.pty(id).expect("pty");
         let controller = handle.subscribe(0, "c".into(), Role::Controller, ExistingController::Refuse).unwrap();
         handle.fill_commands(Instant::now() + WAIT);
