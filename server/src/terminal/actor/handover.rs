@@ -188,16 +188,7 @@ impl Actor {
                 .collect();
             let at = prepared.at;
             match prepared.finish(&self.replay) {
-                Ok(file) => {
-                    return SuccessorScreen {
-                        ring_head: file.1.ring_head,
-                        file: Some((file.0, file.1.file)),
-                        inline_snapshot: Vec::new(),
-                        inline_ring: Vec::new(),
-                        snapshot_at: at,
-                        unprocessed,
-                    };
-                }
+                Ok(file) => return SuccessorScreen::filed(file, at, unprocessed),
                 Err(error) => {
                     tracing::warn!(id = self.parts.id, %error, "the prepared screen cannot be handed on: made again");
                     self.output(&unprocessed, Instant::now());
@@ -214,14 +205,7 @@ impl Actor {
         let (snapshot, unprocessed) = self.snapshot_for_successor();
         let at = self.replay.tail();
         match super::screen_file::write(&snapshot, &self.replay) {
-            Ok((fd, file)) => SuccessorScreen {
-                ring_head: file.ring_head,
-                file: Some((fd, file.file)),
-                inline_snapshot: Vec::new(),
-                inline_ring: Vec::new(),
-                snapshot_at: at,
-                unprocessed,
-            },
+            Ok(file) => SuccessorScreen::filed(file, at, unprocessed),
             Err(error) => {
                 tracing::warn!(id = self.parts.id, %error, "the screen is handed on within the state");
                 SuccessorScreen {
@@ -313,6 +297,20 @@ struct SuccessorScreen {
     snapshot_at: u64,
     /// Read and not processed: the successor processes it first.
     unprocessed: Vec<u8>,
+}
+
+impl SuccessorScreen {
+    /// In the screen file `written`, with the snapshot taken at `at`.
+    fn filed((fd, written): (OwnedFd, super::screen_file::Written), at: u64, unprocessed: Vec<u8>) -> Self {
+        SuccessorScreen {
+            file: Some((fd, written.file)),
+            inline_snapshot: Vec::new(),
+            inline_ring: Vec::new(),
+            ring_head: written.ring_head,
+            snapshot_at: at,
+            unprocessed,
+        }
+    }
 }
 
 /// The info a terminal rebuilt from `state` publishes before its actor runs.
