@@ -394,3 +394,6 @@ fn life(life: &LifeState, final_offset: u64) -> Ending<ExitStatus, Exited> {
         (child, _) => Ending::Running { child: child.as_ref().map(exit_status), output_ended: life.output_ended },
     }
 }
+
+#[cfg(test)]
+mod tests;
