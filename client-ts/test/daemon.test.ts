@@ -291,3 +291,29 @@ test("ConnectionError: no daemon, an unsafe registration, an impostor's identity
   await assert.rejects(Daemon.discover({ runtimeDir: empty, name: "../x" }), ConnectionError);
 });
 
+
+test("a PTY's own history and replay bounds (feature bounds)", limit, async (t) => {
+  const { daemon, owner } = await spawned(t);
+  releaseAtEnd(t, owner);
+  assert.ok(daemon.features.includes("bounds"), JSON.stringify(daemon.features));
+  // `seq 1 20000` prints each number and CRLF.
+  let printed = 0;
+  for (let n = 1; n <= 20000; n++) printed += String(n).length + 2;
+  const script = { ...shell, args: ["-c", "seq 1 20000; exec sleep 600"] };
+  const small = await daemon.createPty({ ...script, scrollbackLines: 0, replayBytes: 4096 });
+  const plain = await daemon.createPty(script);
+  await eventually("both printed everything", async () =>
+    (await daemon.get(small.id)).output_tail >= printed && (await daemon.get(plain.id)).output_tail >= printed);
+  const kept = async (id: number) => {
+    const info = await daemon.get(id);
+    return info.output_tail - info.output_head;
+  };
+  assert.equal(await kept(small.id), 4096, "its own ring");
+  assert.equal(await kept(plain.id), printed, "the daemon's 2 MiB keeps all of it");
+  assert.ok((await daemon.readRows(small.id, 30000)).lines.length < 1000, "no history asked for");
+  assert.ok((await daemon.readRows(plain.id, 30000)).lines.length >= 9000, "the default history");
+  await assert.rejects(daemon.createPty({ ...script, replayBytes: 100 }), (error: unknown) =>
+    error instanceof DaemonError && error.message.includes("replay_bytes must be from 4096 to 67108864 (got 100)"));
+  await daemon.terminate(small.id);
+  await daemon.terminate(plain.id);
+});

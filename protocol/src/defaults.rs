@@ -23,7 +23,8 @@ pub const DEFAULT_ROWS: NonZeroU16 = NonZeroU16::new(24).expect("24 is not zero"
 
 impl CreatePtyRequest {
     /// `program` in `cwd` with no arguments, no extra environment, an empty group, the program as its title and
-    /// a terminal of [`DEFAULT_COLS`] × [`DEFAULT_ROWS`], without shell integration.
+    /// a terminal of [`DEFAULT_COLS`] × [`DEFAULT_ROWS`], without shell integration, with the daemon's default
+    /// history and replay bounds.
     pub fn new(program: impl Into<String>, cwd: impl Into<String>) -> CreatePtyRequest {
         let program = program.into();
         CreatePtyRequest {
@@ -36,6 +37,8 @@ impl CreatePtyRequest {
             cols: DEFAULT_COLS,
             rows: DEFAULT_ROWS,
             shell_integration: None,
+            scrollback_lines: None,
+            replay_bytes: None,
         }
     }
 }

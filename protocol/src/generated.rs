@@ -463,8 +463,14 @@ pub enum Request {
         group_id: ::std::string::String,
         ///The program to start. At most 4096 characters (`MAX_PATH_CHARS`).
         program: ::std::string::String,
+        ///How many bytes of the terminal's newest raw output the daemon keeps for replay (a `subscribe` or `replay` from an older offset, a subscription resumed after an upgrade): 4096 (`MIN_REPLAY_BYTES`) to 67108864 (64 MiB, `MAX_REPLAY_BYTES`); omitted or null: 2097152 (2 MiB, `DEFAULT_REPLAY_BYTES`). A subscriber further behind than this when its connection breaks cannot resume without a gap. Only a daemon whose `features` include `bounds` knows it.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        replay_bytes: ::std::option::Option<u32>,
         ///The terminal height in rows.
         rows: ::std::num::NonZeroU16,
+        ///How many lines of history the terminal's emulator keeps above its screen: 0 to 100000 (`MAX_SCROLLBACK_LINES`); omitted or null: 10000 (`DEFAULT_SCROLLBACK_LINES`). The emulator enforces it a page of rows at a time, so a few more lines may stay. Fewer lines cost less memory: a client that shows little history pays little. Only a daemon whose `features` include `bounds` knows it.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        scrollback_lines: ::std::option::Option<u32>,
         ///Starts the program, which must be `bash`, `zsh` or `fish` (by its file name), with the daemon's shell integration, so that the terminal's `pty.shell` and the `commands` request report the shell's prompt, its commands, their output offsets and exit codes (SPEC §10). Left out or false: the program starts exactly as asked. Only a daemon whose `features` include `commands` knows it.
         #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         shell_integration: ::std::option::Option<bool>,
@@ -1315,8 +1321,12 @@ pub struct CreatePtyRequest {
     pub group_id: ::std::string::String,
     ///The program to start. At most 4096 characters (`MAX_PATH_CHARS`).
     pub program: ::std::string::String,
+    ///How many bytes of the terminal's newest raw output the daemon keeps for replay (a `subscribe` or `replay` from an older offset, a subscription resumed after an upgrade): 4096 (`MIN_REPLAY_BYTES`) to 67108864 (64 MiB, `MAX_REPLAY_BYTES`); omitted or null: 2097152 (2 MiB, `DEFAULT_REPLAY_BYTES`). A subscriber further behind than this when its connection breaks cannot resume without a gap. Only a daemon whose `features` include `bounds` knows it.
+    pub replay_bytes: ::std::option::Option<u32>,
     ///The terminal height in rows.
     pub rows: ::std::num::NonZeroU16,
+    ///How many lines of history the terminal's emulator keeps above its screen: 0 to 100000 (`MAX_SCROLLBACK_LINES`); omitted or null: 10000 (`DEFAULT_SCROLLBACK_LINES`). The emulator enforces it a page of rows at a time, so a few more lines may stay. Fewer lines cost less memory: a client that shows little history pays little. Only a daemon whose `features` include `bounds` knows it.
+    pub scrollback_lines: ::std::option::Option<u32>,
     ///Starts the program, which must be `bash`, `zsh` or `fish` (by its file name), with the daemon's shell integration, so that the terminal's `pty.shell` and the `commands` request report the shell's prompt, its commands, their output offsets and exit codes (SPEC §10). Left out or false: the program starts exactly as asked. Only a daemon whose `features` include `commands` knows it.
     pub shell_integration: ::std::option::Option<bool>,
     ///The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`).
@@ -1331,7 +1341,9 @@ impl ::std::convert::From<CreatePtyRequest> for Request {
             env,
             group_id,
             program,
+            replay_bytes,
             rows,
+            scrollback_lines,
             shell_integration,
             title,
         } = value;
@@ -1342,7 +1354,9 @@ impl ::std::convert::From<CreatePtyRequest> for Request {
             env,
             group_id,
             program,
+            replay_bytes,
             rows,
+            scrollback_lines,
             shell_integration,
             title,
         }
@@ -1359,7 +1373,9 @@ impl ::std::convert::TryFrom<Request> for CreatePtyRequest {
                 env,
                 group_id,
                 program,
+                replay_bytes,
                 rows,
+                scrollback_lines,
                 shell_integration,
                 title,
             } => {
@@ -1370,7 +1386,9 @@ impl ::std::convert::TryFrom<Request> for CreatePtyRequest {
                     env,
                     group_id,
                     program,
+                    replay_bytes,
                     rows,
+                    scrollback_lines,
                     shell_integration,
                     title,
                 })
@@ -3069,7 +3087,7 @@ impl Response {
 /// The protocol version (`x-protocol-version` of `schema/protocol.json`).
 pub const PROTOCOL_VERSION: u32 = 8;
 /// Additive capabilities of this protocol version (`x-features`).
-pub const FEATURES: &[&str] = &["commands", "input", "upgrade"];
+pub const FEATURES: &[&str] = &["commands", "input", "upgrade", "bounds"];
 /// Every request `op`, in schema order.
 pub const REQUEST_OPS: &[&str] = &[
     "ping",

@@ -98,3 +98,18 @@ pub const DEFAULT_COMMAND_WAIT_MS: u32 = 30_000;
 
 /// The longest `timeout_ms` of `run` and `wait_command` (24 hours).
 pub const MAX_COMMAND_WAIT_MS: u32 = 24 * 60 * 60 * 1000;
+
+/// The most history lines a terminal's emulator keeps that a `create_pty` may ask for (`scrollback_lines`).
+pub const MAX_SCROLLBACK_LINES: u32 = 100_000;
+
+/// The history lines a terminal keeps when its `create_pty` does not say.
+pub const DEFAULT_SCROLLBACK_LINES: u32 = 10_000;
+
+/// The fewest bytes of raw output a terminal keeps for replay that a `create_pty` may ask for (`replay_bytes`).
+pub const MIN_REPLAY_BYTES: u32 = 4096;
+
+/// The most bytes of raw output a terminal keeps for replay that a `create_pty` may ask for (64 MiB).
+pub const MAX_REPLAY_BYTES: u32 = 64 * 1024 * 1024;
+
+/// The bytes of raw output a terminal keeps for replay when its `create_pty` does not say (2 MiB).
+pub const DEFAULT_REPLAY_BYTES: u32 = 2 * 1024 * 1024;

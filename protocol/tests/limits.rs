@@ -2,6 +2,9 @@
 //! places (the schema for validators and other languages, the constant for the daemon), and they must agree.
 
 use opencode_pty_protocol::{
+    DEFAULT_REPLAY_BYTES, DEFAULT_SCROLLBACK_LINES, MAX_REPLAY_BYTES, MAX_SCROLLBACK_LINES, MIN_REPLAY_BYTES,
+};
+use opencode_pty_protocol::{
     MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_COLS, MAX_COMMAND_LINE_BYTES, MAX_COMMAND_WAIT_MS,
     MAX_COMMANDS, MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS, MAX_RUN_COMMAND_BYTES,
     MAX_SHELL_CWD_BYTES, MAX_TITLE_CHARS, SCHEMA_JSON,
@@ -78,4 +81,20 @@ fn the_shell_integration_limits_agree_with_the_constants() {
     for op in ["run", "wait_command"] {
         assert_eq!(request(&schema, op)["timeout_ms"]["maximum"], u64::from(MAX_COMMAND_WAIT_MS), "{op}");
     }
+}
+
+#[test]
+fn a_terminal_s_memory_bounds_agree_with_the_schema() {
+    let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("schema");
+    let create = request(&schema, "create_pty");
+    assert_eq!(create["scrollback_lines"]["minimum"], 0);
+    assert_eq!(create["scrollback_lines"]["maximum"], u64::from(MAX_SCROLLBACK_LINES));
+    assert_eq!(create["replay_bytes"]["minimum"], u64::from(MIN_REPLAY_BYTES));
+    assert_eq!(create["replay_bytes"]["maximum"], u64::from(MAX_REPLAY_BYTES));
+    let describes = |key: &str, value: u32| {
+        let text = create[key]["description"].as_str().expect("description");
+        assert!(text.contains(&format!("omitted or null: {value} ")), "{key}: {text}");
+    };
+    describes("scrollback_lines", DEFAULT_SCROLLBACK_LINES);
+    describes("replay_bytes", DEFAULT_REPLAY_BYTES);
 }

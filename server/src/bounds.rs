@@ -8,8 +8,8 @@
 
 use opencode_pty_protocol::{
     DEFAULT_COMMAND_WAIT_MS, MAX_ARG_CHARS, MAX_ARGS, MAX_ATTACHMENT_ID_CHARS, MAX_CELLS, MAX_COLS, MAX_COMMAND_BYTES,
-    MAX_COMMAND_WAIT_MS, MAX_COMMANDS, MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_ROWS,
-    MAX_RUN_COMMAND_BYTES, MAX_TITLE_CHARS, OptIn,
+    MAX_COMMAND_WAIT_MS, MAX_COMMANDS, MAX_GROUP_ID_CHARS, MAX_OPT_IN_ITEMS, MAX_PATH_CHARS, MAX_REPLAY_BYTES,
+    MAX_ROWS, MAX_RUN_COMMAND_BYTES, MAX_SCROLLBACK_LINES, MAX_TITLE_CHARS, MIN_REPLAY_BYTES, OptIn,
 };
 
 use crate::error::ServiceError;
@@ -184,6 +184,25 @@ pub(crate) fn json_len(value: &str) -> usize {
 /// The most bytes a string of `chars` characters can take as JSON (every character a `\u00XX` escape).
 pub(crate) const fn max_json_len(chars: usize) -> usize {
     2 + 6 * chars
+}
+
+/// A terminal's own history and replay bounds (`create_pty`'s `scrollback_lines` and `replay_bytes`): within
+/// [`MAX_SCROLLBACK_LINES`] and [`MIN_REPLAY_BYTES`]..=[`MAX_REPLAY_BYTES`].
+pub(crate) fn check_memory_bounds(
+    scrollback_lines: Option<u32>,
+    replay_bytes: Option<u32>,
+) -> Result<(), ServiceError> {
+    if let Some(lines) = scrollback_lines.filter(|lines| *lines > MAX_SCROLLBACK_LINES) {
+        return Err(ServiceError::invalid(format!(
+            "scrollback_lines must be at most {MAX_SCROLLBACK_LINES} (got {lines})"
+        )));
+    }
+    if let Some(bytes) = replay_bytes.filter(|bytes| !(MIN_REPLAY_BYTES..=MAX_REPLAY_BYTES).contains(bytes)) {
+        return Err(ServiceError::invalid(format!(
+            "replay_bytes must be from {MIN_REPLAY_BYTES} to {MAX_REPLAY_BYTES} (got {bytes})"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

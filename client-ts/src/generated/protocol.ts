@@ -208,8 +208,12 @@ export interface CreatePtyRequest {
   op: "create_pty";
   /** The program to start. At most 4096 characters (`MAX_PATH_CHARS`). */
   program: string;
+  /** How many bytes of the terminal's newest raw output the daemon keeps for replay (a `subscribe` or `replay` from an older offset, a subscription resumed after an upgrade): 4096 (`MIN_REPLAY_BYTES`) to 67108864 (64 MiB, `MAX_REPLAY_BYTES`); omitted or null: 2097152 (2 MiB, `DEFAULT_REPLAY_BYTES`). A subscriber further behind than this when its connection breaks cannot resume without a gap. Only a daemon whose `features` include `bounds` knows it. */
+  replay_bytes?: number | null;
   /** The terminal height in rows. */
   rows: number;
+  /** How many lines of history the terminal's emulator keeps above its screen: 0 to 100000 (`MAX_SCROLLBACK_LINES`); omitted or null: 10000 (`DEFAULT_SCROLLBACK_LINES`). The emulator enforces it a page of rows at a time, so a few more lines may stay. Fewer lines cost less memory: a client that shows little history pays little. Only a daemon whose `features` include `bounds` knows it. */
+  scrollback_lines?: number | null;
   /** Starts the program, which must be `bash`, `zsh` or `fish` (by its file name), with the daemon's shell integration, so that the terminal's `pty.shell` and the `commands` request report the shell's prompt, its commands, their output offsets and exit codes (SPEC §10). Left out or false: the program starts exactly as asked. Only a daemon whose `features` include `commands` knows it. */
   shell_integration?: boolean;
   /** The title to show until a program sets one with OSC 0/2 or a user title is set with `rename`. At most 256 characters (`MAX_TITLE_CHARS`). */
@@ -753,7 +757,7 @@ export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
 export const PROTOCOL_VERSION = 8 as const;
 
 /** Additive capabilities of this protocol version (`x-features`). */
-export const FEATURES: readonly string[] = ["commands", "input", "upgrade"];
+export const FEATURES: readonly string[] = ["commands", "input", "upgrade", "bounds"];
 
 /** Every request `op`, in schema order. */
 export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands", "run", "wait_command", "upgrade"] as const;

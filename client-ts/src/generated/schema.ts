@@ -474,10 +474,26 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
             ],
             "type": "string"
           },
+          "replay_bytes": {
+            "maximum": 67108864,
+            "minimum": 4096,
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
           "rows": {
             "maximum": 1000,
             "minimum": 1,
             "type": "integer"
+          },
+          "scrollback_lines": {
+            "maximum": 100000,
+            "minimum": 0,
+            "type": [
+              "integer",
+              "null"
+            ]
           },
           "shell_integration": {
             "type": "boolean"

@@ -59,6 +59,13 @@ export interface CreatePtyParams {
    * daemon's `commands` feature. Left out: the
    * request does not carry it, and the program starts as asked. */
   readonly shellIntegration?: boolean | undefined;
+  /** History lines the terminal's emulator keeps, 0 to 100000 (`MAX_SCROLLBACK_LINES`); left out, the daemon's
+   * 10000. Needs the daemon's `bounds` feature. */
+  readonly scrollbackLines?: number | undefined;
+  /** Bytes of raw output kept for replay, 4096 to 67108864 (`MIN_REPLAY_BYTES`, `MAX_REPLAY_BYTES`); left out,
+   * the daemon's 2 MiB. A subscription further behind than this when its connection breaks cannot resume
+   * without a gap. Needs the daemon's `bounds` feature. */
+  readonly replayBytes?: number | undefined;
 }
 
 /** `createPipe` parameters. */
@@ -119,6 +126,12 @@ export function createPtyRequest(params: CreatePtyParams): CreatePtyRequest {
   };
   if (params.shellIntegration !== undefined) {
     request.shell_integration = params.shellIntegration;
+  }
+  if (params.scrollbackLines !== undefined) {
+    request.scrollback_lines = params.scrollbackLines;
+  }
+  if (params.replayBytes !== undefined) {
+    request.replay_bytes = params.replayBytes;
   }
   return request;
 }

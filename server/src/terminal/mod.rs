@@ -66,8 +66,8 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// not checked against them under load.
 pub(crate) const INFO_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// History lines a terminal's emulator keeps by default.
-pub(crate) const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
+/// History lines a terminal's emulator keeps by default (the protocol's `DEFAULT_SCROLLBACK_LINES`).
+pub(crate) const DEFAULT_SCROLLBACK_LINES: usize = opencode_pty_protocol::DEFAULT_SCROLLBACK_LINES as usize;
 
 /// Sizes of one terminal's buffers, and what of the daemon's environment its child does not get.
 #[derive(Debug, Clone)]

@@ -6,8 +6,9 @@ use std::fmt;
 use crate::error::ServiceError;
 use crate::process::ReplayRead;
 
-/// How many bytes of raw output a terminal keeps for replay unless configured otherwise (2 MiB).
-pub(crate) const DEFAULT_REPLAY_BYTES: usize = 2 * 1024 * 1024;
+/// How many bytes of raw output a terminal keeps for replay unless configured otherwise (2 MiB, the protocol's
+/// `DEFAULT_REPLAY_BYTES`).
+pub(crate) const DEFAULT_REPLAY_BYTES: usize = opencode_pty_protocol::DEFAULT_REPLAY_BYTES as usize;
 
 /// Why a replay read was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -45,6 +45,10 @@ pub struct PtySpec {
     pub rows: u16,
     /// Whether the shell starts with the daemon's shell integration (`shell/`).
     pub shell_integration: bool,
+    /// History lines its emulator keeps, when not the daemon's (`TerminalConfig::scrollback_lines`).
+    pub scrollback_lines: Option<u32>,
+    /// Bytes of output it keeps for replay, when not the daemon's (`TerminalConfig::replay_bytes`).
+    pub replay_bytes: Option<u32>,
 }
 
 impl PtySpec {
@@ -52,7 +56,19 @@ impl PtySpec {
     /// variant is named here and none is skipped with `..`, so a member added to, removed from or renamed in the
     /// schema stops this from compiling until the spec follows.
     pub(crate) fn from_request(request: Request) -> Option<PtySpec> {
-        let Request::CreatePty { program, args, cwd, env, group_id, title, cols, rows, shell_integration } = request
+        let Request::CreatePty {
+            program,
+            args,
+            cwd,
+            env,
+            group_id,
+            title,
+            cols,
+            rows,
+            shell_integration,
+            scrollback_lines,
+            replay_bytes,
+        } = request
         else {
             return None;
         };
@@ -66,6 +82,8 @@ impl PtySpec {
             cols: cols.get(),
             rows: rows.get(),
             shell_integration: shell_integration.unwrap_or(false),
+            scrollback_lines,
+            replay_bytes,
         })
     }
 }
@@ -98,6 +116,7 @@ pub(crate) fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
     if spec.shell_integration {
         super::shell::Shell::of(&spec.program)?;
     }
+    bounds::check_memory_bounds(spec.scrollback_lines, spec.replay_bytes)?;
     Ok(command_bytes)
 }
 
@@ -191,6 +210,8 @@ mod tests {
             cols: size(132),
             rows: size(43),
             shell_integration: Some(true),
+            scrollback_lines: Some(500),
+            replay_bytes: Some(65536),
         };
         let expected = PtySpec {
             program: "vim".into(),
@@ -202,6 +223,8 @@ mod tests {
             cols: 132,
             rows: 43,
             shell_integration: true,
+            scrollback_lines: Some(500),
+            replay_bytes: Some(65536),
         };
         assert_eq!(PtySpec::from_request(request), Some(expected));
     }

@@ -71,6 +71,9 @@ impl PtyHandle {
         // The child is not reaped before `terminate`, so this is its own start time.
         let session = proc_stat(pid).map(|stat| Reach { pgid: pid, session: stat.session, start: stat.start });
         let last_info = actor::initial_info(id, pid, started_at, &spec);
+        // The terminal's own bounds, else the daemon's.
+        let replay_bytes = spec.replay_bytes.map_or(config.replay_bytes, |bytes| bytes as usize);
+        let scrollback_lines = spec.scrollback_lines.map_or(config.scrollback_lines, |lines| lines as usize);
         let start = Start {
             id,
             pid,
@@ -80,8 +83,8 @@ impl PtyHandle {
             tty: spawned.tty,
             launch,
             session,
-            replay_bytes: config.replay_bytes,
-            scrollback_lines: config.scrollback_lines,
+            replay_bytes,
+            scrollback_lines,
             last_info,
             restored: None,
             gate: None,

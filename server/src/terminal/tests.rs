@@ -19,6 +19,8 @@ pub(crate) fn sh(script: &str) -> PtySpec {
         cols: 80,
         rows: 24,
         shell_integration: false,
+        scrollback_lines: None,
+        replay_bytes: None,
     }
 }
 

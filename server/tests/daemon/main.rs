@@ -5,6 +5,7 @@
 mod support;
 
 mod bad_input;
+mod bounds;
 mod cli;
 mod faults;
 mod guardian;

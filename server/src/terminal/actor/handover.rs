@@ -364,6 +364,9 @@ pub(crate) fn spec_from_state(spec: &TerminalSpec) -> PtySpec {
         cols: spec.cols,
         rows: spec.rows,
         shell_integration: spec.shell_integration,
+        // The bounds in force travel as the state's `scrollback_lines` and ring capacity.
+        scrollback_lines: None,
+        replay_bytes: None,
     }
 }
 
