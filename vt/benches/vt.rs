@@ -1,12 +1,17 @@
 //! Measures libghostty-vt parse throughput and the cost of `vt_checkpoint`, `read_rows` and `plain_text` on
 //! terminals with 10,000 lines of history, each against a baseline measured in the same run (a UTF-8 scan of
 //! the same input; the formatter's single raw pass over the same terminal), since these machines are shared
-//! and noisy. Run: `just bench-vt` (`cargo bench -p opencode-pty-vt --bench vt`).
+//! and noisy; and what compressing a quiet terminal's history gives back (the process's RSS) and costs (the
+//! steps, and reads of a compressed terminal against an uncompressed twin). Run: `just bench-vt` (`cargo bench
+//! -p opencode-pty-vt --bench vt`); `-- compression` runs only the compression part.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use opencode_pty_vt::Terminal;
+
+#[path = "vt/compression.rs"]
+mod compression;
 
 const INPUT_BYTES: usize = 64 << 20;
 const WRITE_BYTES: usize = 8 << 10;
@@ -147,6 +152,10 @@ fn filled(rng: &mut Rng, cols: u16, rows: u16) -> Terminal {
 
 fn main() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    if std::env::args().any(|arg| arg == "compression") {
+        compression::run(&mut rng);
+        return;
+    }
     let input = generate(&mut rng, INPUT_BYTES);
     println!("libghostty-vt {}", opencode_pty_vt::library_version());
     println!(
@@ -194,4 +203,7 @@ fn main() {
     println!("  (checkpoint and raw VT: 20 iterations; x raw = checkpoint min / raw VT min, where raw VT is the");
     println!("   formatter's one pass over history and screen, which does not round-trip; read_rows(50, 1 MiB");
     println!("   budget) and plain_text: 200 iterations)");
+
+    println!();
+    compression::run(&mut rng);
 }

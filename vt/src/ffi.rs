@@ -70,6 +70,14 @@ pub const GHOSTTY_TERMINAL_DATA_SCROLLBACK_ROWS: GhosttyTerminalData = 15;
 pub const GHOSTTY_TERMINAL_DATA_MODE: GhosttyTerminalData = 37;
 pub const GHOSTTY_TERMINAL_DATA_VT_GROUND: GhosttyTerminalData = 38;
 
+pub type GhosttyTerminalCompressionMode = c_int;
+pub const GHOSTTY_TERMINAL_COMPRESSION_MODE_INCREMENTAL: GhosttyTerminalCompressionMode = 0;
+pub const GHOSTTY_TERMINAL_COMPRESSION_MODE_FULL: GhosttyTerminalCompressionMode = 1;
+pub type GhosttyTerminalCompressionResult = c_int;
+pub const GHOSTTY_TERMINAL_COMPRESSION_RESULT_UNSUPPORTED: GhosttyTerminalCompressionResult = 0;
+pub const GHOSTTY_TERMINAL_COMPRESSION_RESULT_PENDING: GhosttyTerminalCompressionResult = 1;
+pub const GHOSTTY_TERMINAL_COMPRESSION_RESULT_COMPLETE: GhosttyTerminalCompressionResult = 2;
+
 /// Opaque snapshot decoder handle.
 pub type GhosttySnapshotDecoder = *mut c_void;
 
@@ -402,6 +410,12 @@ unsafe extern "C" {
         data: *const u8,
         len: usize,
         out_consumed: *mut usize,
+    ) -> GhosttyResult;
+    pub fn ghostty_terminal_compression_activity(terminal: GhosttyTerminal, out_activity: *mut u64) -> GhosttyResult;
+    pub fn ghostty_terminal_compress(
+        terminal: GhosttyTerminal,
+        mode: GhosttyTerminalCompressionMode,
+        out_result: *mut GhosttyTerminalCompressionResult,
     ) -> GhosttyResult;
     pub fn ghostty_terminal_get(
         terminal: GhosttyTerminal,

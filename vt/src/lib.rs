@@ -7,9 +7,9 @@
 //! Module map: [`ffi`] raw declarations; `terminal` the handle, input, geometry and state; `format`
 //! selections and the formatter; `rows` row reads under a byte budget; `checkpoint` VT checkpoints; `fit`
 //! what a checkpoint leaves out to stay under its limit; `tail` the exact part emitted only as far as the limit
-//! reaches; `emit` cell-exact emission of rows and `sgr` the styles it sets;
-//! `inspect` cell-level reads used to compare two terminals; `snapshot` libghostty's binary snapshot (a scratch
-//! copy, and a terminal handed to another process); `pages` libghostty's page memory.
+//! reaches; `emit` cell-exact emission of rows and `sgr` the styles it sets; `compress` compression of a quiet
+//! terminal's history; `inspect` cell-level reads used to compare two terminals; `snapshot` libghostty's binary
+//! snapshot (a scratch copy, and a terminal handed to another process); `pages` libghostty's page memory.
 //!
 //! Linking this crate defines the process's `madvise`, `mmap64`, `munmap` and `mremap` (not part of its Rust
 //! API): they zero recycled pages in place and populate new ones only while a thread is inside libghostty and
@@ -25,6 +25,7 @@ extern crate self as opencode_pty_vt;
 mod callbacks;
 mod checkpoint;
 mod colors;
+mod compress;
 mod diff;
 mod emit;
 mod error;
@@ -43,6 +44,7 @@ mod terminal;
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
 pub use checkpoint::{EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, MAX_CHECKPOINT_BYTES};
 pub use colors::Rgb;
+pub use compress::{Compression, CompressionMode};
 pub use diff::{Blanks, COMPARED_MODES};
 pub use emit::{MAX_PLAIN_CELL_BYTES, MAX_PLAIN_ROW_BYTES};
 pub use error::{Error, Result};

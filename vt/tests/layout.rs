@@ -199,7 +199,7 @@ fn enum_constants_match_what_the_library_reports() {
     // Safety: ghostty_type_json returns a NUL-terminated static string.
     let json = unsafe { CStr::from_ptr(ghostty_type_json()) }.to_str().expect("utf-8");
     let doc: Value = serde_json::from_str(json).expect("json");
-    let checks: [(&str, &str, i32); 35] = [
+    let checks: [(&str, &str, i32); 40] = [
         ("GhosttyResult", "SUCCESS", GHOSTTY_SUCCESS),
         ("GhosttyResult", "OUT_OF_MEMORY", GHOSTTY_OUT_OF_MEMORY),
         ("GhosttyResult", "INVALID_VALUE", GHOSTTY_INVALID_VALUE),
@@ -221,6 +221,11 @@ fn enum_constants_match_what_the_library_reports() {
         ("GhosttyTerminalData", "TITLE", GHOSTTY_TERMINAL_DATA_TITLE),
         ("GhosttyTerminalData", "TOTAL_ROWS", GHOSTTY_TERMINAL_DATA_TOTAL_ROWS),
         ("GhosttyTerminalData", "MODE", GHOSTTY_TERMINAL_DATA_MODE),
+        ("GhosttyTerminalCompressionMode", "INCREMENTAL", GHOSTTY_TERMINAL_COMPRESSION_MODE_INCREMENTAL),
+        ("GhosttyTerminalCompressionMode", "FULL", GHOSTTY_TERMINAL_COMPRESSION_MODE_FULL),
+        ("GhosttyTerminalCompressionResult", "UNSUPPORTED", GHOSTTY_TERMINAL_COMPRESSION_RESULT_UNSUPPORTED),
+        ("GhosttyTerminalCompressionResult", "PENDING", GHOSTTY_TERMINAL_COMPRESSION_RESULT_PENDING),
+        ("GhosttyTerminalCompressionResult", "COMPLETE", GHOSTTY_TERMINAL_COMPRESSION_RESULT_COMPLETE),
         ("GhosttyPointTag", "ACTIVE", GHOSTTY_POINT_TAG_ACTIVE),
         ("GhosttyPointTag", "SCREEN", GHOSTTY_POINT_TAG_SCREEN),
         ("GhosttyRowData", "WRAP", GHOSTTY_ROW_DATA_WRAP),
