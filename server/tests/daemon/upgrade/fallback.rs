@@ -4,6 +4,7 @@
 //! the state, both leave the old image serving with every process, and the owner told why.
 
 use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::net::UnixStream;
 
 use serde_json::{Value, json};
 
@@ -117,19 +118,7 @@ fn an_exec_that_does_not_happen_puts_everything_back_in_the_same_image() {
     // The same image serves on, with every process restored from the state it captured.
     assert_eq!((registration(&daemon), pids(&daemon)), before);
     assert_eq!(daemon.request(json!({"op": "snapshot", "id": quiet}))["text"], screen);
-    while recv_frame(&mut follower).is_some() {}
-    let mut again = daemon.connect();
-    send(
-        &mut again,
-        &daemon.envelope(json!({"op": "subscribe", "id": id, "offset": seen.len(),
-        "attachment_id": "follower", "role": "controller", "takeover": false})),
-    );
-    let attached = recv(&mut again).expect("attached");
-    assert_eq!(attached["available_offset"].as_u64(), Some(seen.len() as u64), "{attached}");
-    seen.extend(support::replay_of(&attached));
-    support::frames_until(&mut again, &mut seen, "output after the fallback", |text, _| text.contains("\r\n3000\r\n"));
-    let whole = seen.len() - seen.iter().rev().position(|b| *b == b'\n').unwrap_or(0);
-    Count::default().feed(&seen[..whole], b"\r\n");
+    follows_on_after_the_fallback(&daemon, id, follower, seen);
     // New connections are accepted again, and the owner can still upgrade.
     let answer = upgrade(&daemon, &mut owner, Some(&copy));
     assert_eq!(answer, json!({"type": "ok"}));
@@ -165,6 +154,20 @@ fn a_new_image_that_fails_once_it_took_the_descriptors_gives_everything_back() {
     // The old image serves with every process, the same guardian, and the output contiguous.
     assert_eq!((registration(&daemon), pids(&daemon)), before);
     assert_eq!(super::guardian_of(daemon.pid()), Some(guardian), "the same guardian");
+    follows_on_after_the_fallback(&daemon, id, follower, seen);
+    // The lock is still held: the owner upgrades to a build that takes the state, then stops everything.
+    assert_eq!(upgrade(&daemon, &mut owner, Some(&copy)), json!({"type": "ok"}));
+    assert_eq!((registration(&daemon), pids(&daemon)), before);
+    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
+    assert_eq!(recv(&mut owner).expect("ok"), json!({"type": "ok"}));
+    assert!(daemon.wait_exit().success());
+    wait_dead("the pipe process", pipe);
+}
+
+/// Reads `follower` (the controller of terminal `id`, whose output so far is `seen`) to its end, subscribes
+/// again from there and reads on: the image that served on holds every byte, and the count goes on without a
+/// gap or a repeat.
+fn follows_on_after_the_fallback(daemon: &Daemon, id: u64, mut follower: UnixStream, mut seen: Vec<u8>) {
     while recv_frame(&mut follower).is_some() {}
     let mut again = daemon.connect();
     send(
@@ -178,11 +181,4 @@ fn a_new_image_that_fails_once_it_took_the_descriptors_gives_everything_back() {
     support::frames_until(&mut again, &mut seen, "output after the fallback", |text, _| text.contains("\r\n3000\r\n"));
     let whole = seen.len() - seen.iter().rev().position(|b| *b == b'\n').unwrap_or(0);
     Count::default().feed(&seen[..whole], b"\r\n");
-    // The lock is still held: the owner upgrades to a build that takes the state, then stops everything.
-    assert_eq!(upgrade(&daemon, &mut owner, Some(&copy)), json!({"type": "ok"}));
-    assert_eq!((registration(&daemon), pids(&daemon)), before);
-    send(&mut owner, &daemon.envelope(json!({"op": "shutdown"})));
-    assert_eq!(recv(&mut owner).expect("ok"), json!({"type": "ok"}));
-    assert!(daemon.wait_exit().success());
-    wait_dead("the pipe process", pipe);
 }
