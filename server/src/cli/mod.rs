@@ -69,6 +69,10 @@ enum Command {
         /// may still set it). PTY children otherwise get the daemon's whole environment, secrets included.
         #[arg(long = "withhold-env", value_name = "NAME", value_parser = env_name)]
         withhold_env: Vec<String>,
+        /// How long a terminal must stay quiet (no output, no read of its screen) before its history and replay
+        /// ring are compressed in memory, in milliseconds; 0 never compresses. Reads answer the same either way.
+        #[arg(long, value_name = "MS", default_value_t = opencode_pty::limits::COMPACT_AFTER.as_millis() as u64)]
+        compress_after_ms: u64,
         /// How long handoff tickets last, in milliseconds (for tests of their expiry; the protocol says 120 s).
         #[arg(long, hide = true, default_value_t = opencode_pty_protocol::HANDOFF_TTL.as_millis() as u64)]
         handoff_ttl_ms: u64,
@@ -294,6 +298,7 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
     let Command::Daemon {
         location,
         withhold_env,
+        compress_after_ms,
         handoff_ttl_ms,
         first_request_timeout_ms,
         hangup_grace_ms,
@@ -311,6 +316,7 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
         config: TerminalConfig {
             withheld_env: withhold_env.into(),
             hangup_grace: std::time::Duration::from_millis(hangup_grace_ms),
+            compact_after: (compress_after_ms > 0).then(|| std::time::Duration::from_millis(compress_after_ms)),
             ..TerminalConfig::default()
         },
         handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),

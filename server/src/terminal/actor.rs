@@ -12,6 +12,7 @@
 //! (`turns.rs`), or within the small allowance of a terminal that had caught up with its reader.
 
 mod catch_up;
+mod compact;
 mod control;
 pub(crate) mod handover;
 mod input;
@@ -23,6 +24,9 @@ mod screen_file;
 mod shell;
 mod waits;
 
+pub use compact::COMPACT_AFTER;
+#[cfg(test)]
+pub(crate) use compact::CompactionCounts;
 pub(crate) use input::for_opt_ins;
 pub use input::{INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY};
 pub(crate) use screen::initial_info;
@@ -32,7 +36,7 @@ use waits::{Deadline, Waits, Wake};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvError, SelectedOperation, Sender, TryRecvError};
 use opencode_pty_protocol::{ProcessInfo, Response};
@@ -84,6 +88,9 @@ pub(crate) struct ActorParts {
     pub(crate) tty: Option<PathBuf>,
     pub(crate) replay_bytes: usize,
     pub(crate) scrollback_lines: usize,
+    /// How long the terminal must stay quiet before its memory is compressed (`actor/compact.rs`); `None`:
+    /// never.
+    pub(crate) compact_after: Option<Duration>,
     /// To hand to subscriptions (their drop detaches them).
     pub(crate) commands: Sender<Command>,
     /// The delivery of input and the emulator's replies to the PTY: written by the actor itself while the
@@ -162,6 +169,8 @@ struct Actor {
     rebuilding: Option<Rebuilding>,
     /// The screen prepared for an upgrade's capture (`screen_file.rs`).
     prepared: Option<screen_file::Prepared>,
+    /// Compressing the terminal's memory once it is quiet (`compact.rs`).
+    compaction: compact::Compaction,
 }
 
 /// A chunk of output waiting for a turn.
@@ -253,7 +262,9 @@ pub(crate) fn run(
 impl Actor {
     fn new(mut parts: ActorParts, vt: Terminal, reader_queue: Receiver<ReaderOutput>) -> Actor {
         let shell = parts.shell_nonce.take().map(Tracker::new);
+        let now = Instant::now();
         Actor {
+            compaction: compact::Compaction::new(parts.compact_after, now),
             replay: Replay::new(parts.replay_bytes.max(1)),
             titles: Titles::new(parts.spec.title.clone()),
             cols: parts.spec.cols,
@@ -272,7 +283,7 @@ impl Actor {
             exit_taken: false,
             turn: None,
             held: None,
-            allowance: Allowance::new(Instant::now()),
+            allowance: Allowance::new(now),
             shell,
             shell_changes: Vec::new(),
             runs: run::Runs::default(),
@@ -358,9 +369,15 @@ impl Actor {
         for (n, delivery) in deliveries.iter().enumerate() {
             waits.send(&delivery.sender, Wake::Delivery(n));
         }
-        // The batch's deadline, or the next look at what the terminal waits for or the next waiter's answer when
-        // that comes first.
-        let next = self.input.next().into_iter().chain(self.runs.next_deadline()).min();
+        // The batch's deadline, or the next look at what the terminal waits for, the next waiter's answer or the
+        // next step of compressing a quiet terminal when that comes first.
+        let next = self
+            .input
+            .next()
+            .into_iter()
+            .chain(self.runs.next_deadline())
+            .chain(self.compaction.deadline(Instant::now()))
+            .min();
         let deadline = match (self.batch.deadline(), next) {
             (None, None) => Deadline::Never,
             (Some(at), look) if self.batch.wants_precise_flush() && look.is_none_or(|look| at <= look) => {
@@ -375,6 +392,8 @@ impl Actor {
             }
             self.look_at_input_if_due(now);
             self.runs_due(now);
+            // Last, and only when nothing else was ready: one step of compressing a quiet terminal's memory.
+            self.compact_if_due(now);
             return Flow::Continue;
         };
         match ready {

@@ -127,6 +127,9 @@ pub(crate) enum Command {
     /// Refresh the foreground process (and what the terminal waits for, when `opt_ins` asks for it), then
     /// describe the process with the members `opt_ins` names.
     Info { opt_ins: OptIns, reply: Reply<ProcessInfo> },
+    /// What compressing the terminal's memory has done so far (tests).
+    #[cfg(test)]
+    Compaction { reply: Reply<super::actor::CompactionCounts> },
 }
 
 impl Command {
@@ -145,6 +148,8 @@ impl Command {
             Command::Replay { reply, .. } => reply.expired(now),
             Command::Subscribe { reply, .. } => reply.expired(now),
             Command::Info { reply, .. } => reply.expired(now),
+            #[cfg(test)]
+            Command::Compaction { reply } => reply.expired(now),
             Command::WriterFailed(_) | Command::ChildExited(_) | Command::WaitFailed(_) | Command::Detach { .. } => {
                 false
             }

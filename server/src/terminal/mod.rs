@@ -27,7 +27,8 @@ use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 pub(crate) use actor::handover::spec_from_state;
 pub use actor::{
-    COALESCE_TIMER_SLACK_NS, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN,
+    COALESCE_TIMER_SLACK_NS, COMPACT_AFTER, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_PENDING_INPUT_BYTES,
+    PRECISE_WAKE_MARGIN,
 };
 pub use coalesce::PRECISE_FLUSH_BYTES;
 pub(crate) use command::CommandWait;
@@ -87,6 +88,9 @@ pub struct TerminalConfig {
     /// Where shell integration scripts are written (the runtime directory's [`SHELL_DIR`]); without it,
     /// `shell_integration` is refused.
     pub shell_dir: Option<std::path::PathBuf>,
+    /// How long a terminal must stay quiet before its history and replay ring are compressed
+    /// ([`COMPACT_AFTER`]; the daemon's `--compress-after-ms` changes it); `None`: never.
+    pub compact_after: Option<Duration>,
 }
 
 impl Default for TerminalConfig {
@@ -98,6 +102,7 @@ impl Default for TerminalConfig {
             turns: Turns::sized_to_machine(),
             hangup_grace: HANGUP_GRACE,
             shell_dir: None,
+            compact_after: Some(COMPACT_AFTER),
         }
     }
 }
@@ -260,6 +265,12 @@ impl PtyHandle {
         let (waiter, wait) = command::command_wait(crate::bounds::command_wait(timeout_ms)?);
         self.request(|reply| Command::EndOf { command_id, waiter, reply })?;
         Ok(wait)
+    }
+
+    /// What compressing the terminal's memory has done so far.
+    #[cfg(test)]
+    pub(crate) fn compaction(&self) -> Result<actor::CompactionCounts, ServiceError> {
+        self.request(|reply| Command::Compaction { reply })
     }
 
     /// Kept output from `offset`.
@@ -436,5 +447,7 @@ impl Drop for PtyHandle {
     }
 }
 
+#[cfg(test)]
+mod compaction_tests;
 #[cfg(test)]
 pub(crate) mod tests;

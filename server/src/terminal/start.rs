@@ -133,6 +133,7 @@ impl PtyHandle {
             tty,
             replay_bytes,
             scrollback_lines,
+            compact_after: config.compact_after,
             commands: commands.clone(),
             input,
             stop: stop.clone(),

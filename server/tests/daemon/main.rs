@@ -7,6 +7,7 @@ mod support;
 mod bad_input;
 mod bounds;
 mod cli;
+mod compression;
 mod faults;
 mod guardian;
 mod jobs;

@@ -6,6 +6,8 @@
 //! What the emulator says about the output read meanwhile (its answers to queries, a new title) comes when it
 //! takes that output, a few milliseconds late and in order.
 
+use std::time::Instant;
+
 use opencode_pty_protocol::Response;
 use opencode_pty_vt::{Detached, Terminal};
 
@@ -18,8 +20,10 @@ impl Actor {
         self.rebuilding.is_some()
     }
 
-    /// The emulator, finished first if it was being rebuilt.
+    /// The emulator, finished first if it was being rebuilt. Whatever reads or changes it through here re-arms
+    /// the delay before its history is compressed again (`compact.rs`): reads restore compressed pages.
     pub(super) fn emulator(&mut self) -> &mut Terminal {
+        self.compaction.touched(Instant::now());
         if let Some(pending) = self.rebuilding.take() {
             let caught_up_to = pending.caught_up_to;
             let vt = pending.wait();
@@ -56,6 +60,7 @@ impl Actor {
             return;
         };
         self.vt = vt;
+        self.compaction.touched(Instant::now());
         // The ring holds every byte from `caught_up_to` (see `before_ring_grows`).
         let behind = self.replay.read_from(caught_up_to).map(|read| read.bytes).unwrap_or_default();
         if !behind.is_empty() {

@@ -42,6 +42,7 @@ impl Actor {
             self.publish_batches(batches);
         }
         self.input_activity(now);
+        self.compaction.touched(now);
         if parsed
             && self.vt.take_title_changed()
             && let Some(title) = self.titles.set_osc(self.vt.title())

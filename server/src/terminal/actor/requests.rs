@@ -109,6 +109,8 @@ impl Actor {
                 self.refresh(opt_ins);
                 reply.send(Ok(self.info_for(opt_ins)));
             }
+            #[cfg(test)]
+            Command::Compaction { reply } => reply.send(Ok(self.compaction.counts())),
         }
     }
 }

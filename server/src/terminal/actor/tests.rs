@@ -47,6 +47,7 @@ fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorP
         tty: spawned.tty,
         replay_bytes: 1024,
         scrollback_lines: 100,
+        compact_after: None,
         commands,
         input,
         stop,

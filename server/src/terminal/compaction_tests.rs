@@ -1,0 +1,215 @@
+//! Tests of compressing a quiet terminal's memory (`actor/compact.rs`): a compressed terminal answers
+//! `snapshot`, `read_rows`, `replay` and `resize` byte for byte as an uncompressed twin fed the same output, and
+//! the quiet delay is what it says: output or reads more often than it keep a terminal from being compressed,
+//! and it compresses once they stop.
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use opencode_pty_protocol::Response;
+
+use super::tests::sh;
+use super::*;
+use crate::process::Event;
+
+/// The bound on every wait of these tests.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Deterministic lines of dense terminal output: words in 16, 256 and RGB colours, bold and underline, wide
+/// characters, so the history spans many pages of varied cells.
+fn colourful_lines(count: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    let mut next = move |bound: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % bound
+    };
+    let mut out = Vec::new();
+    for line in 0..count {
+        write!(out, "{line:05} ").unwrap();
+        for _ in 0..(4 + next(6)) {
+            match next(5) {
+                0 => write!(out, "\x1b[3{}m", next(8)).unwrap(),
+                1 => write!(out, "\x1b[38;5;{}m", next(256)).unwrap(),
+                2 => write!(out, "\x1b[38;2;{};{};{}m", next(256), next(256), next(256)).unwrap(),
+                3 => out.extend_from_slice(b"\x1b[1;4m"),
+                _ => out.extend_from_slice("界".as_bytes()),
+            }
+            let word: String = (0..(2 + next(8))).map(|_| char::from(b'a' + next(26) as u8)).collect();
+            write!(out, "{word}\x1b[0m ").unwrap();
+        }
+        out.extend_from_slice(b"\n");
+    }
+    out
+}
+
+/// Reads a subscription's output until it contains `marker`.
+fn output_until(subscription: &ProcessSubscription, marker: &str) {
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains(marker) {
+        match subscription.recv_timeout(WAIT).expect("output before the timeout") {
+            Event::Output(chunk) => {
+                seen.extend_from_slice(chunk.bytes());
+                // Keep only what a marker split across chunks needs.
+                let keep = seen.len().saturating_sub(64);
+                seen.drain(..keep);
+            }
+            Event::Message(_) => {}
+        }
+    }
+}
+
+/// Waits until the terminal has finished a compression pass beyond the first `passes` and nothing has touched
+/// it since.
+fn compressed(handle: &PtyHandle, passes: u64) -> actor::CompactionCounts {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let counts = handle.compaction().expect("compaction counts");
+        if counts.compressed && counts.passes > passes {
+            return counts;
+        }
+        assert!(Instant::now() < deadline, "the terminal was not compressed in {WAIT:?}: {counts:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// What of a `snapshot` depends on the screen alone (not on the process's id, pid or start).
+fn screen_of(snapshot: Response) -> (String, String, u16, u16) {
+    match snapshot {
+        Response::Snapshot { text, checkpoint_base64, cursor_x, cursor_y, .. } => {
+            (text, checkpoint_base64, cursor_x, cursor_y)
+        }
+        other => panic!("not a snapshot: {other:?}"),
+    }
+}
+
+fn rows_of(rows: Response) -> (Vec<String>, u16, u16) {
+    match rows {
+        Response::Rows { lines, cursor_x, cursor_y, .. } => (lines, cursor_x, cursor_y),
+        other => panic!("not rows: {other:?}"),
+    }
+}
+
+/// The `resized` checkpoint a subscription receives.
+fn resized_checkpoint(subscription: &ProcessSubscription) -> String {
+    loop {
+        match subscription.recv_timeout(WAIT).expect("an event before the timeout") {
+            Event::Message(message) => {
+                if let Response::Resized { checkpoint_base64, .. } = message.response() {
+                    return checkpoint_base64.clone();
+                }
+            }
+            Event::Output(_) => {}
+        }
+    }
+}
+
+/// A terminal compressed (`twin` none) answers every read as its uncompressed twin, each read made right after
+/// a pass so that it finds the history compressed; again after more output, and across a resize.
+#[test]
+fn a_compressed_terminal_answers_as_its_uncompressed_twin() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("first"), colourful_lines(12_000, 7)).unwrap();
+    std::fs::write(dir.path().join("second"), colourful_lines(3_000, 11)).unwrap();
+    let script = format!(
+        "cd '{}'; cat first; echo END-ONE; read line; cat second; echo END-TWO; exec sleep 600",
+        dir.path().display()
+    );
+    let start = |after| {
+        let config = TerminalConfig { compact_after: after, ..TerminalConfig::default() };
+        PtyHandle::spawn(1, sh(&script), config).expect("spawn")
+    };
+    let (small, twin) = (start(Some(Duration::from_millis(100))), start(None));
+    let subscribe = |handle: &PtyHandle| {
+        handle.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe")
+    };
+    let (small_events, twin_events) = (subscribe(&small), subscribe(&twin));
+    output_until(&small_events, "END-ONE");
+    output_until(&twin_events, "END-ONE");
+
+    let mut passes = 0;
+    let reads_match = |what: &str, passes: &mut u64| {
+        *passes = compressed(&small, *passes).passes;
+        assert_eq!(screen_of(small.snapshot().unwrap()), screen_of(twin.snapshot().unwrap()), "{what}: snapshot");
+        for count in [None, Some(50), Some(5_000)] {
+            *passes = compressed(&small, *passes).passes;
+            assert_eq!(
+                rows_of(small.read_rows(count).unwrap()),
+                rows_of(twin.read_rows(count).unwrap()),
+                "{what}: rows {count:?}"
+            );
+        }
+        *passes = compressed(&small, *passes).passes;
+        let (ours, theirs) = (small.replay(0).unwrap(), twin.replay(0).unwrap());
+        assert_eq!((ours.available, ours.end, ours.truncated), (theirs.available, theirs.end, theirs.truncated));
+        assert!(ours.bytes == theirs.bytes, "{what}: replay");
+    };
+    reads_match("after the first output", &mut passes);
+
+    // A replay reads the ring, not the emulator: the terminal is still compressed.
+    let counts = small.compaction().unwrap();
+    assert!(counts.compressed && counts.passes == passes, "{counts:?}");
+    assert!(counts.emulator_steps > 10, "10,000 lines of history take many incremental steps: {counts:?}");
+    assert_eq!(twin.compaction().unwrap(), actor::CompactionCounts::default(), "the twin compresses nothing");
+
+    // A resize of a compressed terminal: its `resized` checkpoint and every read after it.
+    passes = counts.passes;
+    for handle in [&small, &twin] {
+        handle.resize(None, 57, 19).expect("resize");
+    }
+    assert_eq!(resized_checkpoint(&small_events), resized_checkpoint(&twin_events), "resized to 57x19");
+    reads_match("after a resize", &mut passes);
+
+    // More output into compressed history, then compressed again.
+    for handle in [&small, &twin] {
+        handle.write(None, b"go\r".to_vec()).expect("input");
+    }
+    output_until(&small_events, "END-TWO");
+    output_until(&twin_events, "END-TWO");
+    reads_match("after more output", &mut passes);
+
+    for handle in [&small, &twin] {
+        handle.resize(None, 80, 24).expect("resize");
+    }
+    assert_eq!(resized_checkpoint(&small_events), resized_checkpoint(&twin_events), "back to 80x24");
+    reads_match("back at 80x24", &mut passes);
+    small.terminate();
+    twin.terminate();
+}
+
+/// Output more often than the quiet delay keeps a terminal from being compressed; once it stops, the terminal
+/// is compressed.
+#[test]
+fn output_within_the_quiet_delay_puts_compression_off() {
+    let script = "i=0; while [ $i -lt 40 ]; do echo tick $i; sleep 0.05; i=$((i+1)); done; echo DONE; exec sleep 600";
+    let config = TerminalConfig { compact_after: Some(Duration::from_millis(1_500)), ..TerminalConfig::default() };
+    let handle = PtyHandle::spawn(1, sh(script), config).expect("spawn");
+    let events = handle.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
+    output_until(&events, "DONE");
+    // Two seconds of output every 50 ms: longer than the delay, never quiet for it.
+    assert_eq!(handle.compaction().unwrap().emulator_steps, 0, "compressed while it printed");
+    let counts = compressed(&handle, 0);
+    assert!(counts.emulator_steps >= 1, "{counts:?}");
+    handle.terminate();
+}
+
+/// Reads of the screen more often than the quiet delay keep a terminal from being compressed (they restore what
+/// they touch, which the library's activity token does not show); once they stop, the terminal is compressed.
+#[test]
+fn reads_within_the_quiet_delay_put_compression_off() {
+    let config = TerminalConfig { compact_after: Some(Duration::from_millis(1_500)), ..TerminalConfig::default() };
+    let handle = PtyHandle::spawn(1, sh("seq 1 3000; echo DONE; exec sleep 600"), config).expect("spawn");
+    let events = handle.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).expect("subscribe");
+    output_until(&events, "DONE");
+    let reading = Instant::now();
+    while reading.elapsed() < Duration::from_secs(3) {
+        handle.snapshot().expect("snapshot");
+        // The pace of the reads (the workload), not a wait for anything.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(handle.compaction().unwrap().emulator_steps, 0, "compressed while it was read");
+    let counts = compressed(&handle, 0);
+    assert!(counts.emulator_steps >= 1, "{counts:?}");
+    handle.terminate();
+}
