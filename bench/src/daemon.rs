@@ -46,11 +46,19 @@ impl Daemon {
     /// Starts `binary` with a runtime directory under `root` (which must not hold another daemon), waits for its
     /// registration, connects and claims it. Its log goes to `root/`[`LOG_FILE`].
     pub async fn start(binary: &Path, root: &Path) -> Result<Daemon> {
+        Daemon::start_with(binary, root, &[]).await
+    }
+
+    /// [`Daemon::start`] with `args` added to the daemon's command line.
+    pub async fn start_with(binary: &Path, root: &Path, args: &[&str]) -> Result<Daemon> {
         std::fs::create_dir_all(root)?;
         let log_path = root.join(LOG_FILE);
         let log = std::fs::File::create(&log_path)?;
-        let launch =
-            Launch::new(binary, root, NAME).stderr(Stdio::from(log)).deadline(START_TIMEOUT).stop_grace(Duration::ZERO);
+        let launch = Launch::new(binary, root, NAME)
+            .args(args)
+            .stderr(Stdio::from(log))
+            .deadline(START_TIMEOUT)
+            .stop_grace(Duration::ZERO);
         let started = Instant::now();
         // The wait blocks on the daemon's events: off the runtime's threads.
         let process = tokio::task::spawn_blocking(move || launch.start())

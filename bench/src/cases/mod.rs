@@ -6,6 +6,7 @@ mod echo;
 mod ingest;
 mod memory;
 mod pipes;
+mod quiet;
 mod requests;
 mod scale;
 mod upgrade;
@@ -24,7 +25,7 @@ use crate::stats::{Row, Table, Unit};
 type Case = (&'static str, for<'a> fn(&'a Context) -> Pin<Box<dyn Future<Output = Result<Vec<Table>>> + 'a>>);
 
 /// Every case, in order.
-pub(crate) const CASES: [Case; 8] = [
+pub(crate) const CASES: [Case; 9] = [
     ("ingest", |ctx| Box::pin(ingest::run(ctx))),
     ("echo", |ctx| Box::pin(echo::run(ctx))),
     ("scale", |ctx| Box::pin(scale::run(ctx))),
@@ -33,6 +34,7 @@ pub(crate) const CASES: [Case; 8] = [
     ("requests", |ctx| Box::pin(requests::run(ctx))),
     ("commands", |ctx| Box::pin(commands::run(ctx))),
     ("upgrade", |ctx| Box::pin(upgrade::run(ctx))),
+    ("quiet", |ctx| Box::pin(quiet::run(ctx))),
 ];
 
 /// Runs the cases whose name contains `filter` (all without one); a failed case becomes a table holding its

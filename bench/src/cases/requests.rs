@@ -111,7 +111,7 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
 
 /// The most rows up to `want` that one `read_rows` returns: the daemon refuses an answer over `MAX_ROWS_BYTES`
 /// rather than cutting it, so long history may not fit in one request.
-async fn rows_that_fit(client: &Client, id: u64, want: u16) -> Result<NonZeroU16> {
+pub(super) async fn rows_that_fit(client: &Client, id: u64, want: u16) -> Result<NonZeroU16> {
     let fits = async |rows: u16| match client.read_rows(id, NonZeroU16::new(rows)).await {
         Ok(_) => Ok(true),
         Err(ClientError::Daemon { message }) if message.contains("byte limit") => Ok(false),
@@ -130,14 +130,21 @@ async fn rows_that_fit(client: &Client, id: u64, want: u16) -> Result<NonZeroU16
 }
 
 /// Milliseconds one request took.
-async fn timed<T>(request: impl Future<Output = Result<T, opencode_pty_client::ClientError>>) -> Result<f64> {
+pub(super) async fn timed<T>(
+    request: impl Future<Output = Result<T, opencode_pty_client::ClientError>>,
+) -> Result<f64> {
     let started = Instant::now();
     tokio::time::timeout(WAIT, request).await.context("a request took too long")??;
     Ok(started.elapsed().as_secs_f64() * 1e3)
 }
 
 /// A `cols` x `rows` terminal that has printed the history file, with an observer on it.
-async fn history_terminal(ctx: &Context, client: &Client, cols: u16, rows: u16) -> Result<(u64, Subscription)> {
+pub(super) async fn history_terminal(
+    ctx: &Context,
+    client: &Client,
+    cols: u16,
+    rows: u16,
+) -> Result<(u64, Subscription)> {
     let command = format!("cat {}; printf {}; exec cat", quote(&ctx.files.history), String::from_utf8_lossy(MARK));
     let params = CreatePty {
         args: vec!["-c".into(), command],
@@ -165,7 +172,7 @@ async fn history_terminal(ctx: &Context, client: &Client, cols: u16, rows: u16) 
 }
 
 /// `resize` to `cols` x `rows` until the observer gets `resized`; milliseconds.
-async fn resize(client: &Client, id: u64, observer: &mut Subscription, cols: u16, rows: u16) -> Result<f64> {
+pub(super) async fn resize(client: &Client, id: u64, observer: &mut Subscription, cols: u16, rows: u16) -> Result<f64> {
     let started = Instant::now();
     let (c, r) = (NonZeroU16::new(cols).context("zero")?, NonZeroU16::new(rows).context("zero")?);
     let request = client.resize(id, None, c, r);
