@@ -73,6 +73,17 @@ enum Command {
         /// ring are compressed in memory, in milliseconds; 0 never compresses. Reads answer the same either way.
         #[arg(long, value_name = "MS", default_value_t = opencode_pty::limits::COMPACT_AFTER.as_millis() as u64)]
         compress_after_ms: u64,
+        /// History lines each terminal's emulator keeps unless its `create_pty` names `scrollback_lines`
+        /// (0 to 100000).
+        #[arg(long, value_name = "LINES", default_value_t = opencode_pty_protocol::DEFAULT_SCROLLBACK_LINES,
+              value_parser = clap::value_parser!(u32).range(0..=i64::from(opencode_pty_protocol::MAX_SCROLLBACK_LINES)))]
+        scrollback_lines: u32,
+        /// Bytes of raw output each terminal keeps for replay unless its `create_pty` names `replay_bytes`
+        /// (4096 to 67108864).
+        #[arg(long, value_name = "BYTES", default_value_t = opencode_pty_protocol::DEFAULT_REPLAY_BYTES,
+              value_parser = clap::value_parser!(u32).range(
+                  i64::from(opencode_pty_protocol::MIN_REPLAY_BYTES)..=i64::from(opencode_pty_protocol::MAX_REPLAY_BYTES)))]
+        replay_bytes: u32,
         /// How long handoff tickets last, in milliseconds (for tests of their expiry; the protocol says 120 s).
         #[arg(long, hide = true, default_value_t = opencode_pty_protocol::HANDOFF_TTL.as_millis() as u64)]
         handoff_ttl_ms: u64,
@@ -299,6 +310,8 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
         location,
         withhold_env,
         compress_after_ms,
+        scrollback_lines,
+        replay_bytes,
         handoff_ttl_ms,
         first_request_timeout_ms,
         hangup_grace_ms,
@@ -316,6 +329,8 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
         config: TerminalConfig {
             withheld_env: withhold_env.into(),
             hangup_grace: std::time::Duration::from_millis(hangup_grace_ms),
+            scrollback_lines: scrollback_lines as usize,
+            replay_bytes: replay_bytes as usize,
             compact_after: (compress_after_ms > 0).then(|| std::time::Duration::from_millis(compress_after_ms)),
             ..TerminalConfig::default()
         },

@@ -91,3 +91,43 @@ fn bounds_outside_the_limits_are_refused_and_start_nothing() {
     }
     assert_eq!(daemon.request(json!({"op": "list", "mode": "pty"}))["processes"], json!([]), "nothing started");
 }
+
+/// The daemon's own defaults (`--scrollback-lines`, `--replay-bytes`) hold for every terminal whose create
+/// names no bounds, and a create's own bounds still win over them.
+#[test]
+fn the_daemon_s_flags_set_the_bounds_of_terminals_that_name_none() {
+    let daemon = Daemon::start_with(&["--scrollback-lines", "0", "--replay-bytes", "8192"]);
+    let _owner = daemon.own();
+    let script = "seq 1 20000; exec sleep 600";
+    let plain = printed_by(&daemon, create_sh(script));
+    let mut own = create_sh(script);
+    own["scrollback_lines"] = json!(DEFAULT_SCROLLBACK_LINES);
+    own["replay_bytes"] = json!(MIN_REPLAY_BYTES);
+    let own = printed_by(&daemon, own);
+    let kept =
+        |got: &Value| got["process"]["output_tail"].as_u64().unwrap() - got["process"]["output_head"].as_u64().unwrap();
+    assert_eq!(kept(&plain), 8192, "the daemon's ring: {plain}");
+    assert_eq!(kept(&own), u64::from(MIN_REPLAY_BYTES), "the create's own ring: {own}");
+    let id = |got: &Value| got["process"]["id"].as_u64().unwrap();
+    let (plain_lines, own_lines) = (lines(&daemon, id(&plain)), lines(&daemon, id(&own)));
+    assert!(plain_lines < 1_000, "the daemon keeps no history: {plain_lines} lines");
+    assert!(own_lines >= DEFAULT_SCROLLBACK_LINES as usize * 9 / 10, "the create's own history: {own_lines} lines");
+    for got in [&plain, &own] {
+        daemon.request(json!({"op": "terminate", "id": id(got)}));
+    }
+}
+
+/// Daemon flags outside the limits stop the daemon before it starts, saying which.
+#[test]
+fn daemon_flags_outside_the_limits_are_refused() {
+    for (flag, value) in [("--scrollback-lines", "100001"), ("--replay-bytes", "4095"), ("--replay-bytes", "67108865")]
+    {
+        let output = std::process::Command::new(support::binary())
+            .args(["daemon", "--name", "refused", flag, value])
+            .output()
+            .expect("run the binary");
+        assert!(!output.status.success(), "{flag} {value} was taken");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(flag) && stderr.contains(value), "{flag} {value}: {stderr}");
+    }
+}
