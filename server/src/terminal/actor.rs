@@ -24,9 +24,9 @@ mod screen_file;
 mod shell;
 mod waits;
 
-pub use compact::COMPACT_AFTER;
 #[cfg(test)]
 pub(crate) use compact::CompactionCounts;
+pub use compact::{COMPACT_AFTER, MAX_COMPACT_STEPS};
 pub(crate) use input::for_opt_ins;
 pub use input::{INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY};
 pub(crate) use screen::initial_info;

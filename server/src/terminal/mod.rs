@@ -27,8 +27,8 @@ use opencode_pty_protocol::{ProcessInfo, Response, Role};
 
 pub(crate) use actor::handover::spec_from_state;
 pub use actor::{
-    COALESCE_TIMER_SLACK_NS, COMPACT_AFTER, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_PENDING_INPUT_BYTES,
-    PRECISE_WAKE_MARGIN,
+    COALESCE_TIMER_SLACK_NS, COMPACT_AFTER, INPUT_CHECK_DELAYS, INPUT_CHECK_MAX_DELAY, MAX_COMPACT_STEPS,
+    MAX_PENDING_INPUT_BYTES, PRECISE_WAKE_MARGIN,
 };
 pub use coalesce::PRECISE_FLUSH_BYTES;
 pub(crate) use command::CommandWait;

@@ -26,6 +26,11 @@ use super::Actor;
 /// an attach and its first requests, does not start a pass that the next output or read would undo.
 pub const COMPACT_AFTER: Duration = Duration::from_secs(2);
 
+/// The most steps one pass takes before it stops as if complete: the library ends a pass after one step per
+/// page of history (about 20 for 10,000 lines, a few hundred for `MAX_SCROLLBACK_LINES`), so this is only a
+/// bound against a pass that would never end, which would keep the actor stepping without a wait.
+pub const MAX_COMPACT_STEPS: u32 = 4096;
+
 /// Where a terminal stands with compressing its memory.
 #[derive(Debug)]
 pub(super) struct Compaction {
@@ -34,6 +39,8 @@ pub(super) struct Compaction {
     state: State,
     /// Whether the emulator's history can be compressed here (the library said `Unsupported`, or failed, once).
     emulator_supported: bool,
+    /// Steps taken in the pass under way.
+    pass_steps: u32,
     /// Steps taken, and passes finished, since the terminal started (for tests and the memory report).
     counts: CompactionCounts,
 }
@@ -69,8 +76,13 @@ enum Part {
 impl Compaction {
     /// A terminal that starts now; `after` as [`Compaction::after`].
     pub(super) fn new(after: Option<Duration>, now: Instant) -> Compaction {
-        let mut compaction =
-            Compaction { after, state: State::Idle, emulator_supported: true, counts: CompactionCounts::default() };
+        let mut compaction = Compaction {
+            after,
+            state: State::Idle,
+            emulator_supported: true,
+            pass_steps: 0,
+            counts: CompactionCounts::default(),
+        };
         compaction.touched(now);
         compaction
     }
@@ -79,6 +91,7 @@ impl Compaction {
     /// again, and a pass under way stops (the next one finds what this one did already done, at no cost).
     pub(super) fn touched(&mut self, now: Instant) {
         self.counts.compressed = false;
+        self.pass_steps = 0;
         self.state = match self.after {
             Some(after) => State::Until(now + after),
             None => State::Idle,
@@ -93,6 +106,12 @@ impl Compaction {
             State::Stepping(_) => Some(now),
             State::Idle => None,
         }
+    }
+
+    /// Counts one more step of the pass under way; whether the pass may take it ([`MAX_COMPACT_STEPS`]).
+    fn step_allowed(&mut self) -> bool {
+        self.pass_steps += 1;
+        self.pass_steps <= MAX_COMPACT_STEPS
     }
 
     #[cfg(test)]
@@ -121,7 +140,7 @@ impl Actor {
             State::Stepping(Part::Emulator) => {
                 // A restored terminal's emulator is still being rebuilt elsewhere: the blank one holds nothing,
                 // and the rebuilt one re-arms the delay when it comes.
-                if !self.compaction.emulator_supported || self.rebuilding() {
+                if !self.compaction.emulator_supported || self.rebuilding() || !self.compaction.step_allowed() {
                     self.compaction.state = State::Stepping(Part::Ring);
                     return self.compact_step();
                 }
@@ -149,5 +168,32 @@ impl Actor {
             }
             State::Until(_) | State::Idle => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_stops_after_its_most_steps_and_the_next_touch_starts_a_new_count() {
+        let now = Instant::now();
+        let mut compaction = Compaction::new(Some(COMPACT_AFTER), now);
+        assert_eq!(compaction.deadline(now), Some(now + COMPACT_AFTER));
+        for _ in 0..MAX_COMPACT_STEPS {
+            assert!(compaction.step_allowed());
+        }
+        assert!(!compaction.step_allowed(), "step {} is one too many", MAX_COMPACT_STEPS + 1);
+        compaction.touched(now);
+        assert!(compaction.step_allowed(), "a new pass counts again");
+    }
+
+    #[test]
+    fn without_a_delay_nothing_is_ever_due() {
+        let now = Instant::now();
+        let mut compaction = Compaction::new(None, now);
+        assert_eq!(compaction.deadline(now), None);
+        compaction.touched(now + Duration::from_secs(3600));
+        assert_eq!(compaction.deadline(now), None);
     }
 }
