@@ -16,26 +16,22 @@ enum Stored {
 }
 
 impl Stored {
+    /// The bytes it keeps.
     fn len(&self) -> usize {
         match self {
             Stored::Lz4(bytes) | Stored::Plain(bytes) => bytes.len(),
         }
     }
+}
 
-    /// Writes the block's logical bytes into `out`, which is exactly `REPLAY_BLOCK_BYTES` long.
-    fn unpack_into(&self, out: &mut [u8]) {
-        match self {
-            Stored::Plain(bytes) => out.copy_from_slice(bytes),
-            Stored::Lz4(compressed) => {
-                count_decompression();
-                // Each block is our own compression of exactly this many bytes, kept in memory: this cannot fail.
-                let written = lz4_flex::block::decompress_into(compressed, out);
-                if written.as_ref().ok() != Some(&REPLAY_BLOCK_BYTES) {
-                    debug_assert!(false, "a replay block decompresses whole: {written:?}");
-                    tracing::error!(?written, "a replay block did not decompress whole");
-                }
-            }
-        }
+/// Writes a block's logical bytes, decompressed from `compressed`, into `out` (exactly `REPLAY_BLOCK_BYTES` long).
+fn decompress(compressed: &[u8], out: &mut [u8]) {
+    count_decompression();
+    // Each block is our own compression of exactly this many bytes, kept in memory: this cannot fail.
+    let written = lz4_flex::block::decompress_into(compressed, out);
+    if written.as_ref().ok() != Some(&REPLAY_BLOCK_BYTES) {
+        debug_assert!(false, "a replay block decompresses whole: {written:?}");
+        tracing::error!(?written, "a replay block did not decompress whole");
     }
 }
 
@@ -128,15 +124,19 @@ impl Blocks {
     pub(super) fn read_into(&self, from: u64, out: &mut Vec<u8>) {
         let mut scratch = Vec::new();
         for (stored, skip) in self.starting_at(from) {
-            if skip == 0 {
-                // Straight into the answer, without a copy.
-                let at = out.len();
-                out.resize(at + REPLAY_BLOCK_BYTES, 0);
-                stored.unpack_into(&mut out[at..]);
-            } else {
-                scratch.resize(REPLAY_BLOCK_BYTES, 0);
-                stored.unpack_into(&mut scratch);
-                out.extend_from_slice(&scratch[skip..]);
+            match stored {
+                Stored::Plain(bytes) => out.extend_from_slice(&bytes[skip..]),
+                Stored::Lz4(compressed) if skip == 0 => {
+                    // Straight into the answer, without a copy.
+                    let at = out.len();
+                    out.resize(at + REPLAY_BLOCK_BYTES, 0);
+                    decompress(compressed, &mut out[at..]);
+                }
+                Stored::Lz4(compressed) => {
+                    scratch.resize(REPLAY_BLOCK_BYTES, 0);
+                    decompress(compressed, &mut scratch);
+                    out.extend_from_slice(&scratch[skip..]);
+                }
             }
         }
     }
@@ -148,9 +148,9 @@ impl Blocks {
         for (stored, skip) in self.starting_at(from) {
             match stored {
                 Stored::Plain(bytes) => out.write_all(&bytes[skip..])?,
-                Stored::Lz4(_) => {
+                Stored::Lz4(compressed) => {
                     scratch.resize(REPLAY_BLOCK_BYTES, 0);
-                    stored.unpack_into(&mut scratch);
+                    decompress(compressed, &mut scratch);
                     out.write_all(&scratch[skip..])?;
                 }
             }
