@@ -77,6 +77,10 @@ bench-stop n="1000":
     cargo build --release -p opencode-pty --bins --examples
     cargo run --release -p opencode-pty --example measure_stop -- {{n}}
 
+# The replay ring's compression by blocks: a step's time, the memory of a full ring, reads against an uncompressed twin.
+bench-replay:
+    cargo run --release -p opencode-pty --example measure_replay
+
 # Every case through a release daemon's socket against tmux and the limits; writes bench/results.json,
 # BENCHMARKS.md and bench/charts/. `just bench QUICK=1`: a smoke run of under a minute with tiny sizes into a
 # temporary directory (it asserts nothing about speed; `cargo test` runs it too).

@@ -45,6 +45,7 @@ pub use process::{
     Event, ExistingController, Message, OptIns, Output, ProcessSubscription, ReplayRead, StopReason, SubscribeRequest,
 };
 pub use service::{Process, ProcessHook, ProcessService};
+pub use terminal::replay::{Replay, ReplayError};
 pub use terminal::{PtyHandle, PtySpec, TerminalConfig, Turns};
 pub use upgrade::envelope::EnvelopeError;
 pub use upgrade::exec::ExecError;
@@ -74,6 +75,7 @@ pub mod limits {
     pub use crate::procinfo::{
         MAX_FDINFO_BYTES, MAX_INSPECTED_MEMBERS, MAX_INSPECTED_TASKS, MAX_POLLED_FDS, MAX_WALKED_PROCESSES,
     };
+    pub use crate::terminal::replay::{REPLAY_BLOCK_BYTES, REPLAY_PLAIN_TAIL_BYTES};
     pub use crate::terminal::{
         COALESCE_TIMER_SLACK_NS, COMPACT_AFTER, CONTROLLER_BACKLOG_EVENTS, CONTROLLER_QUEUE_EVENTS,
         DIRECT_WRITE_BATCH_BYTES, FREE_OUTPUT_BURST_BYTES, FREE_OUTPUT_BYTES_PER_SECOND, INPUT_CHECK_DELAYS,

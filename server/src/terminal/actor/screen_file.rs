@@ -101,11 +101,9 @@ fn new_file() -> std::io::Result<File> {
     Ok(File::from(fd))
 }
 
-/// Appends the ring's bytes from `from` to its tail.
+/// Appends the ring's bytes from `from` to its tail (decompressing its blocks one at a time).
 fn write_ring(file: &mut File, replay: &Replay, from: u64) -> std::io::Result<()> {
-    let (first, second) = replay.slices_from(from);
-    file.write_all(first)?;
-    file.write_all(second)
+    replay.write_from(from, file)
 }
 
 /// Seals the file against any change: the successor reads what was written.
