@@ -151,6 +151,8 @@ fn a_compressed_terminal_answers_as_its_uncompressed_twin() {
     let counts = small.compaction().unwrap();
     assert!(counts.compressed && counts.passes == passes, "{counts:?}");
     assert!(counts.emulator_steps > 10, "10,000 lines of history take many incremental steps: {counts:?}");
+    let kept = small.info().output_tail - small.info().output_head;
+    assert!(counts.ring_steps > 3 && (counts.ring_bytes as u64) < kept * 3 / 4, "the ring is compressed: {counts:?}");
     assert_eq!(twin.compaction().unwrap(), actor::CompactionCounts::default(), "the twin compresses nothing");
 
     // A resize of a compressed terminal: its `resized` checkpoint and every read after it.
