@@ -11,15 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use opencode_pty_protocol::Frame;
 use serde_json::json;
 use support::poll::WAIT;
-use support::{Daemon, create_sh, recv_frame};
-
-/// The daemon's resident anonymous memory (its heap and the emulators' pages; not the pages of its binary and
-/// libraries, which the first use of a code path brings in), in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the daemon's status");
-    let line = status.lines().find(|line| line.starts_with("RssAnon:")).expect("RssAnon");
-    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).expect("RssAnon in KiB")
-}
+use support::{Daemon, anon_rss_kib as rss_kib, create_sh, recv_frame};
 
 /// What a terminal printing 200,000 log lines keeps: a full history (10,000 lines) and a full replay ring.
 const SCRIPT: &str = "seq -f 'log line %g: the daemon keeps this terminal quiet now' 1 200000; echo THE-END; exec cat";

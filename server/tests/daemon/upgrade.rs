@@ -4,8 +4,9 @@
 //! during the upgrade reported, the owner still the owner and able to shut everything down), the guardian handed
 //! over, a prepared ticket and the controller kept; `screen` compares screens (checkpoints replayed into fresh
 //! emulators), `control` the kept controller's input, `run` a shell's command across an upgrade, `fallback`
-//! the upgrades that do not happen, `soak` a hundred in a row.
+//! the upgrades that do not happen, `soak` a hundred in a row, `compressed` a terminal whose memory is compressed.
 
+mod compressed;
 mod control;
 mod fallback;
 mod run;

@@ -341,3 +341,11 @@ impl Daemon {
         Daemon::launch_with(launch.stderr(Stdio::from(file)), root, name)
     }
 }
+
+/// A process's resident anonymous memory (its heap and the emulators' pages; not the pages of its binary and
+/// libraries, which the first use of a code path brings in), in KiB.
+pub(crate) fn anon_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the daemon's status");
+    let line = status.lines().find(|line| line.starts_with("RssAnon:")).expect("RssAnon");
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).expect("RssAnon in KiB")
+}
