@@ -1,5 +1,5 @@
 //! Tests of compressing a quiet terminal's memory (`actor/compact.rs`): a compressed terminal answers
-//! `snapshot`, `read_rows`, `replay` and `resize` byte for byte as an uncompressed twin fed the same output, and
+//! `snapshot`, `read_rows`, `replay`, `subscribe` and `resize` byte for byte as an uncompressed twin fed the same output, and
 //! the quiet delay is what it says: output or reads more often than it keep a terminal from being compressed,
 //! and it compresses once they stop.
 
@@ -144,6 +144,23 @@ fn a_compressed_terminal_answers_as_its_uncompressed_twin() {
         let (ours, theirs) = (small.replay(0).unwrap(), twin.replay(0).unwrap());
         assert_eq!((ours.available, ours.end, ours.truncated), (theirs.available, theirs.end, theirs.truncated));
         assert!(ours.bytes == theirs.bytes, "{what}: replay");
+        // A subscription from the middle of the ring: its `attached` replay.
+        let middle = ours.available + (ours.end - ours.available) / 2;
+        let attach = |handle: &PtyHandle| {
+            let subscription = handle
+                .subscribe(middle, "middle".into(), Role::Observer, ExistingController::Refuse)
+                .expect("subscribe");
+            match subscription.recv_timeout(WAIT).expect("attached") {
+                Event::Message(message) => match message.response() {
+                    Response::Attached { available_offset, end_offset, replay_base64, truncated, .. } => {
+                        (*available_offset, *end_offset, replay_base64.clone(), *truncated)
+                    }
+                    other => panic!("not attached: {other:?}"),
+                },
+                Event::Output(_) => panic!("output before attached"),
+            }
+        };
+        assert!(attach(&small) == attach(&twin), "{what}: subscribe from {middle}");
     };
     reads_match("after the first output", &mut passes);
 
