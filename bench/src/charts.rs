@@ -237,5 +237,7 @@ pub(crate) fn memory(results: &Results) -> String {
         name: name.to_owned(),
         values: counts.iter().map(|n| median(results, "memory_terminals", &format!("{key}_{n}"))).collect(),
     });
-    bar_chart("Server memory against terminals", "terminals (80x24)", "RSS, MiB", &categories, &series, &[])
+    let x_label =
+        format!("terminals (80x24; full: each printed {} of log text)", crate::data::human(results.plan.scale_bytes));
+    bar_chart("Server memory against terminals", &x_label, "RSS, MiB", &categories, &series, &[])
 }

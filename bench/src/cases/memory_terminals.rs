@@ -42,7 +42,7 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     );
     let mut rows = Vec::new();
     for &n in &plan.memory_terminals {
-        let terminals = if n == 1 { "terminal" } else { "terminals" };
+        let (terminals, panes) = if n == 1 { ("terminal", "pane") } else { ("terminals", "panes") };
         let key = |what: &str| format!("{what}_{n}");
         let idle = table.add(
             Row::new(key("daemon_idle"), format!("daemon, {n} idle {terminals}"), Unit::Mebibytes)
@@ -56,8 +56,8 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
             Row::new(key("daemon_quiet"), format!("daemon, {n} full {terminals}, then quiet"), Unit::Mebibytes)
                 .vs(&[&key("daemon_full"), &key("tmux_full")]),
         );
-        let tmux_idle = table.add(Row::new(key("tmux_idle"), format!("tmux, {n} idle panes"), Unit::Mebibytes));
-        let tmux_full = table.add(Row::new(key("tmux_full"), format!("tmux, {n} full panes"), Unit::Mebibytes));
+        let tmux_idle = table.add(Row::new(key("tmux_idle"), format!("tmux, {n} idle {panes}"), Unit::Mebibytes));
+        let tmux_full = table.add(Row::new(key("tmux_full"), format!("tmux, {n} full {panes}"), Unit::Mebibytes));
         if ctx.tmux.is_none() {
             table.note(tmux_idle, tmux::MISSING);
             table.note(tmux_full, tmux::MISSING);

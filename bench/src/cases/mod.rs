@@ -39,12 +39,13 @@ pub(crate) const CASES: [Case; 10] = [
     ("upgrade", |ctx| Box::pin(upgrade::run(ctx))),
 ];
 
-/// Runs the cases whose name contains `filter` (all without one); a failed case becomes a table holding its
-/// error, and `failed` is set.
+/// Runs the case named `filter`, or if none is, the cases whose name contains it (all without one): `memory`
+/// alone, `memory-` all but it. A failed case becomes a table holding its error, and `failed` is set.
 pub(crate) async fn run_all(ctx: &Context, filter: Option<&str>, failed: &mut bool) -> Vec<Table> {
     let mut tables = Vec::new();
+    let exact = filter.is_some_and(|filter| CASES.iter().any(|(name, _)| *name == filter));
     for (name, run) in CASES {
-        if filter.is_some_and(|filter| !name.contains(filter)) {
+        if filter.is_some_and(|filter| if exact { name != filter } else { !name.contains(filter) }) {
             continue;
         }
         println!("== {name}");
