@@ -39,13 +39,19 @@ pub(crate) const CASES: [Case; 10] = [
     ("upgrade", |ctx| Box::pin(upgrade::run(ctx))),
 ];
 
+/// Whether the case `name` runs under `filter`: the case of that name if there is one, else every case whose
+/// name contains it, every case without one.
+fn selected(name: &str, filter: Option<&str>) -> bool {
+    let Some(filter) = filter else { return true };
+    if CASES.iter().any(|(case, _)| *case == filter) { name == filter } else { name.contains(filter) }
+}
+
 /// Runs the case named `filter`, or if none is, the cases whose name contains it (all without one): `memory`
 /// alone, `memory-` all but it. A failed case becomes a table holding its error, and `failed` is set.
 pub(crate) async fn run_all(ctx: &Context, filter: Option<&str>, failed: &mut bool) -> Vec<Table> {
     let mut tables = Vec::new();
-    let exact = filter.is_some_and(|filter| CASES.iter().any(|(name, _)| *name == filter));
     for (name, run) in CASES {
-        if filter.is_some_and(|filter| if exact { name != filter } else { !name.contains(filter) }) {
+        if !selected(name, filter) {
             continue;
         }
         println!("== {name}");
@@ -69,4 +75,20 @@ pub(crate) async fn run_all(ctx: &Context, filter: Option<&str>, failed: &mut bo
         println!("   ({:.1} s)", started.elapsed().as_secs_f64());
     }
     tables
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_is_chosen_by_its_whole_name_before_a_part_of_it() {
+        let chosen = |filter| CASES.iter().map(|(name, _)| *name).filter(|name| selected(name, filter)).collect();
+        let all: Vec<&str> = chosen(None);
+        assert_eq!(all.len(), CASES.len());
+        assert_eq!(chosen(Some("memory")), vec!["memory"]);
+        assert_eq!(chosen(Some("memory-")), vec!["memory-terminals", "memory-busy"]);
+        assert_eq!(chosen(Some("busy")), vec!["memory-busy"]);
+        assert_eq!(chosen(Some("nothing")), Vec::<&str>::new());
+    }
 }

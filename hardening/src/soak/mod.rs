@@ -58,7 +58,7 @@ pub async fn soak(binary: &Path, root: &Path, out: &Path, minutes: u64) -> Resul
     match (judge(&samples, actions), quiet::judge(&phases)) {
         (Ok(trend), Ok(quiet)) => Ok(format!("{trend}; {quiet}")),
         (trend, quiet) => {
-            let say = |verdict: Result<String>| verdict.map_or_else(|error| format!("FAILED: {error:#}"), |ok| ok);
+            let say = |verdict: Result<String>| verdict.unwrap_or_else(|error| format!("FAILED: {error:#}"));
             bail!("the soak failed. Busy terminals: {}. Quiet terminals: {}.", say(trend), say(quiet))
         }
     }
@@ -162,8 +162,11 @@ fn write_samples(out: &Path, samples: &[(f64, Holdings)]) -> Result<()> {
     Ok(())
 }
 
-/// A small SVG of polylines over minutes, each `(colour, (points, the value at the top))`.
-fn chart(title: &str, lines: &[(&str, (Vec<(f64, f64)>, f64))]) -> String {
+/// One line of [`chart`]: its points (minute, value) and the value at the top of the chart.
+type Line = (Vec<(f64, f64)>, f64);
+
+/// A small SVG of polylines over minutes, each with its colour.
+fn chart(title: &str, lines: &[(&str, Line)]) -> String {
     let (width, height) = (640.0, 240.0);
     let last = lines.iter().flat_map(|(_, (points, _))| points.iter().map(|(x, _)| *x)).fold(1.0 / 60.0, f64::max);
     let mut svg = format!(
