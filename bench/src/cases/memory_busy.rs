@@ -34,7 +34,9 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
              x the bound of one terminal, measured in this run: the daemon's growth per terminal once all were \
              created and subscribed (before any printed), plus the {REPLAY_MIB:.0} MiB replay ring, plus the \
              growth of libghostty-vt alone after {memory} (a fresh process, the default 10,000 lines of \
-             scrollback full). Issue 31's goal 5: the ratio never above 1 (noted when it is). One run.",
+             scrollback full). The peak also holds what the bound leaves out (observers' queues, read \
+             buffers, the allocator's slack). Issue 31's goal 5: the ratio never above 1 (noted when it is). One \
+             run.",
             every = SAMPLE_EVERY.as_millis(),
         ),
     );
