@@ -114,8 +114,10 @@ load QUICK="":
     case '{{QUICK}}' in ''|0|QUICK=|QUICK=0) quick='';; *) quick=--quick;; esac; \
     target/release/opencode-pty-hardening load $quick
 
-# RSS and descriptors are sampled each minute into soak.csv and soak.svg; fails if either trends up.
-# The soak of issue 16: a dozen busy terminals for MINUTES (an hour by default).
+# RSS and descriptors are sampled each minute into soak.csv and soak.svg; fails if either trends up. Beside
+# them, in a daemon of their own, terminals that go quiet and wake up again (soak-quiet.csv, soak-quiet.svg);
+# fails if RSS does not come back down after a quiet phase.
+# The soak of issues 16 and 31: a dozen busy terminals for MINUTES (an hour by default).
 soak MINUTES="60":
     cargo build --release -p opencode-pty -p opencode-pty-hardening
     target/release/opencode-pty-hardening soak {{MINUTES}}

@@ -1,6 +1,6 @@
 //! The report's SVG charts, drawn by hand (no crate): grouped bars per category with dashed reference lines
-//! for the limits, and the two charts of issue 14 built from a run's results: throughput against observers
-//! and against terminals, ours against tmux and the limits.
+//! for the limits, and the charts built from a run's results: throughput against observers and against
+//! terminals, ours against tmux and the limits (issue 14), and memory against terminals (issue 31).
 
 use std::fmt::Write as _;
 
@@ -25,7 +25,7 @@ pub(crate) struct Limit {
 }
 
 /// Bar colours, then line colours.
-const BARS: [&str; 4] = ["#2f6fb0", "#d9822b", "#5a9e4b", "#8e5ea2"];
+const BARS: [&str; 5] = ["#2f6fb0", "#d9822b", "#5a9e4b", "#8e5ea2", "#b8a03a"];
 const LINES: [&str; 4] = ["#c23b22", "#555555", "#0f8c8c", "#a0a000"];
 
 /// The chart's width.
@@ -219,4 +219,25 @@ pub(crate) fn terminals(results: &Results) -> String {
         &series,
         &limits,
     )
+}
+
+/// The server's RSS against the number of terminals: ours idle, full, and full then quiet, and tmux idle and
+/// full (tmux keeps the same memory quiet or not).
+pub(crate) fn memory(results: &Results) -> String {
+    let counts = &results.plan.memory_terminals;
+    let categories: Vec<String> = counts.iter().map(ToString::to_string).collect();
+    let series = [
+        ("daemon_idle", "daemon, idle sh"),
+        ("daemon_full", "daemon, full"),
+        ("daemon_quiet", "daemon, full then quiet"),
+        ("tmux_idle", "tmux, idle sh"),
+        ("tmux_full", "tmux, full"),
+    ]
+    .map(|(key, name)| Series {
+        name: name.to_owned(),
+        values: counts.iter().map(|n| median(results, "memory_terminals", &format!("{key}_{n}"))).collect(),
+    });
+    let x_label =
+        format!("terminals (80x24; full: each printed {} of log text)", crate::data::human(results.plan.scale_bytes));
+    bar_chart("Server memory against terminals", &x_label, "RSS, MiB", &categories, &series, &[])
 }

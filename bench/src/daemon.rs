@@ -22,6 +22,33 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long an `upgrade` may take to be answered (its preflight runs the program; a loaded machine is slow).
 const UPGRADE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How often [`Daemon::settled_rss`] reads the daemon's RSS.
+pub const SETTLE_POLL: Duration = Duration::from_millis(200);
+
+/// How long the RSS must stay without falling for [`Daemon::settled_rss`] to call it settled.
+pub const SETTLE_STEADY: Duration = Duration::from_secs(1);
+
+/// A fall smaller than this (KiB) is noise to [`Daemon::settled_rss`], not the daemon giving memory back.
+pub const SETTLE_SLACK_KIB: u64 = 64;
+
+/// The daemon's default quiet delay before it compresses a terminal (`COMPACT_AFTER`, SPEC D17), which
+/// [`Daemon::settled_rss`] waits out at least.
+pub const QUIET_DELAY: Duration = Duration::from_secs(2);
+
+/// How long [`Daemon::settled_rss`] waits at most after the quiet delay began (the bound).
+pub const SETTLE_LIMIT: Duration = Duration::from_secs(10);
+
+/// What [`Daemon::settled_rss`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settled {
+    /// The daemon's RSS at the last reading, in KiB.
+    pub rss_kib: u64,
+    /// How long it waited.
+    pub waited: Duration,
+    /// Whether the RSS stopped falling (`false`: still falling at the limit).
+    pub steady: bool,
+}
+
 /// The daemon's log (its stderr), in the root it was started with.
 pub const LOG_FILE: &str = "daemon.log";
 
@@ -101,6 +128,30 @@ impl Daemon {
     /// The daemon's resident memory and thread count now.
     pub fn status(&self) -> Result<ProcStatus> {
         system::status(self.process.pid())
+    }
+
+    /// The daemon's RSS once its terminals have gone quiet and it has given back what it gives back: read every
+    /// [`SETTLE_POLL`] from now, until at least `delay` (the daemon's quiet delay) and then [`SETTLE_STEADY`]
+    /// have passed without a fall of more than [`SETTLE_SLACK_KIB`], or until `limit`. Whatever the daemon does
+    /// (compress or not) is what is measured; the caller must leave its terminals alone meanwhile.
+    pub async fn settled_rss(&self, delay: Duration, limit: Duration) -> Result<Settled> {
+        let started = Instant::now();
+        let mut lowest = self.status()?.rss_kib;
+        let mut last_fall = started;
+        loop {
+            tokio::time::sleep(SETTLE_POLL).await;
+            let rss_kib = self.status()?.rss_kib;
+            let now = Instant::now();
+            if rss_kib + SETTLE_SLACK_KIB < lowest {
+                last_fall = now;
+            }
+            lowest = lowest.min(rss_kib);
+            let waited = now - started;
+            let steady = waited >= delay + SETTLE_STEADY && now - last_fall >= SETTLE_STEADY;
+            if steady || waited >= limit {
+                return Ok(Settled { rss_kib, waited, steady });
+            }
+        }
     }
 
     /// Stops the daemon through its owner channel and waits for it to exit (killing it after a bound).

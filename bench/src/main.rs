@@ -41,8 +41,8 @@ struct Args {
     /// BENCHMARKS.md, bench/charts/) for a full run; a new temporary directory for a quick or partial run.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Run only the cases whose name contains this (ingest, echo, scale, memory, pipes, requests, commands,
-    /// upgrade).
+    /// Run only the case of this name (ingest, echo, scale, memory, memory-terminals, memory-busy, pipes,
+    /// requests, commands, upgrade), or if none has it, the cases whose name contains it (`memory-`).
     #[arg(long, value_name = "NAME")]
     case: Option<String>,
     #[command(subcommand)]
@@ -187,6 +187,7 @@ fn write(output: &Output, results: &Results) -> Result<()> {
     let charts = [
         ("Throughput against observers", "observers.svg", charts::observers(results)),
         ("Aggregate throughput against terminals", "terminals.svg", charts::terminals(results)),
+        ("Server memory against terminals", "memory.svg", charts::memory(results)),
     ];
     let mut links = Vec::new();
     for (title, file, svg) in &charts {

@@ -59,6 +59,16 @@ pub(crate) struct Plan {
     /// In-place upgrades per repetition during which the echo of a terminal is sampled.
     #[serde(default)]
     pub upgrade_echoes: usize,
+    /// Terminal counts of the memory chart: the server's RSS with that many idle, full, and full then quiet
+    /// terminals (issue 31).
+    #[serde(default)]
+    pub memory_terminals: Vec<usize>,
+    /// Terminals printing at full speed while the daemon's peak RSS is watched (issue 31's goal 5).
+    #[serde(default)]
+    pub busy_terminals: usize,
+    /// How long they print, in seconds.
+    #[serde(default)]
+    pub busy_seconds: u64,
 }
 
 impl Plan {
@@ -87,6 +97,9 @@ impl Plan {
             upgrade_terminals: vec![1, 16, 100],
             upgrades: 5,
             upgrade_echoes: 10,
+            memory_terminals: vec![1, 10, 50, 100],
+            busy_terminals: 200,
+            busy_seconds: 60,
         }
     }
 
@@ -115,6 +128,9 @@ impl Plan {
             upgrade_terminals: vec![1, 4],
             upgrades: 1,
             upgrade_echoes: 2,
+            memory_terminals: vec![1, 2],
+            busy_terminals: 3,
+            busy_seconds: 2,
         }
     }
 

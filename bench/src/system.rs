@@ -20,12 +20,24 @@ pub struct ProcStatus {
 
 /// Reads `/proc/PID/status`.
 pub fn status(pid: u32) -> Result<ProcStatus> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}"))?;
-    let field = |name: &str| -> Result<u64> {
-        let line = text.lines().find(|line| line.starts_with(name)).with_context(|| format!("no {name}"))?;
-        line.split_whitespace().nth(1).and_then(|value| value.parse().ok()).with_context(|| format!("bad {name}"))
-    };
-    Ok(ProcStatus { rss_kib: field("VmRSS:")?, threads: field("Threads:")? })
+    let text = proc_status(pid)?;
+    Ok(ProcStatus { rss_kib: status_field(&text, "VmRSS:")?, threads: status_field(&text, "Threads:")? })
+}
+
+/// The highest resident memory the process `pid` has had (`VmHWM`), in KiB.
+pub fn peak_rss_kib(pid: u32) -> Result<u64> {
+    status_field(&proc_status(pid)?, "VmHWM:")
+}
+
+/// The text of `/proc/PID/status`.
+fn proc_status(pid: u32) -> Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}"))
+}
+
+/// The number after `name` in the text of `/proc/PID/status`.
+fn status_field(text: &str, name: &str) -> Result<u64> {
+    let line = text.lines().find(|line| line.starts_with(name)).with_context(|| format!("no {name}"))?;
+    line.split_whitespace().nth(1).and_then(|value| value.parse().ok()).with_context(|| format!("bad {name}"))
 }
 
 /// How many descriptors the process `pid` has open (`/proc/PID/fd`).

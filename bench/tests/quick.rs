@@ -22,8 +22,21 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
 /// Every table a complete run writes.
-const TABLES: [&str; 10] =
-    ["ingest", "fanout", "fanout_cpu", "echo", "scale", "memory", "pipes", "requests", "upgrade", "upgrade_echo"];
+const TABLES: [&str; 13] = [
+    "ingest",
+    "fanout",
+    "fanout_cpu",
+    "echo",
+    "scale",
+    "memory",
+    "memory_terminals",
+    "memory_busy",
+    "pipes",
+    "requests",
+    "upgrade",
+    "upgrade_echo",
+    "quiet",
+];
 
 /// A child killed when dropped unless it has exited.
 struct KillOnDrop(Child);
@@ -119,7 +132,7 @@ fn a_quick_run_measures_every_case_and_leaves_nothing_behind() {
     }
     let markdown = std::fs::read_to_string(out.path().join("BENCHMARKS.md")).expect("BENCHMARKS.md");
     assert!(markdown.contains("## Machine") && markdown.contains("| figure |"));
-    for chart in ["observers.svg", "terminals.svg"] {
+    for chart in ["observers.svg", "terminals.svg", "memory.svg"] {
         let svg = std::fs::read_to_string(out.path().join("charts").join(chart)).expect("a chart");
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{chart}");
     }

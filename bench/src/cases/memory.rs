@@ -1,7 +1,8 @@
 //! Case 5, memory: the daemon's resident memory and threads per idle `sh` terminal, and its growth after the
 //! memory file went through one terminal, against what that terminal may keep (the replay ring plus the
-//! scrollback, measured as libghostty-vt alone in a fresh harness process); tmux per pane measured the same way
-//! (server RSS and threads, from `/proc`).
+//! scrollback, measured as libghostty-vt alone in a fresh harness process), and again once that terminal has
+//! gone quiet and the daemon has given back what it gives back (issue 31's goal 1: at most a quarter); tmux per
+//! pane measured the same way (server RSS and threads, from `/proc`).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -34,8 +35,15 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
              (each has printed its prompt), divided by {k}; then, in a fresh daemon, the growth after {size} of log \
              text went through one 80x24 terminal (still open after its `cat` exited), against the \
              bound it may keep: the {REPLAY_MIB:.0} MiB replay ring plus the growth of libghostty-vt alone (a \
-             fresh process parsing the same text with the default scrollback). tmux: the server process, {k} \
-             sessions running `sh`, and one pane that printed the same text (tmux keeps 2000 lines)."
+             fresh process parsing the same text with the default scrollback). Then quiet: the same terminal left \
+             alone (no output, no reads) past the daemon's quiet delay ({quiet} s), its RSS read every {poll} ms \
+             until it has not fallen for {steady} s (at most {limit} s; SPEC D17); issue 31's goal 1 is at most \
+             {GOAL_QUIET}x of the full figure. tmux: the server process, {k} sessions running `sh`, and one pane \
+             that printed the same text (tmux keeps 2000 lines).",
+            quiet = daemon::QUIET_DELAY.as_secs(),
+            poll = daemon::SETTLE_POLL.as_millis(),
+            steady = daemon::SETTLE_STEADY.as_secs(),
+            limit = daemon::SETTLE_LIMIT.as_secs(),
         ),
     );
     let rss =
@@ -46,6 +54,10 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let grown = table.add(
         Row::new("daemon_output_rss", format!("daemon RSS growth after {size}"), Unit::Mebibytes)
             .vs(&["bound", "tmux_output_rss"]),
+    );
+    let quiet = table.add(
+        Row::new("daemon_quiet_rss", format!("daemon RSS growth after {size}, then quiet"), Unit::Mebibytes)
+            .vs(&["daemon_output_rss", "tmux_output_rss"]),
     );
     let bound = table.add(Row::new("bound", "bound: replay + scrollback (vt alone)", Unit::Mebibytes));
     let vt_alone = table.add(Row::new("vt_alone", format!("libghostty-vt alone after {size}"), Unit::Mebibytes));
@@ -59,7 +71,12 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
         let (per_rss, per_threads) = daemon_idle(ctx, k).await?;
         table.push_sample(rss, per_rss);
         table.push_sample(threads, per_threads);
-        table.push_sample(grown, daemon_after_output(ctx).await?);
+        let (full, settled) = daemon_after_output(ctx).await?;
+        table.push_sample(grown, full);
+        table.push_sample(quiet, settled.mib);
+        if !settled.steady {
+            table.note(quiet, format!("still falling after {} s", daemon::SETTLE_LIMIT.as_secs()));
+        }
         let alone = vt_alone_mib(&ctx.files.memory)?;
         table.push_sample(vt_alone, alone);
         table.push_sample(bound, REPLAY_MIB + alone);
@@ -70,14 +87,40 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
             table.push_sample(tmux_grown, tmux_after_output(ctx)?);
         }
     }
-    Ok(vec![table.finish()])
+    let mut table = table.finish();
+    if let Some(ratio) = table.rows[quiet].ratios.first().map(|ratio| ratio.value)
+        && ratio > GOAL_QUIET
+    {
+        table.note(quiet, format!("above issue 31's goal of {GOAL_QUIET}x the full figure"));
+    }
+    Ok(vec![table])
+}
+
+/// Issue 31's goal 1: a full terminal, once quiet, holds at most this share of what it held full.
+const GOAL_QUIET: f64 = 0.25;
+
+/// What a terminal held once quiet.
+#[derive(Debug, Clone, Copy)]
+struct Quiet {
+    /// The daemon's growth since before the terminal, in MiB.
+    mib: f64,
+    /// Whether the RSS had stopped falling (else: the bound of the wait was reached).
+    steady: bool,
 }
 
 /// KiB and threads per terminal: a fresh daemon before and after `k` idle `sh` terminals.
 async fn daemon_idle(ctx: &Context, k: usize) -> Result<(f64, f64)> {
     let daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
-    let client = daemon.client();
     let before = daemon.status()?;
+    idle_shells(ctx, &daemon, k).await?;
+    let after = daemon.status()?;
+    daemon.stop().await?;
+    Ok(per(before, after, k))
+}
+
+/// Starts `k` idle `sh` terminals in `daemon` and waits until each has printed its prompt.
+pub(super) async fn idle_shells(ctx: &Context, daemon: &Daemon, k: usize) -> Result<()> {
+    let client = daemon.client();
     for _ in 0..k {
         let id = client.create_pty(CreatePty::new("sh", ctx.work.display().to_string())).await?.id;
         let mut subscription = daemon::subscribe(client, id, 0, "prompt", Role::Observer).await?;
@@ -88,13 +131,11 @@ async fn daemon_idle(ctx: &Context, k: usize) -> Result<(f64, f64)> {
             }
         }
     }
-    let after = daemon.status()?;
-    daemon.stop().await?;
-    Ok(per(before, after, k))
+    Ok(())
 }
 
-/// MiB the daemon grew by after the memory file went through one terminal.
-async fn daemon_after_output(ctx: &Context) -> Result<f64> {
+/// MiB the daemon grew by after the memory file went through one terminal, and once that terminal was quiet.
+async fn daemon_after_output(ctx: &Context) -> Result<(f64, Quiet)> {
     let daemon = Daemon::start(&ctx.daemon, &ctx.fresh_dir("daemon")?).await?;
     let client = daemon.client();
     let before = daemon.status()?;
@@ -106,13 +147,15 @@ async fn daemon_after_output(ctx: &Context) -> Result<f64> {
     let subscription = daemon::subscribe(client, id, 0, "drain", Role::Observer).await?;
     daemon::drain(subscription, ctx.plan.timeout()).await?;
     let after = daemon.status()?;
+    let settled = daemon.settled_rss(daemon::QUIET_DELAY, daemon::SETTLE_LIMIT).await?;
     daemon.stop().await?;
-    Ok(after.rss_kib.saturating_sub(before.rss_kib) as f64 / 1024.0)
+    let growth = |kib: u64| kib.saturating_sub(before.rss_kib) as f64 / 1024.0;
+    Ok((growth(after.rss_kib), Quiet { mib: growth(settled.rss_kib), steady: settled.steady }))
 }
 
 /// MiB a fresh harness process grows by when libghostty-vt alone parses `file` (the hidden `vt-memory`
 /// command).
-fn vt_alone_mib(file: &std::path::Path) -> Result<f64> {
+pub(super) fn vt_alone_mib(file: &std::path::Path) -> Result<f64> {
     let mut command = Command::new(std::env::current_exe()?);
     command.arg("vt-memory").arg(file);
     let output = system::run(&mut command, Duration::from_secs(300))?;
@@ -148,6 +191,14 @@ fn tmux_idle(ctx: &Context, k: usize) -> Result<(f64, f64)> {
     let tmux = Tmux::start(&ctx.fresh_dir("tmux")?, "idle")?;
     let pid = tmux.server_pid()?;
     let before = system::status(pid)?;
+    tmux_idle_panes(&tmux, k)?;
+    let after = system::status(pid)?;
+    tmux.stop()?;
+    Ok(per(before, after, k))
+}
+
+/// Starts `k` sessions running `sh` in `tmux` and waits until each pane shows its prompt.
+pub(super) fn tmux_idle_panes(tmux: &Tmux, k: usize) -> Result<()> {
     for i in 0..k {
         tmux.new_session(&format!("idle{i}"), 80, 24, "sh")?;
     }
@@ -161,9 +212,7 @@ fn tmux_idle(ctx: &Context, k: usize) -> Result<(f64, f64)> {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
-    let after = system::status(pid)?;
-    tmux.stop()?;
-    Ok(per(before, after, k))
+    Ok(())
 }
 
 /// MiB the tmux server grew by after one pane printed the memory file.

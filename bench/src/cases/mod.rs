@@ -5,6 +5,8 @@ mod commands;
 mod echo;
 mod ingest;
 mod memory;
+mod memory_busy;
+mod memory_terminals;
 mod pipes;
 mod quiet;
 mod requests;
@@ -25,11 +27,13 @@ use crate::stats::{Row, Table, Unit};
 type Case = (&'static str, for<'a> fn(&'a Context) -> Pin<Box<dyn Future<Output = Result<Vec<Table>>> + 'a>>);
 
 /// Every case, in order.
-pub(crate) const CASES: [Case; 9] = [
+pub(crate) const CASES: [Case; 11] = [
     ("ingest", |ctx| Box::pin(ingest::run(ctx))),
     ("echo", |ctx| Box::pin(echo::run(ctx))),
     ("scale", |ctx| Box::pin(scale::run(ctx))),
     ("memory", |ctx| Box::pin(memory::run(ctx))),
+    ("memory-terminals", |ctx| Box::pin(memory_terminals::run(ctx))),
+    ("memory-busy", |ctx| Box::pin(memory_busy::run(ctx))),
     ("pipes", |ctx| Box::pin(pipes::run(ctx))),
     ("requests", |ctx| Box::pin(requests::run(ctx))),
     ("commands", |ctx| Box::pin(commands::run(ctx))),
@@ -37,12 +41,19 @@ pub(crate) const CASES: [Case; 9] = [
     ("quiet", |ctx| Box::pin(quiet::run(ctx))),
 ];
 
-/// Runs the cases whose name contains `filter` (all without one); a failed case becomes a table holding its
-/// error, and `failed` is set.
+/// Whether the case `name` runs under `filter`: the case of that name if there is one, else every case whose
+/// name contains it, every case without one.
+fn selected(name: &str, filter: Option<&str>) -> bool {
+    let Some(filter) = filter else { return true };
+    if CASES.iter().any(|(case, _)| *case == filter) { name == filter } else { name.contains(filter) }
+}
+
+/// Runs the case named `filter`, or if none is, the cases whose name contains it (all without one): `memory`
+/// alone, `memory-` all but it. A failed case becomes a table holding its error, and `failed` is set.
 pub(crate) async fn run_all(ctx: &Context, filter: Option<&str>, failed: &mut bool) -> Vec<Table> {
     let mut tables = Vec::new();
     for (name, run) in CASES {
-        if filter.is_some_and(|filter| !name.contains(filter)) {
+        if !selected(name, filter) {
             continue;
         }
         println!("== {name}");
@@ -66,4 +77,20 @@ pub(crate) async fn run_all(ctx: &Context, filter: Option<&str>, failed: &mut bo
         println!("   ({:.1} s)", started.elapsed().as_secs_f64());
     }
     tables
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_is_chosen_by_its_whole_name_before_a_part_of_it() {
+        let chosen = |filter| CASES.iter().map(|(name, _)| *name).filter(|name| selected(name, filter)).collect();
+        let all: Vec<&str> = chosen(None);
+        assert_eq!(all.len(), CASES.len());
+        assert_eq!(chosen(Some("memory")), vec!["memory"]);
+        assert_eq!(chosen(Some("memory-")), vec!["memory-terminals", "memory-busy"]);
+        assert_eq!(chosen(Some("busy")), vec!["memory-busy"]);
+        assert_eq!(chosen(Some("nothing")), Vec::<&str>::new());
+    }
 }
