@@ -46,8 +46,11 @@ use crate::process::threads::Threads;
 use crate::process::{Child, ExistingController, OptIns, ProcessSubscription, ReplayRead};
 use command::{Command, Reply};
 
-/// Requests and thread reports queued for one actor before senders wait.
-pub(crate) const ACTOR_QUEUE_COMMANDS: usize = 128;
+/// Requests and thread reports queued for one actor before senders wait (each waits within its own timeout).
+/// The queue's slots are allocated with the terminal, whether used or not (about 100 bytes each): 32 keeps an
+/// idle terminal's share at about 3 KiB (128 took 13 KiB of the 105 an idle terminal cost, issue 31), and a
+/// terminal seldom has more than a few requests in flight.
+pub(crate) const ACTOR_QUEUE_COMMANDS: usize = 32;
 
 /// Output chunks (of at most 8 KiB) queued from the reader to the actor before the reader, and so the child,
 /// waits. A separate queue, so requests are still handled while output is held back.
