@@ -90,6 +90,9 @@ pub struct TerminalConfig {
     /// Where shell integration scripts are written (the runtime directory's [`SHELL_DIR`]); without it,
     /// `shell_integration` is refused.
     pub shell_dir: Option<std::path::PathBuf>,
+    /// The terminals' listing budget in bytes: `MAX_PTY_INFO_BYTES`, or less (the daemon's hidden
+    /// `--pty-listing-bytes`, for tests that cross it without starting thousands of shells; never more).
+    pub pty_listing_bytes: usize,
 }
 
 impl Default for TerminalConfig {
@@ -101,6 +104,7 @@ impl Default for TerminalConfig {
             turns: Turns::sized_to_machine(),
             hangup_grace: HANGUP_GRACE,
             shell_dir: None,
+            pty_listing_bytes: crate::listing::MAX_PTY_INFO_BYTES,
         }
     }
 }
