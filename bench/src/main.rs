@@ -41,8 +41,8 @@ struct Args {
     /// BENCHMARKS.md, bench/charts/) for a full run; a new temporary directory for a quick or partial run.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Run only the cases whose name contains this (ingest, echo, scale, memory, pipes, requests, commands,
-    /// upgrade).
+    /// Run only the cases whose name contains this (ingest, echo, scale, memory, many, pipes, requests,
+    /// commands, upgrade).
     #[arg(long, value_name = "NAME")]
     case: Option<String>,
     #[command(subcommand)]

@@ -59,6 +59,15 @@ pub(crate) struct Plan {
     /// In-place upgrades per repetition during which the echo of a terminal is sampled.
     #[serde(default)]
     pub upgrade_echoes: usize,
+    /// Idle `sh` terminals of the many case (absent from results written before it existed).
+    #[serde(default)]
+    pub many_terminals: usize,
+    /// `list` samples (whole and paged) of the many case.
+    #[serde(default)]
+    pub many_lists: usize,
+    /// Idle terminals of the many case woken by a keystroke.
+    #[serde(default)]
+    pub many_wakes: usize,
 }
 
 impl Plan {
@@ -87,6 +96,9 @@ impl Plan {
             upgrade_terminals: vec![1, 16, 100],
             upgrades: 5,
             upgrade_echoes: 10,
+            many_terminals: 1000,
+            many_lists: 50,
+            many_wakes: 50,
         }
     }
 
@@ -115,6 +127,9 @@ impl Plan {
             upgrade_terminals: vec![1, 4],
             upgrades: 1,
             upgrade_echoes: 2,
+            many_terminals: 8,
+            many_lists: 3,
+            many_wakes: 3,
         }
     }
 

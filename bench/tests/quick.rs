@@ -22,8 +22,19 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
 /// Every table a complete run writes.
-const TABLES: [&str; 10] =
-    ["ingest", "fanout", "fanout_cpu", "echo", "scale", "memory", "pipes", "requests", "upgrade", "upgrade_echo"];
+const TABLES: [&str; 11] = [
+    "ingest",
+    "fanout",
+    "fanout_cpu",
+    "echo",
+    "scale",
+    "memory",
+    "many",
+    "pipes",
+    "requests",
+    "upgrade",
+    "upgrade_echo",
+];
 
 /// A child killed when dropped unless it has exited.
 struct KillOnDrop(Child);
