@@ -92,6 +92,31 @@ pub fn thread_stacks(pid: u32) -> Result<ThreadStacks> {
     Ok(stacks)
 }
 
+/// The memory mappings of process `pid` (lines of `/proc/PID/maps`; the kernel allows `vm.max_map_count`,
+/// 65530 by default) and its address space (`VmSize`), in KiB.
+pub fn address_space(pid: u32) -> Result<(u64, u64)> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).with_context(|| format!("/proc/{pid}/maps"))?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}"))?;
+    let size = status
+        .lines()
+        .find(|line| line.starts_with("VmSize:"))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .context("no VmSize")?;
+    Ok((maps.lines().count() as u64, size))
+}
+
+/// The machine's kernel stacks (`KernelStack` of `/proc/meminfo`), in KiB: what threads cost outside any
+/// process's RSS (16 KiB each on x86-64). Machine-wide, so other processes' threads count too.
+pub fn kernel_stacks_kib() -> Result<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").context("/proc/meminfo")?;
+    text.lines()
+        .find(|line| line.starts_with("KernelStack:"))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .context("no KernelStack")
+}
+
 /// The context switches of every thread of process `pid` so far (voluntary and not): how often it woke.
 pub fn context_switches(pid: u32) -> Result<u64> {
     let mut total = 0;

@@ -38,7 +38,9 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
         format!(
             "{n} 80x24 terminals running `sh` created one after the other through one connection (`create_pty` \
              answered), then every prompt awaited; memory and threads of the daemon before the first and after \
-             the last prompt, divided by {n}; thread stacks: the resident part of the daemon's thread stack \
+             the last prompt, divided by {n}, with its memory mappings (the kernel allows `vm.max_map_count`, 65530 \
+             by default) and its address space, and the machine's kernel stacks (threads cost 16 KiB each there, \
+             outside the RSS; other processes' threads count too); thread stacks: the resident part of the daemon's thread stack \
              mappings (from `/proc/PID/smaps`) per thread. Idle wake-ups: the daemon's context switches per second \
              over {} s once every prompt is in. Then `list` of every terminal ({} samples), the same through \
              pages of {PAGE} (`limit`/`after`, every page fetched), and the echo of one more terminal \
@@ -57,6 +59,10 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     let rss = table.add(Row::new("rss", "daemon RSS per idle terminal", Unit::Kibibytes));
     let threads = table.add(Row::new("threads", "daemon threads per idle terminal", Unit::Count));
     let stack = table.add(Row::new("stack_rss", "resident thread stack per thread", Unit::Kibibytes));
+    let maps = table.add(Row::new("mappings", "daemon memory mappings per idle terminal", Unit::Count));
+    let virt = table.add(Row::new("address_space", "daemon address space per idle terminal", Unit::Mebibytes));
+    let kernel =
+        table.add(Row::new("kernel_stacks", "kernel stacks per idle terminal (machine-wide)", Unit::Kibibytes));
     let wakeups = table.add(Row::new("idle_wakeups", "idle daemon's wake-ups per second", Unit::Count));
     let list = table.add(Row::new("list", format!("`list` of {n}"), Unit::Milliseconds));
     let paged = table.add(Row::new("list_paged", format!("`list` of {n} in pages of {PAGE}"), Unit::Milliseconds));
@@ -73,6 +79,8 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
             table.note(paged, "the daemon has no paged `list` (feature `pages`)");
         }
         let before = daemon.status()?;
+        let space_before = system::address_space(daemon.pid())?;
+        let kernel_before = system::kernel_stacks_kib()?;
         let cwd = ctx.work.display().to_string();
         let started = Instant::now();
         let mut ids = Vec::with_capacity(n);
@@ -92,6 +100,10 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
         let k = n.max(1) as f64;
         table.push_sample(rss, after.rss_kib.saturating_sub(before.rss_kib) as f64 / k);
         table.push_sample(threads, after.threads.saturating_sub(before.threads) as f64 / k);
+        let space_after = system::address_space(daemon.pid())?;
+        table.push_sample(kernel, system::kernel_stacks_kib()?.saturating_sub(kernel_before) as f64 / k);
+        table.push_sample(maps, space_after.0.saturating_sub(space_before.0) as f64 / k);
+        table.push_sample(virt, space_after.1.saturating_sub(space_before.1) as f64 / 1024.0 / k);
         let stacks = system::thread_stacks(daemon.pid())?;
         table.push_sample(stack, stacks.resident_kib as f64 / stacks.count.max(1) as f64);
         let switches = system::context_switches(daemon.pid())?;
