@@ -207,6 +207,22 @@ mod tests {
     }
 
     #[test]
+    fn a_thousand_idle_shells_fit_with_every_title_at_its_longest() {
+        // `sh` in a working directory of 200 characters, as OpenCode starts them (issue 31).
+        let spec = PtySpec {
+            program: "sh".into(),
+            args: vec![],
+            cwd: format!("/{}", "d".repeat(199)).into(),
+            group_id: "session-0123456789".into(),
+            ..crate::terminal::tests::sh("")
+        };
+        let command_bytes = crate::terminal::validate(&spec).expect("valid");
+        let cost = pty_cost(&spec, command_bytes);
+        assert!(1000 * cost <= MAX_PTY_INFO_BYTES, "{cost} bytes each");
+        assert!(1000 * cost > MAX_PIPE_INFO_BYTES, "the shared 3 MiB of before could not hold them");
+    }
+
+    #[test]
     fn reservations_are_bounded_and_given_back() {
         let budget = Arc::new(ListingBudget::new(MAX_PIPE_INFO_BYTES));
         let first = budget.reserve(MAX_PIPE_INFO_BYTES - 10).unwrap();
