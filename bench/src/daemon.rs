@@ -31,7 +31,7 @@ pub const SETTLE_STEADY: Duration = Duration::from_secs(1);
 /// A fall smaller than this (KiB) is noise to [`Daemon::settled_rss`], not the daemon giving memory back.
 pub const SETTLE_SLACK_KIB: u64 = 64;
 
-/// The daemon's default quiet delay before it compresses a terminal (`COMPACT_AFTER`, SPEC D17), which
+/// The daemon's default quiet delay before it compresses a terminal (`COMPACT_AFTER`, SPEC D18), which
 /// [`Daemon::settled_rss`] waits out at least.
 pub const QUIET_DELAY: Duration = Duration::from_secs(2);
 

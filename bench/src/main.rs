@@ -41,7 +41,7 @@ struct Args {
     /// BENCHMARKS.md, bench/charts/) for a full run; a new temporary directory for a quick or partial run.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Run only the case of this name (ingest, echo, scale, memory, memory-terminals, memory-busy, pipes,
+    /// Run only the case of this name (ingest, echo, scale, memory, memory-terminals, memory-busy, many, pipes,
     /// requests, commands, upgrade), or if none has it, the cases whose name contains it (`memory-`).
     #[arg(long, value_name = "NAME")]
     case: Option<String>,

@@ -69,6 +69,15 @@ pub(crate) struct Plan {
     /// How long they print, in seconds.
     #[serde(default)]
     pub busy_seconds: u64,
+    /// Idle `sh` terminals of the many case (absent from results written before it existed).
+    #[serde(default)]
+    pub many_terminals: usize,
+    /// `list` samples (whole and paged) of the many case.
+    #[serde(default)]
+    pub many_lists: usize,
+    /// Idle terminals of the many case woken by a keystroke.
+    #[serde(default)]
+    pub many_wakes: usize,
 }
 
 impl Plan {
@@ -100,6 +109,9 @@ impl Plan {
             memory_terminals: vec![1, 10, 50, 100],
             busy_terminals: 200,
             busy_seconds: 60,
+            many_terminals: 1000,
+            many_lists: 50,
+            many_wakes: 50,
         }
     }
 
@@ -131,6 +143,9 @@ impl Plan {
             memory_terminals: vec![1, 2],
             busy_terminals: 3,
             busy_seconds: 2,
+            many_terminals: 8,
+            many_lists: 3,
+            many_wakes: 3,
         }
     }
 

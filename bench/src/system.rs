@@ -60,6 +60,90 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The daemon's thread stacks as `/proc/PID/smaps` shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadStacks {
+    /// Stacks found: writable anonymous mappings of at least 256 KiB right above a one-page guard (`---p`),
+    /// which is how the C library lays out a thread's stack (the main thread's `[stack]` is not counted, nor
+    /// the smaller signal stacks laid out the same way).
+    pub count: u64,
+    /// Their resident memory together, in KiB.
+    pub resident_kib: u64,
+}
+
+/// The least size of a mapping taken for a thread stack (Rust's threads get 2 MiB).
+const MIN_STACK_BYTES: u64 = 256 * 1024;
+
+/// The thread stacks of process `pid` (see [`ThreadStacks`]).
+pub fn thread_stacks(pid: u32) -> Result<ThreadStacks> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps")).with_context(|| format!("/proc/{pid}/smaps"))?;
+    let page_kib = 4;
+    let mut stacks = ThreadStacks { count: 0, resident_kib: 0 };
+    // The previous mapping's end and whether it was a one-page guard, and whether the current one is a stack.
+    let (mut guard_end, mut in_stack) = (None::<u64>, false);
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        let first = fields.next().unwrap_or_default();
+        if let Some((start, end)) = first.split_once('-')
+            && let (Ok(start), Ok(end)) = (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16))
+        {
+            let perms = fields.next().unwrap_or_default();
+            // Anonymous: offset, device, inode 0 and no path.
+            let anonymous = fields.nth(2) == Some("0") && fields.next().is_none();
+            // Larger than a signal stack, which the runtime lays out the same way (one per thread, tens of KiB).
+            in_stack = anonymous && perms == "rw-p" && guard_end == Some(start) && end - start >= MIN_STACK_BYTES;
+            if in_stack {
+                stacks.count += 1;
+            }
+            let is_guard = anonymous && perms == "---p" && end - start == page_kib * 1024;
+            guard_end = is_guard.then_some(end);
+        } else if in_stack && first == "Rss:" {
+            stacks.resident_kib += fields.next().and_then(|kib| kib.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    Ok(stacks)
+}
+
+/// The memory mappings of process `pid` (lines of `/proc/PID/maps`; the kernel allows `vm.max_map_count`,
+/// 65530 by default) and its address space (`VmSize`), in KiB.
+pub fn address_space(pid: u32) -> Result<(u64, u64)> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).with_context(|| format!("/proc/{pid}/maps"))?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}"))?;
+    let size = status
+        .lines()
+        .find(|line| line.starts_with("VmSize:"))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .context("no VmSize")?;
+    Ok((maps.lines().count() as u64, size))
+}
+
+/// The machine's kernel stacks (`KernelStack` of `/proc/meminfo`), in KiB: what threads cost outside any
+/// process's RSS (16 KiB each on x86-64). Machine-wide, so other processes' threads count too.
+pub fn kernel_stacks_kib() -> Result<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").context("/proc/meminfo")?;
+    text.lines()
+        .find(|line| line.starts_with("KernelStack:"))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|kib| kib.parse().ok())
+        .context("no KernelStack")
+}
+
+/// The context switches of every thread of process `pid` so far (voluntary and not): how often it woke.
+pub fn context_switches(pid: u32) -> Result<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).with_context(|| format!("/proc/{pid}/task"))? {
+        // A thread that ended meanwhile is skipped.
+        let Ok(text) = std::fs::read_to_string(task?.path().join("status")) else { continue };
+        for line in text.lines() {
+            if line.starts_with("voluntary_ctxt_switches:") || line.starts_with("nonvoluntary_ctxt_switches:") {
+                total += line.split_whitespace().nth(1).and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            }
+        }
+    }
+    Ok(total)
+}
+
 /// The machine and the tools of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Machine {

@@ -22,7 +22,7 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
 /// Every table a complete run writes.
-const TABLES: [&str; 13] = [
+const TABLES: [&str; 14] = [
     "ingest",
     "fanout",
     "fanout_cpu",
@@ -31,6 +31,7 @@ const TABLES: [&str; 13] = [
     "memory",
     "memory_terminals",
     "memory_busy",
+    "many",
     "pipes",
     "requests",
     "upgrade",

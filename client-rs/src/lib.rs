@@ -25,7 +25,8 @@
 //! closes their connection: a subscription yields [`Event::Resumed`] and continues at the same offset.
 //!
 //! Module map: `client` (discovery, timeouts, generic, typed and raw requests, the long-lived requests), `ops`
-//! (the typed one-shot requests), `commands` (`run`, `wait_command` and their outcome), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the
+//! (the typed one-shot requests), `pages` (`list` a page at a time), `commands` (`run`, `wait_command` and
+//! their outcome), `params` (`create_pty` and `create_pipe` parameters, `Takeover`), `types` (the
 //! returned values), `generated` (the returned values with base64 members decoded, written by
 //! `opencode-pty-codegen` from `schema/`), `owner`, `subscription`, `conn` (one framed socket connection),
 //! `registration` (reading the file, checking a `pong`), `resume` (waiting for the same daemon after a lost
@@ -45,6 +46,7 @@ mod generated;
 pub mod launch;
 mod ops;
 mod owner;
+mod pages;
 mod params;
 mod registration;
 mod resume;
@@ -56,6 +58,7 @@ pub use commands::CommandOutcome;
 pub use conn::READ_CHUNK_BYTES;
 pub use error::ClientError;
 pub use owner::Owner;
+pub use pages::ListPage;
 pub use params::{CreatePipe, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Takeover};
 pub use registration::{MAX_REGISTRATION_BYTES, parse_registration, read_registration};
 pub use resume::{RESUME_FIRST_BACKOFF, RESUME_MAX_BACKOFF, RESUME_WINDOW, UPGRADE_FEATURE};

@@ -28,7 +28,8 @@ impl Client {
         self.exchange(PingRequest).await
     }
 
-    /// `list`: the processes of one mode, in creation order.
+    /// `list`: the processes of one mode, in creation order, all in one answer (see [`Client::list_all`] for
+    /// them in pages).
     pub async fn list(&self, mode: Mode) -> Result<Vec<ProcessInfo>, ClientError> {
         self.list_with(mode, &[]).await
     }
@@ -37,7 +38,7 @@ impl Client {
     /// `pty.input` and `pty.alternate_screen`, what each terminal waits for; `[OptIn::Commands]`: `pty.shell`,
     /// where a terminal started with shell integration is).
     pub async fn list_with(&self, mode: Mode, features: &[OptIn]) -> Result<Vec<ProcessInfo>, ClientError> {
-        Ok(self.exchange(ListRequest { features: features.to_vec(), mode }).await?.processes)
+        Ok(self.exchange(ListRequest { after: None, features: features.to_vec(), limit: None, mode }).await?.processes)
     }
 
     /// `get`: one process of either mode.

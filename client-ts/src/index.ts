@@ -84,6 +84,7 @@ export {
 } from "./node/daemon.js";
 export { claimHandoff } from "./node/handoff.js";
 export {
+  DEFAULT_LIST_PAGE,
   DEFAULT_TIMEOUT_MS,
   type AttachmentSize,
   type CallOptions,
@@ -91,6 +92,9 @@ export {
   type CreatePipeParams,
   type CreatePtyParams,
   type InfoOptions,
+  type ListAllOptions,
+  type ListPage,
+  type ListPageParams,
   type SubscribeParams,
   type Takeover,
 } from "./node/options.js";

@@ -317,3 +317,34 @@ test("a PTY's own history and replay bounds (feature bounds)", limit, async (t) 
   await daemon.terminate(small.id);
   await daemon.terminate(plain.id);
 });
+
+test("list in pages (feature pages): every process once, in creation order, the other mode apart", limit, async (t) => {
+  const { daemon, owner } = await spawned(t);
+  releaseAtEnd(t, owner);
+  assert.ok(daemon.features.includes("pages"), JSON.stringify(daemon.features));
+  const quiet = { ...shell, args: ["-c", "read x"] };
+  const ptys = [];
+  for (let n = 0; n < 5; n++) {
+    ptys.push((await daemon.createPty({ ...quiet, title: `t${n}` })).id);
+    if (n === 2) {
+      // A pipe process between them: another mode, never in a page of terminals.
+      const dir = tempDir(t);
+      await daemon.createPipe({ program: "/bin/sleep", args: ["600"], cwd: "/", outputPath: join(dir, "out.log") });
+    }
+  }
+  const first = await daemon.listPage("pty", { limit: 2 });
+  assert.deepEqual(first.processes.map((p) => p.id), ptys.slice(0, 2));
+  assert.equal(first.next, ptys[1]);
+  const last = await daemon.listPage("pty", { after: ptys[3], limit: 2 });
+  assert.deepEqual(last.processes.map((p) => p.id), [ptys[4]]);
+  assert.equal(last.next, undefined, "nothing follows the last page");
+  for (const pageSize of [1, 2, 3, 5, 100]) {
+    const all = await daemon.listAll("pty", { pageSize });
+    assert.deepEqual(all.map((p) => p.id), ptys, `pages of ${pageSize}`);
+  }
+  assert.deepEqual((await daemon.listAll("pty")).map((p) => p.pty?.title), ["t0", "t1", "t2", "t3", "t4"]);
+  assert.equal((await daemon.listAll("pipe", { pageSize: 1 })).length, 1);
+  assert.deepEqual((await daemon.list("pty")).map((p) => p.id), ptys, "list without a page is unchanged");
+  await assert.rejects(daemon.listPage("pty", { limit: 0 }), DaemonError, "a page holds at least one process");
+  for (const id of ptys) await daemon.terminate(id);
+});

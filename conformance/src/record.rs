@@ -75,7 +75,8 @@ impl Generalizer {
             (Some("foreground_process"), _) => json!(ANY_VALUE),
             (Some("pid"), Value::Number(n)) if n.as_u64() == Some(self.daemon_pid) => json!("$daemon_pid"),
             (Some("pid"), Value::Number(_)) => json!(ANY_VALUE),
-            (Some("id"), Value::Number(n)) if n.as_u64().is_some() => {
+            // A process id, or the one a page of `list` says to go on after (SPEC D17).
+            (Some("id" | "next"), Value::Number(n)) if n.as_u64().is_some() => {
                 let name = self.id_name(n.as_u64().unwrap_or_default());
                 json!(format!("${name}"))
             }

@@ -158,10 +158,30 @@ pub fn encode_control(map: &Map<String, Value>) -> Result<Vec<u8>, FrameError> {
 /// [`FrameError::PayloadTooLarge`] if the JSON text is longer than [`MAX_FRAME_BYTES`]; `out` is then left as it
 /// was.
 pub fn encode_control_into(out: &mut Vec<u8>, map: &Map<String, Value>) -> Result<(), FrameError> {
+    encode_serialized_into(out, map)
+}
+
+/// Encodes a control frame of a message the protocol's types describe (a `Request` or a `Response`), written
+/// straight from the value: no JSON tree is built first, which for a `list` of a thousand processes took four
+/// times as long as the text itself (issue 31). Its members come in the type's order (the tag first) rather
+/// than sorted, which JSON does not care about.
+///
+/// # Errors
+///
+/// [`FrameError::PayloadTooLarge`] if the JSON text is longer than [`MAX_FRAME_BYTES`]; [`FrameError::Io`] if
+/// the value cannot be serialized (a map with keys that are not strings; no generated type has one).
+pub fn encode_message<T: serde::Serialize>(message: &T) -> Result<Vec<u8>, FrameError> {
+    let mut out = Vec::new();
+    encode_serialized_into(&mut out, message)?;
+    Ok(out)
+}
+
+/// Appends a control frame of whatever `value` serializes to; see [`encode_control_into`].
+fn encode_serialized_into<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), FrameError> {
     let frame_start = out.len();
     out.extend_from_slice(&[0; FRAME_HEADER_BYTES]);
     let mut writer = CappedWriter { out, len: 0 };
-    let written = serde_json::to_writer(&mut writer, map);
+    let written = serde_json::to_writer(&mut writer, value);
     let len = writer.len;
     let failure = match written {
         // Serializing a map of JSON values into a writer that never fails cannot fail; stay safe anyway.

@@ -496,12 +496,19 @@ pub enum Request {
         ///The program to start. At most 4096 characters (`MAX_PATH_CHARS`).
         program: ::std::string::String,
     },
-    ///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`.
+    ///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first, all of them or one page (`after`, `limit`; feature `pages`). Answered with `processes`.
     #[serde(rename = "list")]
     List {
+        ///Paged listing (feature `pages`, SPEC D17): only processes whose id is greater than this one, the `next` of the page before. Left out: from the first process. With `after` or `limit`, the answer is one page and says whether more follow (`next`).
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
+        after: ::std::option::Option<u64>,
         ///The features whose members each `ProcessInfo` of the answer carries (SPEC V7; `input`: what each terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         features: ::std::vec::Vec<OptIn>,
+        ///Paged listing (feature `pages`, SPEC D17): at most this many processes in the answer (at least 1). Left out: every process after `after`.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        limit: ::std::option::Option<::std::num::NonZeroU32>,
         ///Which kind of process to list.
         mode: Mode,
     },
@@ -751,7 +758,11 @@ pub enum Response {
     ///The answer to `list`.
     #[serde(rename = "processes")]
     Processes {
-        ///Every process of the requested mode, in creation order.
+        ///Paged listing only (feature `pages`, SPEC D17): processes of the mode with greater ids followed this page when it was answered; the `after` of the next page (the id of this page's last process). Left out when this page is the last, and in every answer to a request without `after` and `limit`.
+        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+        #[serde(deserialize_with = "crate::serde_rules::nullable_exact_u64")]
+        next: ::std::option::Option<u64>,
+        ///Every process of the requested mode, in creation order (one page of them when the request named `after` or `limit`).
         processes: ::std::vec::Vec<ProcessInfo>,
     },
     ///The answer to `get`.
@@ -1472,25 +1483,41 @@ impl crate::variant::RequestVariant for CreatePipeRequest {
     const OP: &'static str = "create_pipe";
     type Answer = CreatedResponse;
 }
-///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`.
+///Lists the processes of one mode in creation order, refreshing each PTY's foreground process first, all of them or one page (`after`, `limit`; feature `pages`). Answered with `processes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListRequest {
+    ///Paged listing (feature `pages`, SPEC D17): only processes whose id is greater than this one, the `next` of the page before. Left out: from the first process. With `after` or `limit`, the answer is one page and says whether more follow (`next`).
+    pub after: ::std::option::Option<u64>,
     ///The features whose members each `ProcessInfo` of the answer carries (SPEC V7; `input`: what each terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`).
     pub features: ::std::vec::Vec<OptIn>,
+    ///Paged listing (feature `pages`, SPEC D17): at most this many processes in the answer (at least 1). Left out: every process after `after`.
+    pub limit: ::std::option::Option<::std::num::NonZeroU32>,
     ///Which kind of process to list.
     pub mode: Mode,
 }
 impl ::std::convert::From<ListRequest> for Request {
     fn from(value: ListRequest) -> Self {
-        let ListRequest { features, mode } = value;
-        Request::List { features, mode }
+        let ListRequest { after, features, limit, mode } = value;
+        Request::List {
+            after,
+            features,
+            limit,
+            mode,
+        }
     }
 }
 impl ::std::convert::TryFrom<Request> for ListRequest {
     type Error = Request;
     fn try_from(value: Request) -> ::std::result::Result<Self, Request> {
         match value {
-            Request::List { features, mode } => Ok(ListRequest { features, mode }),
+            Request::List { after, features, limit, mode } => {
+                Ok(ListRequest {
+                    after,
+                    features,
+                    limit,
+                    mode,
+                })
+            }
             other => Err(other),
         }
     }
@@ -2256,20 +2283,30 @@ impl crate::variant::ResponseVariant for CreatedResponse {
 ///The answer to `list`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProcessesResponse {
-    ///Every process of the requested mode, in creation order.
+    ///Paged listing only (feature `pages`, SPEC D17): processes of the mode with greater ids followed this page when it was answered; the `after` of the next page (the id of this page's last process). Left out when this page is the last, and in every answer to a request without `after` and `limit`.
+    pub next: ::std::option::Option<u64>,
+    ///Every process of the requested mode, in creation order (one page of them when the request named `after` or `limit`).
     pub processes: ::std::vec::Vec<ProcessInfo>,
 }
 impl ::std::convert::From<ProcessesResponse> for Response {
     fn from(value: ProcessesResponse) -> Self {
-        let ProcessesResponse { processes } = value;
-        Response::Processes { processes }
+        let ProcessesResponse { next, processes } = value;
+        Response::Processes {
+            next,
+            processes,
+        }
     }
 }
 impl ::std::convert::TryFrom<Response> for ProcessesResponse {
     type Error = Response;
     fn try_from(value: Response) -> ::std::result::Result<Self, Response> {
         match value {
-            Response::Processes { processes } => Ok(ProcessesResponse { processes }),
+            Response::Processes { next, processes } => {
+                Ok(ProcessesResponse {
+                    next,
+                    processes,
+                })
+            }
             other => Err(other),
         }
     }
@@ -3087,7 +3124,7 @@ impl Response {
 /// The protocol version (`x-protocol-version` of `schema/protocol.json`).
 pub const PROTOCOL_VERSION: u32 = 8;
 /// Additive capabilities of this protocol version (`x-features`).
-pub const FEATURES: &[&str] = &["commands", "input", "upgrade", "bounds"];
+pub const FEATURES: &[&str] = &["commands", "input", "upgrade", "bounds", "pages"];
 /// Every request `op`, in schema order.
 pub const REQUEST_OPS: &[&str] = &[
     "ping",

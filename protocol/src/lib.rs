@@ -35,7 +35,7 @@ pub use variant::{RequestVariant, ResponseVariant};
 
 pub use frame::{
     FRAME_HEADER_BYTES, Frame, FrameDecoder, MAX_OUTPUT_BYTES, OUTPUT_PREFIX_BYTES, OUTPUT_TAG, decode_payload,
-    encode_control, encode_control_into, encode_control_json, encode_frame, encode_frame_into, encode_output,
-    encode_output_into, read_frame, read_payload, write_frame,
+    encode_control, encode_control_into, encode_control_json, encode_frame, encode_frame_into, encode_message,
+    encode_output, encode_output_into, read_frame, read_payload, write_frame,
 };
 pub use frame_error::FrameError;

@@ -70,6 +70,7 @@ pub mod limits {
     pub use crate::daemon::serving::subscription::{STALLED_WRITE_CHECK, WRITE_BATCH_BYTES};
     pub use crate::daemon::socket::DEFAULT_SOCKET_TMP;
     pub use crate::daemon::watch::RUNTIME_CHECK_INTERVAL;
+    pub use crate::listing::{MAX_PIPE_INFO_BYTES, MAX_PTY_INFO_BYTES, PROCESS_INFO_OVERHEAD_BYTES};
     pub use crate::pipe::{LINGER, MAX_PIPE_WAITERS, MAX_TOTAL_METADATA_BYTES};
     pub use crate::process::session::HANGUP_GRACE;
     pub use crate::procinfo::{

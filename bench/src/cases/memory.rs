@@ -37,7 +37,7 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
              bound it may keep: the {REPLAY_MIB:.0} MiB replay ring plus the growth of libghostty-vt alone (a \
              fresh process parsing the same text with the default scrollback). Then quiet: the same terminal left \
              alone (no output, no reads) past the daemon's quiet delay ({quiet} s), its RSS read every {poll} ms \
-             until it has not fallen for {steady} s (at most {limit} s; SPEC D17); issue 31's goal 1 is at most \
+             until it has not fallen for {steady} s (at most {limit} s; SPEC D18); issue 31's goal 1 is at most \
              {GOAL_QUIET}x of the full figure. tmux: the server process, {k} sessions running `sh`, and one pane \
              that printed the same text (tmux keeps 2000 lines).",
             quiet = daemon::QUIET_DELAY.as_secs(),

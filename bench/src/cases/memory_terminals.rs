@@ -15,7 +15,7 @@ use crate::system;
 use crate::tmux::{self, Tmux};
 
 /// The daemon argument that turns compression off, so that "full" is measured before any terminal is
-/// compressed however long the others take to print (SPEC D17).
+/// compressed however long the others take to print (SPEC D18).
 const NO_COMPRESSION: [&str; 2] = ["--compress-after-ms", "0"];
 
 /// The memory-against-terminals table.
@@ -33,7 +33,7 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
              the 2 MiB replay ring) and is still open, measured once all have printed in a daemon started with \
              `--compress-after-ms 0` (nothing compressed yet, however long the last one took); and N full \
              terminals, then quiet: the same in a daemon with its defaults, left alone past its quiet delay \
-             ({quiet} s) until its RSS stopped falling (at most {limit} s; SPEC D17). tmux: N sessions \
+             ({quiet} s) until its RSS stopped falling (at most {limit} s; SPEC D18). tmux: N sessions \
              beside the one that holds the server up, its `history-limit` of 2000 lines; it keeps the same \
              memory quiet or not. Charted in memory.svg.",
             quiet = daemon::QUIET_DELAY.as_secs(),

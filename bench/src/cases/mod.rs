@@ -4,6 +4,7 @@
 mod commands;
 mod echo;
 mod ingest;
+mod many;
 mod memory;
 mod memory_busy;
 mod memory_terminals;
@@ -27,13 +28,14 @@ use crate::stats::{Row, Table, Unit};
 type Case = (&'static str, for<'a> fn(&'a Context) -> Pin<Box<dyn Future<Output = Result<Vec<Table>>> + 'a>>);
 
 /// Every case, in order.
-pub(crate) const CASES: [Case; 11] = [
+pub(crate) const CASES: [Case; 12] = [
     ("ingest", |ctx| Box::pin(ingest::run(ctx))),
     ("echo", |ctx| Box::pin(echo::run(ctx))),
     ("scale", |ctx| Box::pin(scale::run(ctx))),
     ("memory", |ctx| Box::pin(memory::run(ctx))),
     ("memory-terminals", |ctx| Box::pin(memory_terminals::run(ctx))),
     ("memory-busy", |ctx| Box::pin(memory_busy::run(ctx))),
+    ("many", |ctx| Box::pin(many::run(ctx))),
     ("pipes", |ctx| Box::pin(pipes::run(ctx))),
     ("requests", |ctx| Box::pin(requests::run(ctx))),
     ("commands", |ctx| Box::pin(commands::run(ctx))),

@@ -1,4 +1,4 @@
-//! Case 10, quiet: what compressing a quiet terminal's memory (SPEC D17) costs the requests and output that
+//! Case 10, quiet: what compressing a quiet terminal's memory (SPEC D18) costs the requests and output that
 //! come after, against a twin daemon that never compresses (`--compress-after-ms 0`), in the same run: the
 //! first `snapshot`, `read_rows`, `resize` and `replay` of a terminal that has been quiet past the delay, an
 //! echo landing while the terminal is being compressed, and the ingest of a terminal printing without pause.
@@ -118,7 +118,7 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
         }
         for _ in 0..ECHO_SAMPLES.min(plan.echo_samples) {
             // A few ms past the delay that the previous echo started: the pass over 10,000 lines takes a few
-            // ms (SPEC D17), and the echo lands in it.
+            // ms (SPEC D18), and the echo lands in it.
             jitter ^= jitter << 13;
             jitter ^= jitter >> 7;
             jitter ^= jitter << 17;

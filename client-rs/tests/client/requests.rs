@@ -294,3 +294,43 @@ async fn features_go_on_the_wire_only_when_named_and_their_members_decode() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn list_all_follows_next_page_by_page_and_stops_at_the_last() {
+    bounded(async {
+        let daemon = FakeDaemon::start();
+        let client = daemon.client();
+        let page = std::num::NonZeroU32::new(2).expect("nonzero");
+        let pages = async {
+            let first = json!({"type": "processes", "processes": [pty_process(1), pty_process(3)], "next": 3});
+            let second = json!({"type": "processes", "processes": [pty_process(4), pty_process(9)], "next": 9});
+            let last = json!({"type": "processes", "processes": [pty_process(12)]});
+            let mut asked = Vec::new();
+            for answer in [first, second, last] {
+                asked.push(daemon.answer(answer).await["request"].clone());
+            }
+            asked
+        };
+        let (all, asked) = tokio::join!(client.list_all(Mode::Pty, page), pages);
+        let ids: Vec<u64> = all.expect("every page").iter().map(|p| p.id).collect();
+        assert_eq!(ids, [1, 3, 4, 9, 12]);
+        assert_eq!(asked[0], json!({"op": "list", "mode": "pty", "limit": 2}), "the first page has no after");
+        assert_eq!(asked[1], json!({"op": "list", "mode": "pty", "limit": 2, "after": 3}));
+        assert_eq!(asked[2], json!({"op": "list", "mode": "pty", "limit": 2, "after": 9}));
+
+        // A daemon without pages answers every process without `next`: one answer is all.
+        let every = json!({"type": "processes", "processes": [pty_process(1), pty_process(2), pty_process(5)]});
+        let (all, _) = tokio::join!(client.list_all(Mode::Pty, page), daemon.answer(every));
+        assert_eq!(all.expect("one answer").len(), 3);
+
+        // A `next` that does not move on is the daemon's fault, not a reason to ask for ever.
+        let stuck = async {
+            let first = json!({"type": "processes", "processes": [pty_process(4)], "next": 4});
+            daemon.answer(first.clone()).await;
+            daemon.answer(first).await;
+        };
+        let (stuck_list, _) = tokio::join!(client.list_all(Mode::Pty, page), stuck);
+        assert!(matches!(stuck_list, Err(ClientError::Protocol(_))), "{stuck_list:?}");
+    })
+    .await;
+}

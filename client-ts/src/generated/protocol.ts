@@ -240,10 +240,14 @@ export interface CreatePipeRequest {
   program: string;
 }
 
-/** Lists the processes of one mode in creation order, refreshing each PTY's foreground process first. Answered with `processes`. */
+/** Lists the processes of one mode in creation order, refreshing each PTY's foreground process first, all of them or one page (`after`, `limit`; feature `pages`). Answered with `processes`. */
 export interface ListRequest {
+  /** Paged listing (feature `pages`, SPEC D17): only processes whose id is greater than this one, the `next` of the page before. Left out: from the first process. With `after` or `limit`, the answer is one page and says whether more follow (`next`). */
+  after?: number;
   /** The features whose members each `ProcessInfo` of the answer carries (SPEC V7; `input`: what each terminal waits for, looked at afresh). Left out or empty: none, and the answer is what protocol 8 without features sends. At most 8 entries (`MAX_OPT_IN_ITEMS`). */
   features?: OptIn[];
+  /** Paged listing (feature `pages`, SPEC D17): at most this many processes in the answer (at least 1). Left out: every process after `after`. */
+  limit?: number;
   /** Which kind of process to list. */
   mode: Mode;
   /** Tag: `list`. */
@@ -503,7 +507,9 @@ export interface CreatedResponse {
 
 /** The answer to `list`. */
 export interface ProcessesResponse {
-  /** Every process of the requested mode, in creation order. */
+  /** Paged listing only (feature `pages`, SPEC D17): processes of the mode with greater ids followed this page when it was answered; the `after` of the next page (the id of this page's last process). Left out when this page is the last, and in every answer to a request without `after` and `limit`. */
+  next?: number;
+  /** Every process of the requested mode, in creation order (one page of them when the request named `after` or `limit`). */
   processes: ProcessInfo[];
   /** Tag: `processes`. */
   type: "processes";
@@ -757,7 +763,7 @@ export type Signal = "SIGTERM" | "SIGINT" | "SIGKILL";
 export const PROTOCOL_VERSION = 8 as const;
 
 /** Additive capabilities of this protocol version (`x-features`). */
-export const FEATURES: readonly string[] = ["commands", "input", "upgrade", "bounds"];
+export const FEATURES: readonly string[] = ["commands", "input", "upgrade", "bounds", "pages"];
 
 /** Every request `op`, in schema order. */
 export const REQUEST_OPS = ["ping", "own", "prepare_handoff", "create_pty", "create_pipe", "list", "get", "wait", "signal", "set_metadata", "write", "resize", "control", "input", "snapshot", "read_rows", "rename", "replay", "subscribe", "terminate", "shutdown", "commands", "run", "wait_command", "upgrade"] as const;

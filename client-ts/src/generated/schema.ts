@@ -598,6 +598,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "after": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
           "features": {
             "allOf": [
               {
@@ -608,6 +613,10 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
               "$ref": "#/definitions/OptIn"
             },
             "type": "array"
+          },
+          "limit": {
+            "minimum": 1,
+            "type": "integer"
           },
           "mode": {
             "$ref": "#/definitions/Mode"
@@ -1282,6 +1291,11 @@ export const SCHEMA_DEFINITIONS: Readonly<Record<string, unknown>> = {
       },
       {
         "properties": {
+          "next": {
+            "maximum": 9007199254740991,
+            "minimum": 0,
+            "type": "integer"
+          },
           "processes": {
             "items": {
               "$ref": "#/definitions/ProcessInfo"

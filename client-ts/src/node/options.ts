@@ -1,7 +1,7 @@
 //! The options every call takes and the caller-facing parameter shapes of the requests (camelCase, bytes as
 //! `Uint8Array`), with their conversion to the wire requests of the generated types.
 
-import type { CreatePipeRequest, CreatePtyRequest, OptIn, Role } from "../generated/protocol.js";
+import type { CreatePipeRequest, CreatePtyRequest, OptIn, ProcessInfo, Role } from "../generated/protocol.js";
 
 /** How long a call waits by default (5 s): connecting, sending and reading its answer. `wait` and an open
  * subscription or owner channel are not bounded once their request is sent (SPEC N8). */
@@ -23,6 +23,30 @@ export interface CallOptions {
  * member. */
 export interface InfoOptions extends CallOptions {
   readonly features?: readonly OptIn[] | undefined;
+}
+
+/** The page size of {@link DaemonRequests.listAll} when none is given (100 processes). */
+export const DEFAULT_LIST_PAGE = 100;
+
+/** What `listPage` asks for (daemon feature `pages`, SPEC D17). */
+export interface ListPageParams {
+  /** Only processes whose id is greater: the `next` of the page before. Left out: from the first process. */
+  readonly after?: number | undefined;
+  /** At most this many processes (at least 1). */
+  readonly limit: number;
+}
+
+/** One page of `list`. */
+export interface ListPage {
+  /** The page's processes, in creation order. */
+  readonly processes: ProcessInfo[];
+  /** When more processes followed the page: the `after` of the next one (its last process's id). */
+  readonly next?: number | undefined;
+}
+
+/** What `listAll` accepts: `InfoOptions` and the page size (default {@link DEFAULT_LIST_PAGE}). */
+export interface ListAllOptions extends InfoOptions {
+  readonly pageSize?: number | undefined;
 }
 
 /** `features` as a request member: left out when none, so the request is exactly protocol 8's. */

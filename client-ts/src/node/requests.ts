@@ -7,15 +7,20 @@ import { base64Encode } from "../core/bytes.js";
 import { checkedReplay, type Replay, type RequestInput, type Rows, type Snapshot } from "../core/messages.js";
 import type { AnswerTo, Mode, ProcessInfo, Signal } from "../generated/protocol.js";
 import { commandsOf, rowsOf, snapshotOf, type Commands } from "../generated/views.js";
+import { ProtocolError } from "../core/errors.js";
 import {
   createPipeRequest,
   createPtyRequest,
+  DEFAULT_LIST_PAGE,
   featuresMember,
   type AttachmentSize,
   type CallOptions,
   type CreatePipeParams,
   type CreatePtyParams,
   type InfoOptions,
+  type ListAllOptions,
+  type ListPage,
+  type ListPageParams,
 } from "./options.js";
 
 /** The one-shot requests, over whatever {@link exchange} sends them with. */
@@ -32,9 +37,42 @@ export abstract class DaemonRequests {
     return this.exchange(createPipeRequest(params), options).then((r) => r.process);
   }
 
-  /** The processes of one mode, in creation order (with the members of `options.features`). */
+  /** The processes of one mode, in creation order (with the members of `options.features`), in one answer (see
+   * `listAll` for them in pages). */
   list(mode: Mode, options?: InfoOptions): Promise<ProcessInfo[]> {
     return this.exchange({ op: "list", mode, ...featuresMember(options?.features) }, options).then((r) => r.processes);
+  }
+
+  /** One page of `list` (daemon feature `pages`, SPEC D17): the processes of `mode` whose id is greater than
+   * `page.after` (from the first when left out), at most `page.limit`, and `next`, the `after` of the following
+   * page, when more followed. A daemon without the feature ignores `after` and `limit` and answers every
+   * process, without `next`. */
+  async listPage(mode: Mode, page: ListPageParams, options?: InfoOptions): Promise<ListPage> {
+    const after = page.after === undefined ? {} : { after: page.after };
+    const request = { op: "list" as const, mode, ...after, limit: page.limit, ...featuresMember(options?.features) };
+    const answer = await this.exchange(request, options);
+    return answer.next === undefined ? { processes: answer.processes } : { processes: answer.processes, next: answer.next };
+  }
+
+  /** Every process of `mode` in creation order, fetched `options.pageSize` at a time (default
+   * {@link DEFAULT_LIST_PAGE}) by following `next`, so no answer has to carry them all. Each process comes at most
+   * once (pages follow ids, which only grow): one created meanwhile is there when its id is past the page being
+   * fetched, one terminated meanwhile may be missing. Against a daemon without the feature `pages`, its one
+   * answer holds every process. Each page is one call, bounded by the call's timeout. */
+  async listAll(mode: Mode, options?: ListAllOptions): Promise<ProcessInfo[]> {
+    const limit = options?.pageSize ?? DEFAULT_LIST_PAGE;
+    const all: ProcessInfo[] = [];
+    let after: number | undefined;
+    for (;;) {
+      const page = await this.listPage(mode, { after, limit }, options);
+      all.push(...page.processes);
+      if (page.next === undefined) return all;
+      // A cursor that does not move on would ask for the same page for ever.
+      if (after !== undefined && page.next <= after) {
+        throw new ProtocolError(`list gave the page after ${page.next} again`);
+      }
+      after = page.next;
+    }
   }
 
   /** One process (with the members of `options.features`: `["input"]` says what a terminal waits for). */

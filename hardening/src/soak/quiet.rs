@@ -1,6 +1,6 @@
 //! The soak's terminals that go quiet and wake up again (issue 31): a few `sh` terminals that, cycle after
 //! cycle, each print a history that fills their bounds (scrollback and replay ring), then are left alone past
-//! the daemon's quiet delay until its RSS stops falling (it compresses quiet terminals, SPEC D17), then wake
+//! the daemon's quiet delay until its RSS stops falling (it compresses quiet terminals, SPEC D18), then wake
 //! and print again: half of them by output alone (their observer stays attached all along), half attached
 //! afresh first, as a client coming back would be (its checkpoint reads the compressed history). The daemon
 //! (theirs alone) is sampled once they have printed and at the end of every quiet phase; the soak fails when a

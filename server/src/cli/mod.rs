@@ -97,6 +97,11 @@ enum Command {
         #[arg(long, hide = true, default_value_t = opencode_pty::limits::HANGUP_GRACE.as_millis() as u64,
               value_parser = clap::value_parser!(u64).range(0..=60_000))]
         hangup_grace_ms: u64,
+        /// The terminals' listing budget in bytes, at most the built-in 7 MiB (for tests that cross it without
+        /// starting thousands of shells).
+        #[arg(long, hide = true, default_value_t = opencode_pty::limits::MAX_PTY_INFO_BYTES as u64,
+              value_parser = clap::value_parser!(u64).range(0..=opencode_pty::limits::MAX_PTY_INFO_BYTES as u64))]
+        pty_listing_bytes: u64,
         /// A pause at the start of the stop, in milliseconds (for tests of the cleanup watchdog).
         #[arg(long, hide = true, default_value_t = 0)]
         stop_stall_ms: u64,
@@ -315,6 +320,7 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
         handoff_ttl_ms,
         first_request_timeout_ms,
         hangup_grace_ms,
+        pty_listing_bytes,
         stop_stall_ms,
         signal_at_upgrade_exec,
         worker_linger_ms,
@@ -332,6 +338,7 @@ fn daemon_options(command: Command) -> anyhow::Result<DaemonOptions> {
             scrollback_lines: scrollback_lines as usize,
             replay_bytes: replay_bytes as usize,
             compact_after: (compress_after_ms > 0).then(|| std::time::Duration::from_millis(compress_after_ms)),
+            pty_listing_bytes: usize::try_from(pty_listing_bytes)?,
             ..TerminalConfig::default()
         },
         handoff_ttl: std::time::Duration::from_millis(handoff_ttl_ms),

@@ -7,16 +7,15 @@
 //! ever left untracked.
 //!
 //! The child gets exactly the request's environment, its own process group, stdin on `/dev/null`, and one pipe
-//! for both stdout and stderr, so their bytes stay in order. Its `pre_exec` hook restores default signal
-//! dispositions and an empty signal mask (the daemon blocks SIGTERM, SIGINT and SIGHUP, and a mask survives
-//! `exec`); the hook is in `process::sys`, with every other `unsafe` call.
+//! for both stdout and stderr, so their bytes stay in order, with default signal dispositions and an empty
+//! signal mask (the daemon blocks SIGTERM, SIGINT and SIGHUP, and a mask survives `exec`). It is started with
+//! `posix_spawn` (`process::sys::spawn`, with every other `unsafe` call), which costs the same however many
+//! processes the daemon runs; a program without a slash is looked up on the child's `PATH`.
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
@@ -181,25 +180,19 @@ pub(crate) fn spawn(spec: &PipeSpec) -> Result<Spawned, ServiceError> {
     // A larger pipe lets the child write further ahead of the reader (fewer wake-ups each way); the system's
     // limit for unprivileged pipes may refuse it, which only leaves the default size.
     let _ = fcntl(&read, FcntlArg::F_SETPIPE_SZ(OUTPUT_PIPE_BYTES));
-    let stderr = write.try_clone().map_err(|e| fail(format!("cannot duplicate the output pipe: {e}")))?;
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(&spec.env)
-        .current_dir(&spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(write))
-        .stderr(Stdio::from(stderr))
-        .process_group(0);
-    sys::setup_pipe_child(&mut command);
-    let child = command.spawn().map_err(|e| fail(e.to_string()))?;
-    // The command holds the daemon's copies of the write end: dropping it leaves the child (and whatever it
-    // starts) as the only writers, so EOF arrives when they are all done. The std handle is dropped without
-    // waiting: the wait thread waits for the pid itself, and terminate reaps it.
-    drop(command);
-    let pid = child.id();
-    drop(child);
+    let env: Vec<_> = spec.env.iter().map(|(name, value)| (name.into(), value.into())).collect();
+    let child = sys::spawn::ChildSpec {
+        program: &spec.program,
+        args: &spec.args,
+        env: &env,
+        cwd: &spec.cwd,
+        leader: sys::spawn::Leader::Group { stdout: write.as_fd(), stderr: write.as_fd() },
+    };
+    let pid = sys::spawn::spawn(&child).map_err(|e| fail(e.to_string()))?;
+    // Dropping the daemon's copy of the write end leaves the child (and whatever it starts) as the only
+    // writers, so EOF arrives when they are all done. The wait thread waits for the pid itself, and terminate
+    // reaps it.
+    drop(write);
     Ok(Spawned { pid, output: read })
 }
 

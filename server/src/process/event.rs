@@ -7,7 +7,9 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use opencode_pty_protocol::{FRAME_HEADER_BYTES, FrameError, OUTPUT_PREFIX_BYTES, Response, encode_control};
+use opencode_pty_protocol::{
+    FRAME_HEADER_BYTES, FrameError, OUTPUT_PREFIX_BYTES, Response, encode_control, encode_message,
+};
 
 use super::delivery::Item;
 
@@ -168,12 +170,9 @@ impl Item for Event {
 /// Encodes a response as a control frame. A response too large for a frame (nothing the daemon sends is, in
 /// practice) is replaced by an `error` saying why it cannot be sent, so the client is never left without one.
 pub(crate) fn response_frame(response: &Response) -> Vec<u8> {
-    let encoded = match serde_json::to_value(response) {
-        Ok(serde_json::Value::Object(map)) => encode_control(&map).map_err(|e| e.to_string()),
-        Ok(_) => Err("it is not a JSON object".to_owned()),
-        Err(e) => Err(e.to_string()),
-    };
-    encoded.unwrap_or_else(|reason| {
+    // Written straight from the value (a tagged enum: always a JSON object).
+    encode_message(response).unwrap_or_else(|error| {
+        let reason = error.to_string();
         let mut map = serde_json::Map::new();
         map.insert("type".into(), "error".into());
         map.insert("message".into(), format!("the response cannot be sent: {reason}").into());

@@ -2,11 +2,13 @@
 //! `/proc` on Linux (other platforms always report none).
 //!
 //! [`foreground_group`] costs one `tcgetpgrp`, a walk of the terminal's own process tree (each process's
-//! `stat` and its tasks' `children` lists), three `readlink`s per member of the foreground group and one read of
-//! the chosen process's `comm`, so it is cheap enough to run on every `list` and `get` however many processes
-//! the machine runs. Only when the tree holds no member of the group on the terminal (a member whose parent
-//! exited was reparented out of it) or cannot be walked does it fall back to one pass over all of
-//! `/proc/*/stat`. Processes come and go meanwhile; any file that cannot be read is skipped, and the function
+//! `stat` and its tasks' `children` lists, the task list itself read only for a process of several threads)
+//! and up to three `readlink`s per member of the foreground group (the name comes from the stat line already
+//! read): for an idle shell, two small reads and one `readlink`, so it is cheap enough to run on every `list`
+//! and `get` however many processes the machine runs (`list` asks every terminal; issue 31 halved its system
+//! calls). Only when the tree holds no member of the group on the terminal (a member whose parent exited was
+//! reparented out of it) or cannot be walked does it fall back to one pass over all of `/proc/*/stat`.
+//! Processes come and go meanwhile; any file that cannot be read is skipped, and the function
 //! never panics.
 
 #[cfg(unix)]
@@ -89,7 +91,7 @@ mod linux {
     use std::collections::HashMap;
     use std::path::Path;
 
-    use crate::procinfo::stat::{ProcStat, proc_stat};
+    use crate::procinfo::stat::{ProcStat, proc_stat, read_proc};
 
     /// Every process `/proc` lists now; entries that vanish or do not parse are skipped.
     pub(super) fn scan() -> Vec<ProcStat> {
@@ -136,13 +138,24 @@ mod linux {
                 }
                 continue;
             };
+            // A process of one thread (a shell, most often) has one task, its own: no need to list them.
+            let tasks: Vec<String> = if fields.threads == 1 {
+                vec![format!("/proc/{pid}/task/{pid}/children")]
+            } else {
+                let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                    found.push(fields);
+                    continue;
+                };
+                tasks.filter_map(Result::ok).map(|task| task.path().join("children").display().to_string()).collect()
+            };
             found.push(fields);
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
-            for task in tasks.filter_map(Result::ok) {
-                match std::fs::read_to_string(task.path().join("children")) {
-                    Ok(children) => {
-                        next.extend(children.split_ascii_whitespace().filter_map(|c| c.parse::<u32>().ok()))
-                    }
+            for children in tasks {
+                match read_proc(&children) {
+                    Ok(children) => next.extend(
+                        String::from_utf8_lossy(&children)
+                            .split_ascii_whitespace()
+                            .filter_map(|c| c.parse::<u32>().ok()),
+                    ),
                     // Without children lists the walk would miss every child: not a tree to trust.
                     Err(error) if pid == root && error.kind() == std::io::ErrorKind::NotFound => return None,
                     Err(_) => {}
@@ -181,13 +194,10 @@ mod linux {
         (0..=2).any(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| target == tty))
     }
 
-    /// The process's name from `/proc/<pid>/comm`, or from its stat line if it has exited since; `None` when
-    /// empty.
+    /// The process's name as its stat line, read in this same search, gave it (the kernel's `comm`, what
+    /// `/proc/<pid>/comm` holds too); `None` when empty.
     pub(super) fn name(process: &ProcStat) -> Option<String> {
-        let comm = std::fs::read(format!("/proc/{}/comm", process.pid))
-            .map(|raw| String::from_utf8_lossy(&raw).trim_end_matches('\n').to_owned())
-            .unwrap_or_else(|_| process.comm.clone());
-        (!comm.is_empty()).then_some(comm)
+        (!process.comm.is_empty()).then(|| process.comm.clone())
     }
 }
 
@@ -208,7 +218,7 @@ mod tests {
         use crate::procinfo::test_pty::Session;
 
         fn stat(pid: u32, ppid: u32, pgrp: u32) -> ProcStat {
-            ProcStat { pid, comm: format!("p{pid}"), state: 'S', ppid, pgrp, session: pgrp, start: 1 }
+            ProcStat { pid, comm: format!("p{pid}"), state: 'S', ppid, pgrp, session: pgrp, threads: 1, start: 1 }
         }
 
         fn chosen(processes: &[ProcStat], group: u32, attached: &[u32]) -> Option<u32> {

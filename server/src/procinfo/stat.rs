@@ -21,6 +21,8 @@ pub struct ProcStat {
     pub pgrp: u32,
     /// The session id (field 6).
     pub session: u32,
+    /// How many threads it has (field 20).
+    pub threads: u32,
     /// The start time, in clock ticks since boot (field 22). It tells a process apart from a later one that
     /// reuses its pid: the kernel hands a pid out again only after the first process is gone, so the two never
     /// share a start time unless both started within the same clock tick.
@@ -50,17 +52,32 @@ pub fn parse_stat(line: &str) -> Option<ProcStat> {
     let ppid = rest.next()?.parse().ok()?;
     let pgrp = rest.next()?.parse().ok()?;
     let session = rest.next()?.parse().ok()?;
-    // Fields 7 to 21 come between the session and the start time.
-    let start = rest.nth(15)?.parse().ok()?;
-    Some(ProcStat { pid, comm, state, ppid, pgrp, session, start })
+    // Fields 7 to 19 come between the session and the thread count, field 21 before the start time.
+    let threads = rest.nth(13)?.parse().ok()?;
+    let start = rest.nth(1)?.parse().ok()?;
+    Some(ProcStat { pid, comm, state, ppid, pgrp, session, threads, start })
 }
 
 /// The [`ProcStat`] of process `pid`, or `None` when there is no such process (or `/proc` cannot be read, as
 /// outside Linux).
 pub fn proc_stat(pid: u32) -> Option<ProcStat> {
     // The command name is arbitrary bytes; a lossy read keeps the numeric fields intact.
-    let raw = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let raw = read_proc(&format!("/proc/{pid}/stat")).ok()?;
     parse_stat(&String::from_utf8_lossy(&raw))
+}
+
+/// The room a read of a small `/proc` file starts with: a `stat` line or a `children` list of a few dozen
+/// pids fits, so the file is read in one call (and one more that finds its end).
+const PROC_READ_BYTES: usize = 512;
+
+/// A small `/proc` file whole: opened and read to its end, without asking its size first (`/proc` reports 0,
+/// so the size `std::fs::read` asks for costs a system call and tells nothing). `list` reads a few of these per
+/// terminal (issue 31).
+pub(crate) fn read_proc(path: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(PROC_READ_BYTES);
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -84,6 +101,7 @@ mod tests {
             ppid: 1,
             pgrp: 1234,
             session: 1200,
+            threads: 1,
             start: 98765,
         };
         assert_eq!(fields, expected);
@@ -95,6 +113,8 @@ mod tests {
         assert!(plain.is_dead());
         let kernel = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0";
         assert_eq!(parse_stat(kernel).map(|stat| (stat.ppid, stat.pgrp, stat.start)), Some((0, 0, 5)));
+        let threaded = "7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 12 0 99";
+        assert_eq!(parse_stat(threaded).map(|stat| (stat.threads, stat.start)), Some((12, 99)));
     }
 
     #[test]
@@ -128,6 +148,8 @@ mod tests {
     fn the_start_time_tells_processes_apart() {
         let own = proc_stat(std::process::id()).expect("this process");
         assert_eq!(own.pid, std::process::id());
+        let tasks = std::fs::read_dir("/proc/self/task").expect("tasks").count();
+        assert!(own.threads >= 1 && own.threads as usize <= tasks + 64, "{} threads, {tasks} tasks", own.threads);
         assert_eq!(proc_stat(std::process::id()).map(|stat| stat.start), Some(own.start), "stable");
         assert_eq!(own.pgrp, nix::unistd::getpgrp().as_raw().unsigned_abs());
         assert_eq!(own.session, nix::unistd::getsid(None).expect("the session").as_raw().unsigned_abs());

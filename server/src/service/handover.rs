@@ -11,6 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use opencode_pty_protocol::Mode;
+
 use super::{Entry, Process, ProcessService};
 use crate::bounds::json_len;
 use crate::error::ServiceError;
@@ -210,7 +212,7 @@ impl ProcessService {
                 let screen = terminal.screen_file.map(|file| take(file.fd)).transpose()?;
                 let spec = crate::terminal::spec_from_state(&terminal.spec);
                 let command = std::iter::once(&spec.program).chain(&spec.args);
-                let listing = self.reserve_restored(listing::pty_cost(&spec, command_bytes(command)));
+                let listing = self.reserve_restored(Mode::Pty, listing::pty_cost(&spec, command_bytes(command)));
                 let handle =
                     PtyHandle::restore(*terminal, master, screen, self.config.clone(), rebuilder, Some(gate.clone()))
                         .map_err(failed)?;
@@ -232,15 +234,15 @@ impl ProcessService {
                     },
                     command_bytes(&pipe.command),
                 );
-                let listing = self.reserve_restored(cost);
+                let listing = self.reserve_restored(Mode::Pipe, cost);
                 let handle = PipeHandle::restore(*pipe, fds.0, fds.1, self.metadata.clone()).map_err(failed)?;
                 Ok(Entry { process: Process::Pipe(Arc::new(handle)), _listing: listing })
             }
         }
     }
 
-    fn reserve_restored(&self, bytes: usize) -> Reservation {
-        self.listing.reserve_restored(bytes)
+    fn reserve_restored(&self, mode: Mode, bytes: usize) -> Reservation {
+        self.listing(mode).reserve_restored(bytes)
     }
 }
 

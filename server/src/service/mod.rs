@@ -6,6 +6,7 @@ mod handover;
 mod kinds;
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -49,8 +50,11 @@ pub struct ProcessService {
     next_id: AtomicU64,
     /// What the live pipe processes' metadata holds together (at most `MAX_TOTAL_METADATA_BYTES`).
     metadata: Arc<MetadataBudget>,
-    /// What the live processes' infos may take in `list` together (at most `MAX_TOTAL_INFO_BYTES`).
-    listing: Arc<ListingBudget>,
+    /// What the live terminals' infos may take in `list` together (at most `MAX_PTY_INFO_BYTES`, or the
+    /// config's smaller `pty_listing_bytes`).
+    pty_listing: Arc<ListingBudget>,
+    /// What the live pipe processes' infos may take in `list` together (at most `MAX_PIPE_INFO_BYTES`).
+    pipe_listing: Arc<ListingBudget>,
     /// Ordered by id, which is creation order. `None` once shut down: nothing more is created.
     processes: Mutex<Option<BTreeMap<u64, Entry>>>,
     /// Told of every start and reap.
@@ -62,11 +66,13 @@ pub struct ProcessService {
 impl ProcessService {
     /// An empty service whose terminals use `config`.
     pub fn new(config: TerminalConfig) -> ProcessService {
+        let pty_listing = Arc::new(ListingBudget::new(config.pty_listing_bytes.min(listing::MAX_PTY_INFO_BYTES)));
         ProcessService {
             config,
             next_id: AtomicU64::new(1),
             metadata: Arc::new(MetadataBudget::new()),
-            listing: Arc::new(ListingBudget::default()),
+            pty_listing,
+            pipe_listing: Arc::new(ListingBudget::new(listing::MAX_PIPE_INFO_BYTES)),
             processes: Mutex::new(Some(BTreeMap::new())),
             hook: None,
             protected: None,
@@ -150,10 +156,10 @@ impl ProcessService {
         Ok(info)
     }
 
-    /// Starts a terminal, after checking its spec and reserving its share of `list` (`MAX_TOTAL_INFO_BYTES`).
+    /// Starts a terminal, after checking its spec and reserving its share of `list` (`MAX_PTY_INFO_BYTES`).
     pub fn create_pty(&self, spec: PtySpec) -> Result<ProcessInfo, ServiceError> {
         let command_bytes = crate::terminal::validate(&spec)?;
-        let listing = self.listing.reserve(listing::pty_cost(&spec, command_bytes))?;
+        let listing = self.pty_listing.reserve(listing::pty_cost(&spec, command_bytes))?;
         let config = self.config.clone();
         // A create that asked for shell integration knows the `commands` feature: its answer has `pty.shell`.
         let opt_ins = OptIns { commands: spec.shell_integration, ..OptIns::NONE };
@@ -168,14 +174,22 @@ impl ProcessService {
         if let Some(dir) = &self.protected {
             crate::pipe::check_outside(&spec.output_path, dir)?;
         }
-        let listing = self.listing.reserve(listing::pipe_cost(&spec, command_bytes))?;
+        let listing = self.pipe_listing.reserve(listing::pipe_cost(&spec, command_bytes))?;
         let budget = self.metadata.clone();
         self.create(listing, OptIns::NONE, |id| Ok(Process::Pipe(Arc::new(PipeHandle::spawn(id, spec, budget)?))))
     }
 
-    /// The bytes of `list` the live processes have reserved together.
-    pub fn listing_bytes(&self) -> usize {
-        self.listing.used()
+    /// The bytes of `list` the live processes of `mode` have reserved together.
+    pub fn listing_bytes(&self, mode: Mode) -> usize {
+        self.listing(mode).used()
+    }
+
+    /// The listing budget of `mode`.
+    fn listing(&self, mode: Mode) -> &Arc<ListingBudget> {
+        match mode {
+            Mode::Pty => &self.pty_listing,
+            Mode::Pipe => &self.pipe_listing,
+        }
     }
 
     /// The metadata bytes the live pipe processes hold together.
@@ -225,14 +239,34 @@ impl ProcessService {
 
     /// [`Self::list`] with the members of the features `opt_ins` names in each process.
     pub fn list_with(&self, mode: Mode, opt_ins: OptIns) -> Vec<ProcessInfo> {
-        let processes: Vec<_> = self
-            .processes()
-            .iter()
-            .flat_map(|p| p.values().map(|e| &e.process).filter(|p| p.mode() == mode).cloned())
-            .collect();
+        self.list_page(mode, opt_ins, None, None).0
+    }
+
+    /// One page of [`Self::list_with`] (SPEC D17): the processes of `mode` whose id is greater than `after`
+    /// (all without it), at most `limit` of them (all without it), and when more of the mode follow, the id to
+    /// ask the next page after (the page's last). Only the page's terminals are asked for their info, all at
+    /// once against one [`INFO_TIMEOUT`].
+    pub fn list_page(
+        &self,
+        mode: Mode,
+        opt_ins: OptIns,
+        after: Option<u64>,
+        limit: Option<usize>,
+    ) -> (Vec<ProcessInfo>, Option<u64>) {
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let limit = limit.unwrap_or(usize::MAX);
+        let (page, more) = {
+            let processes = self.processes();
+            let mut of_mode = processes
+                .iter()
+                .flat_map(|p| p.range((from, Bound::Unbounded)).map(|(_, e)| &e.process).filter(|p| p.mode() == mode));
+            let page: Vec<Process> = of_mode.by_ref().take(limit).cloned().collect();
+            (page, of_mode.next().is_some())
+        };
+        let next = if more { page.last().map(Process::id) } else { None };
         let deadline = Instant::now() + INFO_TIMEOUT;
-        let asked: Vec<_> = processes.iter().map(|p| p.ask_info(deadline, opt_ins)).collect();
-        asked.into_iter().map(InfoAsked::answer).collect()
+        let asked: Vec<_> = page.iter().map(|p| p.ask_info(deadline, opt_ins)).collect();
+        (asked.into_iter().map(InfoAsked::answer).collect(), next)
     }
 
     /// Removes a process of either kind, kills it (and its process group) and joins its threads; a pipe

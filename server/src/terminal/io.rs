@@ -196,7 +196,9 @@ pub(crate) fn reader(
         }
     };
     let mut file = std::fs::File::from(master);
-    let mut buffer = vec![0u8; READ_CHUNK_BYTES];
+    // Held only while output keeps coming: a read that leaves the PTY drained gives it back, so an idle
+    // terminal's reader holds no buffer (8 KiB of its memory, issue 31), and the next read takes a new one.
+    let mut kept: Option<Vec<u8>> = None;
     loop {
         // A hang-up still lets the read report the end of the output (EOF or EIO).
         match wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLIN) {
@@ -208,19 +210,27 @@ pub(crate) fn reader(
             Ready::Yes | Ready::HungUp => {}
         }
         holds.set(true);
-        match file.read(&mut buffer) {
+        let buffer = kept.get_or_insert_with(|| vec![0u8; READ_CHUNK_BYTES]);
+        match file.read(buffer) {
             Ok(0) => {
                 send(&output, &stop, ReaderOutput::End);
                 return;
             }
             Ok(n) => {
-                let sent = send(&output, &stop, ReaderOutput::Chunk(buffer[..n].to_vec(), Instant::now()));
+                let chunk = buffer[..n].to_vec();
+                if n < READ_CHUNK_BYTES {
+                    kept = None;
+                }
+                let sent = send(&output, &stop, ReaderOutput::Chunk(chunk, Instant::now()));
                 holds.set(false);
                 if !sent {
                     return;
                 }
             }
-            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => holds.set(false),
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                kept = None;
+                holds.set(false);
+            }
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => holds.set(false),
             // Linux reports the closed slave side of a PTY as EIO: that is the end of the output.
             Err(error) if error.raw_os_error() == Some(Errno::EIO as i32) => {

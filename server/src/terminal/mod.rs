@@ -47,15 +47,21 @@ use crate::process::threads::Threads;
 use crate::process::{Child, ExistingController, OptIns, ProcessSubscription, ReplayRead};
 use command::{Command, Reply};
 
-/// Requests and thread reports queued for one actor before senders wait.
-pub(crate) const ACTOR_QUEUE_COMMANDS: usize = 128;
+/// Requests and thread reports queued for one actor before senders wait (each waits within its own timeout).
+/// The queue's slots are allocated with the terminal, whether used or not (about 100 bytes each): 32 keeps an
+/// idle terminal's share at about 3 KiB (128 took 13 KiB of the 105 an idle terminal cost, issue 31), and a
+/// terminal seldom has more than a few requests in flight.
+pub(crate) const ACTOR_QUEUE_COMMANDS: usize = 32;
 
 /// Output chunks (of at most 8 KiB) queued from the reader to the actor before the reader, and so the child,
 /// waits. A separate queue, so requests are still handled while output is held back.
 pub const OUTPUT_QUEUE_CHUNKS: usize = 64;
 
-/// Chunks of input and replies queued for the writer before the actor waits.
-pub const WRITER_QUEUE_CHUNKS: usize = 128;
+/// Chunks of input and replies queued for the writer before the actor keeps the rest itself (its pending
+/// input, bounded by `MAX_PENDING_INPUT_BYTES`). Like the command queue's, its slots are allocated with the
+/// terminal: 32 cost an idle terminal 1 KiB where 128 cost 4 (issue 31), and 256 KiB of input in flight to a
+/// child that does not read is as good as 1 MiB.
+pub const WRITER_QUEUE_CHUNKS: usize = 32;
 
 /// How long a request waits for its terminal to answer.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -91,6 +97,9 @@ pub struct TerminalConfig {
     /// How long a terminal must stay quiet before its history and replay ring are compressed
     /// ([`COMPACT_AFTER`]; the daemon's `--compress-after-ms` changes it); `None`: never.
     pub compact_after: Option<Duration>,
+    /// The terminals' listing budget in bytes: `MAX_PTY_INFO_BYTES`, or less (the daemon's hidden
+    /// `--pty-listing-bytes`, for tests that cross it without starting thousands of shells; never more).
+    pub pty_listing_bytes: usize,
 }
 
 impl Default for TerminalConfig {
@@ -103,6 +112,7 @@ impl Default for TerminalConfig {
             hangup_grace: HANGUP_GRACE,
             shell_dir: None,
             compact_after: Some(COMPACT_AFTER),
+            pty_listing_bytes: crate::listing::MAX_PTY_INFO_BYTES,
         }
     }
 }

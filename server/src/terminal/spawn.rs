@@ -2,18 +2,17 @@
 //! `create_pty` request.
 //!
 //! The PTY is opened with `posix_openpt` (close-on-exec from the start) and the child started with
-//! `std::process::Command`, whose `pre_exec` makes it a session leader with the PTY as its controlling
-//! terminal, default signal dispositions and an empty signal mask. (portable-pty's spawn closes every
-//! descriptor in the child, including the pipe std uses to report a failed `exec`, so a program that cannot
-//! run would look like a running terminal.) Every descriptor the daemon opens is close-on-exec when it is
-//! created, so children inherit none of them, even children another thread starts at the same moment.
+//! `posix_spawn` (`process::sys::spawn`) as a session leader whose controlling terminal is the PTY, with default
+//! signal dispositions and an empty signal mask; a program that cannot run is the spawn's error, never a
+//! running terminal. Every descriptor the daemon opens is close-on-exec when it is created, so children
+//! inherit none of them, even children another thread starts at the same moment.
 //!
-//! The `pre_exec` hook and the window-size `ioctl` are in `process::sys`, with every other `unsafe` call.
+//! The spawn and the window-size `ioctl` are in `process::sys`, with every other `unsafe` call.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use nix::fcntl::OFlag;
 use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
@@ -120,30 +119,33 @@ pub(crate) fn validate(spec: &PtySpec) -> Result<usize, ServiceError> {
     Ok(command_bytes)
 }
 
-/// The child's command: the daemon's environment without the `withheld` variables, overlaid with `env`, plus
-/// `TERM=xterm-256color` and `COLORTERM=truecolor` unless `env` sets them (SPEC D2). A program without a slash
-/// is looked up on the child's `PATH`. With shell integration, the `launch`'s arguments replace the request's
-/// (they include them) and zsh gets its ZDOTDIR.
-pub(crate) fn command(spec: &PtySpec, withheld: &[String], launch: Option<&Launch>) -> Command {
-    let mut command = Command::new(&spec.program);
-    for name in withheld {
-        command.env_remove(name);
+/// The child's environment: the daemon's without the `withheld` variables, overlaid with `env`, plus
+/// `TERM=xterm-256color` and `COLORTERM=truecolor` unless `env` sets them (SPEC D2); with shell integration,
+/// zsh gets its ZDOTDIR.
+pub(crate) fn environment(spec: &PtySpec, withheld: &[String], launch: Option<&Launch>) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> =
+        std::env::vars_os().filter(|(name, _)| !withheld.iter().any(|w| name.as_os_str() == w.as_str())).collect();
+    let mut set = |name: &str, value: &str| {
+        env.retain(|(old, _)| old.as_os_str() != name);
+        env.push((name.into(), value.into()));
+    };
+    for (name, value) in &spec.env {
+        set(name, value);
     }
-    let args = launch.map_or(&spec.args, |launch| &launch.args);
-    command.args(args).current_dir(&spec.cwd).envs(&spec.env);
     if let Some((name, value)) = launch.and_then(|launch| launch.env.as_ref()) {
-        command.env(name, value);
+        set(name, value);
     }
     for (key, value) in [("TERM", "xterm-256color"), ("COLORTERM", "truecolor")] {
         if !spec.env.contains_key(key) {
-            command.env(key, value);
+            set(key, value);
         }
     }
-    command
+    env
 }
 
 /// Opens a PTY of the spec's size and starts the child in it. A program that cannot be found or executed is
-/// an error, never a process.
+/// an error, never a process. A program without a slash is looked up on the child's `PATH`; with shell
+/// integration, the `launch`'s arguments replace the request's (they include them).
 /// `withheld` names variables of the daemon's environment the child does not get (unless `env` sets them).
 pub(crate) fn spawn(spec: &PtySpec, withheld: &[String], launch: Option<&Launch>) -> Result<Spawned, ServiceError> {
     validate(spec)?;
@@ -152,18 +154,19 @@ pub(crate) fn spawn(spec: &PtySpec, withheld: &[String], launch: Option<&Launch>
         return Err(fail(format!("cwd {} is not a directory", spec.cwd.display())));
     }
     let pty = open_pty(spec.cols, spec.rows).map_err(|e| fail(format!("cannot open a PTY: {e}")))?;
-    let tty = Some(pty.path.clone());
-    let stdio = || pty.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("cannot duplicate the PTY: {e}")));
-    let mut command = command(spec, withheld, launch);
-    command.stdin(stdio()?).stdout(stdio()?).stderr(stdio()?);
-    sys::setup_pty_child(&mut command);
-    let child = command.spawn().map_err(|e| fail(e.to_string()))?;
-    // The child holds the slave now; the daemon keeps only the master, so EOF arrives when the child's side
-    // closes. The std handle is dropped without waiting: the runtime waits for the pid itself.
+    let env = environment(spec, withheld, launch);
+    let child = sys::spawn::ChildSpec {
+        program: &spec.program,
+        args: launch.map_or(&spec.args, |launch| &launch.args),
+        env: &env,
+        cwd: &spec.cwd,
+        leader: sys::spawn::Leader::Session { tty: &pty.path },
+    };
+    let pid = sys::spawn::spawn(&child).map_err(|e| fail(e.to_string()))?;
+    // The child opened the slave itself; the daemon keeps only the master, so EOF arrives when the child's
+    // side closes. The runtime waits for the pid itself.
     drop(pty.slave);
-    let pid = child.id();
-    drop(child);
-    Ok(Spawned { master: pty.master, tty, pid })
+    Ok(Spawned { master: pty.master, tty: Some(pty.path), pid })
 }
 
 /// A freshly opened PTY pair.

@@ -12,6 +12,7 @@ mod faults;
 mod guardian;
 mod jobs;
 mod limits;
+mod listing;
 mod long_lived;
 mod newcomer;
 mod ownership;

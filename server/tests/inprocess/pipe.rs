@@ -620,7 +620,7 @@ fn the_metadata_of_all_pipe_processes_shares_one_budget() {
     assert_eq!(service.get(fifth).unwrap().pipe.unwrap().metadata, small);
     assert_eq!(service.metadata_bytes(), 4 * size + small_size);
     // `list` still fits in one frame.
-    let list = serde_json::to_vec(&Response::Processes { processes: service.list(Mode::Pipe) }).unwrap();
+    let list = serde_json::to_vec(&Response::Processes { processes: service.list(Mode::Pipe), next: None }).unwrap();
     assert!(list.len() <= MAX_FRAME_BYTES, "list is {} bytes", list.len());
     // Terminating a process releases its share.
     service.terminate(ids[0]).expect("terminate");

@@ -157,8 +157,13 @@ pub(crate) fn route(state: &DaemonState, incoming: Incoming, channel: Channel) -
                 PipeSpec { program, args, cwd: cwd.into(), env, group_id, output_path: output_path.into(), metadata };
             reply(service.create_pipe(spec).map(|process| Response::Created { process }))
         }
-        (Channel::Ordinary, Request::List { mode, features }) => {
-            reply(opt_ins(&features).map(|opt_ins| Response::Processes { processes: service.list_with(mode, opt_ins) }))
+        (Channel::Ordinary, Request::List { mode, features, after, limit }) => {
+            reply(opt_ins(&features).map(|opt_ins| {
+                // Paged when either member is there (SPEC D17); a request without them gets every process, no `next`.
+                let limit = limit.map(|limit| usize::try_from(limit.get()).unwrap_or(usize::MAX));
+                let (processes, next) = service.list_page(mode, opt_ins, after, limit);
+                Response::Processes { processes, next }
+            }))
         }
         (Channel::Ordinary, Request::Get { id, features }) => reply(
             opt_ins(&features)

@@ -1,4 +1,4 @@
-//! An in-place upgrade of a terminal whose history and replay ring are compressed (issue 31, SPEC D17): the
+//! An in-place upgrade of a terminal whose history and replay ring are compressed (issue 31, SPEC D18): the
 //! screen file is written from the compressed ring and history, and the new image shows the same screen and
 //! replays the same bytes.
 
