@@ -9,6 +9,11 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     init_logging();
+    // Before any thread allocates: freed buffers of 128 KiB or more go back to the kernel (vt/src/allocator.rs),
+    // so a quiet daemon's memory comes back down after a large replay or snapshot.
+    if !opencode_pty_vt::return_freed_buffers() {
+        tracing::warn!("the allocator refused a fixed mmap threshold: freed large buffers may stay resident");
+    }
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,

@@ -9,7 +9,8 @@
 //! what a checkpoint leaves out to stay under its limit; `tail` the exact part emitted only as far as the limit
 //! reaches; `emit` cell-exact emission of rows and `sgr` the styles it sets; `compress` compression of a quiet
 //! terminal's history; `inspect` cell-level reads used to compare two terminals; `snapshot` libghostty's binary
-//! snapshot (a scratch copy, and a terminal handed to another process); `pages` libghostty's page memory.
+//! snapshot (a scratch copy, and a terminal handed to another process); `pages` libghostty's page memory;
+//! `allocator` the C allocator's threshold that lets freed large buffers leave the process.
 //!
 //! Linking this crate defines the process's `madvise`, `mmap64`, `munmap` and `mremap` (not part of its Rust
 //! API): they zero recycled pages in place and populate new ones only while a thread is inside libghostty and
@@ -22,6 +23,7 @@
 #[cfg(test)]
 extern crate self as opencode_pty_vt;
 
+mod allocator;
 mod callbacks;
 mod checkpoint;
 mod colors;
@@ -41,6 +43,7 @@ mod snapshot;
 mod tail;
 mod terminal;
 
+pub use allocator::{MMAP_THRESHOLD_BYTES, return_freed_buffers};
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
 pub use checkpoint::{EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, MAX_CHECKPOINT_BYTES};
 pub use colors::Rgb;

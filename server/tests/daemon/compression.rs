@@ -75,3 +75,58 @@ fn a_terminal_quiet_for_the_delay_gives_its_memory_back_and_its_subscription_goe
     assert!(lines.len() > 9_000, "the history is all there: {} lines", lines.len());
     daemon.request(json!({"op": "terminate", "id": id}));
 }
+
+/// Four terminals of log text, quiet and compressed, attached again and again (a replay from their first byte
+/// and a snapshot each time, as a client restoring them does): once quiet again, the daemon's memory comes
+/// back down to where it was, every time (the reads' large buffers leave the process when freed,
+/// `vt/src/allocator.rs`, and the terminals are compressed again).
+#[test]
+fn attaching_again_and_again_to_quiet_terminals_leaves_the_memory_where_it_was() {
+    let daemon = Daemon::start_with(&["--compress-after-ms", "300"]);
+    let _owner = daemon.own();
+    let line = |n: u64| format!("line {n}: some words of a log line, with numbers 12345\r\n").len() as u64;
+    let printed: u64 = (1..=60_000).map(line).sum();
+    let script = "seq -f 'line %g: some words of a log line, with numbers 12345' 1 60000; exec sleep 600";
+    let ids: Vec<u64> = (0..4)
+        .map(|_| {
+            let created = daemon.request(create_sh(script));
+            created["process"]["id"].as_u64().unwrap_or_else(|| panic!("created: {created}"))
+        })
+        .collect();
+    for &id in &ids {
+        support::eventually("the terminal prints everything", || {
+            let got = daemon.request(json!({"op": "get", "id": id}));
+            (got["process"]["output_tail"].as_u64() == Some(printed)).then_some(())
+        });
+    }
+    // Quiet: the four compressed, the lowest the memory gets.
+    let settled = || {
+        let mut last = rss_kib(daemon.pid());
+        support::eventually("the memory settles", || {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let now = rss_kib(daemon.pid());
+            let settled = now + 64 >= last;
+            last = now.min(last);
+            settled.then_some(now)
+        })
+    };
+    let quiet = settled();
+    for round in 0..4 {
+        for &id in &ids {
+            let (stream, attached) = daemon.subscribe(id, &format!("again-{round}"), "observer");
+            assert_eq!(attached["type"], "attached", "{attached}");
+            let snapshot = daemon.request(json!({"op": "snapshot", "id": id}));
+            assert_eq!(snapshot["type"], "snapshot", "{snapshot}");
+            drop(stream);
+        }
+        let bound = quiet + 4 * 1024;
+        let again = support::eventually("the memory comes back down", || {
+            let now = rss_kib(daemon.pid());
+            (now <= bound).then_some(now)
+        });
+        eprintln!("round {round}: quiet {quiet} KiB, quiet again {again} KiB");
+    }
+    for id in ids {
+        daemon.request(json!({"op": "terminate", "id": id}));
+    }
+}
