@@ -43,6 +43,8 @@ pub const SETTLE_LIMIT: Duration = Duration::from_secs(10);
 pub struct Settled {
     /// The daemon's RSS at the last reading, in KiB.
     pub rss_kib: u64,
+    /// Its anonymous part at the last reading, in KiB.
+    pub anon_kib: u64,
     /// How long it waited.
     pub waited: Duration,
     /// Whether the RSS stopped falling (`false`: still falling at the limit).
@@ -140,7 +142,8 @@ impl Daemon {
         let mut last_fall = started;
         loop {
             tokio::time::sleep(SETTLE_POLL).await;
-            let rss_kib = self.status()?.rss_kib;
+            let status = self.status()?;
+            let (rss_kib, anon_kib) = (status.rss_kib, status.anon_kib);
             let now = Instant::now();
             if rss_kib + SETTLE_SLACK_KIB < lowest {
                 last_fall = now;
@@ -149,7 +152,7 @@ impl Daemon {
             let waited = now - started;
             let steady = waited >= delay + SETTLE_STEADY && now - last_fall >= SETTLE_STEADY;
             if steady || waited >= limit {
-                return Ok(Settled { rss_kib, waited, steady });
+                return Ok(Settled { rss_kib, anon_kib, waited, steady });
             }
         }
     }

@@ -115,6 +115,38 @@ pub(crate) fn log_text(seed: u64, bytes: usize) -> Vec<u8> {
     out
 }
 
+/// Appends one plain log line: a timestamp and words of the same vocabulary with small numbers, no colour and
+/// no non-ASCII text (what a build or a service usually prints), ending with CRLF.
+pub(crate) fn push_plain_line(rng: &mut Rng, number: u64, out: &mut Vec<u8>) {
+    let (h, m, s, ms) = ((number / 3_600_000) % 24, (number / 60_000) % 60, (number / 1000) % 60, number % 1000);
+    out.extend_from_slice(format!("2026-01-01T{h:02}:{m:02}:{s:02}.{ms:03}Z").as_bytes());
+    for _ in 0..4 + rng.below(10) {
+        out.push(b' ');
+        if rng.below(4) == 0 {
+            out.extend_from_slice(rng.below(1000).to_string().as_bytes());
+        } else {
+            out.extend_from_slice(WORDS[usize::try_from(rng.below(WORDS.len() as u64)).unwrap_or(0)].as_bytes());
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// At most `bytes` of whole plain log lines from `seed` ([`push_plain_line`]).
+pub(crate) fn plain_log_text(seed: u64, bytes: usize) -> Vec<u8> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::with_capacity(bytes + 256);
+    let mut line = Vec::with_capacity(256);
+    for number in 0.. {
+        line.clear();
+        push_plain_line(&mut rng, number, &mut line);
+        if out.len() + line.len() > bytes {
+            break;
+        }
+        out.extend_from_slice(&line);
+    }
+    out
+}
+
 /// Exactly `lines` log lines from `seed`.
 pub(crate) fn log_lines(seed: u64, lines: u64) -> Vec<u8> {
     let mut rng = Rng::new(seed);

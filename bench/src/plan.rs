@@ -164,6 +164,8 @@ pub(crate) struct Files {
     pub scale: PathBuf,
     /// Log text of `Plan::memory_bytes`.
     pub memory: PathBuf,
+    /// `Plan::memory_bytes` of plain log text (no colour, ASCII: `data::plain_log_text`).
+    pub plain: PathBuf,
     /// `Plan::pipe_bytes` of log text (the ingest text repeated).
     pub pipe: PathBuf,
     /// Exactly `Plan::history_lines` lines.
@@ -198,6 +200,11 @@ impl Context {
                 work,
                 "memory.log",
                 &data::log_text(SEED ^ 2, usize::try_from(plan.memory_bytes)?),
+            )?,
+            plain: data::write_file(
+                work,
+                "plain.log",
+                &data::plain_log_text(SEED ^ 5, usize::try_from(plan.memory_bytes)?),
             )?,
             pipe: data::write_repeated(work, "pipe.log", &ingest, plan.pipe_bytes)?,
             history: data::write_file(work, "history.log", &data::log_lines(SEED ^ 3, plan.history_lines))?,

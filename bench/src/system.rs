@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 pub struct ProcStatus {
     /// Resident set size (`VmRSS`), in KiB.
     pub rss_kib: u64,
+    /// The anonymous part of it (`RssAnon`: heap, stacks, the emulators' pages; not the binary's and the
+    /// libraries' pages, which the first use of a code path brings in and the page cache shares), in KiB.
+    pub anon_kib: u64,
     /// Threads (`Threads`).
     pub threads: u64,
 }
@@ -21,7 +24,11 @@ pub struct ProcStatus {
 /// Reads `/proc/PID/status`.
 pub fn status(pid: u32) -> Result<ProcStatus> {
     let text = proc_status(pid)?;
-    Ok(ProcStatus { rss_kib: status_field(&text, "VmRSS:")?, threads: status_field(&text, "Threads:")? })
+    Ok(ProcStatus {
+        rss_kib: status_field(&text, "VmRSS:")?,
+        anon_kib: status_field(&text, "RssAnon:")?,
+        threads: status_field(&text, "Threads:")?,
+    })
 }
 
 /// The highest resident memory the process `pid` has had (`VmHWM`), in KiB.

@@ -43,7 +43,7 @@ mod snapshot;
 mod tail;
 mod terminal;
 
-pub use allocator::{MMAP_THRESHOLD_BYTES, return_freed_buffers};
+pub use allocator::{MMAP_THRESHOLD_BYTES, TRIM_INTERVAL, return_freed_buffers, trim_free_memory};
 pub use callbacks::MAX_PENDING_REPLY_BYTES;
 pub use checkpoint::{EXACT_HISTORY_ROWS, GAP_CHECKED_ROWS, MAX_CHECKPOINT_BYTES};
 pub use colors::Rgb;

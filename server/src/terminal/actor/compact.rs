@@ -172,6 +172,9 @@ impl Actor {
                     self.compaction.counts.passes += 1;
                     self.compaction.counts.compressed = true;
                     self.compaction.counts.ring_bytes = self.replay.memory_bytes();
+                    // What the pass freed below the allocator's mmap threshold leaves the process too (at most
+                    // once a second for the whole daemon).
+                    opencode_pty_vt::trim_free_memory();
                 }
             }
             State::Until(_) | State::Idle => {}
