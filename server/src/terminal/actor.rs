@@ -67,7 +67,7 @@ pub const MAX_PENDING_INPUT_BYTES: usize = 4 * 1024 * 1024;
 pub(super) const MAX_DEFERRED_COMMANDS: usize = 128;
 
 /// Input and replies are handed to the writer in chunks of at most this many bytes, so the writer's queue
-/// (`WRITER_QUEUE_CHUNKS` chunks) holds at most 1 MiB beyond [`MAX_PENDING_INPUT_BYTES`].
+/// (`WRITER_QUEUE_CHUNKS` chunks) holds at most 256 KiB beyond [`MAX_PENDING_INPUT_BYTES`].
 pub(super) const WRITE_CHUNK_BYTES: usize = 8 * 1024;
 
 use crate::time::now_ms;

@@ -232,3 +232,30 @@ fn reads_within_the_quiet_delay_put_compression_off() {
     assert!(counts.emulator_steps >= 1, "{counts:?}");
     handle.terminate();
 }
+
+/// A terminal whose output is held back (its controller reads nothing, so the child blocks on a full PTY) is
+/// not quiet, however long nothing new is processed: it is not compressed meanwhile.
+#[test]
+fn output_held_back_by_a_stalled_controller_is_not_quiet() {
+    let config = TerminalConfig { compact_after: Some(Duration::from_millis(300)), ..TerminalConfig::default() };
+    let handle = PtyHandle::spawn(1, sh("while :; do seq 1 1000; done"), config).expect("spawn");
+    // The controller's channel is never read: the terminal falls behind it, then holds its output back.
+    let _controller =
+        handle.subscribe(0, "stalled".into(), Role::Controller, ExistingController::Refuse).expect("subscribe");
+    let deadline = Instant::now() + WAIT;
+    let mut last = handle.info().output_tail;
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let tail = handle.info().output_tail;
+        if tail == last && tail > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the output never stopped for the stalled controller");
+        last = tail;
+    }
+    // Five quiet delays without a processed byte: still nothing compressed.
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert_eq!(handle.info().output_tail, last, "the output stayed held back");
+    assert_eq!(handle.compaction().unwrap().emulator_steps, 0, "compressed while its output was held back");
+    handle.terminate();
+}

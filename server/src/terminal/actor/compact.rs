@@ -66,6 +66,9 @@ enum State {
     Until(Instant),
     /// Quiet long enough: steps remain, of this part.
     Stepping(Part),
+    /// Compressed; the allocator's trim was refused (another terminal's ran within `TRIM_INTERVAL`, perhaps
+    /// before this pass freed its memory): asked again then, once.
+    TrimAt(Instant),
     /// Nothing left to compress until the terminal does something (or compression is off).
     Idle,
 }
@@ -106,7 +109,7 @@ impl Compaction {
     /// remain (so a step is taken only when nothing else is ready).
     pub(super) fn deadline(&self, now: Instant) -> Option<Instant> {
         match self.state {
-            State::Until(at) => Some(at),
+            State::Until(at) | State::TrimAt(at) => Some(at),
             State::Stepping(_) => Some(now),
             State::Idle => None,
         }
@@ -128,25 +131,38 @@ impl Actor {
     /// Whether the terminal's compression has a step or a delay due at `now`; if so, takes one step.
     pub(super) fn compact_if_due(&mut self, now: Instant) {
         let state = self.compaction.state;
+        if matches!(state, State::Until(at) if now >= at) || matches!(state, State::Stepping(_)) {
+            // Output held back (waiting for a turn, or for a controller that is behind) is not quiet: the
+            // child is blocked on it, and what a pass compressed now it would soon push out of the ring.
+            if self.held.is_some() || !self.reader_queue.is_empty() {
+                self.compaction.touched(now);
+                return;
+            }
+        }
         match state {
             State::Until(at) if now >= at => {
                 self.compaction.state = State::Stepping(Part::Emulator);
-                self.compact_step();
+                self.compact_step(now);
             }
-            State::Stepping(_) => self.compact_step(),
-            State::Until(_) | State::Idle => {}
+            State::Stepping(_) => self.compact_step(now),
+            State::TrimAt(at) if now >= at => {
+                // Whether this one runs or another ran within the interval, it ran after this pass ended.
+                opencode_pty_vt::trim_free_memory();
+                self.compaction.state = State::Idle;
+            }
+            State::Until(_) | State::TrimAt(_) | State::Idle => {}
         }
     }
 
     /// One step: one page of the emulator's history while any remains, then one block of the ring.
-    fn compact_step(&mut self) {
+    fn compact_step(&mut self, now: Instant) {
         match self.compaction.state {
             State::Stepping(Part::Emulator) => {
                 // A restored terminal's emulator is still being rebuilt elsewhere: the blank one holds nothing,
                 // and the rebuilt one re-arms the delay when it comes.
                 if !self.compaction.emulator_supported || self.rebuilding() || !self.compaction.step_allowed() {
                     self.compaction.state = State::Stepping(Part::Ring);
-                    return self.compact_step();
+                    return self.compact_step(now);
                 }
                 self.compaction.counts.emulator_steps += 1;
                 match self.vt.compress(CompressionMode::Incremental) {
@@ -168,16 +184,19 @@ impl Actor {
                 self.compaction.counts.ring_steps += 1;
                 // One block of the ring's older bytes (`replay/blocks.rs`); bounded by the ring's own size.
                 if !self.replay.compress_step() {
-                    self.compaction.state = State::Idle;
                     self.compaction.counts.passes += 1;
                     self.compaction.counts.compressed = true;
                     self.compaction.counts.ring_bytes = self.replay.memory_bytes();
                     // What the pass freed below the allocator's mmap threshold leaves the process too (at most
-                    // once a second for the whole daemon).
-                    opencode_pty_vt::trim_free_memory();
+                    // once a second for the whole daemon; refused, asked again once the interval is over).
+                    self.compaction.state = if opencode_pty_vt::trim_free_memory() {
+                        State::Idle
+                    } else {
+                        State::TrimAt(now + opencode_pty_vt::TRIM_INTERVAL)
+                    };
                 }
             }
-            State::Until(_) | State::Idle => {}
+            State::Until(_) | State::TrimAt(_) | State::Idle => {}
         }
     }
 }
