@@ -133,8 +133,28 @@ pub(super) async fn wait_ready(subscription: &mut Subscription) -> Result<()> {
     tokio::time::timeout(ECHO_TIMEOUT, wait).await.context("the echo terminal never got ready")?
 }
 
-/// One round trip: `input` of `byte`, until it comes back; milliseconds.
+/// One round trip: `input` of `byte`, until it comes back; milliseconds. Any other output first is an error.
 pub(super) async fn echo(client: &Client, id: u64, subscription: &mut Subscription, byte: u8) -> Result<f64> {
+    round_trip(client, id, subscription, byte, Other::Refused).await
+}
+
+/// Output other than the echo while waiting for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Other {
+    /// An error: the child echoes nothing else (`cat` in raw mode).
+    Refused,
+    /// Skipped: a shell's replayed prompt, or what it printed first.
+    Skipped,
+}
+
+/// `input` of `byte` as the controller, until output holding it comes back; milliseconds.
+pub(super) async fn round_trip(
+    client: &Client,
+    id: u64,
+    subscription: &mut Subscription,
+    byte: u8,
+    other: Other,
+) -> Result<f64> {
     let data = [byte];
     let started = Instant::now();
     let send = client.input(id, ATTACHMENT, DEFAULT_COLS, DEFAULT_ROWS, &data);
@@ -142,8 +162,10 @@ pub(super) async fn echo(client: &Client, id: u64, subscription: &mut Subscripti
         loop {
             match subscription.next().await.context("the subscription ended")?? {
                 Event::Output { bytes, .. } if bytes.contains(&byte) => return anyhow::Ok(started.elapsed()),
-                Event::Output { bytes, .. } => bail!("unexpected output {bytes:?} while waiting for {byte}"),
-                Event::Message(_) | Event::Resumed(_) => {}
+                Event::Output { bytes, .. } if other == Other::Refused => {
+                    bail!("unexpected output {bytes:?} while waiting for {byte}")
+                }
+                Event::Output { .. } | Event::Message(_) | Event::Resumed(_) => {}
             }
         }
     };

@@ -7,7 +7,7 @@ use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use opencode_pty_client::{Client, CreatePty, DEFAULT_COLS, DEFAULT_ROWS, Event, Mode, Role, Subscription};
+use opencode_pty_client::{Client, CreatePty, Event, Mode, Role, Subscription};
 
 use super::echo::{self, ATTACHMENT, READY};
 use crate::daemon::{self, Daemon};
@@ -183,21 +183,5 @@ async fn echo_terminal(client: &Client, cwd: &str) -> Result<u64> {
 
 /// One keystroke to an idle shell (as its controller), until its line discipline's echo comes back; ms.
 async fn keystroke(client: &Client, id: u64, subscription: &mut Subscription, byte: u8) -> Result<f64> {
-    let data = [byte];
-    let started = Instant::now();
-    let send = client.input(id, ATTACHMENT, DEFAULT_COLS, DEFAULT_ROWS, &data);
-    let receive = async {
-        loop {
-            match subscription.next().await.context("the subscription ended")?? {
-                Event::Output { bytes, .. } if bytes.contains(&byte) => return anyhow::Ok(started.elapsed()),
-                // The replay's prompt, or anything else the shell printed first.
-                Event::Output { .. } | Event::Message(_) | Event::Resumed(_) => {}
-            }
-        }
-    };
-    let (sent, received) = tokio::time::timeout(echo::ECHO_TIMEOUT, async { tokio::join!(send, receive) })
-        .await
-        .context("no echo in time")?;
-    sent?;
-    Ok(ms(received?))
+    echo::round_trip(client, id, subscription, byte, echo::Other::Skipped).await
 }
