@@ -163,17 +163,6 @@ pub(crate) fn spawn(spec: &PtySpec, withheld: &[String], launch: Option<&Launch>
         leader: sys::spawn::Leader::Session { tty: &pty.path },
     };
     let pid = sys::spawn::spawn(&child).map_err(|e| fail(e.to_string()))?;
-    // The child made the slave its controlling terminal by opening it as a new session's leader (`posix_spawn`
-    // returns once it has exec'd). Another session that took the slave first would leave it without one:
-    // Ctrl-C and job control would reach nothing, silently. Refused instead, the child killed and reaped.
-    let session = nix::sys::termios::tcgetsid(&pty.master).map(|sid| sid.as_raw());
-    if session.ok() != i32::try_from(pid).ok() {
-        crate::process::Child::new(pid).kill_and_reap();
-        return Err(fail(format!(
-            "the PTY {} did not become the child's controlling terminal ({session:?})",
-            pty.path.display()
-        )));
-    }
     // The child opened the slave itself; the daemon keeps only the master, so EOF arrives when the child's
     // side closes. The runtime waits for the pid itself.
     drop(pty.slave);
