@@ -101,12 +101,17 @@ pub(crate) fn push_line(rng: &mut Rng, number: u64, out: &mut Vec<u8>) {
 
 /// At most `bytes` of whole log lines from `seed` (never cut inside a line, an escape or a character).
 pub(crate) fn log_text(seed: u64, bytes: usize) -> Vec<u8> {
+    whole_lines(seed, bytes, push_line)
+}
+
+/// At most `bytes` of whole lines from `seed`, each written by `push`.
+fn whole_lines(seed: u64, bytes: usize, push: fn(&mut Rng, u64, &mut Vec<u8>)) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::with_capacity(bytes + 512);
     let mut line = Vec::with_capacity(512);
     for number in 0.. {
         line.clear();
-        push_line(&mut rng, number, &mut line);
+        push(&mut rng, number, &mut line);
         if out.len() + line.len() > bytes {
             break;
         }
@@ -133,18 +138,7 @@ pub(crate) fn push_plain_line(rng: &mut Rng, number: u64, out: &mut Vec<u8>) {
 
 /// At most `bytes` of whole plain log lines from `seed` ([`push_plain_line`]).
 pub(crate) fn plain_log_text(seed: u64, bytes: usize) -> Vec<u8> {
-    let mut rng = Rng::new(seed);
-    let mut out = Vec::with_capacity(bytes + 256);
-    let mut line = Vec::with_capacity(256);
-    for number in 0.. {
-        line.clear();
-        push_plain_line(&mut rng, number, &mut line);
-        if out.len() + line.len() > bytes {
-            break;
-        }
-        out.extend_from_slice(&line);
-    }
-    out
+    whole_lines(seed, bytes, push_plain_line)
 }
 
 /// Exactly `lines` log lines from `seed`.
