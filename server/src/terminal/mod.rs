@@ -436,17 +436,28 @@ impl PtyHandle {
     /// back as many requests as it keeps, then its own command queue fills, for good. Panics when that has not
     /// happened by `deadline`.
     pub(crate) fn fill_commands(&self, deadline: Instant) {
+        // About what the actor takes before it takes no more (the `attached` event takes one of the queue's
+        // places); its own queue then fills. A full queue alone does not say the actor stopped: it may only be
+        // behind the sender (by the queue's 32 places), and then it takes the rest and the queue empties. So a
+        // rename more goes in whenever there is room, until the queue has stayed full a while.
+        const SETTLED: Duration = Duration::from_millis(500);
         let taken = CONTROLLER_QUEUE_EVENTS + CONTROLLER_BACKLOG_EVENTS + actor::MAX_DEFERRED_COMMANDS;
-        for n in 0..taken + ACTOR_QUEUE_COMMANDS {
-            if n >= taken && self.commands.is_full() {
-                break;
+        let mut n = 0;
+        loop {
+            assert!(Instant::now() < deadline, "terminal {} still takes commands after {n} renames", self.id);
+            if !self.commands.is_full() {
+                let title = Some(format!("title {n}"));
+                self.send_until(deadline, |reply| Command::Rename { title, reply }).expect("queued");
+                n += 1;
+                continue;
             }
-            let title = Some(format!("title {n}"));
-            self.send_until(deadline, |reply| Command::Rename { title, reply }).expect("queued");
-        }
-        while !self.commands.is_full() {
-            assert!(Instant::now() < deadline, "terminal {} still takes commands", self.id);
-            std::thread::sleep(Duration::from_millis(5));
+            let full_since = Instant::now();
+            while self.commands.is_full() && full_since.elapsed() < SETTLED {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if n >= taken && self.commands.is_full() {
+                return;
+            }
         }
     }
 }
