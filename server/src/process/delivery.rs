@@ -220,6 +220,12 @@ impl<T: Item> Delivery<T> {
         !self.gathered.is_empty()
     }
 
+    /// Whether the connection has been handed anything it has not written yet, or anything is held for it: the
+    /// sink did not take everything at once.
+    pub(crate) fn has_handed_over(&self) -> bool {
+        self.shared.in_flight() > 0 || !self.backlog.is_empty()
+    }
+
     /// Whether anything is held behind the channel.
     pub(crate) fn is_behind(&self) -> bool {
         !self.backlog.is_empty()

@@ -45,12 +45,18 @@ impl Threads {
     }
 
     /// Ends the child's watch (a report in progress finishes first; none is made after), then joins every
-    /// thread started so far, reporting any that panicked.
+    /// thread started, reporting any that panicked: again until none is left, so a thread one of them started
+    /// before it ended (a terminal's writer, which its actor starts on demand) is joined too.
     pub(crate) fn join_all(&self) {
         drop(self.watched.lock().unwrap_or_else(|e| e.into_inner()).take());
-        let threads = std::mem::take(&mut *self.started.lock().unwrap_or_else(|e| e.into_inner()));
-        for thread in threads {
-            join_reporting(thread);
+        loop {
+            let threads = std::mem::take(&mut *self.started.lock().unwrap_or_else(|e| e.into_inner()));
+            if threads.is_empty() {
+                return;
+            }
+            for thread in threads {
+                join_reporting(thread);
+            }
         }
     }
 }

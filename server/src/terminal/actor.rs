@@ -54,6 +54,7 @@ use super::shell::{Change, Tracker};
 use super::spawn::PtySpec;
 use super::title::Titles;
 use super::turns::{Allowance, Turn, Turns};
+use super::writer::WriterStart;
 use crate::process::delivery::Delivery;
 use crate::process::ending::Ending;
 use crate::process::{Event, ExitStatus, Message, OptIns};
@@ -109,6 +110,9 @@ pub(crate) struct ActorParts {
     pub(crate) capture: Receiver<handover::HandoverRequest>,
     /// The state an upgrade's predecessor captured, for a terminal rebuilt from it.
     pub(crate) restored: Option<Restored>,
+    /// The writer thread, until the actor starts it: the first time the PTY does not take input at once
+    /// (`writer.rs`). `None` once started, or when no writer is to run (tests that take the input themselves).
+    pub(crate) writer: Option<WriterStart>,
 }
 
 /// What a terminal restored by an upgrade starts from: its state, where its screen's bytes are, and its

@@ -1,13 +1,14 @@
-//! The blocking threads around a PTY: the one reader of its output and the one writer of its input (the wait
-//! thread is `process::Child`'s), and the master as the actor writes to it itself ([`PtyMaster`], the sink of
-//! the input's delivery). Neither thread touches terminal state; they only talk to the actor, the reader
-//! through its own channel of [`ReaderOutput`], the writer as the connection side of the input's delivery.
+//! The blocking threads around a PTY: the one reader of its output (here) and the one writer of its input
+//! (`writer.rs`, started only once input must wait; the wait thread is `process::Child`'s), and the master as the
+//! actor writes to it itself ([`PtyMaster`], the sink of the input's delivery). Neither thread touches terminal
+//! state; they only talk to the actor, the reader through its own channel of [`ReaderOutput`], the writer as
+//! the connection side of the input's delivery.
 //!
 //! The master descriptor is non-blocking, and the reader and the writer wait in `poll` on it together with
 //! a stop pipe: dropping the pipe's write end wakes both, so a full PTY or a silent child never keeps a
 //! thread from stopping.
 
-use std::io::{IoSlice, Read, Write};
+use std::io::{IoSlice, Read};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,8 +18,7 @@ use crossbeam_channel::{Receiver, Sender, select};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use super::command::Command;
-use crate::process::delivery::{Recipient, Sink, write_while_taken};
+use crate::process::delivery::{Sink, write_while_taken};
 
 /// Bytes read from the PTY at a time: one live output event carries at most this much.
 pub(crate) const READ_CHUNK_BYTES: usize = 8 * 1024;
@@ -93,11 +93,11 @@ impl Handback {
         self.0.capturing.store(true, Ordering::SeqCst);
     }
 
-    fn capturing(&self) -> bool {
+    pub(super) fn capturing(&self) -> bool {
         self.0.capturing.load(Ordering::SeqCst)
     }
 
-    fn kept(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+    pub(super) fn kept(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
         self.0.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -115,7 +115,7 @@ impl Sink for PtyMaster {
 
 /// What `poll` found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ready {
+pub(super) enum Ready {
     /// The descriptor is ready for the requested events.
     Yes,
     /// The other side hung up (or the descriptor failed): reads report the end, writes cannot succeed.
@@ -127,7 +127,7 @@ enum Ready {
 }
 
 /// Waits until `fd` is ready for `events`, hangs up, or the stop pipe is closed.
-fn wait_ready(fd: &OwnedFd, stop: &OwnedFd, events: PollFlags) -> Ready {
+pub(super) fn wait_ready(fd: &OwnedFd, stop: &OwnedFd, events: PollFlags) -> Ready {
     loop {
         let mut fds = [PollFd::new(fd.as_fd(), events), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::NONE) {
@@ -241,77 +241,6 @@ pub(crate) fn reader(
                 send(&output, &stop, ReaderOutput::Failed(format!("reading the PTY failed: {error}")));
                 return;
             }
-        }
-    }
-}
-
-/// The writer thread: the writer to the PTY whenever input would block. Input and the emulator's replies
-/// arrive through one delivery, so they reach the child in the order the actor queued them. It says when it has
-/// written (or dropped) each chunk it took; only while it holds none may the actor write to the PTY itself (see
-/// `Actor::enqueue`), so the two never reorder input.
-pub(crate) fn writer(
-    master: OwnedFd,
-    stop_pipe: OwnedFd,
-    input: Recipient<Vec<u8>>,
-    commands: Sender<Command>,
-    stop: Receiver<()>,
-    handback: Handback,
-) {
-    let poll_fd = match master.try_clone() {
-        Ok(fd) => fd,
-        Err(error) => {
-            send(&commands, &stop, Command::WriterFailed(format!("cannot poll the PTY: {error}")));
-            return;
-        }
-    };
-    let mut file = std::fs::File::from(master);
-    // Captured: everything from the first byte the PTY did not take at once is kept, in order.
-    let mut keeping = false;
-    loop {
-        let bytes = select! {
-            recv(input.receiver()) -> bytes => match bytes { Ok(bytes) => bytes, Err(_) => return },
-            recv(stop) -> _ => {
-                if handback.capturing() {
-                    handback.kept().extend(input.receiver().try_iter().flatten());
-                }
-                return;
-            }
-        };
-        if keeping {
-            handback.kept().extend_from_slice(&bytes);
-            continue;
-        }
-        let mut rest = &bytes[..];
-        while !rest.is_empty() {
-            match file.write(rest) {
-                Ok(n) => rest = &rest[n..],
-                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
-                    match wait_ready(&poll_fd, &stop_pipe, PollFlags::POLLOUT) {
-                        Ready::Yes => {}
-                        // The child's side is gone: this input can never be written; drop it.
-                        Ready::HungUp => rest = &[],
-                        Ready::Stop if handback.capturing() => {
-                            handback.kept().extend_from_slice(rest);
-                            keeping = true;
-                            break;
-                        }
-                        Ready::Stop => return,
-                        Ready::Failed(errno) => {
-                            let failure = format!("polling the PTY failed: {errno}");
-                            send(&commands, &stop, Command::WriterFailed(failure));
-                            return;
-                        }
-                    }
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(error) => {
-                    send(&commands, &stop, Command::WriterFailed(format!("writing to the PTY failed: {error}")));
-                    return;
-                }
-            }
-        }
-        if !keeping {
-            input.written(1);
         }
     }
 }

@@ -1,6 +1,6 @@
-//! One PTY terminal: its four threads (actor, reader, writer, and the wait thread of `process::Child`) and the
-//! handle the service uses to talk to it. The handle only sends [`Command`]s and waits for replies; all state
-//! lives on the actor thread.
+//! One PTY terminal: its threads (actor, reader, the writer once input must wait, and the wait thread of
+//! `process::Child`) and the handle the service uses to talk to it. The handle only sends [`Command`]s and
+//! waits for replies; all state lives on the actor thread.
 
 mod actor;
 #[cfg(test)]
@@ -17,6 +17,7 @@ mod spawn;
 mod start;
 pub(crate) mod title;
 mod turns;
+mod writer;
 
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
@@ -125,7 +126,8 @@ pub struct PtyHandle {
     commands: Sender<Command>,
     /// Dropped to stop every thread: the stop channel's only sender and the stop pipe's write end.
     stop: Mutex<Option<(Sender<()>, OwnedFd)>>,
-    threads: Threads,
+    /// Shared with the actor, which starts the writer among them on demand.
+    threads: Arc<Threads>,
     /// The info the actor last published (see [`PtyHandle::last_info`]).
     last_info: Arc<Mutex<ProcessInfo>>,
     /// Disconnected once the terminal stops, which ends any request still waiting.
@@ -375,7 +377,7 @@ impl PtyHandle {
         true
     }
 
-    /// The first step of the stop: ends the four threads' work (closing the stop channel and pipe ends the
+    /// The first step of the stop: ends the threads' work (closing the stop channel and pipe ends the
     /// actor, whose one wait always includes the stop channel, the reader and the writer) and hangs up the
     /// child's session (SIGHUP and SIGCONT to the child, which a shell passes on to its jobs). False when the
     /// terminal was already being stopped. A PTY's child is always treated as ours, as it always was: the daemon
@@ -402,7 +404,7 @@ impl PtyHandle {
         self.session
     }
 
-    /// The last step: joins the four threads and reaps the child. Only after the child was killed.
+    /// The last step: joins the threads and reaps the child. Only after the child was killed.
     pub(crate) fn finish_stop(&self) {
         let child = Child::new(self.pid);
         // Without a known session, the kill of `end_session` was the group's alone; make sure of the child.

@@ -1,5 +1,5 @@
 //! How a terminal starts: a new child in a new PTY ([`PtyHandle::spawn`]), or one handed over by an upgrade
-//! (`handover.rs`), and then, either way, its four threads around the PTY master ([`PtyHandle::start`]).
+//! (`handover.rs`), and then, either way, its threads around the PTY master ([`PtyHandle::start`]).
 
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
@@ -8,6 +8,7 @@ use crossbeam_channel::{Receiver, bounded};
 use opencode_pty_protocol::ProcessInfo;
 
 use super::command::Command;
+use super::writer::WriterStart;
 use super::{
     ACTOR_QUEUE_COMMANDS, OUTPUT_QUEUE_CHUNKS, PtyHandle, PtySpec, TerminalConfig, WRITER_QUEUE_CHUNKS, actor, io,
     shell, spawn,
@@ -52,7 +53,7 @@ fn through(gate: Option<&Receiver<()>>, stop: &Receiver<()>) {
 }
 
 impl PtyHandle {
-    /// Starts `spec` in a new PTY with four threads named `opencode-pty-<role>-<id>`.
+    /// Starts `spec` in a new PTY with threads named `opencode-pty-<role>-<id>`.
     pub fn spawn(id: u64, spec: PtySpec, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
         let launch = match (spec.shell_integration, &config.shell_dir) {
             (false, _) => None,
@@ -92,8 +93,9 @@ impl PtyHandle {
         PtyHandle::start(start, config)
     }
 
-    /// Starts the four threads of a terminal whose child runs in its PTY (new, or handed over by an upgrade's
-    /// predecessor). A failure kills and reaps the child: it is never left behind.
+    /// Starts the threads of a terminal whose child runs in its PTY (new, or handed over by an upgrade's
+    /// predecessor): its actor, its reader and its child's watch; the actor starts the writer once input must
+    /// wait (`writer.rs`). A failure kills and reaps the child: it is never left behind.
     pub(super) fn start(start: Start, config: TerminalConfig) -> Result<PtyHandle, ServiceError> {
         let Start { id, pid, started_at, spec, master, tty, launch, session, replay_bytes, scrollback_lines, .. } =
             start;
@@ -124,7 +126,7 @@ impl PtyHandle {
         input_rx.offer(master.clone());
         let reader_holds = io::ReaderHolds::default();
         let handback = io::Handback::default();
-        let parts = actor::ActorParts {
+        let mut parts = actor::ActorParts {
             id,
             spec,
             pid,
@@ -143,13 +145,14 @@ impl PtyHandle {
             reader_holds: reader_holds.clone(),
             capture: capture_rx,
             restored: start.restored,
+            writer: None,
         };
         let handle = PtyHandle {
             id,
             pid,
             commands: commands.clone(),
             stop: Mutex::new(Some((stop_tx, stop_pipe_write))),
-            threads: Threads::default(),
+            threads: Arc::new(Threads::default()),
             last_info,
             stopped: stop.clone(),
             session,
@@ -159,6 +162,16 @@ impl PtyHandle {
             shell: Mutex::new(launch),
         };
         let threads = &handle.threads;
+        parts.writer = Some(WriterStart {
+            threads: threads.clone(),
+            id,
+            master: writer_fd,
+            stop_pipe: writer_stop,
+            input: input_rx,
+            commands: commands.clone(),
+            stop: stop.clone(),
+            handback,
+        });
         let result = (|| {
             let (gate, s) = (start.gate.clone(), stop.clone());
             threads.start("", "actor", id, move || {
@@ -172,8 +185,6 @@ impl PtyHandle {
                     io::reader(reader_fd, reader_stop, output, s, reader_holds)
                 })?;
             }
-            let (c, s) = (commands.clone(), stop.clone());
-            threads.start("", "writer", id, move || io::writer(writer_fd, writer_stop, input_rx, c, s, handback))?;
             child.watch(threads, id, move |end| {
                 let report = match end {
                     Ok(exit) => Command::ChildExited(exit),

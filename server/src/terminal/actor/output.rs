@@ -142,11 +142,28 @@ impl Actor {
             // Most chunks of output leave no replies: nothing to write.
             if !bytes.is_empty() {
                 self.parts.input.push(bytes);
+                self.start_writer_if_needed();
             }
             return;
         }
         for chunk in bytes.chunks(WRITE_CHUNK_BYTES) {
             self.parts.input.push(chunk.to_vec());
+        }
+        self.start_writer_if_needed();
+    }
+
+    /// Starts the writer thread the first time the delivery hands it something (the PTY did not take a chunk at
+    /// once); until then the actor writes all input itself and no writer runs (`writer.rs`). A writer that
+    /// cannot start is a failure of the terminal, as one that failed to write.
+    fn start_writer_if_needed(&mut self) {
+        if self.parts.writer.is_none() || !self.parts.input.has_handed_over() {
+            return;
+        }
+        let Some(writer) = self.parts.writer.take() else { return };
+        if let Err(error) = writer.start() {
+            // Once per terminal at most: its writer is asked for once.
+            tracing::error!(%error, "the PTY's writer thread could not start");
+            self.fail(format!("cannot start the PTY's writer: {error}"));
         }
     }
 }

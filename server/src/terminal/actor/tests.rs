@@ -57,6 +57,7 @@ fn parts(commands: Sender<Command>, stop: Receiver<()>, turns: Turns) -> (ActorP
         reader_holds: crate::terminal::io::ReaderHolds::default(),
         capture: crossbeam_channel::never(),
         restored: None,
+        writer: None,
     };
     (parts, child, writer)
 }
