@@ -40,6 +40,7 @@ mod pages;
 mod rows;
 mod sgr;
 mod snapshot;
+mod stack;
 mod tail;
 mod terminal;
 
@@ -56,6 +57,7 @@ pub use mouse::{MouseFormat, MouseTracking};
 pub use pages::{MAX_POPULATED_BYTES, MAX_ZEROED_PAGES, kernel_discards, populated_mappings, zeroed_in_place};
 pub use rows::row_json_cost;
 pub use snapshot::Detached;
+pub use stack::{STACK_RELEASE_MARGIN_BYTES, release_stack_below_caller};
 pub use terminal::{Cursor, CursorShape, CursorStyle, MAX_CONTINUATION_BYTES, ModeKind, Screen, Terminal};
 
 /// The version string the loaded library reports, e.g. `0.1.0-dev`.

@@ -171,6 +171,8 @@ fn a_compressed_terminal_answers_as_its_uncompressed_twin() {
     let kept = small.info().output_tail - small.info().output_head;
     assert!(counts.ring_steps > 3 && (counts.ring_bytes as u64) < kept * 3 / 4, "the ring is compressed: {counts:?}");
     assert_eq!(twin.compaction().unwrap(), actor::CompactionCounts::default(), "the twin compresses nothing");
+    // The pass's end gave the actor's stack below its frame back (the reads above ran on it after, and matched).
+    assert!(counts.stack_released > 64 * 1024, "the actor's stack below its frame was given back: {counts:?}");
 
     // A resize of a compressed terminal: its `resized` checkpoint and every read after it.
     passes = counts.passes;

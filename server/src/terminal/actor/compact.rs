@@ -1,7 +1,9 @@
 //! Giving a quiet terminal's memory back (issue 31): once a terminal has neither printed nor had its history
 //! read for [`COMPACT_AFTER`], its actor compresses the emulator's history (libghostty-vt's page compression,
 //! `vt/src/compress.rs`) one short step at a time, then its replay ring one block at a time (`replay/blocks.rs`,
-//! lz4), and stops until the terminal does something again.
+//! lz4), and stops until the terminal does something again. Its last step gives back the actor's own stack pages
+//! below its frame (`vt::release_stack_below_caller`: libghostty's parser's buffer) and the allocator's free
+//! memory.
 //!
 //! A step is taken only when the actor's wait finds nothing else ready (its deadline is "now" while steps
 //! remain), so output, requests and deliveries always go first and wait at most one step: one emulator page
@@ -58,6 +60,8 @@ pub(crate) struct CompactionCounts {
     pub(crate) passes: u64,
     /// Whether the terminal is compressed now: a pass ended and nothing has happened since.
     pub(crate) compressed: bool,
+    /// The bytes of the actor's stack the last pass gave back (`vt::release_stack_below_caller`'s range).
+    pub(crate) stack_released: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,6 +191,9 @@ impl Actor {
                     self.compaction.counts.passes += 1;
                     self.compaction.counts.compressed = true;
                     self.compaction.counts.ring_bytes = self.replay.memory_bytes();
+                    // The stack pages the parser left resident below the actor's waiting frames go back too
+                    // (about 20 KiB of an idle terminal's memory; the next output touches them again).
+                    self.compaction.counts.stack_released = opencode_pty_vt::release_stack_below_caller();
                     // What the pass freed below the allocator's mmap threshold leaves the process too (at most
                     // once a second for the whole daemon; refused, asked again once the interval is over).
                     self.compaction.state = if opencode_pty_vt::trim_free_memory() {
