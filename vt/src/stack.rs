@@ -3,34 +3,69 @@
 //! stack), and those pages stay resident for the thread's life although nothing uses them while the terminal is
 //! quiet: about 20 KiB of each idle terminal's memory. [`release_stack_below_caller`], called once a quiet
 //! terminal's memory has been compressed, hands them back; the next deep call finds fresh zeroed pages, a
-//! page fault each. It lives here because this crate owns how the process's pages come and go (`pages`,
+//! page fault each. A caller that is about to wait calls it last, so that only what the wait itself touches
+//! comes back. It lives here because this crate owns how the process's pages come and go (`pages`,
 //! `allocator`), and because the stack it releases is libghostty's parser's.
 
-/// Room kept below the caller's frame: the frames of this function and of the calls it makes while it
-/// releases (a few hundred bytes), with a wide margin.
-pub const STACK_RELEASE_MARGIN_BYTES: usize = 8 * 1024;
+/// Room kept below this function's frame while it releases: the return address of the system call it makes
+/// (glibc's `syscall` uses no stack of its own), with room to spare.
+pub const STACK_RELEASE_MARGIN_BYTES: usize = 256;
+
+/// Where the stack pointer may be unknown (targets other than x86-64 and AArch64), the room kept below a local
+/// of this function instead: the rest of its frame as well (a few hundred bytes in a debug build).
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const FALLBACK_MARGIN_BYTES: usize = 4096;
 
 /// Gives back the calling thread's stack pages from the lowest one up to [`STACK_RELEASE_MARGIN_BYTES`] below
-/// this call's frame (rounded down to a page); how many bytes that range spans (0 when it is empty or the stack
-/// cannot be found). Nothing live is there: every frame of this thread that is still in use lies above it, and
-/// no other thread may point into a frame that has returned. The pages read as zeros when next touched.
+/// this function's own frame (rounded down to a page); how many bytes that range spans (0 when it is empty or
+/// the stack cannot be found). Nothing live is there: every frame of this thread that is still in use lies
+/// above it (the caller's, and this function's), and no other thread may point into a frame that has returned.
+/// The pages read as zeros when next touched. A caller that is about to wait gives back everything below the
+/// wait's own frames, less what the wait itself touches.
 #[inline(never)]
 pub fn release_stack_below_caller() -> usize {
-    let marker = 0u8;
-    let here = std::hint::black_box(std::ptr::addr_of!(marker)) as usize;
     let Some(lowest) = stack_lowest_address() else { return 0 };
+    // Read after `stack_lowest_address` returned: nothing but the `madvise` call goes below it from here on.
+    let Some(bottom) = frame_bottom() else { return 0 };
     let page = page_size();
-    let Some(top) = here.checked_sub(STACK_RELEASE_MARGIN_BYTES).map(|top| top & !(page - 1)) else { return 0 };
+    let top = bottom & !(page - 1);
     if top <= lowest {
         return 0;
     }
     let len = top - lowest;
-    // Safety: [lowest, top) is this thread's own stack (from its attributes), below the frame of this call by
-    // at least the margin, so no frame in use lies in it: this function's own frame and the `madvise` call's
-    // are above `top`, and the frames that used the range have returned. Discarding private anonymous pages
-    // only makes them read as zeros when touched again, which a new frame never relies on.
-    let done = unsafe { libc::madvise(lowest as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+    // The system call itself, through `syscall` (which uses no stack beyond its return address), not the
+    // `madvise` symbol: this crate interposes that one (`pages`) with a wrapper whose frame would lie below.
+    // Safety: [lowest, top) is this thread's own stack (from its attributes), below this function's frame by
+    // at least the margin, so no frame in use lies in it: this function's own frame and the system call's
+    // return address are above `top`, and the frames that used the range have returned. Discarding private
+    // anonymous pages only makes them read as zeros when touched again, which a new frame never relies on.
+    let done = unsafe { libc::syscall(libc::SYS_madvise, lowest as *mut libc::c_void, len, libc::MADV_DONTNEED) };
     if done == 0 { len } else { 0 }
+}
+
+/// The lowest address this function's frame may use, less the margin: the stack pointer where it can be read,
+/// else a local's address less a wider margin.
+#[inline(always)]
+fn frame_bottom() -> Option<usize> {
+    let sp: usize;
+    #[cfg(target_arch = "x86_64")]
+    // Safety: reads the stack pointer into a register; touches no memory and no flags.
+    unsafe {
+        std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(target_arch = "aarch64")]
+    // Safety: reads the stack pointer into a register; touches no memory and no flags.
+    unsafe {
+        std::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    return sp.checked_sub(STACK_RELEASE_MARGIN_BYTES);
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let marker = 0u8;
+        let here = std::hint::black_box(std::ptr::addr_of!(marker)) as usize;
+        here.checked_sub(FALLBACK_MARGIN_BYTES)
+    }
 }
 
 /// The lowest usable address of the calling thread's stack (above its guard page), if the thread library

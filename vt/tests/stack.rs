@@ -72,3 +72,20 @@ fn nothing_is_released_when_the_caller_is_near_the_bottom_of_its_stack() {
     let result = thread.expect("a thread").join().expect("no fault");
     assert!(result < 64 * 1024, "{result}");
 }
+
+#[test]
+fn released_from_every_offset_within_a_page_the_caller_returns_and_runs_on() {
+    // Where the caller's frame falls within a page decides how much room its callees keep below it: calling
+    // the release from frames 48 bytes apart over two pages puts every callee (the system call's too) at the
+    // edge of the range once. A callee whose frame the range took would return through zeroed memory.
+    #[inline(never)]
+    fn at_depth(depth: usize) -> usize {
+        let pad = std::hint::black_box([depth as u8; 48]);
+        let inner = if depth == 0 { 0 } else { at_depth(depth - 1) };
+        let released = opencode_pty_vt::release_stack_below_caller();
+        assert!(released > 0, "at depth {depth}");
+        inner + usize::from(std::hint::black_box(pad)[47] == depth as u8)
+    }
+    let thread = std::thread::Builder::new().stack_size(2 << 20).spawn(|| at_depth(170));
+    assert_eq!(thread.expect("a thread").join().expect("no fault"), 171);
+}

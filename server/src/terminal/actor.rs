@@ -68,7 +68,7 @@ pub const MAX_PENDING_INPUT_BYTES: usize = 4 * 1024 * 1024;
 pub(super) const MAX_DEFERRED_COMMANDS: usize = 128;
 
 /// Input and replies are handed to the writer in chunks of at most this many bytes, so the writer's queue
-/// (`WRITER_QUEUE_CHUNKS` chunks) holds at most 256 KiB beyond [`MAX_PENDING_INPUT_BYTES`].
+/// (`WRITER_QUEUE_CHUNKS` chunks) holds at most 64 KiB beyond [`MAX_PENDING_INPUT_BYTES`].
 pub(super) const WRITE_CHUNK_BYTES: usize = 8 * 1024;
 
 use crate::time::now_ms;
@@ -226,7 +226,7 @@ enum Flow {
 /// Runs the actor until it is told to stop (the stop channel closes) or every command sender is gone.
 /// `output` carries the reader's chunks and then the end of the output, `commands` everything else.
 pub(crate) fn run(
-    mut parts: ActorParts,
+    parts: Box<ActorParts>,
     commands: Receiver<Command>,
     output: Receiver<ReaderOutput>,
     exit: Receiver<Command>,
@@ -236,18 +236,7 @@ pub(crate) fn run(
     // The coalescing window is the one timed wait on the output path: wake at its end, not up to the kernel's
     // default 50 µs slack later. Failure only leaves the default.
     let _ = nix::sys::prctl::set_timerslack(COALESCE_TIMER_SLACK_NS);
-    let restored = parts.restored.take();
-    let vt = match &restored {
-        // A blank one until the rebuilt one comes (`catch_up.rs`).
-        Some(restored) => Terminal::new(restored.state.cols, restored.state.rows, 0).ok(),
-        // Refused sizes are caught at validation; nothing sensible is left to do without one.
-        None => Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines).ok(),
-    };
-    let Some(vt) = vt else { return };
-    let mut actor = Actor::new(parts, vt, output.clone());
-    if let Some(restored) = restored {
-        actor.restore(restored);
-    }
+    let Some(mut actor) = Actor::start(parts, &output) else { return };
     let inbox = Inbox {
         commands,
         exit,
@@ -256,14 +245,32 @@ pub(crate) fn run(
         turns: actor.parts.turns.clone(),
         capture: actor.parts.capture.clone(),
     };
-    // The foreground process as the terminal starts (its child has exec'd by now), learnt before any subscriber
-    // can exist, so that the first `get` or `list` does not announce it as a change.
-    actor.refresh(OptIns::NONE);
-    actor.publish_info();
     actor.run(&inbox);
 }
 
 impl Actor {
+    /// The actor, on the heap, with its emulator (a restored terminal's blank one until the rebuilt one comes,
+    /// `catch_up.rs`) and its first info published. In a frame of its own, which has returned before the actor
+    /// first waits (see [`Actor::run`]).
+    #[inline(never)]
+    fn start(mut parts: Box<ActorParts>, output: &Receiver<ReaderOutput>) -> Option<Box<Actor>> {
+        let restored = parts.restored.take();
+        let vt = match &restored {
+            Some(restored) => Terminal::new(restored.state.cols, restored.state.rows, 0).ok(),
+            // Refused sizes are caught at validation; nothing sensible is left to do without one.
+            None => Terminal::new(parts.spec.cols, parts.spec.rows, parts.scrollback_lines).ok(),
+        }?;
+        let mut actor = Box::new(Actor::new(*parts, vt, output.clone()));
+        if let Some(restored) = restored {
+            actor.restore(restored);
+        }
+        // The foreground process as the terminal starts (its child has exec'd by now), learnt before any
+        // subscriber can exist, so that the first `get` or `list` does not announce it as a change.
+        actor.refresh(OptIns::NONE);
+        actor.publish_info();
+        Some(actor)
+    }
+
     fn new(mut parts: ActorParts, vt: Terminal, reader_queue: Receiver<ReaderOutput>) -> Actor {
         let shell = parts.shell_nonce.take().map(Tracker::new);
         let now = Instant::now();
@@ -297,6 +304,12 @@ impl Actor {
         }
     }
 
+    /// The loop. Its stack: while the terminal is quiet the thread sits in [`Self::wait`], and every page of
+    /// stack above that wait stays resident for the terminal's life, so the frames down to it are kept small
+    /// (the actor and its parts on the heap, made in a frame that has returned) and each step the wait takes
+    /// runs in a frame of its own below it (`#[inline(never)]`), whose pages are given back right before the
+    /// wait that follows a compression pass (`compact.rs`): an idle terminal's actor keeps the pages its wait
+    /// touches, not the deepest its output ever took it (issue 31).
     fn run(&mut self, inbox: &Inbox) {
         loop {
             // A batch whose time is up goes out before anything else (a busy Select could otherwise hold it).
@@ -389,6 +402,8 @@ impl Actor {
             }
             (batch, look) => Deadline::At(batch.into_iter().chain(look).min().expect("one of them is set")),
         };
+        // Last before the wait, once a compression pass has ended: the stack below goes back (`compact.rs`).
+        self.release_stack();
         let Some((ready, operation)) = waits.select(deadline) else {
             let now = Instant::now();
             if self.batch.deadline().is_some_and(|deadline| now >= deadline) {
@@ -464,6 +479,7 @@ impl Actor {
     }
 
     /// The oldest pending chunk of input and replies, into the writer's queue.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     fn hand_to_writer(&mut self, operation: SelectedOperation<'_>, writer: &Sender<Vec<u8>>) {
         // Gone: the writer stopped (it failed, and said so), and the delivery dropped what it held, which can
         // never be written.
@@ -471,6 +487,7 @@ impl Actor {
     }
 
     /// The oldest event held for a subscriber, into its channel; a subscriber that is gone is detached.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     fn deliver(&mut self, operation: SelectedOperation<'_>, target: &Pending) {
         // The deliveries were listed from the fan-out just before this wait, and nothing has changed it since.
         if let Some(gone) = self.fanout.send_held(operation, target) {
@@ -480,6 +497,7 @@ impl Actor {
 
     /// What the reader sent: a chunk goes down the output path; the end of the output (or the reader's failure,
     /// or its channel closing without either) is one ordered step.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     fn reader_output(&mut self, message: Result<ReaderOutput, RecvError>, lag: Lag) {
         let failure = match message {
             // Caught up with the reader: the chunk's window counts from its read. Behind it, from now, so chunks

@@ -170,7 +170,8 @@ fn a_compressed_terminal_answers_as_its_uncompressed_twin() {
     assert!(counts.emulator_steps > 10, "10,000 lines of history take many incremental steps: {counts:?}");
     let kept = small.info().output_tail - small.info().output_head;
     assert!(counts.ring_steps > 3 && (counts.ring_bytes as u64) < kept * 3 / 4, "the ring is compressed: {counts:?}");
-    assert_eq!(twin.compaction().unwrap(), actor::CompactionCounts::default(), "the twin compresses nothing");
+    let twin_counts = twin.compaction().unwrap();
+    assert_eq!(actor::CompactionCounts { thread: 0, ..twin_counts }, Default::default(), "the twin compresses nothing");
     // The pass's end gave the actor's stack below its frame back (the reads above ran on it after, and matched).
     assert!(counts.stack_released > 64 * 1024, "the actor's stack below its frame was given back: {counts:?}");
 
@@ -260,4 +261,71 @@ fn output_held_back_by_a_stalled_controller_is_not_quiet() {
     assert_eq!(handle.info().output_tail, last, "the output stayed held back");
     assert_eq!(handle.compaction().unwrap().emulator_steps, 0, "compressed while its output was held back");
     handle.terminate();
+}
+
+/// How many pages of thread `tid`'s stack are resident below where it waits: from its stack pointer (its
+/// `syscall` file, read while it is blocked) down to the bottom of the mapping that holds it, by the present
+/// bits of `/proc/self/pagemap`. `None` while the thread is not blocked in a system call.
+fn resident_below_wait(tid: i32) -> Option<usize> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let syscall = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).ok()?;
+    let fields: Vec<&str> = syscall.split_whitespace().collect();
+    // "NR arg1 .. arg6 SP PC" while blocked; "running" (or "-1 SP PC" between calls) otherwise.
+    if fields.len() != 9 {
+        return None;
+    }
+    let sp = usize::from_str_radix(fields[7].trim_start_matches("0x"), 16).ok()?;
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let low = maps.lines().find_map(|line| {
+        let (low, high) = line.split_whitespace().next()?.split_once('-')?;
+        let (low, high) = (usize::from_str_radix(low, 16).ok()?, usize::from_str_radix(high, 16).ok()?);
+        (low..high).contains(&sp).then_some(low)
+    })?;
+    let mut pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
+    let (first, last) = (low / 4096, sp / 4096);
+    let mut entries = vec![0u8; (last - first) * 8];
+    pagemap.seek(SeekFrom::Start(first as u64 * 8)).unwrap();
+    pagemap.read_exact(&mut entries).unwrap();
+    Some(entries.chunks(8).filter(|entry| entry[7] & 0x80 != 0).count())
+}
+
+/// A compression pass ends with the actor giving back the stack pages below its wait (the parser's 16 KiB
+/// buffer among them): once quiet, a terminal that printed a colourful history keeps none of them, where its
+/// twin that never compresses keeps them all.
+#[test]
+fn a_pass_gives_the_stack_below_the_actor_s_wait_back() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lines"), colourful_lines(3_000, 5)).unwrap();
+    // It prints once told to, so that its subscription (which reads output events, not `attached`'s replay)
+    // sees every byte as an event.
+    let script = format!("read go; cat '{}'; echo END; exec sleep 600", dir.path().join("lines").display());
+    let start = |after| {
+        let config = TerminalConfig { compact_after: after, ..TerminalConfig::default() };
+        PtyHandle::spawn(1, sh(&script), config).expect("spawn")
+    };
+    let (small, twin) = (start(Some(Duration::from_millis(100))), start(None));
+    for handle in [&small, &twin] {
+        let events = handle.subscribe(0, "probe".into(), Role::Observer, ExistingController::Refuse).unwrap();
+        handle.write(None, b"go\n".to_vec()).expect("input");
+        output_until(&events, "END");
+    }
+    let counts = compressed(&small, 0);
+    assert!(counts.stack_released > 64 * 1024, "{counts:?}");
+    let below = |handle: &PtyHandle| {
+        let thread = handle.compaction().unwrap().thread;
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(pages) = resident_below_wait(thread) {
+                return pages;
+            }
+            assert!(Instant::now() < deadline, "the actor never blocked");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    // The answer to `compaction` itself ran below the wait (a page at most) after the pass gave the rest back.
+    let (kept, twin_kept) = (below(&small), below(&twin));
+    assert!(kept <= 1, "the compressed terminal's actor keeps {kept} pages below its wait");
+    assert!(twin_kept >= 4, "the parser's buffer stays below the twin's wait: {twin_kept} pages");
+    small.terminate();
+    twin.terminate();
 }

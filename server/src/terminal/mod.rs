@@ -60,9 +60,10 @@ pub const OUTPUT_QUEUE_CHUNKS: usize = 64;
 
 /// Chunks of input and replies queued for the writer before the actor keeps the rest itself (its pending
 /// input, bounded by `MAX_PENDING_INPUT_BYTES`). Like the command queue's, its slots are allocated with the
-/// terminal: 32 cost an idle terminal 1 KiB where 128 cost 4 (issue 31), and 256 KiB of input in flight to a
-/// child that does not read is as good as 1 MiB.
-pub const WRITER_QUEUE_CHUNKS: usize = 32;
+/// terminal: 8 cost an idle terminal 0.3 KiB where 128 cost 4 (issue 31), and the queue is only used once the
+/// PTY has stopped taking input at once (a child that does not read), where 64 KiB in flight to it is as good
+/// as 1 MiB.
+pub const WRITER_QUEUE_CHUNKS: usize = 8;
 
 /// How long a request waits for its terminal to answer.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

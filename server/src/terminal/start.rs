@@ -126,7 +126,7 @@ impl PtyHandle {
         input_rx.offer(master.clone());
         let reader_holds = io::ReaderHolds::default();
         let handback = io::Handback::default();
-        let mut parts = actor::ActorParts {
+        let mut parts = Box::new(actor::ActorParts {
             id,
             spec,
             pid,
@@ -146,7 +146,7 @@ impl PtyHandle {
             capture: capture_rx,
             restored: start.restored,
             writer: None,
-        };
+        });
         let handle = PtyHandle {
             id,
             pid,

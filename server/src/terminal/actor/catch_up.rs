@@ -33,6 +33,7 @@ impl Actor {
     }
 
     /// The rebuilder handed the emulator.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn rebuilt_elsewhere(&mut self, handed: Option<Detached>) {
         if let Some(pending) = self.rebuilding.take() {
             self.rebuilt(Rebuilding::taken(handed), pending.caught_up_to);

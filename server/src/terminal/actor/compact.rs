@@ -45,6 +45,9 @@ pub(super) struct Compaction {
     pass_steps: u32,
     /// Steps taken, and passes finished, since the terminal started (for tests and the memory report).
     counts: CompactionCounts,
+    /// A pass (or the trim after it) has just ended: the actor's next wait gives back its stack below the
+    /// wait's frame first ([`Actor::release_stack`]).
+    release_stack: bool,
 }
 
 /// What a terminal's compression did (`Command::Compaction`, for tests).
@@ -62,6 +65,8 @@ pub(crate) struct CompactionCounts {
     pub(crate) compressed: bool,
     /// The bytes of the actor's stack the last pass gave back (`vt::release_stack_below_caller`'s range).
     pub(crate) stack_released: usize,
+    /// The actor's thread id, as the answer gives it (for tests that look at its stack); 0 in the counts kept.
+    pub(crate) thread: i32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +98,7 @@ impl Compaction {
             emulator_supported: true,
             pass_steps: 0,
             counts: CompactionCounts::default(),
+            release_stack: false,
         };
         compaction.touched(now);
         compaction
@@ -132,7 +138,19 @@ impl Compaction {
 }
 
 impl Actor {
+    /// After a pass, right before the actor waits: gives back its stack pages below the wait's frame
+    /// (`vt::release_stack_below_caller`), the pages the parser's 16 KiB buffer, the pass and the trim left
+    /// resident; only what the wait itself touches comes back (about 20 KiB of an idle terminal's memory; the
+    /// next output touches them again). Inlined into the wait, so that nothing lies between.
+    #[inline(always)]
+    pub(super) fn release_stack(&mut self) {
+        if std::mem::take(&mut self.compaction.release_stack) {
+            self.compaction.counts.stack_released = opencode_pty_vt::release_stack_below_caller();
+        }
+    }
+
     /// Whether the terminal's compression has a step or a delay due at `now`; if so, takes one step.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn compact_if_due(&mut self, now: Instant) {
         let state = self.compaction.state;
         if matches!(state, State::Until(at) if now >= at) || matches!(state, State::Stepping(_)) {
@@ -153,6 +171,8 @@ impl Actor {
                 // Whether this one runs or another ran within the interval, it ran after this pass ended.
                 opencode_pty_vt::trim_free_memory();
                 self.compaction.state = State::Idle;
+                // The trim went deep into the allocator: its stack pages go back too.
+                self.compaction.release_stack = true;
             }
             State::Until(_) | State::TrimAt(_) | State::Idle => {}
         }
@@ -191,9 +211,9 @@ impl Actor {
                     self.compaction.counts.passes += 1;
                     self.compaction.counts.compressed = true;
                     self.compaction.counts.ring_bytes = self.replay.memory_bytes();
-                    // The stack pages the parser left resident below the actor's waiting frames go back too
-                    // (about 20 KiB of an idle terminal's memory; the next output touches them again).
-                    self.compaction.counts.stack_released = opencode_pty_vt::release_stack_below_caller();
+                    // The stack pages the parser left resident below the actor's wait go back too, right
+                    // before it (`Actor::release_stack`).
+                    self.compaction.release_stack = true;
                     // What the pass freed below the allocator's mmap threshold leaves the process too (at most
                     // once a second for the whole daemon; refused, asked again once the interval is over).
                     self.compaction.state = if opencode_pty_vt::trim_free_memory() {

@@ -75,6 +75,7 @@ pub(crate) struct Captured {
 
 impl Actor {
     /// Carries out a capture and answers it; the actor stops after this.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn capture(&mut self, request: CaptureRequest, inbox: &Inbox) {
         let result = self.capture_state(request.stop_pipe, inbox);
         let _ = request.reply.send(result);
@@ -252,6 +253,7 @@ impl Actor {
     /// screen's bytes are), the titles, the size, the controller, the lifecycle and the shell, then the input it
     /// had not written and the output it had not processed, in that order. The emulator comes from the
     /// rebuilder (`catch_up.rs`).
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn restore(&mut self, restored: Restored) {
         let Restored { state, screen, pending } = restored;
         let capacity = state.replay.capacity.max(1);

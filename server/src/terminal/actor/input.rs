@@ -155,6 +155,7 @@ impl Actor {
 
     /// A scheduled look, when it is due (the actor's loop calls this before it waits, and after a wait that
     /// ended at the deadline).
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn look_at_input_if_due(&mut self, now: Instant) {
         if self.input.next.is_some_and(|at| now >= at) {
             self.input.looked();

@@ -53,6 +53,7 @@ impl Actor {
     }
 
     /// Fans out the pending output batch.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn flush(&mut self) {
         let batch = self.batch.take();
         self.publish_batches(batch);
@@ -70,6 +71,7 @@ impl Actor {
     }
 
     /// Writes the output gathered for direct writes to subscribers' sockets.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn write_gathered(&mut self) {
         let removed = self.fanout.flush();
         if !removed.is_empty() {

@@ -15,6 +15,7 @@ use crate::terminal::command::Command;
 impl Actor {
     /// A command from the queue: carried out now, or held back (in order; bounded, since no more commands are
     /// taken when [`MAX_DEFERRED_COMMANDS`](super::MAX_DEFERRED_COMMANDS) wait) while the controller is stalled.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn take(&mut self, command: Command, pace: Pace) {
         if pace == Pace::Stalled && !command.bypasses_stalled_controller() {
             self.deferred.push_back(command);
@@ -25,6 +26,7 @@ impl Actor {
 
     /// Carries out one command, in order (see [`Self::in_order`]). A request whose requester gave up waiting is
     /// dropped unanswered (an `Info` still refreshes the foreground process).
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn command(&mut self, command: Command) {
         if command.expired(Instant::now()) {
             // A refresh changes nothing a client asked for: done all the same, so the next `get` or `list` that
@@ -110,7 +112,10 @@ impl Actor {
                 reply.send(Ok(self.info_for(opt_ins)));
             }
             #[cfg(test)]
-            Command::Compaction { reply } => reply.send(Ok(self.compaction.counts())),
+            Command::Compaction { reply } => {
+                let thread = nix::unistd::gettid().as_raw();
+                reply.send(Ok(super::CompactionCounts { thread, ..self.compaction.counts() }))
+            }
         }
     }
 }

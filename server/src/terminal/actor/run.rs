@@ -371,6 +371,7 @@ impl Actor {
     }
 
     /// Answers `command_running` to the waiters whose deadline has come.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn runs_due(&mut self, now: Instant) {
         if self.runs.next_deadline().is_none_or(|next| next > now) {
             return;

@@ -46,6 +46,7 @@ impl Actor {
     /// Writes the screen file's snapshot and ring as they are now; the terminal runs on. Nothing is prepared
     /// while the output is inside a control sequence longer than a snapshot carries (the capture then reads it
     /// to its end) or when no memory file can be made. Answers the bytes written.
+    #[inline(never)] // a step's frame lies below the wait's (see `Actor::run`)
     pub(super) fn prepare(&mut self) -> u64 {
         self.prepared = None;
         let snapshot = match self.emulator().snapshot() {

@@ -75,7 +75,7 @@ impl Harness {
         let (parts, child, writer) = parts(commands.clone(), stop_rx, turns);
         // The child's end is sent as a command by these tests; the wait thread's channel stays empty.
         let (_exit, exit_rx) = bounded(1);
-        let thread = std::thread::spawn(move || run(parts, commands_rx, output_rx, exit_rx));
+        let thread = std::thread::spawn(move || run(Box::new(parts), commands_rx, output_rx, exit_rx));
         let output = Some(output);
         Harness { commands, output, stop: Some(stop), thread: Some(thread), child, writer }
     }
