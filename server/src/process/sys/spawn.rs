@@ -60,8 +60,22 @@ pub(crate) struct ChildSpec<'a> {
 }
 
 /// Starts the child; its pid. The errors are the system's, as `exec` reported them (a program that is not
-/// found: `ENOENT`, or `EACCES` when a candidate was found but could not be run).
+/// found: `ENOENT`, or `EACCES` when a candidate was found but could not be run), except that a working
+/// directory removed since the caller checked it says so: the child's `chdir` fails with the same `ENOENT` as
+/// a program that is not there, which would otherwise read as "not found".
 pub(crate) fn spawn(spec: &ChildSpec<'_>) -> io::Result<u32> {
+    spawn_child(spec).map_err(|error| {
+        let missing = matches!(error.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR));
+        if missing && !spec.cwd.is_dir() {
+            let message = format!("the working directory {} is gone", spec.cwd.display());
+            return io::Error::new(io::ErrorKind::NotFound, message);
+        }
+        error
+    })
+}
+
+/// [`spawn`], with the system's errors as they are.
+fn spawn_child(spec: &ChildSpec<'_>) -> io::Result<u32> {
     let argv = arguments(spec.program, spec.args)?;
     let envp: Vec<CString> = spec
         .env

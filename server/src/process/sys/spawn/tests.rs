@@ -119,3 +119,19 @@ fn a_session_child_has_the_pty_as_its_controlling_terminal() {
     assert!(text.contains(&tty.display().to_string()), "its terminal is the PTY: {text:?}");
     assert!(text.contains("leader"), "it leads its session: {text:?}");
 }
+
+#[test]
+fn a_working_directory_gone_before_the_spawn_is_named_not_taken_for_a_missing_program() {
+    // The callers check the directory first; one removed after that makes the child's `chdir` fail with the
+    // `ENOENT` of a program that is not there.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (gone, out) = (dir.path().join("gone"), dir.path().join("out"));
+    for program in ["true", "/bin/true"] {
+        let error = run(program, &[], &[], &gone, &out).expect_err("no working directory");
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
+        assert_eq!(error.to_string(), format!("the working directory {} is gone", gone.display()));
+    }
+    // A program that is not there, in a working directory that is, is still the system's own error.
+    let missing = run("no-such-program-here", &[], &[], dir.path(), &out).expect_err("not found");
+    assert_eq!(missing.raw_os_error(), Some(libc::ENOENT));
+}
