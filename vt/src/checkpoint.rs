@@ -9,7 +9,9 @@
 //!    row whose first or last cell holds only a background color (an erased colored line, which it drops),
 //!    or, in the [`GAP_CHECKED_ROWS`] rows above the exact part, with a gap (a cell without text before one
 //!    that shows something: the formatter fills gaps with spaces in the pen of the text before them and drops
-//!    background-only cells among them).
+//!    background-only cells among them). The formatter restarts a style run where one of libghostty's pages
+//!    ends; those restarts are dropped (`canonical.rs`), so the same history laid in other pages (a decoded
+//!    terminal) checkpoints to the same bytes.
 //! 2. The active area and the last [`EXACT_HISTORY_ROWS`] rows of history are emitted cell by cell
 //!    (`emit`), which reproduces gaps, background-only cells, soft wraps and spacer heads that the formatter
 //!    gets wrong.
@@ -38,6 +40,7 @@
 
 use std::io::Write;
 
+use crate::canonical;
 use crate::emit::{self, Entry};
 use crate::error::{Error, Result};
 use crate::format::{Format, Space};
@@ -324,7 +327,14 @@ impl Terminal {
             return emit::emit_rows(self, first, last + 1, total, Entry::default(), content);
         }
         let room = limit.saturating_sub(content.len());
-        let bytes = self.format_rows(Format::vt_cells(true), Space::Screen, first, last, room)?;
+        // Without the pen changes that change nothing, which depend on where libghostty's pages end.
+        let bytes = canonical::drop_unchanged_pens(&self.format_rows(
+            Format::vt_cells(true),
+            Space::Screen,
+            first,
+            last,
+            room,
+        )?);
         let laid = rows_laid(flags, &bytes, first, last);
         content.extend_from_slice(&bytes);
         if flags[last].wrap && flags.get(last + 1).is_some_and(|next| next.continuation) {

@@ -25,6 +25,7 @@ extern crate self as opencode_pty_vt;
 
 mod allocator;
 mod callbacks;
+mod canonical;
 mod checkpoint;
 mod colors;
 mod compress;
