@@ -2,6 +2,8 @@
 //! daemon's in-place upgrade does) is the same terminal: both screens and their history, the cursor, the modes,
 //! the title and a sequence cut in the middle, and it answers queries and reports title changes as a new one.
 
+mod support;
+
 use opencode_pty_vt::{Blanks, ModeKind, Screen, Terminal};
 
 /// A shell's history, a title, a mode, then a full-screen program, ending in the middle of an SGR sequence.
@@ -143,44 +145,16 @@ fn a_terminal_decoded_and_fed_on_another_thread_is_the_same_terminal_on_this_one
     assert_eq!(copy.title().as_deref(), Some("here"));
 }
 
-/// Lines of colourful words (16, 256 and RGB colours, bold and underline, wide characters), `count` of them.
-fn colourful(count: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed;
-    let mut next = move |bound: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % bound
-    };
-    let mut out = Vec::new();
-    for line in 0..count {
-        out.extend_from_slice(format!("{line:05} ").as_bytes());
-        for _ in 0..(4 + next(6)) {
-            let pen = match next(5) {
-                0 => format!("\x1b[3{}m", next(8)),
-                1 => format!("\x1b[38;5;{}m", next(256)),
-                2 => format!("\x1b[38;2;{};{};{}m", next(256), next(256), next(256)),
-                3 => "\x1b[1;4m".to_owned(),
-                _ => "界".to_owned(),
-            };
-            let word: String = (0..(2 + next(8))).map(|_| char::from(b'a' + next(26) as u8)).collect();
-            out.extend_from_slice(format!("{pen}{word}\x1b[0m ").as_bytes());
-        }
-        out.extend_from_slice(b"\n");
-    }
-    out
-}
-
 #[test]
 fn a_decoded_terminal_fed_past_its_history_limit_checkpoints_as_the_original() {
     // The decoded terminal packs its pages afresh, so the same history lies in pages cut at other rows; the
     // formatter restarts a style run at a page's end, which the checkpoint must not show (a quiet terminal and
     // an upgraded one are compared byte for byte with ones that never were decoded).
     let mut source = Terminal::new(80, 24, 10_000).expect("terminal");
-    source.write(&colourful(12_000, 7));
+    source.write(&support::colourful_words(12_000, 7));
     let mut copy = Terminal::from_snapshot(&source.snapshot().expect("snapshot"), 10_000).expect("decoded");
     assert_eq!(copy.vt_checkpoint().unwrap(), source.vt_checkpoint().unwrap());
-    let more = colourful(3_000, 11);
+    let more = support::colourful_words(3_000, 11);
     source.write(&more);
     copy.write(&more);
     assert_eq!(copy.read_rows(20_000, 64 << 20).unwrap(), source.read_rows(20_000, 64 << 20).unwrap());
