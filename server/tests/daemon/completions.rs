@@ -111,8 +111,8 @@ fn each_shells_completions_name_the_commands_and_complete_in_that_shell() {
     }
 }
 
-/// The man macros and requests a page may use: what clap_mangen writes (its string definition for `'` too).
-const REQUESTS: [&str; 8] = ["TH", "SH", "SS", "TP", "PP", "IP", "ie", "el"];
+/// The man(7) macros and roff requests a page may use (clap_mangen's string definition for `'` needs `ie`, `el`).
+const REQUESTS: [&str; 14] = ["TH", "SH", "SS", "TP", "PP", "IP", "RS", "RE", "B", "I", "br", "sp", "ie", "el"];
 
 /// Checks that `roff` is a man page: a `.TH` title, NAME and SYNOPSIS sections, only known requests, and, where
 /// groff is installed, a rendering without a warning; returns its text as rendered (or the roff without groff).
