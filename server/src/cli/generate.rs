@@ -90,11 +90,10 @@ fn register_bash_for_bin(script: &str) -> String {
     let suffix = format!(" {BASH_NAME}");
     script
         .lines()
-        .map(|line| match line.trim_start().starts_with("complete ") {
-            true => line.strip_suffix(&suffix).map_or_else(|| line.to_owned(), |head| format!("{head} {BIN}")),
-            false => line.to_owned(),
+        .map(|line| match line.strip_suffix(&suffix) {
+            Some(head) if line.trim_start().starts_with("complete ") => format!("{head} {BIN}\n"),
+            _ => format!("{line}\n"),
         })
-        .map(|line| line + "\n")
         .collect()
 }
 
