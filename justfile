@@ -123,11 +123,12 @@ soak MINUTES="60":
     target/release/opencode-pty-hardening soak {{MINUTES}}
 
 # The release binary, libghostty-vt.so.0 beside it (found through $ORIGIN), LICENSE, NOTICE and the licence
-# texts it names.
+# texts it names, and the shell completions (completions/) and man pages (man/) the binary generates.
 # The release archive target/dist/opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz.
 dist:
     bash packaging/dist.sh
 
+# Under PREFIX/share: the bash, zsh and fish completions and the man pages (`man opencode-pty`).
 # Builds the archive and installs it under PREFIX (PREFIX/lib/opencode-pty, and PREFIX/bin/opencode-pty).
 install PREFIX:
     archive="$(bash packaging/dist.sh | tail -n 1)"; work="$(mktemp -d)"; \

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs an unpacked opencode-pty archive (the folder this script is in) under PREFIX:
 # PREFIX/lib/opencode-pty/ holds the binary, its debug info, libghostty-vt.so.0 and the licences; PREFIX/bin/opencode-pty starts
-# it. Run from the archive (`./install.sh ~/.local`) or through `just install PREFIX`.
+# it; the shell completions go to PREFIX/share/bash-completion/completions/opencode-pty,
+# PREFIX/share/zsh/site-functions/_opencode-pty and PREFIX/share/fish/vendor_completions.d/opencode-pty.fish, the
+# man pages to PREFIX/share/man/man1/. Run from the archive (`./install.sh ~/.local`) or through `just install PREFIX`.
 #
 #   install.sh PREFIX
 set -euo pipefail
@@ -32,4 +34,21 @@ fi
 starter="$prefix/bin/opencode-pty"
 printf '#!/bin/sh\nexec "%s/opencode-pty" "$@"\n' "$lib" > "$starter"
 chmod 755 "$starter"
+# Completions and man pages where bash-completion, zsh's fpath, fish and man look under a prefix (an archive
+# made before they were shipped has none).
+share="$prefix/share"
+install_to() {
+    if [ -f "$from/$1" ]; then
+        mkdir -p "$(dirname "$2")"
+        install -m 644 "$from/$1" "$2"
+    fi
+}
+install_to completions/opencode-pty.bash "$share/bash-completion/completions/opencode-pty"
+install_to completions/_opencode-pty "$share/zsh/site-functions/_opencode-pty"
+install_to completions/opencode-pty.fish "$share/fish/vendor_completions.d/opencode-pty.fish"
+for page in "$from"/man/*.1; do
+    if [ -f "$page" ]; then
+        install_to "man/$(basename "$page")" "$share/man/man1/$(basename "$page")"
+    fi
+done
 echo "installed $starter (runs $lib/opencode-pty)"

@@ -3,6 +3,7 @@
 
 mod attach;
 mod escape;
+mod generate;
 mod observe;
 mod play;
 mod prompt;
@@ -225,6 +226,21 @@ enum Command {
         #[arg(last = true, value_name = "DAEMON_ARGS")]
         daemon_args: Vec<std::ffi::OsString>,
     },
+    /// Print the completion script for SHELL to stdout, to install as that shell's completions for opencode-pty.
+    Completions {
+        /// The shell: bash, zsh or fish.
+        shell: generate::Shell,
+    },
+    /// Print the man page (roff) to stdout: opencode-pty(1), or COMMAND's own page, opencode-pty-COMMAND(1).
+    /// `opencode-pty man | man -l -` reads it.
+    Man {
+        /// The command whose page to print (without it, the page of opencode-pty itself).
+        #[arg(conflicts_with = "dir")]
+        command: Option<String>,
+        /// Write every page into DIR instead (opencode-pty.1 and opencode-pty-COMMAND.1), printing their paths.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Print the version and protocol number.
     Version {
         /// Also name the libghostty-vt library in use.
@@ -303,6 +319,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run { id, timeout, location, command } => {
             let timeout = timeout.map(std::time::Duration::from_secs);
             return client_runtime()?.block_on(run::run(&location.dir()?, id, &command, timeout));
+        }
+        Command::Completions { shell } => generate::completions(shell, &mut std::io::stdout().lock())?,
+        Command::Man { command, dir } => {
+            generate::man(command.as_deref(), dir.as_deref(), &mut std::io::stdout().lock())?
         }
         Command::Stop { location } => client_runtime()?.block_on(observe::stop(&location.dir()?))?,
     }

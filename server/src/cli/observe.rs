@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use opencode_pty_client::{
-    Client, Event, InputWait, Mode, OptIn, ProcessInfo, Response, Role, ShellStateState, Takeover,
+    Client, Event, InputWait, Mode, OptIn, Pong, ProcessInfo, Response, Role, ShellStateState, Takeover,
 };
 use opencode_pty_protocol::Lifecycle;
 use tokio::io::AsyncWriteExt;
@@ -32,7 +32,8 @@ pub(super) async fn discover(dir: &Path) -> anyhow::Result<Client> {
     Client::discover(dir).await.with_context(|| format!("cannot reach the daemon registered in {}", dir.display()))
 }
 
-/// How `status` and `list` print: lines for people, or one JSON value for scripts (`--json`).
+/// How `status` and `list` print: lines for people, or one JSON value for scripts (`--json`), in the protocol's
+/// own shapes: `list` the `processes` answer, `status` the `pong` answer with what the daemon was asked besides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Format {
     /// Plain lines.
@@ -55,11 +56,7 @@ pub(super) async fn status(dir: &Path, format: Format) -> anyhow::Result<()> {
     let (ptys, pipes) = (client.list(Mode::Pty).await?.len(), client.list(Mode::Pipe).await?.len());
     let registration = client.registration();
     if format == Format::Json {
-        let value = serde_json::json!({
-            "instance_id": pong.instance_id, "pid": pong.pid, "protocol": pong.protocol, "features": pong.features,
-            "socket": registration.socket, "runtime_dir": dir, "processes": {"pty": ptys, "pipe": pipes},
-        });
-        println!("{value}");
+        println!("{}", status_json(pong, &registration.socket, dir, (ptys, pipes))?);
     } else {
         println!("daemon pid {} instance {} (protocol {})", pong.pid, pong.instance_id, pong.protocol);
         println!("runtime directory {}", dir.display());
@@ -67,6 +64,18 @@ pub(super) async fn status(dir: &Path, format: Format) -> anyhow::Result<()> {
         println!("{ptys} pty and {pipes} pipe processes");
     }
     Ok(())
+}
+
+/// `status --json`: the daemon's `pong` answer as the protocol's type serialises it (`type`, `instance_id`,
+/// `pid`, `protocol`, `features`), with the registration's `socket`, the `runtime_dir` and the count of each
+/// mode's `processes` (`{"pty": N, "pipe": M}`) added, so that a protocol client's parser reads it as a `pong`.
+fn status_json(pong: Pong, socket: &str, dir: &Path, (ptys, pipes): (usize, usize)) -> anyhow::Result<String> {
+    let mut value = serde_json::to_value(Response::from(pong))?;
+    let members = value.as_object_mut().context("a pong is a JSON object")?;
+    members.insert("socket".into(), socket.into());
+    members.insert("runtime_dir".into(), dir.to_string_lossy().into());
+    members.insert("processes".into(), serde_json::json!({"pty": ptys, "pipe": pipes}));
+    Ok(value.to_string())
 }
 
 /// One daemon found by [`status_all`].
@@ -174,7 +183,8 @@ pub(super) async fn list(dir: &Path, format: Format) -> anyhow::Result<()> {
     let mut processes = client.list_with(Mode::Pty, &features).await?;
     processes.extend(client.list(Mode::Pipe).await?);
     if format == Format::Json {
-        println!("{}", serde_json::to_string(&processes)?);
+        // One `processes` answer, as the protocol's type serialises it: the terminals, then the pipe processes.
+        println!("{}", serde_json::to_string(&Response::Processes { next: None, processes })?);
         return Ok(());
     }
     if processes.is_empty() {

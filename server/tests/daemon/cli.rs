@@ -44,7 +44,7 @@ fn status_list_watch_and_stop_operate_a_running_daemon() {
 
     let list = run_at(&root, &daemon.name, &["list", "--json"], b"");
     let list: Value = serde_json::from_slice(&list.stdout).unwrap();
-    assert_eq!(list[0]["id"], id);
+    assert_eq!(list["processes"][0]["id"], id);
     let human = run_at(&root, &daemon.name, &["list"], b"");
     assert!(text(&human.stdout).contains("running"), "{}", text(&human.stdout));
     // The daemon says what a terminal waits for (SPEC K2, §6.4): `read go` waits for a line.
@@ -54,7 +54,7 @@ fn status_list_watch_and_stop_operate_a_running_daemon() {
     });
     let list = run_at(&root, &daemon.name, &["list", "--json"], b"");
     let list: Value = serde_json::from_slice(&list.stdout).unwrap();
-    assert_eq!(list[0]["pty"]["input"], "line", "the JSON carries it too");
+    assert_eq!(list["processes"][0]["pty"]["input"], "line", "the JSON carries it too");
 
     // `watch` streams from offset 0 and returns when the process exits.
     let watcher = {

@@ -1,7 +1,8 @@
 //! The release archive (`packaging/dist.sh`, `just dist`) works where it is unpacked, with no build tree: the
 //! binary finds the libghostty-vt beside it, answers `--version`, and runs a short session once installed
-//! (`install.sh PREFIX`, `just install PREFIX`); the archive carries the licences NOTICE names, and the binary is
-//! stripped (its debug info in a file beside it) with a run path of `$ORIGIN` alone.
+//! (`install.sh PREFIX`, `just install PREFIX`); the archive carries the licences NOTICE names, the shell
+//! completions and man pages the binary generates (installed under `PREFIX/share`), and the binary is stripped
+//! (its debug info in a file beside it) with a run path of `$ORIGIN` alone.
 
 use std::path::Path;
 use std::process::Command;
@@ -26,6 +27,22 @@ fn the_archive_unpacks_installs_and_runs_on_its_own_library() {
     let archive = text(&built.stdout).lines().last().expect("the archive's path").to_owned();
     let name = Path::new(&archive).file_name().unwrap().to_str().unwrap().trim_end_matches(".tar.gz").to_owned();
     assert!(name.starts_with("opencode-pty-") && name.ends_with("-x86_64-unknown-linux-gnu"), "{name}");
+
+    // The completions and man pages the binary generates ride along (`tar -t` lists them).
+    let mut list = Command::new("tar");
+    list.arg("-tzf").arg(&archive);
+    let listed = text(&run_bounded(list, b"", WAIT).stdout);
+    for file in [
+        "completions/opencode-pty.bash",
+        "completions/_opencode-pty",
+        "completions/opencode-pty.fish",
+        "man/opencode-pty.1",
+        "man/opencode-pty-attach.1",
+        "man/opencode-pty-status.1",
+        "man/opencode-pty-list.1",
+    ] {
+        assert!(listed.lines().any(|line| line == format!("{name}/{file}")), "{file} is in the archive:\n{listed}");
+    }
 
     let unpacked = tempfile::tempdir().unwrap();
     let mut tar = Command::new("tar");
@@ -69,6 +86,19 @@ fn the_archive_unpacks_installs_and_runs_on_its_own_library() {
     install.arg(folder.join("install.sh")).arg(prefix.path());
     let installed = run_bounded(install, b"", WAIT);
     assert!(installed.status.success(), "{}", text(&installed.stderr));
+    // Where bash-completion, zsh's fpath, fish and man look under the prefix.
+    for (installed, shipped) in [
+        ("share/bash-completion/completions/opencode-pty", "completions/opencode-pty.bash"),
+        ("share/zsh/site-functions/_opencode-pty", "completions/_opencode-pty"),
+        ("share/fish/vendor_completions.d/opencode-pty.fish", "completions/opencode-pty.fish"),
+        ("share/man/man1/opencode-pty.1", "man/opencode-pty.1"),
+        ("share/man/man1/opencode-pty-attach.1", "man/opencode-pty-attach.1"),
+    ] {
+        let read = |path: &Path| std::fs::read(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        assert_eq!(read(&prefix.path().join(installed)), read(&folder.join(shipped)), "{installed}");
+    }
+    let bash = prefix.path().join("share/bash-completion/completions/opencode-pty");
+    assert!(text(&std::fs::read(bash).unwrap()).contains("complete -F "), "a bash completion script");
     // Unpacked folder gone: the installed copy stands on its own.
     drop(unpacked);
     let starter = prefix.path().join("bin/opencode-pty");
