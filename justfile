@@ -123,18 +123,21 @@ soak MINUTES="60":
     target/release/opencode-pty-hardening soak {{MINUTES}}
 
 # The release binary, libghostty-vt.so.0 beside it (found through $ORIGIN), LICENSE, NOTICE and the licence
-# texts it names.
-# The release archive target/dist/opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz.
-dist:
-    bash packaging/dist.sh
+# texts it names. `TARGET=aarch64-unknown-linux-gnu` cross-builds the Linux arm64 archive (Debian's
+# gcc-aarch64-linux-gnu and libc6-dev-arm64-cross, `rustup target add aarch64-unknown-linux-gnu`).
+# The release archive target/dist/opencode-pty-<version>-<target>.tar.gz (x86_64 unless TARGET says).
+dist TARGET="":
+    target='{{TARGET}}'; target="${target#TARGET=}"; bash packaging/dist.sh ${target:+--target "$target"}
 
 # Builds the archive and installs it under PREFIX (PREFIX/lib/opencode-pty, and PREFIX/bin/opencode-pty).
 install PREFIX:
     archive="$(bash packaging/dist.sh | tail -n 1)"; work="$(mktemp -d)"; \
     tar -xzf "$archive" -C "$work"; bash "$work"/*/install.sh '{{PREFIX}}'; rm -rf "$work"
 
-# The platform package opencode-pty-linux-x64 is made from the release archive; nothing is left in client-ts/.
+# The platform package opencode-pty-linux-x64 (or, with `TARGET=aarch64-unknown-linux-gnu`,
+# opencode-pty-linux-arm64) is made from the release archive; nothing is left in client-ts/.
 # The npm packages (the platform package and the client's tarball), in target/dist/.
-npm-packages:
-    archive="$(bash packaging/dist.sh | tail -n 1)"; bash packaging/npm.sh "$archive"
+npm-packages TARGET="":
+    target='{{TARGET}}'; target="${target#TARGET=}"; \
+    archive="$(bash packaging/dist.sh ${target:+--target "$target"} | tail -n 1)"; bash packaging/npm.sh "$archive"
     cd client-ts && npm ci --no-audit --no-fund && npm pack --pack-destination ../target/dist

@@ -1,8 +1,9 @@
 //! The Linux arm64 daemon under emulation (issue 32). When `OPENCODE_PTY_ARM64_DAEMON` names a daemon
 //! cross-built for `aarch64-unknown-linux-gnu`, it is started through `packaging/emulate-aarch64.sh` (qemu-user)
 //! and must pass the conformance suite, but for the transcripts qemu-user itself keeps from passing
-//! ([`QEMU_CANNOT_PASS`]), and a PTY smoke test: create, input, echo, snapshot, terminate, shutdown. Without the
-//! variable both tests say so and pass; `.ci/run` cross-builds the daemon and sets it.
+//! ([`QEMU_CANNOT_PASS`]), and a PTY smoke test: create, input, echo, snapshot, terminate, shutdown; its release
+//! archive (`packaging/dist.sh`) and npm package (`packaging/npm.sh`, `opencode-pty-linux-arm64`) are checked too.
+//! Without the variable the tests say so and pass; `.ci/run` cross-builds the daemon and sets it.
 
 mod support;
 
@@ -168,6 +169,60 @@ fn the_emulated_arm64_daemon_runs_a_terminal() {
     let status = daemon.wait_exit(WAIT).expect("wait for the daemon").expect("the daemon to exit after shutdown");
     assert!(status.success(), "the emulated daemon exited with {status}");
     wait_for("the guardian to be gone", || (!support::process_exists(guardian)).then_some(()));
+}
+
+#[test]
+fn the_arm64_daemon_packs_into_its_archive_and_npm_package() {
+    let Some(binary) = arm64_daemon() else { return };
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut dist = std::process::Command::new("bash");
+    dist.arg(workspace().join("packaging/dist.sh")).arg("--binary").arg(&binary).arg("--out").arg(out.path());
+    let built = support::run_command(dist);
+    assert_eq!(built.code, Some(0), "packaging/dist.sh failed:\n{}", built.stderr);
+    let archive = PathBuf::from(built.stdout.lines().last().expect("the archive's path"));
+    let name = archive.file_name().and_then(|n| n.to_str()).expect("a name").trim_end_matches(".tar.gz").to_owned();
+    assert!(name.starts_with("opencode-pty-") && name.ends_with("-aarch64-unknown-linux-gnu"), "{name}");
+
+    let unpacked = tempfile::tempdir().expect("tempdir");
+    let mut tar = std::process::Command::new("tar");
+    tar.arg("-xzf").arg(&archive).arg("-C").arg(unpacked.path());
+    assert_eq!(support::run_command(tar).code, Some(0), "unpack {}", archive.display());
+    let folder = unpacked.path().join(&name);
+    for file in ["opencode-pty", "libghostty-vt.so.0"] {
+        assert!(readelf(&["-h"], &folder.join(file)).contains("AArch64"), "{file} is built for AArch64");
+    }
+    let dynamic = readelf(&["-d"], &folder.join("opencode-pty"));
+    assert!(dynamic.contains("Library runpath: [$ORIGIN]\n"), "{dynamic}");
+    let sections = readelf(&["-S", "-W"], &folder.join("opencode-pty"));
+    assert!(!sections.contains(".symtab") && sections.contains(".gnu_debuglink"), "stripped:\n{sections}");
+    // It runs from the unpacked folder, on the library beside it (its run path names nothing else).
+    let mut version = std::process::Command::new(emulator());
+    version.arg(folder.join("opencode-pty")).arg("--version");
+    let answered = support::run_command(version);
+    assert!(answered.stdout.starts_with("opencode-pty "), "{answered:?}");
+
+    let mut npm = std::process::Command::new("bash");
+    npm.arg(workspace().join("packaging/npm.sh")).arg(&archive).arg("--out").arg(out.path());
+    let packed = support::run_command(npm);
+    assert_eq!(packed.code, Some(0), "packaging/npm.sh failed:\n{}", packed.stderr);
+    let package = PathBuf::from(packed.stdout.lines().last().expect("the package's path"));
+    let file = package.file_name().and_then(|n| n.to_str()).expect("a name");
+    assert!(file.starts_with("opencode-pty-linux-arm64-") && package.is_file(), "{}", package.display());
+    let mut manifest = std::process::Command::new("tar");
+    manifest.arg("-xzOf").arg(&package).arg("package/package.json");
+    let manifest: Value = serde_json::from_str(&support::run_command(manifest).stdout).expect("package.json");
+    assert_eq!(manifest["name"], "opencode-pty-linux-arm64", "{manifest}");
+    assert_eq!(manifest["cpu"], json!(["arm64"]), "{manifest}");
+    assert_eq!(manifest["os"], json!(["linux"]), "{manifest}");
+}
+
+/// What `readelf ARGS FILE` prints.
+fn readelf(args: &[&str], file: &Path) -> String {
+    let mut readelf = std::process::Command::new("readelf");
+    readelf.args(args).arg(file);
+    let run = support::run_command(readelf);
+    assert_eq!(run.code, Some(0), "readelf {args:?} {}: {}", file.display(), run.stderr);
+    run.stdout
 }
 
 /// Each failure the runner reported: its `FAIL` line and the indented lines that explain it.
