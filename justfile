@@ -49,6 +49,14 @@ conformance DAEMON="" FILTER="":
     if [ -z "$daemon" ]; then cargo build -p opencode-pty; daemon=target/debug/opencode-pty; strict=--strict-messages; fi; \
     cargo run -p opencode-pty-conformance -- --daemon "$daemon" ${strict:+"$strict"} ${filter:+"$filter"}
 
+# Cross-builds the daemon for aarch64-unknown-linux-gnu and runs it under qemu-user (packaging/emulate-aarch64.sh):
+# the conformance suite, a PTY smoke test, its archive and npm package; `.ci/run` does the same. Needs Debian's
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user, and `rustup target add aarch64-unknown-linux-gnu`.
+# The Linux arm64 build, tested under emulation.
+test-arm64:
+    cargo build --release --locked --target aarch64-unknown-linux-gnu -p opencode-pty
+    OPENCODE_PTY_ARM64_DAEMON=target/aarch64-unknown-linux-gnu/release/opencode-pty cargo test --locked -p opencode-pty-conformance --test arm64 -- --nocapture
+
 # Record transcripts again from their scripts (conformance/scripts) against our daemon; review the diff.
 conformance-record FILTER="":
     cargo build -p opencode-pty
