@@ -58,6 +58,12 @@ fn arm64_daemon() -> Option<PathBuf> {
     };
     let path = workspace().join(path);
     assert!(path.is_file(), "{DAEMON_VAR}: {} is no file", path.display());
+    // The emulator's own complaint (qemu missing, no user namespace), which a daemon started through it would
+    // only show as an exit before its registration.
+    let mut probe = std::process::Command::new(emulator());
+    probe.arg("true");
+    let probe = support::run_command(probe);
+    assert_eq!(probe.code, Some(0), "packaging/emulate-aarch64.sh cannot run here:\n{}", probe.stderr);
     Some(path)
 }
 
