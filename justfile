@@ -49,6 +49,14 @@ conformance DAEMON="" FILTER="":
     if [ -z "$daemon" ]; then cargo build -p opencode-pty; daemon=target/debug/opencode-pty; strict=--strict-messages; fi; \
     cargo run -p opencode-pty-conformance -- --daemon "$daemon" ${strict:+"$strict"} ${filter:+"$filter"}
 
+# Cross-builds the daemon for aarch64-unknown-linux-gnu and runs it under qemu-user (packaging/emulate-aarch64.sh):
+# the conformance suite, a PTY smoke test, its archive and npm package; `.ci/run` does the same. Needs Debian's
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user, and `rustup target add aarch64-unknown-linux-gnu`.
+# The Linux arm64 build, tested under emulation.
+test-arm64:
+    cargo build --release --locked --target aarch64-unknown-linux-gnu -p opencode-pty
+    OPENCODE_PTY_ARM64_DAEMON=target/aarch64-unknown-linux-gnu/release/opencode-pty cargo test --locked -p opencode-pty-conformance --test arm64 -- --nocapture
+
 # Record transcripts again from their scripts (conformance/scripts) against our daemon; review the diff.
 conformance-record FILTER="":
     cargo build -p opencode-pty
@@ -124,9 +132,11 @@ soak MINUTES="60":
 
 # The release binary, libghostty-vt.so.0 beside it (found through $ORIGIN), LICENSE, NOTICE and the licence
 # texts it names, and the shell completions (completions/) and man pages (man/) the binary generates.
-# The release archive target/dist/opencode-pty-<version>-x86_64-unknown-linux-gnu.tar.gz.
-dist:
-    bash packaging/dist.sh
+# `TARGET=aarch64-unknown-linux-gnu` cross-builds the Linux arm64 archive (Debian's gcc-aarch64-linux-gnu and
+# libc6-dev-arm64-cross, `rustup target add aarch64-unknown-linux-gnu`).
+# The release archive target/dist/opencode-pty-<version>-<target>.tar.gz (x86_64 unless TARGET says).
+dist TARGET="":
+    target='{{TARGET}}'; target="${target#TARGET=}"; bash packaging/dist.sh ${target:+--target "$target"}
 
 # Under PREFIX/share: the bash, zsh and fish completions and the man pages (`man opencode-pty`).
 # Builds the archive and installs it under PREFIX (PREFIX/lib/opencode-pty, and PREFIX/bin/opencode-pty).
@@ -134,8 +144,10 @@ install PREFIX:
     archive="$(bash packaging/dist.sh | tail -n 1)"; work="$(mktemp -d)"; \
     tar -xzf "$archive" -C "$work"; bash "$work"/*/install.sh '{{PREFIX}}'; rm -rf "$work"
 
-# The platform package opencode-pty-linux-x64 is made from the release archive; nothing is left in client-ts/.
+# The platform package opencode-pty-linux-x64 (or, with `TARGET=aarch64-unknown-linux-gnu`,
+# opencode-pty-linux-arm64) is made from the release archive; nothing is left in client-ts/.
 # The npm packages (the platform package and the client's tarball), in target/dist/.
-npm-packages:
-    archive="$(bash packaging/dist.sh | tail -n 1)"; bash packaging/npm.sh "$archive"
+npm-packages TARGET="":
+    target='{{TARGET}}'; target="${target#TARGET=}"; \
+    archive="$(bash packaging/dist.sh ${target:+--target "$target"} | tail -n 1)"; bash packaging/npm.sh "$archive"
     cd client-ts && npm ci --no-audit --no-fund && npm pack --pack-destination ../target/dist

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the npm platform package opencode-pty-linux-x64-<version>.tgz from a release archive (packaging/dist.sh):
+# Builds the npm platform package opencode-pty-linux-<cpu>-<version>.tgz from a release archive (packaging/dist.sh):
+# opencode-pty-linux-x64 from an x86_64-unknown-linux-gnu archive, opencode-pty-linux-arm64 from an aarch64 one, with
 # bin/opencode-pty and bin/libghostty-vt.so.0 (found through $ORIGIN), the licences and NOTICE. The client
 # (opencode-pty-client) finds the binary in it when OPENCODE_PTY_BIN is not set, as esbuild and biome ship
 # theirs.
@@ -26,11 +27,20 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 tar -xzf "$archive" -C "$work"
 unpacked="$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n 1)"
-version="$("$unpacked/opencode-pty" --version | sed -n 's/^opencode-pty \([^ ]*\) .*/\1/p')"
+# The folder is opencode-pty-<version>-<target>: the package's version and Node's name for its CPU.
+folder="$(basename "$unpacked")"
+case "$folder" in
+    *-x86_64-unknown-linux-gnu) triple=x86_64-unknown-linux-gnu; cpu=x64; machine="x86-64" ;;
+    *-aarch64-unknown-linux-gnu) triple=aarch64-unknown-linux-gnu; cpu=arm64; machine="arm64" ;;
+    *) echo "$1 holds $folder, not opencode-pty-<version>-<x86_64 or aarch64>-unknown-linux-gnu" >&2; exit 1 ;;
+esac
+version="${folder#opencode-pty-}"
+version="${version%-"$triple"}"
 package="$work/package"
 mkdir -p "$package/bin"
 cp "$unpacked/opencode-pty" "$unpacked/libghostty-vt.so.0" "$package/bin/"
 cp "$unpacked/LICENSE" "$unpacked/NOTICE" "$unpacked/LICENSE.ghostty" "$unpacked/LICENSE.apache-2.0" "$package/"
-sed "s/\"VERSION\"/\"$version\"/" packaging/npm/package.json > "$package/package.json"
+sed -e "s/\"VERSION\"/\"$version\"/" -e "s/CPU/$cpu/g" -e "s/MACHINE/$machine/" packaging/npm/package.json \
+    > "$package/package.json"
 (cd "$package" && npm pack --silent --pack-destination "$out" > /dev/null)
-echo "$out/opencode-pty-linux-x64-$version.tgz"
+echo "$out/opencode-pty-linux-$cpu-$version.tgz"

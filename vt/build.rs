@@ -1,8 +1,8 @@
 //! Finds libghostty-vt and links it dynamically.
 //!
 //! Order: `LIBGHOSTTY_VT_DIR` (a folder a packager or a user who builds Ghostty filled), else the pinned
-//! `pyghostty` wheel from the Python package index, fetched once with pip into a cache under `target/` and
-//! verified by sha256. Both sources must match the Ghostty revision that `src/ffi.rs` was written against.
+//! `pyghostty` wheel for the target (x86-64 or AArch64 Linux, glibc) from the Python package index, fetched
+//! once with pip into a cache under `target/` and verified by sha256. Both sources must match the Ghostty revision that `src/ffi.rs` was written against.
 //! The binaries get an rpath of `$ORIGIN` (an installed binary next to its library) and of the library's
 //! folder (everything run from `target/`), and dependents learn the folder through `DEP_GHOSTTY_VT_LIBDIR`.
 
@@ -16,12 +16,35 @@ use sha2::{Digest, Sha256};
 
 /// The pinned Python package that ships the prebuilt library.
 const PACKAGE: &str = "pyghostty==0.1.3";
-/// The wheel's file name and sha256, as pip must deliver it.
-const WHEEL_FILE: &str = "pyghostty-0.1.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
-const WHEEL_SHA256: &str = "e215282798435d0db2042f4c61ecc9231bf66ea7ec68dbb16a43fe84e9685269";
-/// The library inside the wheel and its sha256.
+/// One prebuilt library: the Rust target it serves, pip's platform tag, the wheel's file name and sha256 as pip
+/// must deliver it, and the sha256 of the library inside.
+struct Wheel {
+    target: &'static str,
+    platform: &'static str,
+    file: &'static str,
+    sha256: &'static str,
+    lib_sha256: &'static str,
+}
+
+/// The wheels of the pinned package, one per Linux (glibc) architecture; all carry the same `_cdef.py`.
+const WHEELS: [Wheel; 2] = [
+    Wheel {
+        target: "x86_64-unknown-linux-gnu",
+        platform: "manylinux_2_28_x86_64",
+        file: "pyghostty-0.1.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256: "e215282798435d0db2042f4c61ecc9231bf66ea7ec68dbb16a43fe84e9685269",
+        lib_sha256: "2c89c656699fa7651e4d433801f1e6e6e6bc5326b6124c2e3646d4db69545822",
+    },
+    Wheel {
+        target: "aarch64-unknown-linux-gnu",
+        platform: "manylinux_2_28_aarch64",
+        file: "pyghostty-0.1.3-py3-none-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
+        sha256: "1bdee612b32083ce3c34a96e0195a1f1f16aeb3090971c9159da7df494bd3822",
+        lib_sha256: "8fd97bc67191c7009cf013c4d3e603f692fca4ef585f186ff90990102f56536d",
+    },
+];
+/// The library inside every wheel.
 const LIB_IN_WHEEL: &str = "pyghostty/_lib/libghostty-vt.so";
-const LIB_SHA256: &str = "2c89c656699fa7651e4d433801f1e6e6e6bc5326b6124c2e3646d4db69545822";
 /// The C declarations the library was generated with: our ABI reference, and the proof of its revision.
 const CDEF_IN_WHEEL: &str = "pyghostty/_cdef.py";
 const CDEF_SHA256: &str = "f2ccbf265b208d00767175b8a5eb6db3398824bb31f1cf1cf1d5169c2ad5881e";
@@ -79,7 +102,8 @@ fn fail(message: &str, revision: &str) -> ! {
     eprintln!(
         "Offline: set LIBGHOSTTY_VT_DIR to a folder holding {LIB_FILE}, {LIB_SONAME} (a symlink or copy) and a \
          file {REVISION_FILE} that holds the Ghostty revision this build needs: {revision} (the library from \
-         the wheel {WHEEL_FILE} is that build)."
+         the wheel {} is that build).",
+        wheel_for_target().map_or("for this target's architecture, when there is one", |wheel| wheel.file)
     );
     std::process::exit(1);
 }
@@ -123,12 +147,9 @@ fn revision_matches(a: &str, b: &str) -> bool {
 
 /// The cached library from the pinned wheel, fetching it first when the cache is empty.
 fn fetched(revision: &str) -> Result<PathBuf, String> {
-    let target = env::var("TARGET").unwrap_or_default();
-    if target != "x86_64-unknown-linux-gnu" {
-        return Err(format!("The pinned wheel only carries a library for x86_64 Linux (glibc), not {target}."));
-    }
-    let cache = target_dir().join("libghostty-vt").join(WHEEL_SHA256.get(..16).unwrap_or(WHEEL_SHA256));
-    if cache_is_valid(&cache) {
+    let wheel = wheel_for_target()?;
+    let cache = target_dir().join("libghostty-vt").join(wheel.sha256.get(..16).unwrap_or(wheel.sha256));
+    if cache_is_valid(&cache, wheel) {
         // A cache fetched by an older build script still has the time it was written at.
         date_library(&cache)?;
         return Ok(cache);
@@ -136,7 +157,7 @@ fn fetched(revision: &str) -> Result<PathBuf, String> {
     let staging = cache.with_extension(format!("tmp-{}", std::process::id()));
     let _ = fs::remove_dir_all(&staging);
     fs::create_dir_all(&staging).map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
-    let result = populate(&staging, revision);
+    let result = populate(&staging, wheel, revision);
     if let Err(message) = result {
         let _ = fs::remove_dir_all(&staging);
         return Err(message);
@@ -144,7 +165,7 @@ fn fetched(revision: &str) -> Result<PathBuf, String> {
     // Another build may have filled the cache meanwhile; either copy is verified and identical.
     if fs::rename(&staging, &cache).is_err() {
         let _ = fs::remove_dir_all(&staging);
-        if !cache_is_valid(&cache) {
+        if !cache_is_valid(&cache, wheel) {
             return Err(format!("cannot move the fetched library into {}", cache.display()));
         }
     }
@@ -157,19 +178,28 @@ fn target_dir() -> PathBuf {
     out.ancestors().find(|dir| dir.join("CACHEDIR.TAG").is_file()).map(Path::to_path_buf).unwrap_or(out)
 }
 
-fn cache_is_valid(dir: &Path) -> bool {
-    dir.join(LIB_SONAME).is_file() && sha256_of(&dir.join(LIB_FILE)).is_ok_and(|sum| sum == LIB_SHA256)
+/// The pinned wheel for the target cargo builds for (`TARGET`), or why there is none.
+fn wheel_for_target() -> Result<&'static Wheel, String> {
+    let target = env::var("TARGET").unwrap_or_default();
+    WHEELS.iter().find(|wheel| wheel.target == target).ok_or_else(|| {
+        let known: Vec<&str> = WHEELS.iter().map(|wheel| wheel.target).collect();
+        format!("{PACKAGE} carries a prebuilt library only for {}, not {target}.", known.join(" and "))
+    })
+}
+
+fn cache_is_valid(dir: &Path, wheel: &Wheel) -> bool {
+    dir.join(LIB_SONAME).is_file() && sha256_of(&dir.join(LIB_FILE)).is_ok_and(|sum| sum == wheel.lib_sha256)
 }
 
 /// Downloads the wheel into `staging`, verifies it and extracts the library, its ABI reference and licences.
-fn populate(staging: &Path, revision: &str) -> Result<(), String> {
+fn populate(staging: &Path, wheel: &Wheel, revision: &str) -> Result<(), String> {
     let requirements = staging.join("requirements.txt");
-    fs::write(&requirements, format!("{PACKAGE} --hash=sha256:{WHEEL_SHA256}\n"))
+    fs::write(&requirements, format!("{PACKAGE} --hash=sha256:{}\n", wheel.sha256))
         .map_err(|e| format!("cannot write {}: {e}", requirements.display()))?;
     let wheels = staging.join("wheel");
     let output = Command::new(python())
         .args(["-m", "pip", "download", "--no-deps", "--require-hashes", "--only-binary=:all:"])
-        .args(["--platform", "manylinux_2_28_x86_64", "--python-version", "3.12"])
+        .args(["--platform", wheel.platform, "--python-version", "3.12"])
         .args(["--disable-pip-version-check", "--no-input", "--quiet", "-r"])
         .arg(&requirements)
         .arg("-d")
@@ -184,8 +214,8 @@ fn populate(staging: &Path, revision: &str) -> Result<(), String> {
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
-    let wheel = wheels.join(WHEEL_FILE);
-    check_sha256(&wheel, WHEEL_SHA256)?;
+    let downloaded = wheels.join(wheel.file);
+    check_sha256(&downloaded, wheel.sha256)?;
 
     let script = "import sys, zipfile\n\
                   z = zipfile.ZipFile(sys.argv[1])\n\
@@ -193,7 +223,7 @@ fn populate(staging: &Path, revision: &str) -> Result<(), String> {
                       member, name = pair.split('=', 1)\n    \
                       open(sys.argv[2] + '/' + name, 'wb').write(z.read(member))\n";
     let mut extract = Command::new(python());
-    extract.args(["-c", script]).arg(&wheel).arg(staging);
+    extract.args(["-c", script]).arg(&downloaded).arg(staging);
     extract.arg(format!("{LIB_IN_WHEEL}={LIB_FILE}")).arg(format!("{CDEF_IN_WHEEL}=_cdef.py"));
     for licence in LICENCES_IN_WHEEL {
         let name = licence.rsplit('/').next().unwrap_or(licence);
@@ -201,9 +231,10 @@ fn populate(staging: &Path, revision: &str) -> Result<(), String> {
     }
     let output = extract.output().map_err(|e| format!("Running `{}` to unzip the wheel failed: {e}", python()))?;
     if !output.status.success() {
-        return Err(format!("Unzipping {WHEEL_FILE} failed:\n{}", String::from_utf8_lossy(&output.stderr).trim()));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("Unzipping {} failed:\n{}", wheel.file, stderr.trim()));
     }
-    check_sha256(&staging.join(LIB_FILE), LIB_SHA256)?;
+    check_sha256(&staging.join(LIB_FILE), wheel.lib_sha256)?;
     check_sha256(&staging.join("_cdef.py"), CDEF_SHA256)?;
 
     // The declarations' first line names the Ghostty revision they were generated from.

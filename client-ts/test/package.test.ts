@@ -68,6 +68,8 @@ test("the binary lookup: the option, OPENCODE_PTY_BIN, the platform package, the
   assert.equal(findOnPath(DAEMON_BINARY_NAME, undefined), findOnPath(DAEMON_BINARY_NAME, ""));
   // The platform package is not installed beside the client here, so PATH is what is left.
   assert.equal(platformPackage("linux", "x64"), "opencode-pty-linux-x64");
+  assert.equal(platformPackage("linux", "arm64"), "opencode-pty-linux-arm64");
+  assert.equal(platformPackage("linux", "ia32"), null);
   assert.equal(platformPackage("darwin", "arm64"), null);
   assert.equal(daemonBinary(undefined, { PATH: path }), found);
   assert.equal(daemonBinary(undefined, { PATH: path, OPENCODE_PTY_BIN: "/from/env" }), "/from/env");

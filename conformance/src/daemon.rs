@@ -45,6 +45,16 @@ pub(crate) enum DaemonError {
     Unanswered,
 }
 
+/// A daemon binary the runner starts itself.
+#[derive(Debug, Clone)]
+pub(crate) struct Binary {
+    /// The binary, bound to `$daemon_binary` in every transcript.
+    pub path: PathBuf,
+    /// A program run first with the daemon's whole command line, which must `exec` it keeping its pid (an
+    /// emulator, such as `packaging/emulate-aarch64.sh`).
+    pub exec_through: Option<PathBuf>,
+}
+
 /// A daemon to run transcripts against.
 #[derive(Debug)]
 pub(crate) struct Daemon {
@@ -72,16 +82,19 @@ pub(crate) fn read_registration(path: &Path) -> Result<Registration, DaemonError
 }
 
 impl Daemon {
-    /// Starts `binary daemon --name conformance --runtime-dir <temp>`, waits at most `start_timeout` for the
-    /// registration naming its pid and, when `claim`, sends `own` on a channel it keeps until the daemon is
-    /// dropped.
-    pub(crate) fn start(binary: &Path, start_timeout: Duration, claim: bool) -> Result<Daemon, DaemonError> {
+    /// Starts `binary daemon --name conformance --runtime-dir <temp>` (through its wrapper, if any), waits at
+    /// most `start_timeout` for the registration naming its pid and, when `claim`, sends `own` on a channel it
+    /// keeps until the daemon is dropped.
+    pub(crate) fn start(binary: &Binary, start_timeout: Duration, claim: bool) -> Result<Daemon, DaemonError> {
         let root =
             tempfile::Builder::new().prefix("opencode-pty-conformance.").tempdir().map_err(DaemonError::RuntimeDir)?;
-        let process =
-            Launch::new(binary, root.path(), RUNTIME_NAME).deadline(start_timeout).stop_grace(STOP_GRACE).start()?;
+        let mut launch = Launch::new(&binary.path, root.path(), RUNTIME_NAME);
+        if let Some(wrapper) = &binary.exec_through {
+            launch = launch.exec_through(wrapper, std::iter::empty::<&str>());
+        }
+        let process = launch.deadline(start_timeout).stop_grace(STOP_GRACE).start()?;
         let registration = process.registration().clone();
-        let binary = std::path::absolute(binary).ok();
+        let binary = std::path::absolute(&binary.path).ok();
         let mut daemon = Daemon { registration, binary, process: Some(process), owner: None, _root: Some(root) };
         if claim {
             daemon.claim()?;

@@ -43,6 +43,10 @@ struct RunArgs {
     /// The daemon binary to test; it is started as `PATH daemon --name conformance --runtime-dir <temp>`.
     #[arg(long, conflicts_with = "registration", required_unless_present = "registration")]
     daemon: Option<PathBuf>,
+    /// A program to start the daemon through: it gets the daemon's whole command line and must `exec` it,
+    /// keeping its pid (an emulator: `packaging/emulate-aarch64.sh` runs an aarch64 daemon under qemu-user).
+    #[arg(long, requires = "daemon")]
+    exec_through: Option<PathBuf>,
     /// The registration file of a daemon someone else started and owns; only shareable transcripts run.
     #[arg(long)]
     registration: Option<PathBuf>,
@@ -70,6 +74,9 @@ enum Command {
         /// The daemon binary to record against.
         #[arg(long)]
         daemon: PathBuf,
+        /// A program to start the daemon through, as for a run.
+        #[arg(long)]
+        exec_through: Option<PathBuf>,
         /// The directory of scripts (one folder per area).
         #[arg(long, default_value = DEFAULT_SCRIPTS)]
         scripts: PathBuf,
@@ -85,12 +92,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let start_timeout = Duration::from_millis(cli.run.start_timeout_ms);
     let result = match cli.command {
-        Some(Command::Record { daemon, scripts, out, filter }) => {
-            record::record_all(&daemon, &scripts, &out, filter.as_deref(), start_timeout).map(|()| true)
+        Some(Command::Record { daemon, exec_through, scripts, out, filter }) => {
+            let binary = daemon::Binary { path: daemon, exec_through };
+            record::record_all(&binary, &scripts, &out, filter.as_deref(), start_timeout).map(|()| true)
         }
         None => {
             let target = match (cli.run.daemon, cli.run.registration) {
-                (Some(binary), _) => runner::Target::Binary(binary),
+                (Some(path), _) => runner::Target::Binary(daemon::Binary { path, exec_through: cli.run.exec_through }),
                 (None, Some(file)) => runner::Target::Registration(file),
                 (None, None) => unreachable!("clap requires one of --daemon and --registration"),
             };

@@ -137,7 +137,7 @@ impl Generalizer {
 /// Records each script under `scripts` matching `filter` against a fresh daemon from `binary`, and writes
 /// the transcript to the same relative path under `out`.
 pub(crate) fn record_all(
-    binary: &std::path::Path,
+    binary: &crate::daemon::Binary,
     scripts: &std::path::Path,
     out: &std::path::Path,
     filter: Option<&str>,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::daemon::{Daemon, DaemonError};
+use crate::daemon::{Binary, Daemon, DaemonError};
 use crate::failure::{Failure, StepError};
 use crate::schema::Schema;
 use crate::session::Session;
@@ -20,7 +20,7 @@ pub(crate) const MAX_JOBS: usize = 64;
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
     /// A binary the runner starts (and stops) itself.
-    Binary(PathBuf),
+    Binary(Binary),
     /// A daemon someone else started and owns, found through its registration.
     Registration(PathBuf),
 }

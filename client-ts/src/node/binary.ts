@@ -1,7 +1,7 @@
 //! Where the `opencode-pty` binary is when the caller does not say: `$OPENCODE_PTY_BIN`, else the platform
-//! package installed beside this one (`opencode-pty-linux-x64` on Linux x86-64, holding the binary with its
-//! libghostty-vt beside it, the way esbuild and biome ship their native binaries), else `opencode-pty` on
-//! `PATH` (an installed release archive, `just install`).
+//! package installed beside this one (`opencode-pty-linux-x64` on Linux x86-64, `opencode-pty-linux-arm64` on
+//! Linux arm64, each holding the binary with its libghostty-vt beside it, the way esbuild and biome ship their
+//! native binaries), else `opencode-pty` on `PATH` (an installed release archive, `just install`).
 
 import { accessSync, constants, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -10,9 +10,12 @@ import { delimiter, dirname, isAbsolute, join } from "node:path";
 /** The binary's file name, looked for on `PATH`. */
 export const DAEMON_BINARY_NAME = "opencode-pty";
 
+/** The CPUs (Node's names) a Linux platform package is built for. */
+const LINUX_CPUS: readonly string[] = ["x64", "arm64"];
+
 /** The platform package for this machine, or null where none is built. */
 export function platformPackage(platform: string = process.platform, arch: string = process.arch): string | null {
-  return platform === "linux" && arch === "x64" ? "opencode-pty-linux-x64" : null;
+  return platform === "linux" && LINUX_CPUS.includes(arch) ? `opencode-pty-linux-${arch}` : null;
 }
 
 /** The binary of the installed platform package, or null when it is not installed (or none is built here). */

@@ -71,7 +71,8 @@ export interface FromRegistrationOptions extends CallOptions, ResumeOptions {
 /** `Daemon.spawn` and `connectOrSpawn` options. */
 export interface SpawnOptions extends DiscoverOptions {
   /** The `opencode-pty` binary; defaults to `$OPENCODE_PTY_BIN`, then to the installed platform package's
-   * (`opencode-pty-linux-x64`), then to `opencode-pty` on `PATH` (see `daemonBinary`). */
+   * (`opencode-pty-linux-x64` or `opencode-pty-linux-arm64`), then to `opencode-pty` on `PATH` (see
+   * `daemonBinary`). */
   readonly binary?: string | undefined;
   /** The daemon's environment, which its PTYs inherit; defaults to this process's. */
   readonly env?: NodeJS.ProcessEnv | undefined;

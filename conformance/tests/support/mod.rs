@@ -1,5 +1,5 @@
-//! Helpers for the runner's own tests: run `opencode-pty-conformance` with a bounded wait, find the daemon
-//! binary of this workspace, and write transcripts and fake daemons into a temporary directory.
+//! Helpers for the runner's own tests: run `opencode-pty-conformance` (or another command) with a bounded wait,
+//! find the daemon binary of this workspace, and write transcripts and fake daemons into a temporary directory.
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
@@ -21,14 +21,19 @@ pub(crate) struct Run {
 
 /// Runs the runner with `args` and `envs`, killing it if it takes longer than [`RUN_LIMIT`].
 pub(crate) fn run(args: &[&str], envs: &[(&str, &str)]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_opencode-pty-conformance"))
-        .args(args)
-        .envs(envs.iter().copied())
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_opencode-pty-conformance"));
+    runner.args(args).envs(envs.iter().copied());
+    run_command(runner)
+}
+
+/// Runs `command` with no input, killing it if it takes longer than [`RUN_LIMIT`].
+pub(crate) fn run_command(mut command: Command) -> Run {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start the runner");
+        .unwrap_or_else(|e| panic!("start {command:?}: {e}"));
     let mut stdout = child.stdout.take().expect("stdout");
     let mut stderr = child.stderr.take().expect("stderr");
     let out = std::thread::spawn(move || {
@@ -49,7 +54,7 @@ pub(crate) fn run(args: &[&str], envs: &[(&str, &str)]) -> Run {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the runner did not finish within {RUN_LIMIT:?}");
+            panic!("{command:?} did not finish within {RUN_LIMIT:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
