@@ -177,7 +177,8 @@ await owner.release();
 
 /// The release has one version, the workspace's (Cargo.toml, read by `packaging/version.sh`): the client's
 /// package.json and lockfile say the same, and ask for each platform package at exactly that version, as
-/// optional dependencies restricted to their OS and CPU (so `npm ci` here skips them while unpublished).
+/// optional dependencies restricted to their OS and CPU (so `npm ci` here skips them while unpublished). The
+/// package ships the repository's LICENSE, as a copy (npm packs no file from outside the package's folder).
 #[test]
 fn the_client_and_its_platform_packages_share_the_workspace_version() {
     let dir = client_dir();
@@ -190,6 +191,8 @@ fn the_client_and_its_platform_packages_share_the_workspace_version() {
         let text = std::fs::read_to_string(dir.join(name)).expect(name);
         serde_json::from_str(&text).expect(name)
     };
+    let licence = |path: PathBuf| std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(licence(dir.join("LICENSE")), licence(root.join("LICENSE")), "client-ts/LICENSE is the repository's");
     let (manifest, lock) = (json("package.json"), json("package-lock.json"));
     let version = serde_json::Value::from(env!("CARGO_PKG_VERSION"));
     assert_eq!(manifest["version"], version, "client-ts/package.json");
