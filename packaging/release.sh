@@ -46,6 +46,10 @@ for target in "${targets[@]:-}"; do
     [ -n "$target" ] && args+=(--target "$target")
     [ -n "$binary" ] && args+=(--binary "$binary")
     archive="$(bash packaging/dist.sh "${args[@]}" | tail -n 1)"
+    case "$(basename "$archive")" in
+        "opencode-pty-$version-"*) ;;
+        *) echo "$archive is not of version $version (the workspace's): an older binary?" >&2; exit 1 ;;
+    esac
     (cd "$(dirname "$archive")" && sha256sum "$(basename "$archive")" > "$(basename "$archive").sha256")
     package="$(bash packaging/npm.sh "$archive" --out "$out" | tail -n 1)"
     made+=("$archive" "$archive.sha256" "$package")
