@@ -1,7 +1,9 @@
 //! Runs the TypeScript client's tests (`client-ts/`, Node's test runner) against the daemon binary this build
 //! produced, so `cargo test --workspace --locked` covers both clients. `npm ci` runs first when `node_modules`
 //! is missing or older than the lockfile. A passing run is summed up in one line of the cargo output (Node's
-//! totals); a failing one shows Node's whole output in the failure.
+//! totals); a failing one shows Node's whole output in the failure. Also the release's npm packages
+//! (`packaging/release.sh`): they pass `npm publish --dry-run`, share the workspace's version, and, installed
+//! offline into a fresh project, start a daemon from the platform package.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
