@@ -173,6 +173,19 @@ await owner.release();
     let mut start = Command::new("node");
     start.arg("start.mjs").arg(runtime.path()).current_dir(project.path()).env_remove("OPENCODE_PTY_BIN");
     let said = checked(start, "starting a daemon through the installed client");
+    // `npm publish --dry-run` does not refuse a private package: each manifest as packed says it is public.
+    for name in ["opencode-pty-client", "opencode-pty-linux-x64"] {
+        let installed = project.path().join(format!("node_modules/{name}/package.json"));
+        let installed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(installed).unwrap()).unwrap();
+        assert_eq!((&installed["version"], installed.get("private")), (&version.into(), None), "{installed}");
+        assert!(installed["repository"]["url"].is_string() && installed["license"] == "MIT", "{installed}");
+        if name.ends_with("x64") {
+            assert_eq!(
+                (&installed["os"], &installed["cpu"]),
+                (&serde_json::json!(["linux"]), &serde_json::json!(["x64"]))
+            );
+        }
+    }
     let expected = project.path().join("node_modules/opencode-pty-linux-x64/bin/opencode-pty");
     assert!(said.starts_with(&format!("{} ", expected.display())), "the platform package's binary ran: {said}");
 }
@@ -196,6 +209,13 @@ fn the_client_and_its_platform_packages_share_the_workspace_version() {
     let licence = |path: PathBuf| std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(licence(dir.join("LICENSE")), licence(root.join("LICENSE")), "client-ts/LICENSE is the repository's");
     let (manifest, lock) = (json("package.json"), json("package-lock.json"));
+    let template: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("packaging/npm/package.json")).unwrap()).unwrap();
+    for field in ["license", "engines"] {
+        assert_eq!(manifest[field], template[field], "the client's and the platform packages' {field}");
+    }
+    assert_eq!(manifest["license"], "MIT", "LICENSE is MIT");
+    assert_eq!(manifest["repository"]["url"], template["repository"]["url"], "one repository");
     let version = serde_json::Value::from(env!("CARGO_PKG_VERSION"));
     assert_eq!(manifest["version"], version, "client-ts/package.json");
     assert_eq!(manifest.get("private"), None, "the client is published");
