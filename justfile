@@ -148,6 +148,12 @@ install PREFIX:
 # opencode-pty-linux-arm64) is made from the release archive; nothing is left in client-ts/.
 # The npm packages (the platform package and the client's tarball), in target/dist/.
 npm-packages TARGET="":
-    target='{{TARGET}}'; target="${target#TARGET=}"; \
-    archive="$(bash packaging/dist.sh ${target:+--target "$target"} | tail -n 1)"; bash packaging/npm.sh "$archive"
-    cd client-ts && npm ci --no-audit --no-fund && npm pack --pack-destination ../target/dist
+    target='{{TARGET}}'; target="${target#TARGET=}"; bash packaging/release.sh ${target:+--target "$target"}
+
+# `just release aarch64-unknown-linux-gnu x86_64-unknown-linux-gnu` (or `TARGET=...` words) for several; without
+# a target, this machine's x86_64-unknown-linux-gnu. The release's version is the workspace's (Cargo.toml), and
+# client-ts/package.json must say the same (packaging/release.sh refuses otherwise).
+# Everything a release publishes, in target/dist/: each platform's archive, its sha256 and npm package, and the client.
+release *TARGETS:
+    args=(); for target in {{TARGETS}}; do args+=(--target "${target#TARGET=}"); done; \
+    bash packaging/release.sh "${args[@]}"
