@@ -17,6 +17,9 @@ export const MAX_TAB_MESSAGE_BYTES = 1024 * 1024;
  * subscription (the checkpoint would then not match the replay's size). */
 const ATTACH_ATTEMPTS = 3;
 
+/** The WebSocket close code when a tab cannot attach at all (the page then stops trying). */
+export const CANNOT_ATTACH = 4000;
+
 /** The daemon's refusal of a second controller (SPEC D12), naming the one it has. */
 const HAS_CONTROLLER = "terminal already has controller ";
 
@@ -63,6 +66,13 @@ export class Session {
   async run() {
     try {
       await this.attach();
+    } catch (error) {
+      // Nothing to show (the terminal is gone, the daemon refuses): the page says why and does not retry.
+      this.send({ type: "error", message: messageOf(error) });
+      this.close(CANNOT_ATTACH);
+      return;
+    }
+    try {
       await this.forward();
     } catch (error) {
       this.send({ type: "error", message: messageOf(error) });
@@ -219,15 +229,15 @@ export class Session {
     }
   }
 
-  /** Ends the subscription (the daemon keeps the terminal) and the socket. */
-  close() {
+  /** Ends the subscription (the daemon keeps the terminal) and the socket, with `code` when given. */
+  close(code) {
     if (this.closed) {
       return;
     }
     this.closed = true;
     this.subscription?.close();
     if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) {
-      this.socket.close();
+      this.socket.close(code);
     }
   }
 }

@@ -201,8 +201,9 @@ function connect() {
         break;
     }
   });
-  socket.addEventListener("close", () => {
-    if (state.exitCode === undefined) {
+  socket.addEventListener("close", (event) => {
+    // 4000: the server could not attach (the terminal is gone); the error message said why.
+    if (state.exitCode === undefined && event.code !== 4000) {
       state.role = "connecting";
       showRole();
       setTimeout(connect, RECONNECT_MS);

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import WebSocket from "ws";
 import { MAX_TABS, startWebTerminal } from "../lib/web.js";
-import { MAX_TAB_MESSAGE_BYTES, MAX_UNSENT_BYTES } from "../lib/session.js";
+import { CANNOT_ATTACH, MAX_TAB_MESSAGE_BYTES, MAX_UNSENT_BYTES } from "../lib/session.js";
 import { eventually, startDaemon } from "./support.js";
 
 /** How long one test may take. */
@@ -93,6 +93,17 @@ describe("the bridge", () => {
     ]);
     tab.send({ type: "input", data: "x".repeat(MAX_TAB_MESSAGE_BYTES) });
     assert.equal(await tab.closed, 1009, "too big");
+  });
+
+  test("a tab for a terminal that is gone is told why and not kept", { timeout: TEST_MS }, async () => {
+    const other = await startWebTerminal({ daemon, id: 999 });
+    try {
+      const tab = new RawTab(other.url, { tab: "gone", cols: "80", rows: "24" });
+      assert.equal(await tab.closed, CANNOT_ATTACH);
+      assert.deepEqual(tab.messages, [{ type: "error", message: "process 999 not found" }]);
+    } finally {
+      await other.close();
+    }
   });
 
   test("a tab that reads nothing holds the child back, then gets every byte", { timeout: TEST_MS }, async () => {
