@@ -31,6 +31,7 @@ const HAS_CONTROLLER = "terminal already has controller ";
  *   `{type:"restored"}` marks where the restored screen is complete (live output follows). A resize of the
  *   terminal sends the same: `screen`, the checkpoint the daemon took after it, `restored`.
  * - binary: output, contiguous with what came before.
+ * - `{type:"title", title}` after `screen` when attaching, and when the terminal's title changes.
  * - `{type:"role", role, controller}` when the terminal's controller changes.
  * - `{type:"exited", exitCode}` when the process has exited (after its last output).
  * - `{type:"error", message}` when a request of the tab failed.
@@ -101,6 +102,7 @@ export class Session {
       const role = subscription.attached.role;
       this.currentRole = role;
       this.send({ type: "screen", cols: size.cols, rows: size.rows, role, offset: snapshot.process.output_tail });
+      this.send({ type: "title", title: subscription.attached.process.pty?.title ?? "" });
       this.sendBytes(snapshot.checkpoint);
       this.sendBytes(subscription.attached.replay);
       this.send({ type: "restored" });
@@ -151,6 +153,9 @@ export class Session {
         case "controller_changed":
           this.currentRole = event.attachmentId === this.tab ? "controller" : "observer";
           this.send({ type: "role", role: this.currentRole, controller: event.attachmentId });
+          break;
+        case "title_changed":
+          this.send({ type: "title", title: event.title });
           break;
         case "exited":
           this.send({ type: "exited", exitCode: event.exitCode });

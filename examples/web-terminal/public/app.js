@@ -126,9 +126,6 @@ term.onData((data) => {
     send({ type: "input", data });
   }
 });
-term.onTitleChange?.((title) => {
-  document.title = title || "opencode-pty";
-});
 takeoverButton.addEventListener("click", () => {
   send({ type: "takeover", ...offered() });
   term.focus(); // the keys go to the terminal, not the button
@@ -187,6 +184,10 @@ function connect() {
           showRole();
           fitToWindow();
         });
+        break;
+      case "title":
+        // The daemon's title (its emulator saw every OSC 0/2), so both renderers show the same.
+        document.title = message.title || "opencode-pty";
         break;
       case "exited":
         then(() => {

@@ -66,8 +66,9 @@ for (const renderer of ["ghostty", "xterm"]) {
       first = await Tab.open(context, url);
       assert.equal((await first.state()).role, "controller", "the first tab controls");
       await first.until("the prompt", (rows) => rows.some((row) => row.startsWith("$")));
-      await first.type("echo hi\n");
+      await first.type("printf '\\033]0;%s\\007' web-title; echo hi\n");
       await first.until("the output of echo hi", (rows) => rows.includes("hi"));
+      await eventually("the terminal's title as the page's", async () => (await first.page.title()) === "web-title");
       await matchesDaemon(first, daemon, id);
       await first.shot(shots, "01-echo-hi");
     });
