@@ -299,7 +299,7 @@ async function measureCat(browser, daemon, file, renderer) {
     });
     for (let round = 1; round <= cats; round += 1) {
       const marker = `CAT-END-${round}`;
-      const command = `cat ${basename(file)}; printf 'CAT%s\\n' -END-${round}`;
+      const command = `cat ${basename(file)}; printf '\\nCAT%s\\n' -END-${round}`;
       await page.keyboard.type(command);
       await page.waitForFunction((text) => window.webTerminal.screen().some((row) => row.endsWith(text)), command, {
         timeout: STEP_TIMEOUT_MS,
