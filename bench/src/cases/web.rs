@@ -139,6 +139,11 @@ pub(super) async fn run(ctx: &Context) -> Result<Vec<Table>> {
     for repetition in 0..plan.repetitions {
         if missing.is_none() {
             let found = tokio::task::block_in_place(|| browser(ctx, &dir, &file))?;
+            if repetition == 0
+                && let Some(version) = found["chromium"].as_str()
+            {
+                table.method.push_str(&format!(" Chromium {version}."));
+            }
             for (renderer, _) in RENDERERS {
                 let result = found
                     .get("renderers")
@@ -169,7 +174,19 @@ fn record_page(table: &mut Table, restore: usize, cat: usize, result: &Value, li
         table.note(restore, format!("the page's terminal kept {kept} of the {lines} history lines"));
     }
     if let Some(error) = result["cat"]["error"].as_str() {
-        table.note(cat, format!("failed: {error}"));
+        table.note(cat, format!("failed: {}", error.lines().next().unwrap_or_default()));
+    }
+    let mismatch = &result["cat"]["mismatch"];
+    if let (Some(row), Some(page), Some(daemon)) =
+        (mismatch["row"].as_u64(), mismatch["page"].as_str(), mismatch["daemon"].as_str())
+    {
+        table.note(
+            cat,
+            format!(
+                "after the cat the page's screen differed from the daemon's: row {row} showed `{page}` where the \
+                 daemon's has `{daemon}`"
+            ),
+        );
     }
     for rate in numbers(&result["cat"]["mbPerS"]).unwrap_or_default() {
         table.push_sample(cat, rate);

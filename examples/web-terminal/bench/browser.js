@@ -27,6 +27,9 @@ const CAT_TIMEOUT_MS = 240_000;
 /** The bound of every smaller wait (a prompt, a size, the daemon's screen). */
 const STEP_TIMEOUT_MS = 30_000;
 
+/** How long the page's screen may take to agree with the daemon's once the cat's marker shows. */
+const MATCH_TIMEOUT_MS = 5_000;
+
 /** How often a wait inside the page looks again. */
 const PAGE_POLL_MS = 5;
 
@@ -273,6 +276,29 @@ async function fitTo80x24(page) {
   return { size: got, viewport };
 }
 
+/** `null` once the page's visible rows are the daemon's (within {@link MATCH_TIMEOUT_MS}), else the first row
+ * that differs, in both. */
+async function differs(page, daemon, id) {
+  let found = null;
+  const deadline = Date.now() + MATCH_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const theirs = trimmed((await daemon.snapshot(id)).text.split("\n"));
+    const ours = trimmed(await page.evaluate(async () => {
+      await window.webTerminal.fence();
+      return window.webTerminal.screen();
+    }));
+    const row = Array.from({ length: Math.max(ours.length, theirs.length) }, (_, index) => index).find(
+      (index) => ours[index] !== theirs[index],
+    );
+    if (row === undefined) {
+      return null;
+    }
+    found = { row, page: ours[row] ?? "", daemon: theirs[row] ?? "" };
+    await new Promise((resolve) => setTimeout(resolve, NODE_POLL_MS));
+  }
+  return found;
+}
+
 /** `cat` of `file` in a fresh shell whose controller is the page, `cats` times: from Enter to the page showing
  * the end marker printed after it. */
 async function measureCat(browser, daemon, file, renderer) {
@@ -282,7 +308,9 @@ async function measureCat(browser, daemon, file, renderer) {
   const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
   const seconds = [];
   let fitted;
-  let received = [];
+  const received = [];
+  /** How the page's screen differed from the daemon's after a cat, if it did. */
+  let mismatch = null;
   try {
     const page = await context.newPage();
     const errors = [];
@@ -309,7 +337,10 @@ async function measureCat(browser, daemon, file, renderer) {
       const started = performance.now();
       await page.keyboard.press("Enter");
       await page
-        .waitForFunction((text) => window.webTerminal.state.errors.length > 0 || window.webTerminal.screen().includes(text), marker, {
+        .waitForFunction(
+          (text) => window.webTerminal.state.errors.length > 0 || window.webTerminal.screen().some((row) => row.startsWith(text)),
+          marker,
+          {
           timeout: CAT_TIMEOUT_MS,
           polling: PAGE_POLL_MS,
         })
@@ -329,6 +360,7 @@ async function measureCat(browser, daemon, file, renderer) {
         throw new Error("the page's screen was restored again during the cat (a resize?)");
       }
       received.push(after.bytes - before.bytes);
+      mismatch ??= await differs(page, daemon, pty.id);
     }
     if (errors.length > 0) {
       throw new Error(`the page reported: ${errors.join("; ")}`);
@@ -348,6 +380,7 @@ async function measureCat(browser, daemon, file, renderer) {
     size: fitted.size,
     viewport: fitted.viewport,
     mode: "controller",
+    mismatch,
   };
 }
 
