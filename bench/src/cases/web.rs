@@ -183,8 +183,9 @@ fn record_page(table: &mut Table, restore: usize, cat: usize, result: &Value, li
         table.note(
             cat,
             format!(
-                "after the cat the page's screen differed from the daemon's: row {row} showed `{page}` where the \
-                 daemon's has `{daemon}`"
+                "after the cat the page's screen differed from the daemon's: its row {} showed {page:?} where the \
+                 daemon's has {daemon:?}",
+                row + 1
             ),
         );
     }
