@@ -91,7 +91,7 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The full run: the sizes, three repetitions (two of the scale case), about ten minutes on two
-    /// cores (the upgrade case about two and a half of them).
+    /// cores (the upgrade case about two and a half of them, the web case with its browser about two).
     pub(crate) fn full() -> Plan {
         Plan {
             quick: false,

@@ -362,3 +362,39 @@ async fn history_printed(client: &Client, id: u64) -> Result<Vec<String>> {
         tokio::time::sleep(SCREEN_POLL).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_browser_result_gives_samples_and_says_what_went_wrong() {
+        let mut table = Table::new("web", "Web", "method");
+        let restore = table.add(Row::new("restore", "restore", Unit::Milliseconds));
+        let cat = table.add(Row::new("cat", "cat", Unit::MegabytesPerSecond));
+        let result = serde_json::json!({
+            "renderer": "ghostty",
+            "restore": { "ms": [300.0, 400.0], "numberedRows": 1165 },
+            "cat": {
+                "mbPerS": [1.5],
+                "size": { "cols": 81, "rows": 24 },
+                "mismatch": { "row": 2, "page": "abc", "daemon": "ab" }
+            }
+        });
+        record_page(&mut table, restore, cat, &result, 10_000);
+        let failed = serde_json::json!({ "restore": { "ms": [350.0] }, "cat": { "error": "crashed\nstack" } });
+        record_page(&mut table, restore, cat, &failed, 10_000);
+        let table = table.finish();
+        let restore = table.row("restore").expect("row");
+        assert_eq!(restore.samples, vec![300.0, 400.0, 350.0]);
+        assert_eq!(restore.note.as_deref(), Some("the page's terminal kept 1165 of the 10000 history lines"));
+        let cat = table.row("cat").expect("row");
+        assert_eq!(cat.samples, vec![1.5]);
+        let note = cat.note.as_deref().expect("a note");
+        assert!(note.contains("its row 3 showed \"abc\" where the daemon's has \"ab\""), "{note}");
+        let mut failed_only = Table::new("web", "Web", "method");
+        let row = failed_only.add(Row::new("cat", "cat", Unit::MegabytesPerSecond));
+        record_page(&mut failed_only, row, row, &failed, 10_000);
+        assert_eq!(failed_only.rows[row].note.as_deref(), Some("failed: crashed"));
+    }
+}

@@ -1,17 +1,19 @@
 /** Benchmark of the web terminal in headless Chromium, per renderer: page load to the restored screen of an 80x24
  * terminal with 10,000 lines of history, and the MB/s of a 16 MiB `cat` shown by the page; one JSON document. */
 
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startWebTerminal } from "../lib/web.js";
 import { launchBrowser, startDaemon } from "../test/support.js";
 
-const USAGE = `usage: OPENCODE_PTY_BIN=PATH node bench/browser.js [--file PATH] [--restores N] [--cats N]
+const USAGE = `usage: [OPENCODE_PTY_BIN=PATH] node bench/browser.js [--file PATH] [--restores N] [--cats N]
     [--history LINES] [--renderers ghostty,xterm]
 
-Prints one JSON document on stdout (progress goes to stderr). --file is the text the throughput run cats
+Prints one JSON document on stdout (progress goes to stderr). The daemon is OPENCODE_PTY_BIN, else this
+repository's target/release (or debug) build. --file is the text the throughput run cats
 (default: 16 MiB generated here with a fixed seed).`;
 
 /** The terminal size both measurements are about. */
@@ -131,7 +133,7 @@ function generatedText(bytes) {
     state ^= state >> 27n;
     return Number(((state * 0x2545f4914f6cdd1dn) & mask) % BigInt(n));
   };
-  const words = ["INFO", "WARN", "request", "done", "in", "ms", "Compiling", "src/main.rs:42:17", "worker", "GET", "200"];
+  const words = ["INFO", "WARN", "request", "done", "in", "ms", "Compiling", "src/main.rs:42:17", "worker", "GET"];
   const other = ["é", "ü", "漢字", "端末", "→", "✓"];
   const parts = [];
   let length = 0;
@@ -213,7 +215,8 @@ async function measureRestore(browser, url, expected) {
   } finally {
     await context.close();
   }
-  return { ms: samples, medianMs: median(samples), mode: "observer (&observe=1: the page keeps the daemon's 80x24)", ...restored };
+  const mode = "observer (&observe=1: the page keeps the daemon's 80x24)";
+  return { ms: samples, medianMs: median(samples), mode, ...restored };
 }
 
 /** Sets the viewport so that the page's terminal fits exactly 80x24 (its cell size is its renderer's); the size
@@ -243,7 +246,8 @@ async function fitTo80x24(page) {
   const a = await settle({ width: 900, height: 600 });
   const b = await settle({ width: 1100, height: 800 });
   if (b.cols <= a.cols || b.rows <= a.rows) {
-    throw new Error(`the page's terminal did not grow with the window (${JSON.stringify(a)}, then ${JSON.stringify(b)})`);
+    const seen = `${JSON.stringify(a)}, then ${JSON.stringify(b)}`;
+    throw new Error(`the page's terminal did not grow with the window (${seen})`);
   }
   // A first guess from the cell size, then a bisection of each side between a window too small and one too big.
   const fresh = (want, from, cell) => ({ low: null, high: null, want, cell, now: Math.round(from + 0.5 * cell) });
@@ -274,6 +278,11 @@ async function fitTo80x24(page) {
   }
   const viewport = { width: width.now, height: height.now };
   return { size: got, viewport };
+}
+
+/** The page's restore count and the output bytes it has written since its last restore. */
+function counters(page) {
+  return page.evaluate(() => ({ restores: window.webTerminal.state.restores, bytes: window.webTerminal.state.bytes }));
 }
 
 /** `null` once the page's visible rows are the daemon's (within {@link MATCH_TIMEOUT_MS}), else the first row
@@ -316,7 +325,9 @@ async function measureCat(browser, daemon, file, renderer) {
     const errors = [];
     page.on("pageerror", (error) => errors.push(error.message));
     await page.goto(`${web.url}&renderer=${renderer}`, { timeout: STEP_TIMEOUT_MS });
-    await page.waitForFunction(() => window.webTerminal?.state.role === "controller", null, { timeout: STEP_TIMEOUT_MS });
+    await page.waitForFunction(() => window.webTerminal?.state.role === "controller", null, {
+      timeout: STEP_TIMEOUT_MS,
+    });
     fitted = await fitTo80x24(page);
     await until("the daemon's terminal at the page's size", async () => {
       const size = (await daemon.get(pty.id)).pty;
@@ -333,19 +344,25 @@ async function measureCat(browser, daemon, file, renderer) {
         timeout: STEP_TIMEOUT_MS,
         polling: PAGE_POLL_MS,
       });
-      const before = await page.evaluate(() => ({ restores: window.webTerminal.state.restores, bytes: window.webTerminal.state.bytes }));
+      const before = await counters(page);
       const started = performance.now();
       await page.keyboard.press("Enter");
       await page
         .waitForFunction(
-          (text) => window.webTerminal.state.errors.length > 0 || window.webTerminal.screen().some((row) => row.startsWith(text)),
+          (text) => {
+            const web = window.webTerminal;
+            return web.state.errors.length > 0 || web.screen().some((row) => row.startsWith(text));
+          },
           marker,
           {
           timeout: CAT_TIMEOUT_MS,
           polling: PAGE_POLL_MS,
         })
         .catch(async (error) => {
-          const seen = await page.evaluate(() => ({ state: window.webTerminal.state, screen: window.webTerminal.screen() }));
+          const seen = await page.evaluate(() => ({
+            state: window.webTerminal.state,
+            screen: window.webTerminal.screen(),
+          }));
           throw new Error(`${error.message}\nthe page: ${JSON.stringify(seen)}`);
         });
       const elapsed = (performance.now() - started) / 1000;
@@ -355,7 +372,7 @@ async function measureCat(browser, daemon, file, renderer) {
         throw new Error(`the page's terminal failed after ${shown} bytes of the cat: ${pageErrors[0].split("\n")[0]}`);
       }
       seconds.push(elapsed);
-      const after = await page.evaluate(() => ({ restores: window.webTerminal.state.restores, bytes: window.webTerminal.state.bytes }));
+      const after = await counters(page);
       if (after.restores !== before.restores) {
         throw new Error("the page's screen was restored again during the cat (a resize?)");
       }
@@ -384,7 +401,14 @@ async function measureCat(browser, daemon, file, renderer) {
   };
 }
 
+/** This repository's daemon binary, for `OPENCODE_PTY_BIN` when it is not set (as `npm start` finds it). */
+function repositoryBinary() {
+  const target = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "target");
+  return ["release", "debug"].map((profile) => join(target, profile, "opencode-pty")).find((path) => existsSync(path));
+}
+
 async function main() {
+  process.env.OPENCODE_PTY_BIN ??= repositoryBinary();
   const work = mkdtempSync(join(tmpdir(), "opencode-pty-web-bench-"));
   const { daemon, stop } = await startDaemon();
   let browser;
@@ -400,7 +424,8 @@ async function main() {
       "--norc",
       "--noprofile",
       "-c",
-      `seq -f 'history line %.0f' 1 ${historyLines}; echo ${HISTORY_MARKER}; exec env PS1='$ ' /bin/bash --norc --noprofile -i`,
+      `seq -f 'history line %.0f' 1 ${historyLines}; echo ${HISTORY_MARKER}; ` +
+        "exec env PS1='$ ' /bin/bash --norc --noprofile -i",
     ]);
     const expected = await daemonScreen(daemon, history.id, "the history printed", (rows) => {
       const marker = rows.indexOf(HISTORY_MARKER);
@@ -414,7 +439,8 @@ async function main() {
         const restore = await measureRestore(browser, `${historyWeb.url}&renderer=${renderer}`, expected);
         log(`${RENDERERS[renderer]}: restored in ${restore.medianMs.toFixed(0)} ms (median); ${cats} cats`);
         const cat = await measureCat(browser, daemon, file, renderer).catch((error) => ({ error: error.message }));
-        log(`${RENDERERS[renderer]}: ${cat.error ? `cat failed: ${cat.error}` : `cat at ${cat.medianMbPerS.toFixed(1)} MB/s (median)`}`);
+        const how = cat.error ? `cat failed: ${cat.error}` : `cat at ${cat.medianMbPerS.toFixed(1)} MB/s (median)`;
+        log(`${RENDERERS[renderer]}: ${how}`);
         results.push({ renderer, name: RENDERERS[renderer], restore, cat });
       }
     } finally {
