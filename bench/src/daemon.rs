@@ -55,7 +55,7 @@ pub struct Settled {
 pub const LOG_FILE: &str = "daemon.log";
 
 /// The runtime directory's name under the root.
-const NAME: &str = "bench";
+pub const NAME: &str = "bench";
 
 /// A daemon this harness started and owns; dropping it kills the daemon (its guardian then ends whatever it
 /// ran).

@@ -42,7 +42,7 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Run only the case of this name (ingest, echo, scale, memory, memory-terminals, memory-busy, many, pipes,
-    /// requests, commands, upgrade), or if none has it, the cases whose name contains it (`memory-`).
+    /// requests, commands, upgrade, quiet, web), or if none has it, the cases whose name contains it (`memory-`).
     #[arg(long, value_name = "NAME")]
     case: Option<String>,
     #[command(subcommand)]

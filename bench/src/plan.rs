@@ -72,6 +72,15 @@ pub(crate) struct Plan {
     /// Idle `sh` terminals of the many case (absent from results written before it existed).
     #[serde(default)]
     pub many_terminals: usize,
+    /// Lines of history the web case's terminal holds when a page (or attach) restores it (issue 32).
+    #[serde(default)]
+    pub web_history_lines: u64,
+    /// Bytes of the web case's `cat`.
+    #[serde(default)]
+    pub web_cat_bytes: u64,
+    /// Page loads (and attach starts) per repetition of the web case.
+    #[serde(default)]
+    pub web_restores: usize,
     /// `list` samples (whole and paged) of the many case.
     #[serde(default)]
     pub many_lists: usize,
@@ -82,7 +91,7 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The full run: the issue's sizes, three repetitions (two of the scale case), about ten minutes on two
-    /// cores (the upgrade case about two and a half of them).
+    /// cores (the upgrade case about two and a half of them, the web case with its browser about two).
     pub(crate) fn full() -> Plan {
         Plan {
             quick: false,
@@ -112,6 +121,9 @@ impl Plan {
             many_terminals: 1000,
             many_lists: 50,
             many_wakes: 50,
+            web_history_lines: 10_000,
+            web_cat_bytes: 16 << 20,
+            web_restores: 3,
         }
     }
 
@@ -146,6 +158,10 @@ impl Plan {
             many_terminals: 8,
             many_lists: 3,
             many_wakes: 3,
+            // The quick run measures attach alone: a browser run takes a minute or more (see the web case).
+            web_history_lines: 300,
+            web_cat_bytes: 256 << 10,
+            web_restores: 1,
         }
     }
 

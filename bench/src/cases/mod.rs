@@ -1,6 +1,7 @@
 //! The cases of issue 14, one module each, and the order a run takes them in. Each returns its tables; a case
 //! that fails leaves a table with the error instead, and the run goes on.
 
+mod attach;
 mod commands;
 mod echo;
 mod ingest;
@@ -13,6 +14,7 @@ mod quiet;
 mod requests;
 mod scale;
 mod upgrade;
+mod web;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -28,7 +30,7 @@ use crate::stats::{Row, Table, Unit};
 type Case = (&'static str, for<'a> fn(&'a Context) -> Pin<Box<dyn Future<Output = Result<Vec<Table>>> + 'a>>);
 
 /// Every case, in order.
-pub(crate) const CASES: [Case; 12] = [
+pub(crate) const CASES: [Case; 13] = [
     ("ingest", |ctx| Box::pin(ingest::run(ctx))),
     ("echo", |ctx| Box::pin(echo::run(ctx))),
     ("scale", |ctx| Box::pin(scale::run(ctx))),
@@ -41,6 +43,7 @@ pub(crate) const CASES: [Case; 12] = [
     ("commands", |ctx| Box::pin(commands::run(ctx))),
     ("upgrade", |ctx| Box::pin(upgrade::run(ctx))),
     ("quiet", |ctx| Box::pin(quiet::run(ctx))),
+    ("web", |ctx| Box::pin(web::run(ctx))),
 ];
 
 /// Whether the case `name` runs under `filter`: the case of that name if there is one, else every case whose
