@@ -16,7 +16,7 @@ const TEST_TIMEOUT: Duration = Duration::from_secs(900);
 const DEBIAN_CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The screenshots every renderer's run leaves, one per step.
-const STEPS: [&str; 11] = [
+const STEPS: [&str; 12] = [
     "01-echo-hi",
     "02-less",
     "03-less-reloaded",
@@ -27,6 +27,7 @@ const STEPS: [&str; 11] = [
     "07-takeover-first",
     "07-takeover-second",
     "08-reload-during-output",
+    "08-history-reloaded",
     "09-exited",
 ];
 
@@ -35,7 +36,7 @@ fn root() -> PathBuf {
 }
 
 /// The page in Chromium: typing, `less` across a reload, resizing (`stty size`), two tabs, a takeover, a reload
-/// during output without a lost or repeated line, the exit; with ghostty-web and with xterm.js. The Node tests
+/// during output without a lost or repeated line, 10,000 lines of history back after a reload, the exit; with ghostty-web and with xterm.js. The Node tests
 /// compare the page's terminal text with the daemon's snapshot at each step; here, every step's screenshot is
 /// checked to exist.
 #[test]

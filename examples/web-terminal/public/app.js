@@ -3,8 +3,11 @@
 const params = new URLSearchParams(location.search);
 const renderer = params.get("renderer") === "xterm" ? "xterm" : "ghostty";
 const observe = params.get("observe") === "1";
-/** Lines of history the page's terminal keeps (the daemon keeps its own; a reload brings them back). */
-const SCROLLBACK = 20000;
+/** History the page's terminal keeps (the daemon keeps its own; a reload brings it back): xterm.js counts
+ * lines; ghostty-web passes the number to Ghostty's scrollback limit, which counts bytes of its pages, about
+ * 1.3 KB per row of 80 columns, so 32 MB is about 25,000 rows (ghostty-web's default, 10,000, kept fewer than
+ * 1,200 of a 10,000-line history). */
+const SCROLLBACK = { xterm: 20000, ghostty: 32_000_000 };
 /** How long the page waits before attaching again after its connection closed. */
 const RECONNECT_MS = 1000;
 
@@ -30,7 +33,7 @@ function tabId() {
 }
 
 async function makeTerminal() {
-  const options = { scrollback: SCROLLBACK, fontSize: 14, fontFamily: "DejaVu Sans Mono, monospace", cursorBlink: false };
+  const options = { scrollback: SCROLLBACK[renderer], fontSize: 14, fontFamily: "DejaVu Sans Mono, monospace", cursorBlink: false };
   if (renderer === "xterm") {
     const css = document.createElement("link");
     css.rel = "stylesheet";

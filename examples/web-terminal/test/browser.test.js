@@ -16,6 +16,9 @@ const STEP_MS = 90_000;
 /** Lines of the file the pager shows. */
 const PAGER_LINES = 200;
 
+/** Lines of history a reload must bring back. */
+const HISTORY_LINES = 10000;
+
 /** Lines printed while a tab reloads. */
 const STREAM_LINES = 400;
 
@@ -160,6 +163,16 @@ for (const renderer of ["ghostty", "xterm"]) {
       const expected = Array.from({ length: STREAM_LINES }, (_, index) => `n${index + 1}`);
       assert.deepEqual(numbered, expected, "every line once, in order, across the reload");
       await first.shot(shots, "08-reload-during-output");
+    });
+
+    test("a reload brings back the history, not only the screen", { timeout: STEP_MS }, async () => {
+      await second.type(`clear; seq -f 'h%g' 1 ${HISTORY_LINES}\n`);
+      await second.until("the history printed", (rows) => rows.includes(`h${HISTORY_LINES}`));
+      await second.reload();
+      const kept = (await second.history()).filter((row) => /^h\d+$/.test(row));
+      const expected = Array.from({ length: HISTORY_LINES }, (_, index) => `h${index + 1}`);
+      assert.deepEqual(kept, expected, "every history line back after the reload");
+      await second.shot(shots, "08-history-reloaded");
     });
 
     test("the process's exit reaches every tab", { timeout: STEP_MS }, async () => {
