@@ -7,7 +7,7 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startWebTerminal } from "../lib/web.js";
-import { launchBrowser, startDaemon } from "../test/support.js";
+import { eventually, launchBrowser, startDaemon } from "../test/support.js";
 
 const USAGE = `usage: [OPENCODE_PTY_BIN=PATH] node bench/browser.js [--file PATH] [--restores N] [--cats N]
     [--history LINES] [--renderers ghostty,xterm]
@@ -96,19 +96,9 @@ function log(message) {
   console.error(`browser.js: ${message}`);
 }
 
-/** Polls `probe` until it returns a truthy value, for at most `limit` ms. */
-async function until(what, probe, limit = STEP_TIMEOUT_MS) {
-  const deadline = Date.now() + limit;
-  for (;;) {
-    const value = await probe();
-    if (value) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${limit} ms`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, NODE_POLL_MS));
-  }
+/** `eventually` of the tests with this script's bound, one step's. */
+function until(what, probe, limit = STEP_TIMEOUT_MS) {
+  return eventually(what, probe, async () => "", limit);
 }
 
 /** Rows without the blank ones at the bottom. */

@@ -52,17 +52,17 @@ export function alive(pid) {
   }
 }
 
-/** Polls `probe` until it returns a truthy value, for at most {@link WAIT_MS}; that value. `detail` says what
- * was seen when the wait fails. */
-export async function eventually(what, probe, detail = async () => "") {
-  const deadline = Date.now() + WAIT_MS;
+/** Polls `probe` until it returns a truthy value, for at most `limit` ms ({@link WAIT_MS} unless given); that
+ * value. `detail` says what was seen when the wait fails. */
+export async function eventually(what, probe, detail = async () => "", limit = WAIT_MS) {
+  const deadline = Date.now() + limit;
   for (;;) {
     const value = await probe();
     if (value) {
       return value;
     }
     if (Date.now() > deadline) {
-      assert.fail(`${what}: not within ${WAIT_MS} ms. ${await detail()}`);
+      assert.fail(`${what}: not within ${limit} ms. ${await detail()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
