@@ -52,6 +52,13 @@ export async function startWebTerminal({ daemon, id, host = "127.0.0.1", port = 
   });
   const sockets = new WebSocketServer({ server, path: "/tab", maxPayload: MAX_TAB_MESSAGE_BYTES });
   sockets.on("connection", (socket, request) => {
+    // A page of another site, open in the same browser, must not reach the shell: a browser always names the
+    // page's origin, which must be this server's. (A program that sends no origin is no browser page.)
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== `http://${request.headers.host}` && origin !== `https://${request.headers.host}`) {
+      socket.close(1008, "this page's origin may not connect");
+      return;
+    }
     const query = new URL(request.url ?? "/", "http://localhost").searchParams;
     const tab = query.get("tab") ?? "";
     const cols = Number(query.get("cols"));

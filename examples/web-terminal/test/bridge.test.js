@@ -17,8 +17,8 @@ const FLOOD_BYTES = 64 * 1024 * 1024;
 
 /** A tab's WebSocket, collecting what the server sends. */
 class RawTab {
-  constructor(url, query) {
-    this.socket = new WebSocket(`${url.replace(/^http/, "ws").replace(/\/\?.*$/, "")}/tab?${new URLSearchParams(query)}`);
+  constructor(url, query, options = {}) {
+    this.socket = new WebSocket(`${url.replace(/^http/, "ws").replace(/\/\?.*$/, "")}/tab?${new URLSearchParams(query)}`, options);
     this.messages = [];
     this.bytes = 0;
     this.text = "";
@@ -76,6 +76,15 @@ describe("the bridge", () => {
     await again.attached(); // the closed tabs' places are free again
     again.socket.close();
     await again.closed;
+  });
+
+  test("refuses a page of another origin, takes one of its own", { timeout: TEST_MS }, async () => {
+    const query = { tab: "origin", cols: "80", rows: "24", observe: "1" };
+    assert.equal(await new RawTab(web.url, query, { origin: "http://evil.example" }).closed, 1008);
+    const own = new RawTab(web.url, query, { origin: new URL(web.url).origin });
+    await own.attached();
+    own.socket.close();
+    await own.closed;
   });
 
   test("says what is wrong with a message, and closes on one past MAX_TAB_MESSAGE_BYTES", { timeout: TEST_MS }, async () => {
