@@ -28,6 +28,15 @@ const TYPES = {
   ".map": "application/json",
 };
 
+/** How long a plain HTTP request (the page, a script) may take to arrive whole, and its headers: a client that
+ * sends half a request is cut then. A tab's WebSocket is no longer a request once upgraded: it stays open as
+ * long as the tab, however quiet. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 5_000;
+
+/** How often Node looks for requests past those timeouts. */
+const TIMEOUT_CHECK_MS = 1_000;
+
 /** How many tabs may be connected at once; more are refused (each holds a subscription in the daemon). */
 export const MAX_TABS = 64;
 
@@ -42,7 +51,12 @@ const MAX_CELLS_SIDE = 1000;
 export async function startWebTerminal({ daemon, id, host = "127.0.0.1", port = 0 }) {
   /** @type {Set<Session>} */
   const sessions = new Set();
-  const server = createServer((request, response) => {
+  const timeouts = {
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+  };
+  const server = createServer(timeouts, (request, response) => {
     serve(request.url ?? "/", response).catch(() => {
       if (!response.headersSent) {
         response.writeHead(500);

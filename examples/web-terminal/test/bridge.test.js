@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import WebSocket from "ws";
-import { MAX_TABS, startWebTerminal } from "../lib/web.js";
+import { connect } from "node:net";
+import { MAX_TABS, REQUEST_TIMEOUT_MS, startWebTerminal } from "../lib/web.js";
 import { CANNOT_ATTACH, MAX_TAB_MESSAGE_BYTES, MAX_UNSENT_BYTES } from "../lib/session.js";
 import { eventually, startDaemon } from "./support.js";
 
@@ -113,6 +114,27 @@ describe("the bridge", () => {
     } finally {
       await other.close();
     }
+  });
+
+  test("a quiet tab outlives the request timeout; half a request does not", { timeout: TEST_MS }, async () => {
+    const tab = new RawTab(web.url, { tab: "quiet", cols: "80", rows: "24", observe: "1" });
+    await tab.attached();
+    const { port } = new URL(web.url);
+    const half = connect(Number(port), "127.0.0.1");
+    half.on("error", () => {});
+    half.resume(); // read (and drop) the server's 408, so its close is seen
+    half.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"); // and never the end of the headers
+    const cut = new Promise((resolve) => half.on("close", () => resolve(Date.now())));
+    const started = Date.now();
+    const cutAt = await cut;
+    assert.ok(cutAt - started < 4 * REQUEST_TIMEOUT_MS, "a request that never ends is cut");
+    // Past the request timeout, the quiet tab still gets what the terminal prints.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 2 * REQUEST_TIMEOUT_MS - Date.now())));
+    assert.equal(tab.socket.readyState, WebSocket.OPEN, "the quiet tab is still connected");
+    await daemon.write(id, null, new TextEncoder().encode("echo still-here\r")); // no tab controls it now
+    await eventually("output at the quiet tab", () => tab.text.includes("still-here"));
+    tab.socket.close();
+    await tab.closed;
   });
 
   test("a tab that reads nothing holds the child back, then gets every byte", { timeout: TEST_MS }, async () => {
