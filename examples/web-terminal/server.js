@@ -35,13 +35,26 @@ function repositoryBinary() {
   return ["release", "debug"].map((profile) => join(root, profile, "opencode-pty")).find((path) => existsSync(path));
 }
 
+/** `text` as a whole number from `min` to `max`, or the usage error naming `what`. */
+function whole(text, what, min, max) {
+  const value = Number(text);
+  if (text === "" || !Number.isInteger(value) || value < min || value > max) {
+    console.error(`${what} needs a whole number from ${min} to ${max}, not ${JSON.stringify(text)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+// Checked before anything starts, so a typo starts no daemon.
+const port = whole(values.port, "--port", 0, 65535);
+let id = values.pty === undefined ? null : whole(values.pty, "--pty", 1, Number.MAX_SAFE_INTEGER);
+
 const binary = process.env.OPENCODE_PTY_BIN ? undefined : repositoryBinary();
 const { daemon, owner } = await connectOrSpawn({
   name: values.name,
   ...(values["runtime-dir"] ? { runtimeDir: values["runtime-dir"] } : {}),
   ...(binary ? { binary } : {}),
 });
-let id = values.pty === undefined ? null : Number(values.pty);
 if (id === null) {
   const pty = await daemon.createPty({
     program: values.shell ?? process.env.SHELL ?? "/bin/bash",
@@ -51,11 +64,8 @@ if (id === null) {
     groupId: "web-terminal",
   });
   id = pty.id;
-} else if (!Number.isInteger(id) || id < 0) {
-  console.error(`--pty needs a process id, not ${values.pty}`);
-  process.exit(2);
 }
-const web = await startWebTerminal({ daemon, id, host: values.host, port: Number(values.port) });
+const web = await startWebTerminal({ daemon, id, host: values.host, port });
 console.log(`terminal ${id} of daemon "${values.name}": open ${web.url}`);
 if (owner) {
   console.log("this process owns the daemon: stopping it (Ctrl-C) stops the daemon and its terminals");

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -45,4 +45,18 @@ test("npm start serves a new shell, and SIGTERM stops it and the daemon it start
   server.kill("SIGTERM");
   assert.equal(await exited, 0);
   await eventually("the daemon gone", () => !alive(daemon.pid));
+});
+
+test("npm start refuses a bad --port or --pty before it starts anything", { timeout: 60_000 }, async (t) => {
+  const runtimeDir = mkdtempSync(join(tmpdir(), "opencode-pty-web-args-"));
+  t.after(() => rmSync(runtimeDir, { recursive: true, force: true }));
+  for (const [option, value] of [["--port", "http"], ["--port", "70000"], ["--pty", "0"], ["--pty", "x1"]]) {
+    const run = spawn(process.execPath, [SERVER, "--runtime-dir", runtimeDir, option, value], { stdio: ["ignore", "pipe", "pipe"] });
+    let said = "";
+    run.stderr.on("data", (data) => (said += data));
+    const code = await new Promise((resolve) => run.on("exit", (exitCode) => resolve(exitCode)));
+    assert.equal(code, 2, `${option} ${value}`);
+    assert.match(said, new RegExp(`^${option} needs a whole number`), said);
+  }
+  assert.deepEqual(readdirSync(runtimeDir), [], "no daemon was started");
 });
