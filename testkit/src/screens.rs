@@ -1,4 +1,4 @@
-//! Generated terminal input for the tests and measurements of checkpoints and limits: lines of coloured text,
+//! Generated terminal input for the tests and measurements of checkpoints, limits and compression: lines of coloured text,
 //! and screens whose every cell has a style of its own (the worst case for a checkpoint's exact form). The same
 //! arguments always give the same bytes.
 
@@ -61,6 +61,36 @@ impl StyledCells<'_> {
         }
         text
     }
+}
+
+/// `count` lines of dense terminal output: numbered words in 16, 256 and RGB colours, bold and underline, and
+/// wide characters, so a history of them spans many pages of varied cells (the compression tests of `vt` and
+/// of the daemon feed both the same lines). `seed` picks the words.
+pub fn colourful_words(count: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    let mut next = move |bound: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % bound
+    };
+    let mut out = Vec::new();
+    for line in 0..count {
+        out.extend_from_slice(format!("{line:05} ").as_bytes());
+        for _ in 0..(4 + next(6)) {
+            let pen = match next(5) {
+                0 => format!("\x1b[3{}m", next(8)),
+                1 => format!("\x1b[38;5;{}m", next(256)),
+                2 => format!("\x1b[38;2;{};{};{}m", next(256), next(256), next(256)),
+                3 => "\x1b[1;4m".to_owned(),
+                _ => "界".to_owned(),
+            };
+            let word: String = (0..(2 + next(8))).map(|_| char::from(b'a' + next(26) as u8)).collect();
+            out.extend_from_slice(format!("{pen}{word}\x1b[0m ").as_bytes());
+        }
+        out.extend_from_slice(b"\n");
+    }
+    out
 }
 
 #[cfg(test)]

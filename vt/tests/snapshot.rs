@@ -151,10 +151,10 @@ fn a_decoded_terminal_fed_past_its_history_limit_checkpoints_as_the_original() {
     // formatter restarts a style run at a page's end, which the checkpoint must not show (a quiet terminal and
     // an upgraded one are compared byte for byte with ones that never were decoded).
     let mut source = Terminal::new(80, 24, 10_000).expect("terminal");
-    source.write(&support::colourful_words(12_000, 7));
+    source.write(&opencode_pty_testkit::screens::colourful_words(12_000, 7));
     let mut copy = Terminal::from_snapshot(&source.snapshot().expect("snapshot"), 10_000).expect("decoded");
     assert_eq!(copy.vt_checkpoint().unwrap(), source.vt_checkpoint().unwrap());
-    let more = support::colourful_words(3_000, 11);
+    let more = opencode_pty_testkit::screens::colourful_words(3_000, 11);
     source.write(&more);
     copy.write(&more);
     assert_eq!(copy.read_rows(20_000, 64 << 20).unwrap(), source.read_rows(20_000, 64 << 20).unwrap());

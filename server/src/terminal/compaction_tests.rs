@@ -3,10 +3,10 @@
 //! the quiet delay is what it says: output or reads more often than it keep a terminal from being compressed,
 //! and it compresses once they stop.
 
-use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use opencode_pty_protocol::Response;
+use opencode_pty_testkit::screens::colourful_words;
 
 use super::tests::sh;
 use super::*;
@@ -14,35 +14,6 @@ use crate::process::Event;
 
 /// The bound on every wait of these tests.
 const WAIT: Duration = Duration::from_secs(60);
-
-/// Deterministic lines of dense terminal output: words in 16, 256 and RGB colours, bold and underline, wide
-/// characters, so the history spans many pages of varied cells.
-fn colourful_lines(count: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed;
-    let mut next = move |bound: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % bound
-    };
-    let mut out = Vec::new();
-    for line in 0..count {
-        write!(out, "{line:05} ").unwrap();
-        for _ in 0..(4 + next(6)) {
-            match next(5) {
-                0 => write!(out, "\x1b[3{}m", next(8)).unwrap(),
-                1 => write!(out, "\x1b[38;5;{}m", next(256)).unwrap(),
-                2 => write!(out, "\x1b[38;2;{};{};{}m", next(256), next(256), next(256)).unwrap(),
-                3 => out.extend_from_slice(b"\x1b[1;4m"),
-                _ => out.extend_from_slice("界".as_bytes()),
-            }
-            let word: String = (0..(2 + next(8))).map(|_| char::from(b'a' + next(26) as u8)).collect();
-            write!(out, "{word}\x1b[0m ").unwrap();
-        }
-        out.extend_from_slice(b"\n");
-    }
-    out
-}
 
 /// Reads a subscription's output until it contains `marker`.
 fn output_until(subscription: &ProcessSubscription, marker: &str) {
@@ -110,8 +81,8 @@ fn resized_checkpoint(subscription: &ProcessSubscription) -> String {
 #[test]
 fn a_compressed_terminal_answers_as_its_uncompressed_twin() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("first"), colourful_lines(12_000, 7)).unwrap();
-    std::fs::write(dir.path().join("second"), colourful_lines(3_000, 11)).unwrap();
+    std::fs::write(dir.path().join("first"), colourful_words(12_000, 7)).unwrap();
+    std::fs::write(dir.path().join("second"), colourful_words(3_000, 11)).unwrap();
     let script = format!(
         "cd '{}'; cat first; echo END-ONE; read line; cat second; echo END-TWO; exec sleep 600",
         dir.path().display()
@@ -295,7 +266,7 @@ fn resident_below_wait(tid: i32) -> Option<usize> {
 #[test]
 fn a_pass_gives_the_stack_below_the_actor_s_wait_back() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("lines"), colourful_lines(3_000, 5)).unwrap();
+    std::fs::write(dir.path().join("lines"), colourful_words(3_000, 5)).unwrap();
     // It prints once told to, so that its subscription (which reads output events, not `attached`'s replay)
     // sees every byte as an event.
     let script = format!("read go; cat '{}'; echo END; exec sleep 600", dir.path().join("lines").display());
